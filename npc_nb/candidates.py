@@ -1,0 +1,238 @@
+"""Writing candidates: validate, normalise, check against what was already decided, queue.
+
+A candidate that repeats a rejected memory (same normalised text, or a near repeat above
+``near_duplicate_threshold``) is suppressed: that is what makes a rejection a tombstone.
+One that repeats an approved or superseded memory is not asked again; one that repeats a
+pending memory is merged into it. Every such outcome writes a ``reproposals`` row, so the
+re-proposal rate is measurable. The check and the insert share one transaction, so two
+kernels proposing the same text at once still queue it once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from rapidfuzz import fuzz, process
+
+from .errors import CandidateError
+from .records import CandidateOutcome
+from .stamps import new_id, utc_now
+from .store import Store
+from .text import content_hash, evidence_occurs_in, instruction_flags, normalise
+from .vocabulary import CATEGORIES, PENDING, SCOPES
+
+__all__ = ["Candidate", "propose", "validate_memory_text"]
+
+_MATCH_KIND = {
+    "human-rejected": "rejected",
+    "human-approved": "approved",
+    "human-edited": "approved",
+    "superseded": "superseded",
+    "pending_approval": "pending",
+    "deferred": "pending",
+}
+#: When one text matches several memories, the strongest verdict wins.
+_PRECEDENCE = ("rejected", "approved", "superseded", "pending")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A validated proposal, ready to be checked and stored."""
+
+    text: str
+    category: str
+    scope: str
+    npc: str | None
+    team: str | None
+    project: str
+    evidence: str | None
+    evidence_verified: bool | None
+    source_message_id: str | None
+    conversation_id: str | None
+    model: str | None
+    provider: str | None
+    prompt_version: str | None
+    confidence: float | None
+    flags: tuple[str, ...]
+
+    @property
+    def norm_text(self) -> str:
+        return normalise(self.text)
+
+
+def validate_memory_text(text: object, max_chars: int) -> str:
+    """The stripped text, or a CandidateError saying what is wrong with it."""
+    if not isinstance(text, str):
+        raise CandidateError(f"Memory text must be a string, not {type(text).__name__}.")
+    stripped = text.strip()
+    if not normalise(stripped):
+        raise CandidateError("Memory text is empty; write the statement to remember.")
+    if len(stripped) > max_chars:
+        raise CandidateError(
+            f"Memory text is {len(stripped):,} characters; the limit is {max_chars:,} "
+            "(setting max_memory_chars). Split it into shorter statements."
+        )
+    return stripped
+
+
+def check_fields(category: object, scope: object, npc: object, team: object) -> None:
+    if category not in CATEGORIES:
+        raise CandidateError(f"Unknown category {category!r}; use one of {', '.join(CATEGORIES)}.")
+    if scope not in SCOPES:
+        raise CandidateError(f"Unknown scope {scope!r}; use one of {', '.join(SCOPES)}.")
+    if scope == "npc" and not npc:
+        raise CandidateError("An npc-scoped memory needs npc=<persona name>.")
+    if scope == "team" and not team:
+        raise CandidateError("A team-scoped memory needs team=<team name>.")
+
+
+def check_confidence(confidence: object) -> float | None:
+    if confidence is None:
+        return None
+    if isinstance(confidence, bool) or not isinstance(confidence, int | float):
+        raise CandidateError(f"confidence must be a number from 0 to 1, not {confidence!r}.")
+    if not 0 <= confidence <= 1:
+        raise CandidateError(f"confidence must be from 0 to 1, not {confidence}.")
+    return float(confidence)
+
+
+def propose(store: Store, candidate: Candidate, *, threshold: float, actor: str) -> CandidateOutcome:
+    """Queue, merge or suppress a candidate in ``store``, recording what happened."""
+    now = utc_now()
+    with store.write() as con:
+        match = _exact_match(store, candidate) or _near_rejected(store, candidate, threshold)
+        if match is not None:
+            memory_id, status, match_type, similarity = match
+            store.insert_reproposal(con, _reproposal(candidate, match, now))
+            action = "merged" if _MATCH_KIND[status] == "pending" else "suppressed"
+            return CandidateOutcome(
+                action, memory_id, status, match_type, similarity, candidate.flags
+            )
+        memory_id = new_id()
+        store.insert_memory(con, _memory_row(memory_id, candidate, now))
+        store.insert_event(con, _proposal_event(memory_id, candidate, now, actor))
+    return CandidateOutcome("queued", memory_id, flags=candidate.flags)
+
+
+def _exact_match(store: Store, candidate: Candidate) -> tuple[str, str, str, float] | None:
+    found = store.find_by_hash(content_hash(candidate.text), candidate.npc, candidate.team)
+    if not found:
+        return None
+    best = min(found, key=lambda m: (_PRECEDENCE.index(_MATCH_KIND[m["status"]]), m["id"]))
+    return best["id"], best["status"], "exact", 100.0
+
+
+def _near_rejected(
+    store: Store, candidate: Candidate, threshold: float
+) -> tuple[str, str, str, float] | None:
+    norm = candidate.norm_text
+    # Plain Indel similarity, not a token-sorted one: "coffee over tea" must not match
+    # "tea over coffee". Similarity >= t needs shorter/longer >= t / (200 - t), which
+    # gives a cheap length prefilter in SQL.
+    ratio = threshold / (200 - threshold)
+    lo, hi = int(len(norm) * ratio), int(len(norm) / ratio) + 1
+    rejected = store.rejected_texts(candidate.npc, candidate.team, lo, hi)
+    if not rejected:
+        return None
+    texts = {memory_id: text for memory_id, text in rejected}
+    best = process.extractOne(norm, texts, scorer=fuzz.ratio, score_cutoff=threshold)
+    if best is None:
+        return None
+    _, score, memory_id = best
+    return memory_id, "human-rejected", "near", float(score)
+
+
+def _memory_row(memory_id: str, c: Candidate, now: Any) -> dict[str, Any]:
+    digest = content_hash(c.text)
+    return {
+        "id": memory_id,
+        "initial_text": c.text,
+        "final_text": c.text,
+        "initial_hash": digest,
+        "final_hash": digest,
+        "norm_text": c.norm_text,
+        "category": c.category,
+        "status": PENDING,
+        "scope": c.scope,
+        "npc": c.npc,
+        "team": c.team,
+        "project": c.project,
+        "conversation_id": c.conversation_id,
+        "source_message_id": c.source_message_id,
+        "evidence": c.evidence,
+        "evidence_verified": c.evidence_verified,
+        "extractor_model": c.model,
+        "provider": c.provider,
+        "prompt_version": c.prompt_version,
+        "flags": list(c.flags),
+        "confidence": c.confidence,
+        "recorded_at": now,
+    }
+
+
+def _proposal_event(memory_id: str, c: Candidate, now: Any, actor: str) -> dict[str, Any]:
+    return {
+        "memory_id": memory_id,
+        "occurred_at": now,
+        "actor": f"model:{c.model}" if c.model else actor,
+        "action": "propose",
+        "from_status": None,
+        "to_status": PENDING,
+        "text_before": None,
+        "text_after": c.text,
+        "lead_time_ms": 0,
+    }
+
+
+def _reproposal(c: Candidate, match: tuple[str, str, str, float], now: Any) -> dict[str, Any]:
+    memory_id, status, match_type, similarity = match
+    return {
+        "id": new_id(),
+        "recorded_at": now,
+        "memory_id": memory_id,
+        "match_kind": _MATCH_KIND[status],
+        "match_type": match_type,
+        "similarity": similarity,
+        "proposed_text": c.text,
+        "category": c.category,
+        "scope": c.scope,
+        "npc": c.npc,
+        "team": c.team,
+        "conversation_id": c.conversation_id,
+        "source_message_id": c.source_message_id,
+        "extractor_model": c.model,
+        "provider": c.provider,
+        "prompt_version": c.prompt_version,
+    }
+
+
+def build_candidate(fields: dict[str, Any], *, source_text: str | None, max_chars: int) -> Candidate:
+    """Validate raw fields into a Candidate; raises CandidateError and writes nothing."""
+    text = validate_memory_text(fields["text"], max_chars)
+    check_fields(fields["category"], fields["scope"], fields["npc"], fields["team"])
+    confidence = check_confidence(fields.get("confidence"))
+    evidence = fields.get("evidence")
+    verified = None
+    if evidence is not None and source_text is not None:
+        verified = evidence_occurs_in(evidence, source_text)
+    flags = instruction_flags(text)
+    if verified is False:
+        flags.append("evidence-not-in-source")
+    return Candidate(
+        text=text,
+        category=fields["category"],
+        scope=fields["scope"],
+        npc=fields["npc"],
+        team=fields["team"],
+        project=fields["project"],
+        evidence=evidence,
+        evidence_verified=verified,
+        source_message_id=fields.get("source_message_id"),
+        conversation_id=fields.get("conversation_id"),
+        model=fields.get("model"),
+        provider=fields.get("provider"),
+        prompt_version=fields.get("prompt_version"),
+        confidence=confidence,
+        flags=tuple(flags),
+    )

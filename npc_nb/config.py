@@ -1,0 +1,112 @@
+"""Settings: one pydantic-settings model, strict about unknown keys.
+
+Sources in decreasing priority: explicit arguments, environment (``NPC_NB_`` prefix),
+``.env``, then a TOML file (``$NPC_NB_CONFIG_FILE``, else ``$NPC_NB_HOME/config.toml``,
+else ``~/.npc_nb/config.toml``). Any unknown key, including a mistyped ``NPC_NB_``
+environment variable, is an error that names it: a silently ignored typo would leave a
+researcher believing a setting took effect. Secrets never live here; provider keys stay
+in litellm's own environment variables.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, ValidationError
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+from .errors import ConfigError
+
+__all__ = ["Settings", "config_file_path", "load_settings", "user_home"]
+
+ENV_PREFIX = "NPC_NB_"
+#: Environment variables that are read directly, not settings fields.
+_LOCATION_VARIABLES = {"NPC_NB_CONFIG_FILE", "NPC_NB_HOME"}
+
+
+def user_home() -> Path:
+    """The user-level folder: ``$NPC_NB_HOME``, else ``~/.npc_nb``."""
+    return Path(os.environ.get("NPC_NB_HOME") or Path.home() / ".npc_nb").expanduser()
+
+
+def config_file_path() -> Path:
+    """The TOML file settings are read from (it need not exist)."""
+    explicit = os.environ.get("NPC_NB_CONFIG_FILE")
+    return Path(explicit).expanduser() if explicit else user_home() / "config.toml"
+
+
+class Settings(BaseSettings):
+    """Every tunable of npc_nb, with its default."""
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX, env_file=".env", extra="forbid", validate_assignment=True
+    )
+
+    model: str | None = Field(None, description="litellm model name used when a persona has none")
+    reviewer: str | None = Field(None, description="actor recorded on decisions (default: OS user)")
+    context_max_chars: int = Field(32_000, ge=200, description="cap of the memory block")
+    near_duplicate_threshold: float = Field(
+        85.0, ge=50, le=100, description="similarity (0-100) at which a candidate repeats a memory"
+    )
+    max_memory_chars: int = Field(2_000, ge=20, description="longest memory text accepted")
+    lock_timeout: float = Field(10.0, ge=0, description="seconds to retry a locked store")
+    idle_release: float = Field(
+        0.25, ge=0, description="seconds a connection is kept after its last use"
+    )
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        toml = TomlConfigSettingsSource(settings_cls, toml_file=config_file_path())
+        return (init_settings, env_settings, dotenv_settings, toml)
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Build settings from every source, turning any problem into a ConfigError."""
+    _refuse_unknown_environment_keys()
+    path = config_file_path()
+    try:
+        return Settings(**overrides)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"Cannot parse the config file {path}: {exc}. Fix its syntax.") from exc
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc, path)) from exc
+
+
+def _refuse_unknown_environment_keys() -> None:
+    known = {ENV_PREFIX + name.upper() for name in Settings.model_fields} | _LOCATION_VARIABLES
+    unknown = sorted(k for k in os.environ if k.upper().startswith(ENV_PREFIX) and k not in known)
+    if unknown:
+        raise ConfigError(
+            f"Unknown setting in the environment: {', '.join(unknown)}. "
+            f"Known settings: {', '.join(sorted(known))}."
+        )
+
+
+def _describe(exc: ValidationError, path: Path) -> str:
+    problems = []
+    for error in exc.errors():
+        key = ".".join(str(part) for part in error["loc"]) or "(settings)"
+        if error["type"] == "extra_forbidden":
+            problems.append(f"unknown setting {key!r}")
+        else:
+            problems.append(f"{key} = {error.get('input')!r}: {error['msg']}")
+    return (
+        f"Invalid configuration: {'; '.join(problems)}. Check the arguments, the "
+        f"{ENV_PREFIX}* environment variables, .env and {path}. "
+        f"Known settings: {', '.join(Settings.model_fields)}."
+    )

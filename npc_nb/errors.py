@@ -1,0 +1,62 @@
+"""The domain errors: one small tree, every message says how to fix the problem.
+
+    NpcError
+    ├── ConfigError            a settings source holds an unknown key or a bad value
+    ├── CandidateError         a proposed memory is unusable (empty, too long, bad category)
+    ├── DecisionError          an unknown decision, or a transition that makes no sense
+    ├── UnknownMemoryError     no memory has that id (also a KeyError)
+    └── StoreError             the store file cannot be used
+        ├── StoreLockedError   another process kept the file locked past the timeout
+        └── SymlinkedStoreError  the store path is a symlink, so writes are refused
+
+Front ends (magics, widgets) translate these at the edge; the core never prints and
+returns None instead of raising.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "CandidateError",
+    "ConfigError",
+    "DecisionError",
+    "NpcError",
+    "StoreError",
+    "StoreLockedError",
+    "SymlinkedStoreError",
+    "UnknownMemoryError",
+]
+
+
+class NpcError(Exception):
+    """Base class of every error npc_nb raises on purpose."""
+
+
+class ConfigError(NpcError, ValueError):
+    """A configuration source holds an unknown key or a value of the wrong kind."""
+
+
+class CandidateError(NpcError, ValueError):
+    """A candidate memory cannot be stored as given; nothing was written."""
+
+
+class DecisionError(NpcError, ValueError):
+    """A review decision is unknown or does not apply to the memory's current status."""
+
+
+class UnknownMemoryError(NpcError, KeyError):
+    """No memory in this project's or the user's store has the given id."""
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return str(self.args[0]) if self.args else ""
+
+
+class StoreError(NpcError):
+    """The store file cannot be opened, migrated or written."""
+
+
+class StoreLockedError(StoreError):
+    """Another process held the store's lock for longer than the lock timeout."""
+
+
+class SymlinkedStoreError(StoreError):
+    """The store path is a symbolic link; writing through it is refused."""

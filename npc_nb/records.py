@@ -1,0 +1,89 @@
+"""Result objects the API returns; each renders itself in a notebook and a terminal."""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field
+from typing import Literal
+
+import pandas as pd
+
+__all__ = ["ApproveAllPreview", "CandidateOutcome", "DecisionResult"]
+
+
+@dataclass(frozen=True)
+class CandidateOutcome:
+    """What ``add_candidate`` did with a proposed memory.
+
+    ``action`` is ``queued`` (a new pending memory), ``merged`` (it repeats a pending
+    one) or ``suppressed`` (it repeats a rejected, approved or superseded one).
+    """
+
+    action: Literal["queued", "merged", "suppressed"]
+    memory_id: str
+    matched_status: str | None = None
+    match_type: Literal["exact", "near"] | None = None
+    similarity: float | None = None
+    flags: tuple[str, ...] = ()
+
+    @property
+    def queued(self) -> bool:
+        return self.action == "queued"
+
+    def __str__(self) -> str:
+        if self.action == "queued":
+            warning = f" (flagged: {', '.join(self.flags)})" if self.flags else ""
+            return f"queued for review as {self.memory_id}{warning}"
+        how = f"{self.match_type} match, similarity {self.similarity:.0f}"
+        verb = "merged into pending" if self.action == "merged" else "suppressed by"
+        return f"{verb} memory {self.memory_id} ({self.matched_status}; {how})"
+
+    def _repr_mimebundle_(self, **_: object) -> dict[str, str]:
+        return {"text/plain": str(self), "text/html": f"<code>{html.escape(str(self))}</code>"}
+
+
+@dataclass(frozen=True)
+class DecisionResult:
+    """The effect of one decision (or one batch): which memories moved where."""
+
+    decision: str
+    actor: str
+    changes: tuple[tuple[str, str | None, str], ...]  # (memory id, from status, to status)
+    batch_id: str | None = None
+    new_memory_id: str | None = None
+
+    @property
+    def memory_ids(self) -> list[str]:
+        return [memory_id for memory_id, _, _ in self.changes]
+
+    def __str__(self) -> str:
+        moves = "; ".join(f"{m}: {a} -> {b}" for m, a, b in self.changes[:5])
+        more = f" (+{len(self.changes) - 5} more)" if len(self.changes) > 5 else ""
+        return f"{self.decision} by {self.actor}: {moves}{more}"
+
+    def _repr_mimebundle_(self, **_: object) -> dict[str, str]:
+        return {"text/plain": str(self), "text/html": f"<code>{html.escape(str(self))}</code>"}
+
+
+@dataclass(frozen=True)
+class ApproveAllPreview:
+    """What ``approve_all`` would approve; nothing has changed yet."""
+
+    count: int
+    sample: pd.DataFrame
+    excluded_flagged: int
+    ids: tuple[str, ...] = field(default=(), repr=False)
+
+    def __str__(self) -> str:
+        flagged = (
+            f"; {self.excluded_flagged} flagged candidate(s) excluded, review them one by one"
+            if self.excluded_flagged
+            else ""
+        )
+        lines = [f"approve_all would approve {self.count} memory candidate(s){flagged}."]
+        lines += [f"  - {text}" for text in self.sample.get("final_text", [])]
+        lines.append("Nothing changed. Call approve_all(..., confirm=True) to approve them.")
+        return "\n".join(lines)
+
+    def _repr_mimebundle_(self, **_: object) -> dict[str, str]:
+        return {"text/plain": str(self), "text/html": f"<pre>{html.escape(str(self))}</pre>"}

@@ -1,0 +1,212 @@
+"""Numbered schema migrations, applied on open, each in one transaction with its record.
+
+A migration is a function named ``mNNN_description`` registered with ``@migration``;
+duplicate names are refused at import time. ``apply_migrations`` runs, in order, every
+migration the ``_migrations`` table does not list, each inside its own transaction
+together with the row that records it, so a crash leaves either both or neither. A
+store that lists a migration this code does not know was written by a newer npc_nb and
+is refused rather than guessed at.
+
+The CHECK constraints are generated from ``npc_nb.vocabulary`` so Python and the
+database enforce the very same closed sets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+import duckdb
+
+from ..errors import StoreError
+from ..vocabulary import APPROVED_STATUSES, CATEGORIES, EVENT_ACTIONS, SCOPES, STATUSES
+
+__all__ = ["MIGRATIONS", "apply_migrations", "migration"]
+
+Migration = Callable[[duckdb.DuckDBPyConnection], None]
+MIGRATIONS: list[Migration] = []
+
+
+def migration(fn: Migration) -> Migration:
+    """Register a migration; its name orders it and must be unique."""
+    if any(existing.__name__ == fn.__name__ for existing in MIGRATIONS):
+        raise ValueError(f"Duplicate migration name {fn.__name__!r}")
+    MIGRATIONS.append(fn)
+    MIGRATIONS.sort(key=lambda m: m.__name__)
+    return fn
+
+
+def apply_migrations(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Bring the schema up to date; return the names applied now."""
+    con.execute(
+        "CREATE TABLE IF NOT EXISTS _migrations (name VARCHAR PRIMARY KEY, applied_at TIMESTAMP)"
+    )
+    known = {m.__name__ for m in MIGRATIONS}
+    recorded = {row[0] for row in con.execute("SELECT name FROM _migrations").fetchall()}
+    if unknown := sorted(recorded - known):
+        raise StoreError(
+            f"This store was written by a newer npc_nb (migrations {', '.join(unknown)}). "
+            "Upgrade npc_nb to open it."
+        )
+    applied = []
+    for step in MIGRATIONS:
+        if step.__name__ in recorded:
+            continue
+        con.execute("BEGIN TRANSACTION")
+        try:
+            step(con)
+            con.execute(
+                "INSERT INTO _migrations VALUES (?, ?)",
+                [step.__name__, datetime.now(UTC).replace(tzinfo=None)],
+            )
+            con.execute("COMMIT")
+        except Exception:
+            con.execute("ROLLBACK")
+            raise
+        applied.append(step.__name__)
+    return applied
+
+
+def _one_of(column: str, values: tuple[str, ...]) -> str:
+    # Built from the vocabulary constants only, never from user input.
+    listed = ", ".join(f"'{v}'" for v in values)
+    return f"CHECK ({column} IN ({listed}))"
+
+
+@migration
+def m001_initial(con: duckdb.DuckDBPyConnection) -> None:
+    statements = [
+        """CREATE TABLE conversations (
+            id VARCHAR PRIMARY KEY,
+            npc VARCHAR NOT NULL,
+            team VARCHAR,
+            project VARCHAR,
+            model VARCHAR,
+            provider VARCHAR,
+            notebook_path VARCHAR,
+            started_at TIMESTAMP NOT NULL
+        )""",
+        """CREATE TABLE messages (
+            id VARCHAR PRIMARY KEY,
+            conversation_id VARCHAR NOT NULL,
+            role VARCHAR NOT NULL CHECK (role IN ('system', 'user', 'assistant')),
+            content VARCHAR NOT NULL,
+            npc VARCHAR,
+            model VARCHAR,
+            provider VARCHAR,
+            notebook_path VARCHAR,
+            execution_count INTEGER,
+            prompt_tokens INTEGER,
+            completion_tokens INTEGER,
+            latency_ms DOUBLE,
+            created_at TIMESTAMP NOT NULL
+        )""",
+        f"""CREATE TABLE memories (
+            id VARCHAR PRIMARY KEY,
+            initial_text VARCHAR NOT NULL,
+            final_text VARCHAR NOT NULL,
+            initial_hash VARCHAR NOT NULL,
+            final_hash VARCHAR NOT NULL,
+            norm_text VARCHAR NOT NULL,
+            category VARCHAR NOT NULL {_one_of("category", CATEGORIES)},
+            status VARCHAR NOT NULL {_one_of("status", STATUSES)},
+            scope VARCHAR NOT NULL {_one_of("scope", SCOPES)},
+            npc VARCHAR,
+            team VARCHAR,
+            project VARCHAR,
+            conversation_id VARCHAR,
+            source_message_id VARCHAR,
+            evidence VARCHAR,
+            evidence_verified BOOLEAN,
+            extractor_model VARCHAR,
+            provider VARCHAR,
+            prompt_version VARCHAR,
+            flags VARCHAR[] NOT NULL,
+            confidence DOUBLE CHECK (confidence IS NULL OR (confidence >= 0 AND confidence <= 1)),
+            recorded_at TIMESTAMP NOT NULL,
+            decided_at TIMESTAMP,
+            decided_by VARCHAR,
+            valid_from TIMESTAMP,
+            valid_to TIMESTAMP,
+            supersedes VARCHAR,
+            superseded_by VARCHAR,
+            superseded_at TIMESTAMP,
+            defer_until TIMESTAMP,
+            skipped_at TIMESTAMP,
+            CHECK (scope <> 'npc' OR npc IS NOT NULL),
+            CHECK (scope <> 'team' OR team IS NOT NULL),
+            CHECK (valid_from IS NULL OR valid_to IS NULL OR valid_from < valid_to)
+        )""",
+        "CREATE INDEX memories_final_hash ON memories (final_hash)",
+        "CREATE INDEX memories_initial_hash ON memories (initial_hash)",
+        "CREATE SEQUENCE memory_event_seq START 1",
+        f"""CREATE TABLE memory_events (
+            seq BIGINT PRIMARY KEY,
+            memory_id VARCHAR NOT NULL,
+            occurred_at TIMESTAMP NOT NULL,
+            actor VARCHAR NOT NULL,
+            action VARCHAR NOT NULL {_one_of("action", EVENT_ACTIONS)},
+            from_status VARCHAR,
+            to_status VARCHAR NOT NULL {_one_of("to_status", STATUSES)},
+            text_before VARCHAR,
+            text_after VARCHAR,
+            reason VARCHAR,
+            batch_id VARCHAR,
+            undoes BIGINT,
+            lead_time_ms BIGINT,
+            time_spent_ms BIGINT,
+            review_session VARCHAR,
+            state_before VARCHAR
+        )""",
+        "CREATE INDEX memory_events_memory ON memory_events (memory_id)",
+        """CREATE TABLE reproposals (
+            id VARCHAR PRIMARY KEY,
+            recorded_at TIMESTAMP NOT NULL,
+            memory_id VARCHAR NOT NULL,
+            match_kind VARCHAR NOT NULL
+                CHECK (match_kind IN ('rejected', 'approved', 'pending', 'superseded')),
+            match_type VARCHAR NOT NULL CHECK (match_type IN ('exact', 'near')),
+            similarity DOUBLE NOT NULL,
+            proposed_text VARCHAR NOT NULL,
+            category VARCHAR,
+            scope VARCHAR,
+            npc VARCHAR,
+            team VARCHAR,
+            conversation_id VARCHAR,
+            source_message_id VARCHAR,
+            extractor_model VARCHAR,
+            provider VARCHAR,
+            prompt_version VARCHAR
+        )""",
+        """CREATE TABLE context_injections (
+            message_id VARCHAR NOT NULL,
+            memory_id VARCHAR NOT NULL,
+            position INTEGER NOT NULL,
+            memory_hash VARCHAR NOT NULL,
+            injected_at TIMESTAMP NOT NULL
+        )""",
+        # The one approval predicate every reader uses: context, graph, search, export.
+        f"""CREATE VIEW approved_memories AS
+            SELECT * FROM memories
+            WHERE status IN ({", ".join(f"'{s}'" for s in APPROVED_STATUSES)})
+              AND superseded_by IS NULL
+              AND (valid_from IS NULL OR valid_from <= now()::TIMESTAMP)
+              AND (valid_to IS NULL OR valid_to > now()::TIMESTAMP)""",
+        """CREATE TABLE extraction_jobs (
+            id VARCHAR PRIMARY KEY,
+            conversation_id VARCHAR,
+            message_id VARCHAR,
+            status VARCHAR NOT NULL
+                CHECK (status IN ('queued', 'running', 'done', 'failed', 'cancelled')),
+            attempts INTEGER NOT NULL,
+            model VARCHAR,
+            prompt_version VARCHAR,
+            error VARCHAR,
+            raw_output VARCHAR,
+            created_at TIMESTAMP NOT NULL,
+            started_at TIMESTAMP,
+            finished_at TIMESTAMP
+        )""",
+    ]
+    for statement in statements:
+        con.execute(statement)

@@ -1,0 +1,51 @@
+"""The closed vocabularies of DESIGN.md: statuses, decisions, categories, scopes.
+
+They are enforced twice, here and by CHECK constraints in the store's schema, which is
+built from these same tuples so the two can never drift apart. Statuses are never taken
+from a caller: public APIs take a decision and the review engine maps it to a status.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal
+
+__all__ = [
+    "APPROVED_STATUSES",
+    "CATEGORIES",
+    "DECISIONS",
+    "EVENT_ACTIONS",
+    "OPEN_STATUSES",
+    "SCOPES",
+    "SCOPE_RANK",
+    "STATUSES",
+    "Category",
+    "Decision",
+    "Scope",
+]
+
+PENDING: Final = "pending_approval"
+DEFERRED: Final = "deferred"
+APPROVED: Final = "human-approved"
+EDITED: Final = "human-edited"
+REJECTED: Final = "human-rejected"
+SUPERSEDED: Final = "superseded"
+
+STATUSES: Final = (PENDING, DEFERRED, APPROVED, EDITED, REJECTED, SUPERSEDED)
+#: A memory in one of these may reach a prompt (if also current and valid).
+APPROVED_STATUSES: Final = (APPROVED, EDITED)
+#: A memory in one of these still waits for a reviewer.
+OPEN_STATUSES: Final = (PENDING, DEFERRED)
+
+Decision = Literal["approve", "reject", "edit", "skip", "defer", "approve_all", "undo"]
+DECISIONS: Final = ("approve", "reject", "edit", "skip", "defer", "approve_all", "undo")
+
+#: Audit actions: the decisions, plus what the system and revisions record.
+EVENT_ACTIONS: Final = (*DECISIONS, "propose", "supersede", "set_validity")
+
+Category = Literal["decision", "preference", "commitment", "constraint", "open_loop", "fact"]
+CATEGORIES: Final = ("decision", "preference", "commitment", "constraint", "open_loop", "fact")
+
+Scope = Literal["npc", "team", "project", "global"]
+SCOPES: Final = ("npc", "team", "project", "global")
+#: Most specific first: the order a read walks and the context block is laid out in.
+SCOPE_RANK: Final = {scope: rank for rank, scope in enumerate(SCOPES)}
