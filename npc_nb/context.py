@@ -83,8 +83,8 @@ def query_terms(query: str | None, limit: int = 32) -> list[str]:
 def render_block(selected: Iterable[dict], available: int, max_chars: int) -> MemoryBlock:
     """Lay out selected memories in stable order, cutting exactly at ``max_chars``."""
     ordered = sorted(selected, key=lambda m: (m["scope_rank"], m["decided_at"], m["id"]))
-    if not ordered:
-        return MemoryBlock(text="", available=available)
+    if not ordered and not available:
+        return MemoryBlock(text="", available=0)
     head = f"{BLOCK_OPEN}\n{_PREAMBLE}\n"
     tail = f"{BLOCK_CLOSE}"
     room = max_chars - len(head) - len(tail) - len(TRUNCATED) - 1

@@ -1,0 +1,160 @@
+"""A stateful property test: random decision sequences never break the trust invariants.
+
+After every step, checked against the real store:
+- the context block holds exactly the approved, current memories each persona may see;
+- every memory's audit trail is a gapless chain ending in its current status and text;
+- the review queue is exactly the pending and due deferred memories;
+and within steps: a rejected content is never queued again, and undo restores the
+state before the decision it reverts.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import tempfile
+
+import pandas as pd
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
+
+import npc_nb
+from npc_nb.text import normalise
+
+TEXTS = ["Deadline is Friday", "deadline is friday.", "We use DuckDB", "Prefers tea",
+         "The lab meets Mondays", "Budget is 10k"]  # fmt: skip
+PERSONAS = ["analyst", "writer"]
+LINE = re.compile(r"^- \[\w+/\w+\] (.*)$", re.MULTILINE)
+
+
+class ReviewMachine(RuleBasedStateMachine):
+    def __init__(self) -> None:
+        super().__init__()
+        self.folder = tempfile.mkdtemp(prefix="npc-stateful-")
+        self.saved_home = os.environ.get("NPC_NB_HOME")
+        os.environ["NPC_NB_HOME"] = os.path.join(self.folder, "home")
+        self.nb = npc_nb.open(self.folder)
+        self.undo_stack: list[dict[str, tuple[str, str]]] = []
+
+    def teardown(self) -> None:
+        self.nb.close()
+        if self.saved_home is None:
+            os.environ.pop("NPC_NB_HOME", None)
+        else:
+            os.environ["NPC_NB_HOME"] = self.saved_home
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    # -- helpers ------------------------------------------------------------------------
+
+    def rows(self) -> list[dict]:
+        return self.nb.memories().to_dict("records")
+
+    def snapshot(self) -> dict[str, tuple[str, str]]:
+        return {r["id"]: (r["status"], r["final_text"]) for r in self.rows()}
+
+    def ids_with(self, *statuses: str) -> list[str]:
+        return [r["id"] for r in self.rows() if r["status"] in statuses]
+
+    def decided(self, before: dict[str, tuple[str, str]]) -> None:
+        self.undo_stack.append(before)
+
+    # -- rules --------------------------------------------------------------------------
+
+    @rule(text=st.sampled_from(TEXTS), npc=st.sampled_from(PERSONAS),
+          scope=st.sampled_from(["npc", "project"]))  # fmt: skip
+    def propose(self, text: str, npc: str, scope: str) -> None:
+        visible_rejected = {
+            normalise(r["final_text"]) for r in self.rows()
+            if r["status"] == "human-rejected" and (r["scope"] == "project" or r["npc"] == npc)
+        }  # fmt: skip
+        outcome = self.nb.add_candidate(text, category="fact", npc=npc, scope=scope)
+        if normalise(text) in visible_rejected:
+            assert outcome.action == "suppressed", outcome
+
+    @rule(data=st.data(), decision=st.sampled_from(["approve", "reject", "skip", "defer"]))
+    def decide(self, data: st.DataObject, decision: str) -> None:
+        open_ids = self.ids_with("pending_approval", "deferred")
+        if not open_ids:
+            return
+        before = self.snapshot()
+        self.nb.decide(data.draw(st.sampled_from(open_ids)), decision)
+        self.decided(before)
+
+    @rule(data=st.data(), suffix=st.sampled_from([" (edited)", " at 5pm", ""]))
+    def edit(self, data: st.DataObject, suffix: str) -> None:
+        ids = self.ids_with("pending_approval", "deferred", "human-approved", "human-edited")
+        if not ids:
+            return
+        memory = data.draw(st.sampled_from(ids))
+        before = self.snapshot()
+        self.nb.edit(memory, before[memory][1] + suffix + " v2")
+        self.decided(before)
+
+    @rule(data=st.data())
+    def reject_approved(self, data: st.DataObject) -> None:
+        ids = self.ids_with("human-approved", "human-edited")
+        if ids:
+            before = self.snapshot()
+            self.nb.reject(data.draw(st.sampled_from(ids)), reason="retract")
+            self.decided(before)
+
+    @rule(npc=st.sampled_from([None, *PERSONAS]))
+    def approve_all(self, npc: str | None) -> None:
+        before = self.snapshot()
+        result = self.nb.approve_all(npc=npc, confirm=True)
+        if result.changes:
+            self.decided(before)
+
+    @rule()
+    def undo(self) -> None:
+        if not self.undo_stack:
+            return
+        expected = self.undo_stack.pop()
+        self.nb.undo()
+        after = self.snapshot()
+        for memory_id, state in expected.items():
+            assert after[memory_id] == state, (memory_id, state, after[memory_id])
+        for memory_id in set(after) - set(expected):  # created by the undone decision
+            assert after[memory_id][0] == "superseded"
+
+    # -- invariants ---------------------------------------------------------------------
+
+    @invariant()
+    def context_holds_exactly_the_approved_visible_memories(self) -> None:
+        rows = self.rows()
+        for npc in PERSONAS:
+            expected = sorted(
+                r["final_text"] for r in rows
+                if r["status"] in ("human-approved", "human-edited")
+                and (r["scope"] == "project" or r["npc"] == npc)
+            )  # fmt: skip
+            assert sorted(LINE.findall(self.nb.context(npc))) == expected
+
+    @invariant()
+    def every_memory_has_a_gapless_audit_chain(self) -> None:
+        events = self.nb.decisions()
+        for row in self.rows():
+            chain = events[events["memory_id"] == row["id"]].to_dict("records")
+            assert chain[0]["action"] in ("propose", "supersede")
+            assert pd.isna(chain[0]["from_status"])
+            for earlier, later in zip(chain, chain[1:], strict=False):
+                assert later["from_status"] == earlier["to_status"]
+                assert later["text_before"] == earlier["text_after"]
+            assert chain[-1]["to_status"] == row["status"]
+            assert chain[-1]["text_after"] == row["final_text"]
+            assert all(isinstance(e["actor"], str) and e["actor"] for e in chain)
+
+    @invariant()
+    def queue_is_exactly_the_open_memories(self) -> None:
+        queue = set(self.nb.review_queue()["id"])
+        pending = set(self.ids_with("pending_approval"))
+        deferred = set(self.ids_with("deferred"))
+        assert pending <= queue <= pending | deferred
+
+
+TestReviewInvariants = ReviewMachine.TestCase
+TestReviewInvariants.settings = settings(
+    max_examples=int(os.environ.get("NPC_NB_STATEFUL_EXAMPLES", "30")), stateful_step_count=25
+)

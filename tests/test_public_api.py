@@ -1,0 +1,44 @@
+"""The public surface is pinned, and importing npc_nb stays cheap."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import npc_nb
+
+
+def test_public_names_are_pinned() -> None:
+    assert sorted(npc_nb.__all__) == sorted([
+        "CATEGORIES", "DECISIONS", "SCOPES", "STATUSES", "ApproveAllPreview", "CandidateError",
+        "CandidateOutcome", "ConfigError", "DecisionError", "DecisionResult", "MemoryBlock",
+        "NpcError", "Project", "Settings", "StoreError", "StoreLockedError", "StreamScrubber",
+        "SymlinkedStoreError", "UnknownMemoryError", "load_settings", "open", "open_project",
+        "scrub_memory_tags",
+    ])  # fmt: skip
+    for name in npc_nb.__all__:
+        assert hasattr(npc_nb, name), name
+
+
+def test_every_domain_error_is_an_npc_error() -> None:
+    for name in npc_nb.__all__:
+        obj = getattr(npc_nb, name)
+        if isinstance(obj, type) and issubclass(obj, Exception):
+            assert issubclass(obj, npc_nb.NpcError), name
+
+
+def test_import_does_not_pull_in_model_or_notebook_libraries() -> None:
+    code = (
+        "import sys, npc_nb; "
+        "print(sorted(m for m in ('litellm', 'IPython', 'ipywidgets', 'pyvis') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_the_vocabulary_is_the_design_documents() -> None:
+    assert npc_nb.STATUSES == ("pending_approval", "deferred", "human-approved", "human-edited",
+                               "human-rejected", "superseded")  # fmt: skip
+    assert npc_nb.CATEGORIES == ("decision", "preference", "commitment", "constraint",
+                                 "open_loop", "fact")  # fmt: skip
+    assert npc_nb.SCOPES == ("npc", "team", "project", "global")

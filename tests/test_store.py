@@ -1,0 +1,223 @@
+"""The store file: migrations, database-level constraints, symlinks, locks, two processes."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import duckdb
+import pytest
+
+import npc_nb
+from npc_nb.store import migrations
+from tests.conftest import propose
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def run_python(code: str, *, env_home: Path, wait: bool = True) -> subprocess.Popen | str:
+    env = {**os.environ, "NPC_NB_HOME": str(env_home), "PYTHONPATH": str(REPO)}
+    process = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    if not wait:
+        return process
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 0, err
+    return out
+
+
+def test_open_creates_the_store_in_the_project_folder(nb: npc_nb.Project, project_dir) -> None:
+    assert nb.store_path == project_dir / ".npc_nb" / "memory.duckdb"
+    assert nb.store_path.exists()
+
+
+def test_project_is_found_from_a_subfolder(project_dir: Path) -> None:
+    sub = project_dir / "notebooks" / "deep"
+    sub.mkdir(parents=True)
+    project = npc_nb.open(sub)
+    assert project.root == project_dir
+    project.close()
+
+
+def test_migrations_are_recorded_once_and_not_reapplied(nb: npc_nb.Project, project_dir) -> None:
+    nb.close()
+    again = npc_nb.open(project_dir)
+    names = list(again.sql("SELECT name FROM _migrations ORDER BY name")["name"])
+    assert names == [m.__name__ for m in migrations.MIGRATIONS]
+    again.close()
+
+
+def test_duplicate_migration_names_are_refused() -> None:
+    def m001_initial(con: object) -> None:  # same name as the real first migration
+        pass
+
+    with pytest.raises(ValueError, match="Duplicate migration name 'm001_initial'"):
+        migrations.migration(m001_initial)
+
+
+def test_a_store_from_a_newer_version_is_refused(nb: npc_nb.Project, project_dir) -> None:
+    nb.sql("INSERT INTO _migrations VALUES ('m999_future', now()::TIMESTAMP)", allow_write=True)
+    nb.close()
+    with pytest.raises(npc_nb.StoreError, match="newer npc_nb"):
+        npc_nb.open(project_dir)
+
+
+def test_a_failing_migration_leaves_no_partial_schema(tmp_path: Path) -> None:
+    con = duckdb.connect(str(tmp_path / "m.duckdb"))
+
+    def m900_broken(c: duckdb.DuckDBPyConnection) -> None:
+        c.execute("CREATE TABLE half_done (x INTEGER)")
+        c.execute("SELECT * FROM no_such_table")
+
+    migrations.MIGRATIONS.append(m900_broken)
+    try:
+        with pytest.raises(duckdb.CatalogException):
+            migrations.apply_migrations(con)
+    finally:
+        migrations.MIGRATIONS.remove(m900_broken)
+    tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+    recorded = {r[0] for r in con.execute("SELECT name FROM _migrations").fetchall()}
+    assert "half_done" not in tables and "m900_broken" not in recorded
+    assert "memories" in tables and "m001_initial" in recorded
+    con.close()
+
+
+@pytest.mark.parametrize(
+    ("column", "value"),
+    [("status", "approved-ish"), ("category", "opinion"), ("scope", "planet")],
+)
+def test_the_database_itself_refuses_values_outside_the_vocabulary(
+    nb: npc_nb.Project, column: str, value: str
+) -> None:
+    memory = propose(nb, "a fact")
+    with pytest.raises(duckdb.ConstraintException):
+        nb.sql(f"UPDATE memories SET {column} = ? WHERE id = ?", [value, memory], allow_write=True)
+
+
+def test_queries_are_read_only_unless_asked(nb: npc_nb.Project) -> None:
+    memory = propose(nb, "a fact")
+    for statement in ("DELETE FROM memory_events", "DROP TABLE memories",
+                      "SELECT 1; UPDATE memories SET final_text = 'x'"):  # fmt: skip
+        with pytest.raises(npc_nb.NpcError, match="read-only"):
+            nb.sql(statement)
+    assert len(nb.decisions(memory)) == 1
+    assert nb.sql("SELECT final_text FROM memories WHERE id = $id", {"id": memory}).iloc[0, 0] == (
+        "a fact"
+    )
+
+
+def test_symlinked_store_folder_is_refused(tmp_path: Path) -> None:
+    project = tmp_path / "linked"
+    project.mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    (project / ".npc_nb").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(npc_nb.SymlinkedStoreError, match="symlink"):
+        npc_nb.open(project)
+    assert list((tmp_path / "elsewhere").iterdir()) == []
+
+
+def test_symlinked_store_file_is_refused_on_write(nb: npc_nb.Project, tmp_path: Path) -> None:
+    propose(nb, "kept")
+    nb.close()
+    real = tmp_path / "real.duckdb"
+    nb.store_path.rename(real)
+    nb.store_path.symlink_to(real)
+    with pytest.raises(npc_nb.SymlinkedStoreError):
+        nb.add_candidate("another", category="fact", npc="analyst")
+
+
+def test_a_held_lock_raises_store_locked_error_naming_the_file(
+    project_dir: Path, isolated_home: Path
+) -> None:
+    project = npc_nb.open(project_dir, lock_timeout=0.3)
+    project.close()
+    holder = run_python(
+        f"""
+        import duckdb, time, sys
+        con = duckdb.connect({str(project.store_path)!r})
+        print("holding", flush=True)
+        time.sleep(30)
+        """,
+        env_home=isolated_home, wait=False,
+    )  # fmt: skip
+    try:
+        assert holder.stdout.readline().strip() == "holding"
+        with pytest.raises(npc_nb.StoreLockedError, match=str(project.store_path)):
+            project.add_candidate("blocked", category="fact", npc="analyst")
+    finally:
+        holder.kill()
+        holder.communicate()
+    assert project.add_candidate("after", category="fact", npc="analyst").queued
+    project.close()
+
+
+def test_an_idle_kernel_does_not_keep_the_lock(project_dir: Path, isolated_home: Path) -> None:
+    project = npc_nb.open(project_dir, idle_release=0.05)
+    propose(project, "written by the first kernel")
+    time.sleep(0.2)  # idle: the lease has been released, though the Project is still open
+    out = run_python(
+        f"""
+        import npc_nb
+        nb = npc_nb.open({str(project_dir)!r}, lock_timeout=2)
+        print(nb.add_candidate("written by the second kernel", category="fact", npc="b").action)
+        """,
+        env_home=isolated_home,
+    )  # fmt: skip
+    assert out.strip() == "queued"
+    assert len(project.memories()) == 2
+    project.close()
+
+
+@pytest.mark.slow
+def test_two_processes_writing_at_once_lose_nothing(project_dir: Path, isolated_home: Path) -> None:
+    npc_nb.open(project_dir).close()
+    script = f"""
+        import sys, npc_nb
+        nb = npc_nb.open({str(project_dir)!r}, lock_timeout=60)
+        who = sys.argv[1]
+        for n in range(40):
+            out = nb.add_candidate(f"{{who}} fact {{n}}", category="fact", npc=who)
+            nb.approve(out.memory_id, by=who)
+        print("done", flush=True)
+    """
+    workers = []
+    for who in ("alpha", "beta"):
+        env = {**os.environ, "NPC_NB_HOME": str(isolated_home), "PYTHONPATH": str(REPO)}
+        workers.append(subprocess.Popen(
+            [sys.executable, "-c", textwrap.dedent(script), who], env=env,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        ))  # fmt: skip
+    for worker in workers:
+        out, err = worker.communicate(timeout=240)
+        assert worker.returncode == 0, err
+        assert out.strip() == "done"
+    project = npc_nb.open(project_dir)
+    memories = project.memories()
+    assert len(memories) == 80 and set(memories["status"]) == {"human-approved"}
+    assert len(project.decisions()) == 160
+    assert len(project.context("alpha").splitlines()) == 40 + 3
+    project.close()
+
+
+def test_a_killed_process_loses_no_committed_decision(project_dir: Path, isolated_home) -> None:
+    writer = run_python(
+        f"""
+        import npc_nb, os, signal
+        nb = npc_nb.open({str(project_dir)!r}, idle_release=60)
+        out = nb.add_candidate("survives a kill", category="fact", npc="a")
+        nb.approve(out.memory_id)
+        os.kill(os.getpid(), signal.SIGKILL)  # connection still held, nothing closed
+        """,
+        env_home=isolated_home, wait=False,
+    )  # fmt: skip
+    writer.communicate(timeout=60)
+    project = npc_nb.open(project_dir)
+    assert "survives a kill" in project.context("a")
+    assert list(project.decisions()["action"]) == ["propose", "approve"]
+    project.close()
