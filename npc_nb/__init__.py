@@ -27,7 +27,7 @@ from .vocabulary import CATEGORIES, DECISIONS, SCOPES, STATUSES
 
 __version__ = "0.1.0.dev0"
 
-open = open_project  # noqa: A001 - npc_nb.open() is the documented entry point
+open = open_project
 
 __all__ = [
     "CATEGORIES",

@@ -17,8 +17,9 @@ from rapidfuzz import fuzz, process
 
 from .errors import CandidateError
 from .records import CandidateOutcome
+from .selection import DecisionCache
 from .stamps import new_id, utc_now
-from .store import Store
+from .store import Connection, Store
 from .text import content_hash, evidence_occurs_in, instruction_flags, normalise
 from .vocabulary import CATEGORIES, PENDING, SCOPES
 
@@ -97,11 +98,15 @@ def check_confidence(confidence: object) -> float | None:
     return float(confidence)
 
 
-def propose(store: Store, candidate: Candidate, *, threshold: float, actor: str) -> CandidateOutcome:
+def propose(
+    store: Store, candidate: Candidate, *, threshold: float, actor: str, cache: DecisionCache
+) -> CandidateOutcome:
     """Queue, merge or suppress a candidate in ``store``, recording what happened."""
     now = utc_now()
     with store.write() as con:
-        match = _exact_match(store, candidate) or _near_rejected(store, candidate, threshold)
+        match = _exact_match(store, con, candidate) or _near_rejected(
+            cache.rejected(store, candidate.npc, candidate.team), candidate, threshold
+        )
         if match is not None:
             memory_id, status, match_type, similarity = match
             store.insert_reproposal(con, _reproposal(candidate, match, now))
@@ -115,8 +120,10 @@ def propose(store: Store, candidate: Candidate, *, threshold: float, actor: str)
     return CandidateOutcome("queued", memory_id, flags=candidate.flags)
 
 
-def _exact_match(store: Store, candidate: Candidate) -> tuple[str, str, str, float] | None:
-    found = store.find_by_hash(content_hash(candidate.text), candidate.npc, candidate.team)
+def _exact_match(
+    store: Store, con: Connection, candidate: Candidate
+) -> tuple[str, str, str, float] | None:
+    found = store.find_by_hash(con, content_hash(candidate.text), candidate.npc, candidate.team)
     if not found:
         return None
     best = min(found, key=lambda m: (_PRECEDENCE.index(_MATCH_KIND[m["status"]]), m["id"]))
@@ -124,19 +131,18 @@ def _exact_match(store: Store, candidate: Candidate) -> tuple[str, str, str, flo
 
 
 def _near_rejected(
-    store: Store, candidate: Candidate, threshold: float
+    rejected: dict[str, str], candidate: Candidate, threshold: float
 ) -> tuple[str, str, str, float] | None:
-    norm = candidate.norm_text
-    # Plain Indel similarity, not a token-sorted one: "coffee over tea" must not match
-    # "tea over coffee". Similarity >= t needs shorter/longer >= t / (200 - t), which
-    # gives a cheap length prefilter in SQL.
-    ratio = threshold / (200 - threshold)
-    lo, hi = int(len(norm) * ratio), int(len(norm) / ratio) + 1
-    rejected = store.rejected_texts(candidate.npc, candidate.team, lo, hi)
+    """The most similar rejected memory at or above ``threshold``, if any.
+
+    Plain Indel similarity on normalised text, not a token-sorted one: "coffee over tea"
+    must not match "tea over coffee".
+    """
     if not rejected:
         return None
-    texts = {memory_id: text for memory_id, text in rejected}
-    best = process.extractOne(norm, texts, scorer=fuzz.ratio, score_cutoff=threshold)
+    best = process.extractOne(
+        candidate.norm_text, rejected, scorer=fuzz.ratio, score_cutoff=threshold
+    )
     if best is None:
         return None
     _, score, memory_id = best
@@ -207,7 +213,9 @@ def _reproposal(c: Candidate, match: tuple[str, str, str, float], now: Any) -> d
     }
 
 
-def build_candidate(fields: dict[str, Any], *, source_text: str | None, max_chars: int) -> Candidate:
+def build_candidate(
+    fields: dict[str, Any], *, source_text: str | None, max_chars: int
+) -> Candidate:
     """Validate raw fields into a Candidate; raises CandidateError and writes nothing."""
     text = validate_memory_text(fields["text"], max_chars)
     check_fields(fields["category"], fields["scope"], fields["npc"], fields["team"])

@@ -6,6 +6,7 @@ to the module that owns the work: candidates, review, context, or the store's fr
 
 from __future__ import annotations
 
+import functools
 import getpass
 import html
 from datetime import datetime
@@ -16,10 +17,11 @@ import pandas as pd
 
 from . import candidates, review
 from .config import Settings, load_settings, user_home
-from .context import LINE_OVERHEAD, MemoryBlock, query_terms, render_block
+from .context import MemoryBlock, block_room, query_terms, render_block
 from .errors import DecisionError
 from .paths import STORE_DIR, ensure_store_dir, find_project_root
 from .records import ApproveAllPreview, CandidateOutcome, DecisionResult
+from .selection import DecisionCache
 from .stamps import new_id, to_utc, utc_now
 from .store import StorePair
 from .store.frames import decisions_frame, memories_frame, reproposals_frame
@@ -27,9 +29,23 @@ from .vocabulary import DECISIONS, STATUSES
 
 __all__ = ["Project", "open_project"]
 
-_QUEUE_COLUMNS = ["id", "final_text", "category", "scope", "npc", "team", "status", "flags",
-                  "confidence", "evidence", "conversation_id", "source_message_id",
-                  "extractor_model", "recorded_at", "defer_until"]  # fmt: skip
+_QUEUE_COLUMNS = [
+    "id",
+    "final_text",
+    "category",
+    "scope",
+    "npc",
+    "team",
+    "status",
+    "flags",
+    "confidence",
+    "evidence",
+    "conversation_id",
+    "source_message_id",
+    "extractor_model",
+    "recorded_at",
+    "defer_until",
+]
 
 
 def open_project(project_dir: str | Path | None = None, **settings: Any) -> Project:
@@ -45,6 +61,7 @@ class Project:
         self.settings = settings
         self.name = root.name
         self._stores = StorePair(ensure_store_dir(root / STORE_DIR), user_home(), settings)
+        self._cache = DecisionCache()
         with self._stores.project.read():
             pass  # create and migrate now, so a broken store fails at open()
 
@@ -65,39 +82,58 @@ class Project:
         return {"text/plain": text, "text/html": f"<code>{html.escape(text)}</code>"}
 
     def _actor(self, by: str | None) -> str:
-        if by is not None:
-            if not isinstance(by, str) or not by.strip():
-                raise DecisionError("by= must be a non-empty reviewer name.")
-            return by.strip()
-        if self.settings.reviewer:
-            return self.settings.reviewer
-        try:
-            return getpass.getuser()
-        except (OSError, KeyError):
-            return "unknown"
+        if by is None:
+            return self.settings.reviewer or _os_user()
+        if not isinstance(by, str) or not by.strip():
+            raise DecisionError("by= must be a non-empty reviewer name.")
+        return by.strip()
 
     # -- writing candidates -------------------------------------------------------------
 
     def add_candidate(
-        self, text: str, *, category: str, npc: str | None, team: str | None = None,
-        scope: str = "npc", evidence: str | None = None, source_message_id: str | None = None,
-        conversation_id: str | None = None, model: str | None = None,
-        provider: str | None = None, prompt_version: str | None = None,
+        self,
+        text: str,
+        *,
+        category: str,
+        npc: str | None,
+        team: str | None = None,
+        scope: str = "npc",
+        evidence: str | None = None,
+        source_message_id: str | None = None,
+        conversation_id: str | None = None,
+        model: str | None = None,
+        provider: str | None = None,
+        prompt_version: str | None = None,
         confidence: float | None = None,
-    ) -> CandidateOutcome:  # fmt: skip
+    ) -> CandidateOutcome:
         """Propose a memory for review: queued, merged into a pending one, or suppressed."""
         source = self._source_text(source_message_id)
         candidate = candidates.build_candidate(
-            {"text": text, "category": category, "npc": npc, "team": team, "scope": scope,
-             "project": self.name, "evidence": evidence, "source_message_id": source_message_id,
-             "conversation_id": conversation_id, "model": model, "provider": provider,
-             "prompt_version": prompt_version, "confidence": confidence},
-            source_text=source, max_chars=self.settings.max_memory_chars,
-        )  # fmt: skip
+            {
+                "text": text,
+                "category": category,
+                "npc": npc,
+                "team": team,
+                "scope": scope,
+                "project": self.name,
+                "evidence": evidence,
+                "source_message_id": source_message_id,
+                "conversation_id": conversation_id,
+                "model": model,
+                "provider": provider,
+                "prompt_version": prompt_version,
+                "confidence": confidence,
+            },
+            source_text=source,
+            max_chars=self.settings.max_memory_chars,
+        )
         return candidates.propose(
-            self._stores.for_scope(scope), candidate,
-            threshold=self.settings.near_duplicate_threshold, actor=self._actor(None),
-        )  # fmt: skip
+            self._stores.for_scope(scope),
+            candidate,
+            threshold=self.settings.near_duplicate_threshold,
+            actor=self._actor(None),
+            cache=self._cache,
+        )
 
     def _source_text(self, message_id: str | None) -> str | None:
         if message_id is None:
@@ -121,35 +157,83 @@ class Project:
             )
         return getattr(self, decision)(memory_id, **kwargs)
 
-    def approve(self, memory_id: str, by: str | None = None, *, reconsider: bool = False,
-                time_spent: float | None = None, session: str | None = None) -> DecisionResult:  # fmt: skip
+    def approve(
+        self,
+        memory_id: str,
+        by: str | None = None,
+        *,
+        reconsider: bool = False,
+        time_spent: float | None = None,
+        session: str | None = None,
+    ) -> DecisionResult:
         """Approve a pending or deferred candidate (a rejected one needs reconsider=True)."""
-        return self._decide("approve", memory_id, by, dict(time_spent=time_spent, session=session),
-                            reconsider=reconsider)  # fmt: skip
+        return self._decide(
+            "approve",
+            memory_id,
+            by,
+            dict(time_spent=time_spent, session=session),
+            reconsider=reconsider,
+        )
 
-    def reject(self, memory_id: str, by: str | None = None, reason: str | None = None, *,
-               time_spent: float | None = None, session: str | None = None) -> DecisionResult:  # fmt: skip
+    def reject(
+        self,
+        memory_id: str,
+        by: str | None = None,
+        reason: str | None = None,
+        *,
+        time_spent: float | None = None,
+        session: str | None = None,
+    ) -> DecisionResult:
         """Reject a candidate (or retract an approved memory); its content becomes a tombstone."""
-        return self._decide("reject", memory_id, by, dict(time_spent=time_spent, session=session),
-                            reason=reason)  # fmt: skip
+        return self._decide(
+            "reject", memory_id, by, dict(time_spent=time_spent, session=session), reason=reason
+        )
 
-    def edit(self, memory_id: str, text: str, by: str | None = None, *, reconsider: bool = False,
-             time_spent: float | None = None, session: str | None = None) -> DecisionResult:  # fmt: skip
+    def edit(
+        self,
+        memory_id: str,
+        text: str,
+        by: str | None = None,
+        *,
+        reconsider: bool = False,
+        time_spent: float | None = None,
+        session: str | None = None,
+    ) -> DecisionResult:
         """Approve with new text (initial text kept); on an approved memory, supersede it."""
         text = candidates.validate_memory_text(text, self.settings.max_memory_chars)
-        return self._decide("edit", memory_id, by, dict(time_spent=time_spent, session=session),
-                            text=text, reconsider=reconsider)  # fmt: skip
+        return self._decide(
+            "edit",
+            memory_id,
+            by,
+            dict(time_spent=time_spent, session=session),
+            text=text,
+            reconsider=reconsider,
+        )
 
-    def skip(self, memory_id: str, by: str | None = None, *, time_spent: float | None = None,
-             session: str | None = None) -> DecisionResult:  # fmt: skip
+    def skip(
+        self,
+        memory_id: str,
+        by: str | None = None,
+        *,
+        time_spent: float | None = None,
+        session: str | None = None,
+    ) -> DecisionResult:
         """Leave a candidate pending, moved to the back of the review queue."""
         return self._decide("skip", memory_id, by, dict(time_spent=time_spent, session=session))
 
-    def defer(self, memory_id: str, until: datetime | None = None, by: str | None = None, *,
-              time_spent: float | None = None, session: str | None = None) -> DecisionResult:  # fmt: skip
+    def defer(
+        self,
+        memory_id: str,
+        until: datetime | None = None,
+        by: str | None = None,
+        *,
+        time_spent: float | None = None,
+        session: str | None = None,
+    ) -> DecisionResult:
         """Put a candidate aside until ``until`` (default: one day from now)."""
-        return self._decide("defer", memory_id, by, dict(time_spent=time_spent, session=session),
-                            until=until)  # fmt: skip
+        return self._decide(
+            "defer", memory_id, by, dict(time_spent=time_spent, session=session), until=until
+        )
 
     def supersede(self, memory_id: str, text: str, by: str | None = None) -> DecisionResult:
         """Replace an approved memory by a new approved version; both are kept and linked."""
@@ -159,54 +243,86 @@ class Project:
         change = review.plan_supersede(memory, text, actor=actor, now=now)
         return review.apply_changes(store, [change], actor=actor, now=now, audit={})
 
-    def set_validity(self, memory_id: str, valid_from: datetime | None = None,
-                     valid_to: datetime | None = None, by: str | None = None) -> DecisionResult:  # fmt: skip
+    def set_validity(
+        self,
+        memory_id: str,
+        valid_from: datetime | None = None,
+        valid_to: datetime | None = None,
+        by: str | None = None,
+    ) -> DecisionResult:
         """Say when the remembered fact holds in the world; context() respects it."""
-        return self._decide("set_validity", memory_id, by, {},
-                            valid_from=valid_from, valid_to=valid_to)  # fmt: skip
+        return self._decide(
+            "set_validity", memory_id, by, {}, valid_from=valid_from, valid_to=valid_to
+        )
 
-    def _decide(self, decision: str, memory_id: str, by: str | None, audit: dict[str, Any],
-                **args: Any) -> DecisionResult:  # fmt: skip
+    def _decide(
+        self, decision: str, memory_id: str, by: str | None, audit: dict[str, Any], **args: Any
+    ) -> DecisionResult:
         actor = self._actor(by)
         store, memory = self._stores.locate(memory_id)
         now = utc_now()
         change = review.plan(decision, memory, actor=actor, now=now, **args)
         return review.apply_changes(store, [change], actor=actor, now=now, audit=audit)
 
-    def approve_all(self, *, npc: str | None = None, team: str | None = None,
-                    category: str | None = None, scope: str | None = None,
-                    conversation: str | None = None, ids: list[str] | None = None,
-                    confirm: bool = False, by: str | None = None,
-                    sample_size: int = 5) -> ApproveAllPreview | DecisionResult:  # fmt: skip
+    def approve_all(
+        self,
+        *,
+        npc: str | None = None,
+        team: str | None = None,
+        category: str | None = None,
+        scope: str | None = None,
+        conversation: str | None = None,
+        ids: list[str] | None = None,
+        confirm: bool = False,
+        by: str | None = None,
+        sample_size: int = 5,
+    ) -> ApproveAllPreview | DecisionResult:
         """Approve every unflagged candidate matching the filters, as one batch.
 
         Without ``confirm=True`` nothing changes: you get the count and a sample. Flagged
         (instruction-like) candidates are never included; review them one by one.
         """
-        filters = {"npc": npc, "team": team, "category": category, "scope": scope,
-                   "conversation_id": conversation, "ids": ids}  # fmt: skip
+        filters = {
+            "npc": npc,
+            "team": team,
+            "category": category,
+            "scope": scope,
+            "conversation_id": conversation,
+            "ids": ids,
+        }
         now = utc_now()
         found = [(s, m) for s in self._stores.existing() for m in s.open_memories(filters, now)]
         eligible = [(s, m) for s, m in found if not m["flags"]]
         if not confirm:
             sample = pd.DataFrame([m for _, m in eligible[:sample_size]], columns=_QUEUE_COLUMNS)
-            return ApproveAllPreview(len(eligible), sample, len(found) - len(eligible),
-                                     tuple(m["id"] for _, m in eligible))  # fmt: skip
+            return ApproveAllPreview(
+                len(eligible),
+                sample,
+                len(found) - len(eligible),
+                tuple(m["id"] for _, m in eligible),
+            )
         actor, batch_id = self._actor(by), new_id()
         changes: list[tuple[str, str | None, str]] = []
         for store in {s for s, _ in eligible}:
-            planned = [review.plan("approve", m, actor=actor, now=now, action="approve_all")
-                       for s, m in eligible if s is store]  # fmt: skip
-            result = review.apply_changes(store, planned, actor=actor, now=now,
-                                          audit={"batch_id": batch_id})  # fmt: skip
+            planned = [
+                review.plan("approve", m, actor=actor, now=now, action="approve_all")
+                for s, m in eligible
+                if s is store
+            ]
+            result = review.apply_changes(
+                store, planned, actor=actor, now=now, audit={"batch_id": batch_id}
+            )
             changes.extend(result.changes)
         return DecisionResult("approve_all", actor, tuple(changes), batch_id)
 
     def undo(self, by: str | None = None) -> DecisionResult:
         """Revert your last decision, or the whole of your last batch, as new events."""
         actor, now = self._actor(by), utc_now()
-        latest = [(s, events) for s in self._stores.existing()
-                  if (events := s.last_undoable(actor, review.UNDOABLE))]  # fmt: skip
+        latest = [
+            (s, events)
+            for s in self._stores.existing()
+            if (events := s.last_undoable(actor, review.UNDOABLE))
+        ]
         if not latest:
             raise DecisionError(f"Nothing to undo: {actor} has no decision left to revert.")
         store, events = max(latest, key=lambda pair: pair[1][0]["occurred_at"])
@@ -218,52 +334,76 @@ class Project:
 
     # -- reading ----------------------------------------------------------------------------
 
-    def review_queue(self, *, npc: str | None = None, team: str | None = None,
-                     category: str | None = None, scope: str | None = None,
-                     conversation: str | None = None) -> pd.DataFrame:  # fmt: skip
+    def review_queue(
+        self,
+        *,
+        npc: str | None = None,
+        team: str | None = None,
+        category: str | None = None,
+        scope: str | None = None,
+        conversation: str | None = None,
+    ) -> pd.DataFrame:
         """Pending and due deferred candidates, skipped ones last, oldest first."""
-        filters = {"npc": npc, "team": team, "category": category, "scope": scope,
-                   "conversation_id": conversation}  # fmt: skip
+        filters = {
+            "npc": npc,
+            "team": team,
+            "category": category,
+            "scope": scope,
+            "conversation_id": conversation,
+        }
         now = utc_now()
         found = [m for s in self._stores.existing() for m in s.open_memories(filters, now)]
-        found.sort(key=lambda m: (m["skipped_at"] is not None, m["skipped_at"] or now,
-                                  m["recorded_at"], m["id"]))  # fmt: skip
+        found.sort(
+            key=lambda m: (
+                m["skipped_at"] is not None,
+                m["skipped_at"] or now,
+                m["recorded_at"],
+                m["id"],
+            )
+        )
         return pd.DataFrame(found, columns=_QUEUE_COLUMNS)
 
-    def context_block(self, npc: str, *, team: str | None = None, query: str | None = None,
-                      max_chars: int | None = None) -> MemoryBlock:  # fmt: skip
+    def context_block(
+        self,
+        npc: str,
+        *,
+        team: str | None = None,
+        query: str | None = None,
+        max_chars: int | None = None,
+    ) -> MemoryBlock:
         """The memory block for ``npc`` with the ids of the memories in it."""
         cap = max_chars if max_chars is not None else self.settings.context_max_chars
-        terms = query_terms(query)
-        stores = list(self._stores.existing())
-        selected, available = [], 0
-        for store in stores:
-            rows, total = store.context_rows(npc, team, terms, cap, LINE_OVERHEAD)
-            selected += rows
-            available += total
-        if len(stores) > 1:  # one cap over both stores, in the same priority order
-            selected.sort(key=lambda m: (-m["relevance"], m["scope_rank"], _neg(m["decided_at"])))
-            selected = _within(selected, cap)
-        return render_block(selected, available, cap)
+        approved = self._cache.approved(list(self._stores.existing()), npc, team)
+        selected = approved.select(query_terms(query), block_room(cap))
+        return render_block(selected, len(approved.rows), cap)
 
-    def context(self, npc: str, *, team: str | None = None, query: str | None = None,
-                max_chars: int | None = None) -> str:  # fmt: skip
+    def context(
+        self,
+        npc: str,
+        *,
+        team: str | None = None,
+        query: str | None = None,
+        max_chars: int | None = None,
+    ) -> str:
         """The ``<npc-memory>`` block: approved memories only, most specific scope first."""
         return self.context_block(npc, team=team, query=query, max_chars=max_chars).text
 
-    def memories(self, status: str | None = None, npc: str | None = None,
-                 as_of: datetime | None = None) -> pd.DataFrame:  # fmt: skip
+    def memories(
+        self, status: str | None = None, npc: str | None = None, as_of: datetime | None = None
+    ) -> pd.DataFrame:
         """Memories as a DataFrame; ``status="approved"`` uses the approval predicate."""
         if status is not None and status not in (*STATUSES, "approved"):
             raise DecisionError(f"Unknown status {status!r}; use 'approved' or one of {STATUSES}.")
         moment = to_utc(as_of) if as_of is not None else None
-        return self._concat(memories_frame(s, status=status, npc=npc, as_of=moment)
-                            for s in self._stores.existing())  # fmt: skip
+        return self._concat(
+            memories_frame(s, status=status, npc=npc, as_of=moment) for s in self._stores.existing()
+        )
 
     def decisions(self, memory_id: str | None = None) -> pd.DataFrame:
         """The audit log: who did what to which memory, when, with text before and after."""
-        return self._concat(decisions_frame(s, memory_id=memory_id)
-                            for s in self._stores.existing())  # fmt: skip
+        return self._concat(
+            decisions_frame(s, memory_id=memory_id) for s in self._stores.existing()
+        )
 
     def reproposals(self) -> pd.DataFrame:
         """Every time extraction repeated content that was already decided or pending."""
@@ -282,16 +422,9 @@ class Project:
         return filled[0] if filled else every[0]
 
 
-def _neg(moment: datetime | None) -> float:
-    return -moment.timestamp() if moment is not None else 0.0
-
-
-def _within(selected: list[dict], cap: int) -> list[dict]:
-    """Keep the highest-priority memories whose estimated lines fit the cap."""
-    kept, used = [], 0
-    for memory in selected:
-        used += len(memory["final_text"]) + LINE_OVERHEAD
-        if used > cap:
-            break
-        kept.append(memory)
-    return kept
+@functools.cache
+def _os_user() -> str:
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):
+        return "unknown"

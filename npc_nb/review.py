@@ -37,12 +37,30 @@ __all__ = ["UNDOABLE", "Change", "apply_changes", "plan", "plan_supersede", "pla
 
 #: Fields a decision may change; their prior values are kept on the event for undo.
 MUTABLE = (
-    "status", "final_text", "final_hash", "norm_text", "decided_at", "decided_by",
-    "defer_until", "skipped_at", "valid_from", "valid_to", "superseded_by", "superseded_at",
-)  # fmt: skip
+    "status",
+    "final_text",
+    "final_hash",
+    "norm_text",
+    "decided_at",
+    "decided_by",
+    "defer_until",
+    "skipped_at",
+    "valid_from",
+    "valid_to",
+    "superseded_by",
+    "superseded_at",
+)
 _TIMES = {"decided_at", "defer_until", "skipped_at", "valid_from", "valid_to", "superseded_at"}
-UNDOABLE = ("approve", "reject", "edit", "skip", "defer", "approve_all", "supersede",
-            "set_validity")  # fmt: skip
+UNDOABLE = (
+    "approve",
+    "reject",
+    "edit",
+    "skip",
+    "defer",
+    "approve_all",
+    "supersede",
+    "set_validity",
+)
 DEFAULT_DEFER = timedelta(days=1)
 
 
@@ -81,22 +99,31 @@ def _decided(actor: str, now: datetime, status: str) -> dict[str, Any]:
     return {"status": status, "decided_at": now, "decided_by": actor, "defer_until": None}
 
 
-def _plan_approve(memory: dict, *, actor: str, now: datetime, reconsider: bool = False,
-                  action: str = "approve", **_: Any) -> Change:  # fmt: skip
+def _plan_approve(
+    memory: dict,
+    *,
+    actor: str,
+    now: datetime,
+    reconsider: bool = False,
+    action: str = "approve",
+    **_: Any,
+) -> Change:
     _require_open(memory, "approve", reconsider)
     return Change(memory, action, _decided(actor, now, APPROVED))
 
 
-def _plan_reject(memory: dict, *, actor: str, now: datetime, reason: str | None = None,
-                 **_: Any) -> Change:  # fmt: skip
+def _plan_reject(
+    memory: dict, *, actor: str, now: datetime, reason: str | None = None, **_: Any
+) -> Change:
     if memory["status"] == REJECTED:
         raise DecisionError(f"Memory {memory['id']} is already rejected.")
     # Rejecting an approved memory retracts it: it leaves every prompt and becomes a tombstone.
     return Change(memory, "reject", _decided(actor, now, REJECTED), reason=reason)
 
 
-def _plan_edit(memory: dict, *, actor: str, now: datetime, text: str,
-               reconsider: bool = False, **_: Any) -> Change:  # fmt: skip
+def _plan_edit(
+    memory: dict, *, actor: str, now: datetime, text: str, reconsider: bool = False, **_: Any
+) -> Change:
     if memory["status"] in APPROVED_STATUSES:
         return plan_supersede(memory, text, actor=actor, now=now)
     _require_open(memory, "edit", reconsider)
@@ -111,15 +138,15 @@ def _plan_skip(memory: dict, *, now: datetime, **_: Any) -> Change:
     return Change(memory, "skip", {"skipped_at": now})
 
 
-def _plan_defer(memory: dict, *, now: datetime, until: datetime | None = None,
-                **_: Any) -> Change:  # fmt: skip
+def _plan_defer(memory: dict, *, now: datetime, until: datetime | None = None, **_: Any) -> Change:
     _require_open(memory, "defer", False)
     when = to_utc(until) if until is not None else now + DEFAULT_DEFER
     return Change(memory, "defer", {"status": DEFERRED, "defer_until": when})
 
 
-def _plan_validity(memory: dict, *, valid_from: datetime | None, valid_to: datetime | None,
-                   **_: Any) -> Change:  # fmt: skip
+def _plan_validity(
+    memory: dict, *, valid_from: datetime | None, valid_to: datetime | None, **_: Any
+) -> Change:
     start = to_utc(valid_from) if valid_from is not None else None
     end = to_utc(valid_to) if valid_to is not None else None
     if start is not None and end is not None and start >= end:
@@ -164,17 +191,22 @@ def plan_supersede(memory: dict, text: str, *, actor: str, now: datetime) -> Cha
             "superseded. Use edit() on a pending candidate."
         )
     new_id_ = new_id()
-    new_row = {k: v for k, v in memory.items() if k not in ("id", "flags")} | {
-        "id": new_id_,
-        "flags": list(memory["flags"] or ()),
-        "initial_text": memory["final_text"],
-        "initial_hash": memory["final_hash"],
-        "recorded_at": now,
-        "supersedes": memory["id"],
-        "superseded_by": None,
-        "superseded_at": None,
-        "skipped_at": None,
-    } | _decided(actor, now, EDITED) | _text_fields(text)
+    new_row = (
+        {k: v for k, v in memory.items() if k not in ("id", "flags")}
+        | {
+            "id": new_id_,
+            "flags": list(memory["flags"] or ()),
+            "initial_text": memory["final_text"],
+            "initial_hash": memory["final_hash"],
+            "recorded_at": now,
+            "supersedes": memory["id"],
+            "superseded_by": None,
+            "superseded_at": None,
+            "skipped_at": None,
+        }
+        | _decided(actor, now, EDITED)
+        | _text_fields(text)
+    )
     changes = {"status": SUPERSEDED, "superseded_by": new_id_, "superseded_at": now}
     return Change(memory, "supersede", changes, new_row=new_row)
 
@@ -187,8 +219,11 @@ def plan_undo(event: dict, memory: dict, *, now: datetime) -> Change:
             f"(now {memory['status']}). Decide on it again instead."
         )
     if event["state_before"] is None:  # the decision created this memory: withdraw it
-        changes = {"status": SUPERSEDED, "superseded_by": memory["supersedes"],
-                   "superseded_at": now}  # fmt: skip
+        changes = {
+            "status": SUPERSEDED,
+            "superseded_by": memory["supersedes"],
+            "superseded_at": now,
+        }
     else:
         changes = _load_state(event["state_before"])
     return Change(memory, "undo", changes, undoes=event["seq"])
@@ -210,8 +245,16 @@ def apply_changes(
     return DecisionResult(name, actor, changes, batch_id, created)
 
 
-def _apply_one(store: Store, con: Connection, change: Change, *, actor: str, now: datetime,
-               batch_id: str | None, audit: dict[str, Any]) -> None:  # fmt: skip
+def _apply_one(
+    store: Store,
+    con: Connection,
+    change: Change,
+    *,
+    actor: str,
+    now: datetime,
+    batch_id: str | None,
+    audit: dict[str, Any],
+) -> None:
     memory = change.memory
     if not store.update_memory(con, memory["id"], memory["status"], change.changes):
         raise DecisionError(
@@ -222,15 +265,27 @@ def _apply_one(store: Store, con: Connection, change: Change, *, actor: str, now
     store.insert_event(con, event)
     if change.new_row is not None:
         store.insert_memory(con, change.new_row)
-        created = {"memory_id": change.new_row["id"], "from_status": None,
-                   "to_status": change.new_row["status"], "text_before": memory["final_text"],
-                   "text_after": change.new_row["final_text"], "state_before": None,
-                   "lead_time_ms": 0}  # fmt: skip
+        created = {
+            "memory_id": change.new_row["id"],
+            "from_status": None,
+            "to_status": change.new_row["status"],
+            "text_before": memory["final_text"],
+            "text_after": change.new_row["final_text"],
+            "state_before": None,
+            "lead_time_ms": 0,
+        }
         store.insert_event(con, event | created)
 
 
-def _event(memory: dict, change: Change, *, actor: str, now: datetime, batch_id: str | None,
-           audit: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
+def _event(
+    memory: dict,
+    change: Change,
+    *,
+    actor: str,
+    now: datetime,
+    batch_id: str | None,
+    audit: dict[str, Any],
+) -> dict[str, Any]:
     after_text = change.changes.get("final_text", memory["final_text"])
     lead = (now - memory["recorded_at"]).total_seconds() * 1000
     time_spent = audit.get("time_spent")
@@ -255,11 +310,11 @@ def _event(memory: dict, change: Change, *, actor: str, now: datetime, batch_id:
 
 def _dump_state(memory: dict) -> str:
     state = {k: memory[k] for k in MUTABLE}
-    return json.dumps({k: v.isoformat() if isinstance(v, datetime) else v
-                       for k, v in state.items()})  # fmt: skip
+    return json.dumps(
+        {k: v.isoformat() if isinstance(v, datetime) else v for k, v in state.items()}
+    )
 
 
 def _load_state(raw: str) -> dict[str, Any]:
     state = json.loads(raw)
     return {k: datetime.fromisoformat(v) if k in _TIMES and v else v for k, v in state.items()}
-

@@ -10,16 +10,23 @@ from tests.conftest import propose
 
 def test_new_candidate_is_queued_pending_with_its_provenance(nb: npc_nb.Project) -> None:
     outcome = nb.add_candidate(
-        "The deadline is Friday.", category="commitment", npc="analyst",
-        model="npc_nb/offline", provider="offline", prompt_version="p1", confidence=0.8,
-    )  # fmt: skip
+        "The deadline is Friday.",
+        category="commitment",
+        npc="analyst",
+        model="npc_nb/offline",
+        provider="offline",
+        prompt_version="p1",
+        confidence=0.8,
+    )
     assert outcome.action == "queued" and outcome.queued
     row = nb.memories().set_index("id").loc[outcome.memory_id]
     assert row["status"] == "pending_approval"
     assert row["initial_text"] == row["final_text"] == "The deadline is Friday."
     assert (row["extractor_model"], row["prompt_version"], row["confidence"]) == (
-        "npc_nb/offline", "p1", 0.8,
-    )  # fmt: skip
+        "npc_nb/offline",
+        "p1",
+        0.8,
+    )
     assert list(nb.review_queue()["id"]) == [outcome.memory_id]
 
 
@@ -95,8 +102,12 @@ def test_instruction_like_candidates_are_flagged(nb: npc_nb.Project, text: str, 
 
 
 def test_plain_statements_are_not_flagged(nb: npc_nb.Project) -> None:
-    assert nb.add_candidate("The user prefers short answers", category="preference",
-                            npc="analyst").flags == ()  # fmt: skip
+    assert (
+        nb.add_candidate(
+            "The user prefers short answers", category="preference", npc="analyst"
+        ).flags
+        == ()
+    )
 
 
 def _seed_message(nb: npc_nb.Project, content: str) -> str:
@@ -111,10 +122,20 @@ def _seed_message(nb: npc_nb.Project, content: str) -> str:
 
 def test_evidence_is_checked_against_its_source_message(nb: npc_nb.Project) -> None:
     message = _seed_message(nb, "OK, we decided to use   DuckDB for everything.")
-    good = nb.add_candidate("We use DuckDB", category="decision", npc="analyst",
-                            evidence="we decided to use duckdb", source_message_id=message)  # fmt: skip
-    bad = nb.add_candidate("We use Postgres", category="decision", npc="analyst",
-                           evidence="we decided to use Postgres", source_message_id=message)  # fmt: skip
+    good = nb.add_candidate(
+        "We use DuckDB",
+        category="decision",
+        npc="analyst",
+        evidence="we decided to use duckdb",
+        source_message_id=message,
+    )
+    bad = nb.add_candidate(
+        "We use Postgres",
+        category="decision",
+        npc="analyst",
+        evidence="we decided to use Postgres",
+        source_message_id=message,
+    )
     rows = nb.memories().set_index("id")
     assert bool(rows.loc[good.memory_id, "evidence_verified"]) is True
     assert bool(rows.loc[bad.memory_id, "evidence_verified"]) is False

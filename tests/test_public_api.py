@@ -9,13 +9,33 @@ import npc_nb
 
 
 def test_public_names_are_pinned() -> None:
-    assert sorted(npc_nb.__all__) == sorted([
-        "CATEGORIES", "DECISIONS", "SCOPES", "STATUSES", "ApproveAllPreview", "CandidateError",
-        "CandidateOutcome", "ConfigError", "DecisionError", "DecisionResult", "MemoryBlock",
-        "NpcError", "Project", "Settings", "StoreError", "StoreLockedError", "StreamScrubber",
-        "SymlinkedStoreError", "UnknownMemoryError", "load_settings", "open", "open_project",
-        "scrub_memory_tags",
-    ])  # fmt: skip
+    assert sorted(npc_nb.__all__) == sorted(
+        [
+            "CATEGORIES",
+            "DECISIONS",
+            "SCOPES",
+            "STATUSES",
+            "ApproveAllPreview",
+            "CandidateError",
+            "CandidateOutcome",
+            "ConfigError",
+            "DecisionError",
+            "DecisionResult",
+            "MemoryBlock",
+            "NpcError",
+            "Project",
+            "Settings",
+            "StoreError",
+            "StoreLockedError",
+            "StreamScrubber",
+            "SymlinkedStoreError",
+            "UnknownMemoryError",
+            "load_settings",
+            "open",
+            "open_project",
+            "scrub_memory_tags",
+        ]
+    )
     for name in npc_nb.__all__:
         assert hasattr(npc_nb, name), name
 
@@ -29,16 +49,28 @@ def test_every_domain_error_is_an_npc_error() -> None:
 
 def test_import_does_not_pull_in_model_or_notebook_libraries() -> None:
     code = (
-        "import sys, npc_nb; "
-        "print(sorted(m for m in ('litellm', 'IPython', 'ipywidgets', 'pyvis') if m in sys.modules))"
+        "import sys, npc_nb; heavy = ('litellm', 'IPython', 'ipywidgets', 'pyvis'); "
+        "print(sorted(m for m in heavy if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
 
 def test_the_vocabulary_is_the_design_documents() -> None:
-    assert npc_nb.STATUSES == ("pending_approval", "deferred", "human-approved", "human-edited",
-                               "human-rejected", "superseded")  # fmt: skip
-    assert npc_nb.CATEGORIES == ("decision", "preference", "commitment", "constraint",
-                                 "open_loop", "fact")  # fmt: skip
+    assert npc_nb.STATUSES == (
+        "pending_approval",
+        "deferred",
+        "human-approved",
+        "human-edited",
+        "human-rejected",
+        "superseded",
+    )
+    assert npc_nb.CATEGORIES == (
+        "decision",
+        "preference",
+        "commitment",
+        "constraint",
+        "open_loop",
+        "fact",
+    )
     assert npc_nb.SCOPES == ("npc", "team", "project", "global")

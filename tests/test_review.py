@@ -50,7 +50,10 @@ def test_edit_keeps_the_initial_text_and_approves_the_final(nb: npc_nb.Project) 
     memory = propose(nb, "Deadline is Friday")
     nb.edit(memory, "Deadline is Friday 17:00")
     row = nb.memories().set_index("id").loc[memory]
-    assert (row["initial_text"], row["final_text"]) == ("Deadline is Friday", "Deadline is Friday 17:00")
+    assert (row["initial_text"], row["final_text"]) == (
+        "Deadline is Friday",
+        "Deadline is Friday 17:00",
+    )
 
 
 def test_unknown_decision_is_refused_and_changes_nothing(nb: npc_nb.Project) -> None:

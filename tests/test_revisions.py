@@ -22,8 +22,9 @@ def test_supersede_keeps_both_versions_linked(nb: npc_nb.Project) -> None:
     assert rows.loc[new, "supersedes"] == old
     assert rows.loc[new, "status"] == "human-edited"
     assert (rows.loc[new, "initial_text"], rows.loc[new, "final_text"]) == (
-        "The deadline is Friday", "The deadline moved to Monday",
-    )  # fmt: skip
+        "The deadline is Friday",
+        "The deadline moved to Monday",
+    )
     assert "Monday" in nb.context("analyst") and "Friday" not in nb.context("analyst")
 
 
@@ -82,8 +83,9 @@ def test_who_approved_and_what_it_said_before_is_a_query(nb: npc_nb.Project) -> 
     )
     assert answer.loc[0, "actor"] == "ada"
     assert (answer.loc[0, "text_before"], answer.loc[0, "text_after"]) == (
-        "Deadline Friday", "Deadline Friday 17:00",
-    )  # fmt: skip
+        "Deadline Friday",
+        "Deadline Friday 17:00",
+    )
 
 
 def test_memories_rejects_an_unknown_status_filter(nb: npc_nb.Project) -> None:

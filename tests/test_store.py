@@ -23,8 +23,11 @@ def run_python(code: str, *, env_home: Path, wait: bool = True) -> subprocess.Po
     env = {**os.environ, "NPC_NB_HOME": str(env_home), "PYTHONPATH": str(REPO)}
     process = subprocess.Popen(
         [sys.executable, "-c", textwrap.dedent(code)],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     if not wait:
         return process
     out, err = process.communicate(timeout=120)
@@ -81,7 +84,9 @@ def test_a_failing_migration_leaves_no_partial_schema(tmp_path: Path) -> None:
             migrations.apply_migrations(con)
     finally:
         migrations.MIGRATIONS.remove(m900_broken)
-    tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+    tables = {
+        r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()
+    }
     recorded = {r[0] for r in con.execute("SELECT name FROM _migrations").fetchall()}
     assert "half_done" not in tables and "m900_broken" not in recorded
     assert "memories" in tables and "m001_initial" in recorded
@@ -102,8 +107,11 @@ def test_the_database_itself_refuses_values_outside_the_vocabulary(
 
 def test_queries_are_read_only_unless_asked(nb: npc_nb.Project) -> None:
     memory = propose(nb, "a fact")
-    for statement in ("DELETE FROM memory_events", "DROP TABLE memories",
-                      "SELECT 1; UPDATE memories SET final_text = 'x'"):  # fmt: skip
+    for statement in (
+        "DELETE FROM memory_events",
+        "DROP TABLE memories",
+        "SELECT 1; UPDATE memories SET final_text = 'x'",
+    ):
         with pytest.raises(npc_nb.NpcError, match="read-only"):
             nb.sql(statement)
     assert len(nb.decisions(memory)) == 1
@@ -144,8 +152,9 @@ def test_a_held_lock_raises_store_locked_error_naming_the_file(
         print("holding", flush=True)
         time.sleep(30)
         """,
-        env_home=isolated_home, wait=False,
-    )  # fmt: skip
+        env_home=isolated_home,
+        wait=False,
+    )
     try:
         assert holder.stdout.readline().strip() == "holding"
         with pytest.raises(npc_nb.StoreLockedError, match=str(project.store_path)):
@@ -168,7 +177,7 @@ def test_an_idle_kernel_does_not_keep_the_lock(project_dir: Path, isolated_home:
         print(nb.add_candidate("written by the second kernel", category="fact", npc="b").action)
         """,
         env_home=isolated_home,
-    )  # fmt: skip
+    )
     assert out.strip() == "queued"
     assert len(project.memories()) == 2
     project.close()
@@ -189,10 +198,15 @@ def test_two_processes_writing_at_once_lose_nothing(project_dir: Path, isolated_
     workers = []
     for who in ("alpha", "beta"):
         env = {**os.environ, "NPC_NB_HOME": str(isolated_home), "PYTHONPATH": str(REPO)}
-        workers.append(subprocess.Popen(
-            [sys.executable, "-c", textwrap.dedent(script), who], env=env,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        ))  # fmt: skip
+        workers.append(
+            subprocess.Popen(
+                [sys.executable, "-c", textwrap.dedent(script), who],
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+        )
     for worker in workers:
         out, err = worker.communicate(timeout=240)
         assert worker.returncode == 0, err
@@ -214,8 +228,9 @@ def test_a_killed_process_loses_no_committed_decision(project_dir: Path, isolate
         nb.approve(out.memory_id)
         os.kill(os.getpid(), signal.SIGKILL)  # connection still held, nothing closed
         """,
-        env_home=isolated_home, wait=False,
-    )  # fmt: skip
+        env_home=isolated_home,
+        wait=False,
+    )
     writer.communicate(timeout=60)
     project = npc_nb.open(project_dir)
     assert "survives a kill" in project.context("a")

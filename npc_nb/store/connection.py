@@ -24,7 +24,7 @@ from pathlib import Path
 import duckdb
 
 from ..errors import StoreError, StoreLockedError
-from ..paths import refuse_symlinks
+from ..paths import ensure_store_dir
 
 __all__ = ["ConnectionLease"]
 
@@ -104,7 +104,7 @@ class ConnectionLease:
                 self._wake.wait(timeout=max(self.idle_release - idle_for, 0.001))
 
     def _connect_with_retry(self) -> duckdb.DuckDBPyConnection:
-        refuse_symlinks(self.path.parent)
+        ensure_store_dir(self.path.parent)  # checked on every (re)connect
         deadline = time.monotonic() + self.lock_timeout
         backoff = _FIRST_BACKOFF
         while True:
@@ -114,7 +114,9 @@ class ConnectionLease:
                 if not any(m in str(exc) for m in _LOCK_MESSAGES):
                     raise StoreError(f"Cannot open the store {self.path}: {exc}") from exc
                 if time.monotonic() + backoff > deadline:
-                    raise StoreLockedError(_locked_message(self.path, self.lock_timeout, exc)) from exc
+                    raise StoreLockedError(
+                        _locked_message(self.path, self.lock_timeout, exc)
+                    ) from exc
                 time.sleep(backoff)
                 backoff = min(backoff * 2, _MAX_BACKOFF)
                 continue
@@ -128,9 +130,11 @@ class ConnectionLease:
 
 
 def _locked_message(path: Path, timeout: float, exc: Exception) -> str:
-    holder = str(exc).split("Conflicting lock is held in", 1)[-1].strip() if "held in" in str(
-        exc
-    ) else "another process"
+    holder = (
+        str(exc).split("Conflicting lock is held in", 1)[-1].strip()
+        if "held in" in str(exc)
+        else "another process"
+    )
     return (
         f"The store {path} stayed locked for {timeout:g} s (held by {holder}). Another "
         "kernel or program is writing to it; wait and retry, close that program, or raise "

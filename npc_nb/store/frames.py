@@ -57,7 +57,7 @@ def memories_frame(
     if npc is not None:
         clauses.append("npc = $npc")
         params_["npc"] = npc
-    sql = f"SELECT * FROM ({source}) WHERE {' AND '.join(clauses)} ORDER BY recorded_at, id"  # noqa: S608
+    sql = f"SELECT * FROM ({source}) WHERE {' AND '.join(clauses)} ORDER BY recorded_at, id"
     return store.dataframe(sql, params_)
 
 
@@ -66,7 +66,7 @@ def decisions_frame(store: Store, *, memory_id: str | None) -> pd.DataFrame:
     where = "WHERE memory_id = $id" if memory_id is not None else ""
     params = {"id": memory_id} if memory_id is not None else {}
     return store.dataframe(
-        f"SELECT * EXCLUDE (state_before) FROM memory_events {where} ORDER BY seq",  # noqa: S608
+        f"SELECT * EXCLUDE (state_before) FROM memory_events {where} ORDER BY seq",
         params,
     )
 

@@ -20,11 +20,12 @@ import pandas as pd
 
 from ..config import Settings
 from ..errors import NpcError
-from ..paths import ensure_store_dir, store_path
+from ..paths import store_path
+from ..vocabulary import APPROVED_STATUSES
 from .connection import ConnectionLease
 from .migrations import apply_migrations
 
-__all__ = ["Connection", "Store", "rows"]
+__all__ = ["VISIBLE", "Connection", "Store", "rows"]
 
 Connection = duckdb.DuckDBPyConnection
 _READ_ONLY_STATEMENTS = {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN}
@@ -34,9 +35,7 @@ VISIBLE = (
     "((scope = 'npc' AND npc = $npc) OR (scope = 'team' AND team = $team)"
     " OR scope IN ('project', 'global'))"
 )
-SCOPE_RANK_SQL = (
-    "CASE scope WHEN 'npc' THEN 0 WHEN 'team' THEN 1 WHEN 'project' THEN 2 ELSE 3 END"
-)
+SCOPE_RANK_SQL = "CASE scope WHEN 'npc' THEN 0 WHEN 'team' THEN 1 WHEN 'project' THEN 2 ELSE 3 END"
 
 
 def rows(con: Connection, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[dict]:
@@ -79,7 +78,6 @@ class Store:
 
     @contextmanager
     def read(self) -> Iterator[Connection]:
-        ensure_store_dir(self.folder)
         with self._lease.connection() as con:
             yield con
 
@@ -107,7 +105,7 @@ class Store:
     def insert_memory(self, con: Connection, memory: dict) -> None:
         columns = list(memory)
         con.execute(
-            f"INSERT INTO memories ({', '.join(columns)}) "  # noqa: S608 - column names are ours
+            f"INSERT INTO memories ({', '.join(columns)}) "
             f"VALUES ({', '.join('?' for _ in columns)})",
             list(memory.values()),
         )
@@ -115,58 +113,103 @@ class Store:
     def update_memory(
         self, con: Connection, memory_id: str, expected_status: str, changes: dict
     ) -> bool:
-        """Apply ``changes`` if the memory still has ``expected_status``; report success."""
+        """Apply ``changes`` if the memory still has ``expected_status``; report success.
+
+        Call inside ``write()``: the re-read and the update share its transaction, and
+        the held file lock keeps other processes out in between.
+        """
+        current = con.execute("SELECT status FROM memories WHERE id = ?", [memory_id]).fetchone()
+        if current is None or current[0] != expected_status:
+            return False
         assignments = ", ".join(f"{column} = ?" for column in changes)
-        updated = con.execute(
-            f"UPDATE memories SET {assignments} WHERE id = ? AND status = ? "  # noqa: S608
-            "RETURNING id",
-            [*changes.values(), memory_id, expected_status],
-        ).fetchall()
-        return bool(updated)
+        con.execute(
+            f"UPDATE memories SET {assignments} WHERE id = ?",
+            [*changes.values(), memory_id],
+        )
+        self.bump_generation(con)
+        return True
+
+    def generation(self, con: Connection) -> int:
+        """A counter bumped by every decision: caches of approved/rejected sets key on it."""
+        (value,) = con.execute(
+            "SELECT value FROM store_state WHERE key = 'decision_generation'"
+        ).fetchone()
+        return int(value)
+
+    def bump_generation(self, con: Connection) -> None:
+        con.execute("UPDATE store_state SET value = value + 1 WHERE key = 'decision_generation'")
 
     def insert_event(self, con: Connection, event: dict) -> int:
         columns = list(event)
         (seq,) = con.execute(
-            f"INSERT INTO memory_events (seq, {', '.join(columns)}) "  # noqa: S608
+            f"INSERT INTO memory_events (seq, {', '.join(columns)}) "
             f"VALUES (nextval('memory_event_seq'), {', '.join('?' for _ in columns)}) "
             "RETURNING seq",
             list(event.values()),
         ).fetchone()
         return int(seq)
 
-    def find_by_hash(self, digest: str, npc: str | None, team: str | None) -> list[dict]:
+    def find_by_hash(
+        self, con: Connection, digest: str, npc: str | None, team: str | None
+    ) -> list[dict]:
         """Visible memories whose proposed or final text normalises to ``digest``."""
-        with self.read() as con:
-            return rows(
-                con,
-                "SELECT id, status, final_text FROM memories "  # noqa: S608
-                f"WHERE (final_hash = $digest OR initial_hash = $digest) AND {VISIBLE}",
-                {"digest": digest, "npc": npc, "team": team},
-            )
+        # Each materialised lookup uses its hash index; an OR, a UNION or a visibility
+        # filter in the same scan would make DuckDB read the whole table instead.
+        return rows(
+            con,
+            "WITH by_final AS MATERIALIZED (SELECT id, status, scope, npc, team FROM memories"
+            " WHERE final_hash = $digest), by_initial AS MATERIALIZED (SELECT id, status, scope,"
+            " npc, team FROM memories WHERE initial_hash = $digest) "
+            "SELECT DISTINCT id, status FROM (FROM by_final UNION ALL FROM by_initial) "
+            f"WHERE {VISIBLE}",
+            {"digest": digest, "npc": npc, "team": team},
+        )
 
-    def rejected_texts(
-        self, npc: str | None, team: str | None, min_len: int, max_len: int
-    ) -> list[tuple[str, str]]:
-        """(id, normalised text) of visible rejected memories within a length window."""
-        with self.read() as con:
-            return con.execute(
-                "SELECT id, norm_text FROM memories "  # noqa: S608
-                f"WHERE status = 'human-rejected' AND {VISIBLE} "
-                "AND length(norm_text) BETWEEN $lo AND $hi",
-                {"npc": npc, "team": team, "lo": min_len, "hi": max_len},
-            ).fetchall()
+    def rejected_visible(self, con: Connection, npc: str | None, team: str | None) -> list[tuple]:
+        """(id, normalised text) of every rejected memory visible to ``npc``."""
+        return con.execute(
+            f"SELECT id, norm_text FROM memories WHERE status = 'human-rejected' AND {VISIBLE}",
+            {"npc": npc, "team": team},
+        ).fetchall()
+
+    def approved_visible(self, con: Connection, npc: str, team: str | None) -> list[dict]:
+        """Approved memories visible to ``npc``: most specific scope, then newest, first."""
+        return rows(
+            con,
+            "SELECT id, final_text, final_hash, norm_text, scope, category, valid_from, "
+            f"valid_to, decided_at, {SCOPE_RANK_SQL} AS scope_rank "
+            f"FROM approved_memories WHERE {VISIBLE} "
+            "ORDER BY scope_rank, decided_at DESC, id",
+            {"npc": npc, "team": team},
+        )
+
+    def next_validity_change(self, con: Connection, npc: str, team: str | None) -> datetime | None:
+        """The next moment a visible approved memory enters or leaves its validity window.
+
+        Until then, ``approved_visible`` cannot change without a decision.
+        """
+        (moment,) = con.execute(
+            "SELECT min(CASE WHEN valid_from > now()::TIMESTAMP THEN valid_from "
+            "ELSE valid_to END) FROM memories "
+            "WHERE list_contains($approved, status) AND superseded_by IS NULL "
+            f"AND (valid_from > now()::TIMESTAMP OR valid_to > now()::TIMESTAMP) AND {VISIBLE}",
+            {"npc": npc, "team": team, "approved": list(APPROVED_STATUSES)},
+        ).fetchone()
+        return moment
 
     def insert_reproposal(self, con: Connection, reproposal: dict) -> None:
         columns = list(reproposal)
         con.execute(
-            f"INSERT INTO reproposals ({', '.join(columns)}) "  # noqa: S608
+            f"INSERT INTO reproposals ({', '.join(columns)}) "
             f"VALUES ({', '.join('?' for _ in columns)})",
             list(reproposal.values()),
         )
 
     def message_content(self, message_id: str) -> str | None:
         with self.read() as con:
-            found = con.execute("SELECT content FROM messages WHERE id = ?", [message_id]).fetchone()
+            found = con.execute(
+                "SELECT content FROM messages WHERE id = ?", [message_id]
+            ).fetchone()
         return found[0] if found else None
 
     def open_memories(self, filters: dict[str, Any], now: datetime) -> list[dict]:
@@ -183,7 +226,7 @@ class Store:
         with self.read() as con:
             return rows(
                 con,
-                "SELECT * FROM memories WHERE "  # noqa: S608
+                "SELECT * FROM memories WHERE "
                 + " AND ".join(clauses)
                 + " ORDER BY skipped_at NULLS FIRST, recorded_at, id",
                 params,
@@ -215,49 +258,6 @@ class Store:
 
     # -- context ----------------------------------------------------------------------
 
-    def context_rows(
-        self, npc: str, team: str | None, terms: list[str], budget: int, line_overhead: int
-    ) -> tuple[list[dict], int]:
-        """Approved memories visible to ``npc`` that fit ``budget``, and how many exist.
-
-        Selection priority: relevance to ``terms`` (when given), then most specific
-        scope, then most recently decided. The running length is an estimate (escaping
-        only lengthens text); the caller trims exactly.
-        """
-        relevance = (
-            "list_count(list_filter($terms::VARCHAR[], lambda t: contains(norm_text, t)))"
-            if terms
-            else "0"
-        )
-        sql = f"""
-            WITH visible AS (
-                SELECT id, final_text, final_hash, scope, category, valid_from, valid_to,
-                       decided_at, {SCOPE_RANK_SQL} AS scope_rank, {relevance} AS relevance
-                FROM approved_memories WHERE {VISIBLE}
-            ), ranked AS (
-                SELECT *, count(*) OVER () AS total,
-                       sum(length(final_text) + $overhead) OVER (
-                           ORDER BY relevance DESC, scope_rank, decided_at DESC, id
-                           ROWS UNBOUNDED PRECEDING) AS running
-                FROM visible
-            )
-            SELECT * FROM ranked WHERE running <= $budget
-            ORDER BY relevance DESC, scope_rank, decided_at DESC, id
-        """  # noqa: S608 - fragments are this module's constants
-        params: dict[str, Any] = {"npc": npc, "team": team, "budget": budget}
-        params["overhead"] = line_overhead
-        if terms:
-            params["terms"] = terms
-        with self.read() as con:
-            selected = rows(con, sql, params)
-            if selected:
-                return selected, int(selected[0]["total"])
-            (total,) = con.execute(
-                f"SELECT count(*) FROM approved_memories WHERE {VISIBLE}",  # noqa: S608
-                {"npc": npc, "team": team},
-            ).fetchone()
-            return [], int(total)
-
     # -- DataFrames ---------------------------------------------------------------------
 
     def dataframe(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> pd.DataFrame:
@@ -279,7 +279,9 @@ class Store:
                 )
         with self.read() as con:
             if allow_write:
-                return _frame(con.execute(sql, params or ()))
+                result = _frame(con.execute(sql, params or ()))
+                self.bump_generation(con)  # the caller may have changed anything
+                return result
             con.execute("BEGIN TRANSACTION")
             try:
                 return _frame(con.execute(sql, params or ()))
