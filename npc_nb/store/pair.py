@@ -21,8 +21,8 @@ class StorePair:
     """Routes reads and writes to the project store or the user store."""
 
     def __init__(self, project_folder: Path, user_folder: Path, settings: Settings) -> None:
-        self.project = Store(project_folder, settings)
-        self.user = Store(user_folder, settings)
+        self.project = Store.shared(project_folder, settings)
+        self.user = Store.shared(user_folder, settings)
 
     def for_scope(self, scope: str) -> Store:
         return self.user if scope == "global" else self.project

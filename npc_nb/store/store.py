@@ -9,11 +9,13 @@ reach SQL text come from this module's own constants; values are always bound.
 
 from __future__ import annotations
 
+import threading
+import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import duckdb
 import pandas as pd
@@ -25,7 +27,7 @@ from ..vocabulary import APPROVED_STATUSES
 from .connection import ConnectionLease
 from .migrations import apply_migrations
 
-__all__ = ["VISIBLE", "Connection", "Store", "rows"]
+__all__ = ["VISIBLE", "Connection", "Store", "rows", "visible_to"]
 
 Connection = duckdb.DuckDBPyConnection
 _READ_ONLY_STATEMENTS = {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN}
@@ -35,6 +37,18 @@ VISIBLE = (
     "((scope = 'npc' AND npc = $npc) OR (scope = 'team' AND team = $team)"
     " OR scope IN ('project', 'global'))"
 )
+
+
+def visible_to(row: dict, npc: str | None, team: str | None) -> bool:
+    """``VISIBLE`` for a row already in hand (a test holds the two in agreement)."""
+    scope = row["scope"]
+    if scope == "npc":
+        return npc is not None and row["npc"] == npc
+    if scope == "team":
+        return team is not None and row["team"] == team
+    return scope in ("project", "global")
+
+
 SCOPE_RANK_SQL = "CASE scope WHEN 'npc' THEN 0 WHEN 'team' THEN 1 WHEN 'project' THEN 2 ELSE 3 END"
 
 
@@ -46,12 +60,33 @@ def rows(con: Connection, sql: str, params: Sequence[Any] | dict[str, Any] = ())
 
 
 class Store:
-    """One DuckDB file with the npc_nb schema, opened on demand and released when idle."""
+    """One DuckDB file with the npc_nb schema, opened on demand and released when idle.
+
+    Use ``Store.shared``: one Store (one lease, one connection) per file per process, so
+    every Project and thread in a kernel agrees on what this process has written.
+    """
+
+    _shared: ClassVar[weakref.WeakValueDictionary[Path, Store]] = weakref.WeakValueDictionary()
+    _shared_lock: ClassVar[threading.Lock] = threading.Lock()
+
+    @classmethod
+    def shared(cls, folder: Path, settings: Settings) -> Store:
+        """This process's Store for ``folder``; the latest opener's timeouts apply."""
+        path = store_path(folder).absolute()
+        with cls._shared_lock:
+            store = cls._shared.get(path)
+            if store is None:
+                store = cls._shared[path] = cls(folder, settings)
+            store._lease.lock_timeout = settings.lock_timeout
+            store._lease.idle_release = settings.idle_release
+            return store
 
     def __init__(self, folder: Path, settings: Settings) -> None:
         self.folder = folder
         self.path = store_path(folder)
-        self._migrated = False
+        # The decision generation as this process last saw it. None whenever the file
+        # was closed, since another process may have written while it was.
+        self._generation: int | None = None
         self._lease = ConnectionLease(
             self.path,
             lock_timeout=settings.lock_timeout,
@@ -71,10 +106,10 @@ class Store:
         self._lease.release()
 
     def _prepare(self, con: Connection) -> None:
+        self._generation = None
         con.execute("SET TimeZone = 'UTC'")
-        if not self._migrated:
-            apply_migrations(con)
-            self._migrated = True
+        # On every (re)connect: another process, maybe a newer npc_nb, may have migrated.
+        apply_migrations(con)
 
     @contextmanager
     def read(self) -> Iterator[Connection]:
@@ -90,6 +125,7 @@ class Store:
                 yield con
             except BaseException:
                 con.execute("ROLLBACK")
+                self._generation = None
                 raise
             con.execute("COMMIT")
 
@@ -130,40 +166,46 @@ class Store:
         return True
 
     def generation(self, con: Connection) -> int:
-        """A counter bumped by every decision: caches of approved/rejected sets key on it."""
-        (value,) = con.execute(
-            "SELECT value FROM store_state WHERE key = 'decision_generation'"
-        ).fetchone()
-        return int(value)
+        """A counter bumped by every decision: caches of approved/rejected sets key on it.
+
+        While this process holds the file no other process can write, so the value is
+        read from the file only after a (re)connect.
+        """
+        if self._generation is None:
+            (value,) = con.execute(
+                "SELECT value FROM store_state WHERE key = 'decision_generation'"
+            ).fetchone()
+            self._generation = int(value)
+        return self._generation
 
     def bump_generation(self, con: Connection) -> None:
         con.execute("UPDATE store_state SET value = value + 1 WHERE key = 'decision_generation'")
+        if self._generation is not None:
+            self._generation += 1
 
-    def insert_event(self, con: Connection, event: dict) -> int:
+    def insert_event(self, con: Connection, event: dict) -> None:
         columns = list(event)
-        (seq,) = con.execute(
+        con.execute(
             f"INSERT INTO memory_events (seq, {', '.join(columns)}) "
-            f"VALUES (nextval('memory_event_seq'), {', '.join('?' for _ in columns)}) "
-            "RETURNING seq",
+            f"VALUES (nextval('memory_event_seq'), {', '.join('?' for _ in columns)})",
             list(event.values()),
-        ).fetchone()
-        return int(seq)
+        )
 
     def find_by_hash(
         self, con: Connection, digest: str, npc: str | None, team: str | None
     ) -> list[dict]:
         """Visible memories whose proposed or final text normalises to ``digest``."""
-        # Each materialised lookup uses its hash index; an OR, a UNION or a visibility
-        # filter in the same scan would make DuckDB read the whole table instead.
-        return rows(
-            con,
-            "WITH by_final AS MATERIALIZED (SELECT id, status, scope, npc, team FROM memories"
-            " WHERE final_hash = $digest), by_initial AS MATERIALIZED (SELECT id, status, scope,"
-            " npc, team FROM memories WHERE initial_hash = $digest) "
-            "SELECT DISTINCT id, status FROM (FROM by_final UNION ALL FROM by_initial) "
-            f"WHERE {VISIBLE}",
-            {"digest": digest, "npc": npc, "team": team},
-        )
+        # Two plain lookups, each served by its hash index: an OR, a UNION or the
+        # visibility filter in the same scan makes DuckDB read the whole table instead.
+        found = {}
+        for column in ("final_hash", "initial_hash"):
+            for row in rows(
+                con,
+                f"SELECT id, status, scope, npc, team FROM memories WHERE {column} = ?",
+                [digest],
+            ):
+                found[row["id"]] = row
+        return [row for row in found.values() if visible_to(row, npc, team)]
 
     def rejected_visible(self, con: Connection, npc: str | None, team: str | None) -> list[tuple]:
         """(id, normalised text) of every rejected memory visible to ``npc``."""
