@@ -133,18 +133,21 @@ def bench_size(n: int, repeat: int) -> dict[str, tuple[float, float]]:
     folder = Path(tempfile.mkdtemp(prefix=f"npc-bench-{n}-"))
     os.environ["NPC_NB_HOME"] = str(folder / "home")
     project = build(n, folder)
-    pending = list(project.sql(
-        "SELECT id FROM memories WHERE status = 'pending_approval' ORDER BY id LIMIT $k",
-        {"k": repeat + 1},
-    )["id"])  # fmt: skip
+    pending = list(
+        project.sql(
+            "SELECT id FROM memories WHERE status = 'pending_approval' ORDER BY id LIMIT $k",
+            {"k": repeat + 1},
+        )["id"]
+    )
     results = {}
     results["add_candidate"] = timed(
         lambda i: project.add_candidate(
             f"benchmark candidate {i} says the analysis of topic {i % 97} is done",
-            category="fact", npc="npc3",
+            category="fact",
+            npc="npc3",
         ),
         repeat,
-    )  # fmt: skip
+    )
     results["decision"] = timed(lambda i: project.approve(pending[i + 1], by="bench"), repeat)
     block = project.context_block("npc3", team="team0", query=QUERY)
     results["context"] = timed(lambda i: project.context("npc3", team="team0", query=QUERY), repeat)
@@ -156,8 +159,13 @@ def bench_size(n: int, repeat: int) -> dict[str, tuple[float, float]]:
     results["context (cold)"] = timed(after_a_decision, max(10, repeat // 10))
     project.close()
     con = duckdb.connect(str(project.store_path))
-    params = {"npc": "npc3", "team": "team0", "budget": project.settings.context_max_chars,
-              "overhead": LINE_OVERHEAD, "terms": query_terms(QUERY)}  # fmt: skip
+    params = {
+        "npc": "npc3",
+        "team": "team0",
+        "budget": project.settings.context_max_chars,
+        "overhead": LINE_OVERHEAD,
+        "terms": query_terms(QUERY),
+    }
     results["context (raw)"] = timed(
         lambda i: con.execute(RAW_CONTEXT_SQL, params).fetchall(), repeat
     )

@@ -15,14 +15,14 @@ from typing import Any
 
 import pandas as pd
 
-from . import candidates, review
+from . import candidates, review, transitions
 from .config import Settings, load_settings, user_home
 from .context import MemoryBlock, block_room, query_terms, render_block
 from .errors import DecisionError
 from .paths import STORE_DIR, ensure_store_dir, find_project_root
 from .records import ApproveAllPreview, CandidateOutcome, DecisionResult
 from .selection import DecisionCache
-from .stamps import new_id, to_utc, utc_now
+from .stamps import to_utc, utc_now
 from .store import StorePair
 from .store.frames import decisions_frame, memories_frame, reproposals_frame
 from .vocabulary import DECISIONS, STATUSES
@@ -240,7 +240,7 @@ class Project:
         text = candidates.validate_memory_text(text, self.settings.max_memory_chars)
         store, memory = self._stores.locate(memory_id)
         actor, now = self._actor(by), utc_now()
-        change = review.plan_supersede(memory, text, actor=actor, now=now)
+        change = transitions.plan_supersede(memory, text, actor=actor, now=now)
         return review.apply_changes(store, [change], actor=actor, now=now, audit={})
 
     def set_validity(
@@ -261,7 +261,7 @@ class Project:
         actor = self._actor(by)
         store, memory = self._stores.locate(memory_id)
         now = utc_now()
-        change = review.plan(decision, memory, actor=actor, now=now, **args)
+        change = transitions.plan(decision, memory, actor=actor, now=now, **args)
         return review.apply_changes(store, [change], actor=actor, now=now, audit=audit)
 
     def approve_all(
@@ -290,47 +290,19 @@ class Project:
             "conversation_id": conversation,
             "ids": ids,
         }
-        now = utc_now()
-        found = [(s, m) for s in self._stores.existing() for m in s.open_memories(filters, now)]
-        eligible = [(s, m) for s, m in found if not m["flags"]]
-        if not confirm:
-            sample = pd.DataFrame([m for _, m in eligible[:sample_size]], columns=_QUEUE_COLUMNS)
-            return ApproveAllPreview(
-                len(eligible),
-                sample,
-                len(found) - len(eligible),
-                tuple(m["id"] for _, m in eligible),
-            )
-        actor, batch_id = self._actor(by), new_id()
-        changes: list[tuple[str, str | None, str]] = []
-        for store in {s for s, _ in eligible}:
-            planned = [
-                review.plan("approve", m, actor=actor, now=now, action="approve_all")
-                for s, m in eligible
-                if s is store
-            ]
-            result = review.apply_changes(
-                store, planned, actor=actor, now=now, audit={"batch_id": batch_id}
-            )
-            changes.extend(result.changes)
-        return DecisionResult("approve_all", actor, tuple(changes), batch_id)
+        return review.approve_all(
+            self._stores,
+            filters,
+            actor=self._actor(by),
+            now=utc_now(),
+            confirm=confirm,
+            sample_size=sample_size,
+            columns=_QUEUE_COLUMNS,
+        )
 
     def undo(self, by: str | None = None) -> DecisionResult:
         """Revert your last decision, or the whole of your last batch, as new events."""
-        actor, now = self._actor(by), utc_now()
-        latest = [
-            (s, events)
-            for s in self._stores.existing()
-            if (events := s.last_undoable(actor, review.UNDOABLE))
-        ]
-        if not latest:
-            raise DecisionError(f"Nothing to undo: {actor} has no decision left to revert.")
-        store, events = max(latest, key=lambda pair: pair[1][0]["occurred_at"])
-        planned = []
-        for event in events:
-            memory = store.get_memory(event["memory_id"])
-            planned.append(review.plan_undo(event, memory, now=now))
-        return review.apply_changes(store, planned, actor=actor, now=now, audit={})
+        return review.undo(self._stores, actor=self._actor(by), now=utc_now())
 
     # -- reading ----------------------------------------------------------------------------
 

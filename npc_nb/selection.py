@@ -134,8 +134,9 @@ class DecisionCache:
 
         return self._get(("rejected", npc, team), [store], load)
 
-    def _get(self, kind: tuple, stores: list[Store],
-             load: Callable[[], tuple[Any, datetime | None]]) -> Any:  # fmt: skip
+    def _get(
+        self, kind: tuple, stores: list[Store], load: Callable[[], tuple[Any, datetime | None]]
+    ) -> Any:
         key = (*kind, tuple(store.path for store in stores))
         generation = tuple(_generation(store) for store in stores)
         entry = self._entries.get(key)

@@ -70,8 +70,9 @@ def test_a_write_through_sql_invalidates_the_cache(nb: npc_nb.Project) -> None:
     memory = propose(nb, "edited by hand")
     nb.approve(memory)
     assert "edited by hand" in nb.context("analyst")
-    nb.sql("UPDATE memories SET final_text = 'changed by SQL' WHERE id = ?", [memory],
-           allow_write=True)  # fmt: skip
+    nb.sql(
+        "UPDATE memories SET final_text = 'changed by SQL' WHERE id = ?", [memory], allow_write=True
+    )
     assert "changed by SQL" in nb.context("analyst")
 
 

@@ -194,12 +194,12 @@ def test_undo_refuses_when_the_memory_changed_since(nb: npc_nb.Project) -> None:
 
 
 def test_a_decision_planned_on_stale_state_writes_nothing(nb: npc_nb.Project) -> None:
-    from npc_nb import review
+    from npc_nb import review, transitions
     from npc_nb.stamps import utc_now
 
     memory = propose(nb, "first")
     store, row = nb._stores.locate(memory)
-    stale = review.plan("approve", row, actor="ada", now=utc_now())
+    stale = transitions.plan("approve", row, actor="ada", now=utc_now())
     nb.reject(memory, by="bob")  # another kernel decides first
     with pytest.raises(npc_nb.DecisionError, match="changed while"):
         review.apply_changes(store, [stale], actor="ada", now=utc_now(), audit={})
@@ -219,3 +219,15 @@ def test_review_queue_filters(nb: npc_nb.Project) -> None:
     b = propose(nb, "a preference", category="preference", npc="writer")
     assert list(nb.review_queue(category="fact")["id"]) == [a]
     assert list(nb.review_queue(npc="writer")["id"]) == [b]
+
+
+def test_undo_of_a_batch_spanning_both_stores_reverts_all_of_it(nb: npc_nb.Project) -> None:
+    local = propose(nb, "project-store fact")
+    everywhere = propose(nb, "user-store fact", scope="global", npc=None)
+    result = nb.approve_all(confirm=True)
+    assert set(result.memory_ids) == {local, everywhere}
+    undone = nb.undo()
+    assert set(undone.memory_ids) == {local, everywhere}
+    assert status_of(nb, local) == status_of(nb, everywhere) == "pending_approval"
+    with pytest.raises(npc_nb.DecisionError, match="Nothing to undo"):
+        nb.undo()

@@ -276,10 +276,10 @@ class Store:
 
     # -- audit ------------------------------------------------------------------------
 
-    def last_undoable(self, actor: str, actions: Sequence[str]) -> list[dict]:
-        """The actor's latest decision not yet undone, with the rest of its batch."""
+    def last_undoable(self, actor: str, actions: Sequence[str]) -> dict | None:
+        """The actor's latest decision event that no undo event points at yet."""
         with self.read() as con:
-            latest = rows(
+            found = rows(
                 con,
                 "SELECT * FROM memory_events e WHERE actor = $actor "
                 "AND list_contains($actions, action) "
@@ -287,15 +287,18 @@ class Store:
                 "ORDER BY seq DESC LIMIT 1",
                 {"actor": actor, "actions": list(actions)},
             )
-            if not latest or latest[0]["batch_id"] is None:
-                return latest
+        return found[0] if found else None
+
+    def batch_events(self, batch_id: str, actions: Sequence[str]) -> list[dict]:
+        """The not-yet-undone decision events of one batch, newest first."""
+        with self.read() as con:
             return rows(
                 con,
                 "SELECT * FROM memory_events e WHERE batch_id = $batch "
                 "AND list_contains($actions, action) "
                 "AND NOT EXISTS (SELECT 1 FROM memory_events u WHERE u.undoes = e.seq) "
                 "ORDER BY seq DESC",
-                {"batch": latest[0]["batch_id"], "actions": list(actions)},
+                {"batch": batch_id, "actions": list(actions)},
             )
 
     # -- context ----------------------------------------------------------------------
