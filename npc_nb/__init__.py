@@ -15,17 +15,27 @@ from .errors import (
     CandidateError,
     ConfigError,
     DecisionError,
+    ModelCallError,
     NpcError,
     StoreError,
     StoreLockedError,
     SymlinkedStoreError,
     UnknownMemoryError,
 )
+from .personas import Persona
 from .project import Project, open_project
-from .records import ApproveAllPreview, CandidateOutcome, DecisionResult
+from .records import ApproveAllPreview, CandidateOutcome, DecisionResult, Reply
 from .vocabulary import CATEGORIES, DECISIONS, SCOPES, STATUSES
 
 __version__ = "0.1.0.dev0"
+
+
+def load_ipython_extension(ipython: object) -> None:
+    """``%load_ext npc_nb``: register the magics (imports neither litellm nor widgets)."""
+    from .magics import NpcMagics
+
+    ipython.register_magics(NpcMagics)  # type: ignore[attr-defined]
+
 
 open = open_project
 
@@ -41,8 +51,11 @@ __all__ = [
     "DecisionError",
     "DecisionResult",
     "MemoryBlock",
+    "ModelCallError",
     "NpcError",
+    "Persona",
     "Project",
+    "Reply",
     "Settings",
     "StoreError",
     "StoreLockedError",

@@ -58,6 +58,18 @@ class Settings(BaseSettings):
     )
     max_memory_chars: int = Field(2_000, ge=20, description="longest memory text accepted")
     lock_timeout: float = Field(10.0, ge=0, description="seconds to retry a locked store")
+    extraction_model: str | None = Field(
+        None, description="litellm model for memory extraction (default: the chat model)"
+    )
+    history_messages: int = Field(20, ge=0, description="earlier turns sent with each message")
+    max_memories_per_exchange: int = Field(5, ge=1, le=50, description="extraction limit")
+    extraction_attempts: int = Field(3, ge=1, description="tries before a job is failed")
+    extract_in_background: bool = Field(
+        True, description="run extraction on a worker thread (False: only on wait())"
+    )
+    offline_delay: float = Field(
+        0.0, ge=0, description="seconds the offline demo model takes to extract (demos, tests)"
+    )
     idle_release: float = Field(
         0.25, ge=0, description="seconds a connection is kept after its last use"
     )

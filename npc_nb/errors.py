@@ -60,3 +60,12 @@ class StoreLockedError(StoreError):
 
 class SymlinkedStoreError(StoreError):
     """The store path is a symbolic link; writing through it is refused."""
+
+
+class ModelCallError(NpcError):
+    """A model call failed; the message says what to do (set a key, retry, shorten)."""
+
+    def __init__(self, message: str, *, model: str | None = None, kind: str | None = None) -> None:
+        super().__init__(message)
+        self.model = model
+        self.kind = kind

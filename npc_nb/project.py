@@ -13,39 +13,20 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from . import candidates, review, transitions
+from .chatting import Chatting
 from .config import Settings, load_settings, user_home
 from .context import MemoryBlock, block_room, query_terms, render_block
 from .errors import DecisionError
 from .paths import STORE_DIR, ensure_store_dir, find_project_root
+from .reading import QUEUE_COLUMNS, Reading
 from .records import ApproveAllPreview, CandidateOutcome, DecisionResult
 from .selection import DecisionCache
-from .stamps import to_utc, utc_now
+from .stamps import utc_now
 from .store import StorePair
-from .store.frames import decisions_frame, memories_frame, reproposals_frame
-from .vocabulary import DECISIONS, STATUSES
+from .vocabulary import DECISIONS
 
 __all__ = ["Project", "open_project"]
-
-_QUEUE_COLUMNS = [
-    "id",
-    "final_text",
-    "category",
-    "scope",
-    "npc",
-    "team",
-    "status",
-    "flags",
-    "confidence",
-    "evidence",
-    "conversation_id",
-    "source_message_id",
-    "extractor_model",
-    "recorded_at",
-    "defer_until",
-]
 
 
 def open_project(project_dir: str | Path | None = None, **settings: Any) -> Project:
@@ -53,8 +34,8 @@ def open_project(project_dir: str | Path | None = None, **settings: Any) -> Proj
     return Project(find_project_root(project_dir), load_settings(**settings))
 
 
-class Project:
-    """One project's memory: candidates, review decisions, context, and queries."""
+class Project(Reading, Chatting):
+    """One project's memory: personas and chat, candidates, review, context, queries."""
 
     def __init__(self, root: Path, settings: Settings) -> None:
         self.root = root
@@ -62,8 +43,10 @@ class Project:
         self.name = root.name
         self._stores = StorePair(ensure_store_dir(root / STORE_DIR), user_home(), settings)
         self._cache = DecisionCache()
+        self._init_chatting()
         with self._stores.project.read():
             pass  # create and migrate now, so a broken store fails at open()
+        self.extraction.recover()  # jobs a killed kernel left behind
 
     @property
     def store_path(self) -> Path:
@@ -145,6 +128,33 @@ class Project:
                 "message the memory was extracted from, or leave source_message_id out."
             )
         return content
+
+    # -- the memory block ---------------------------------------------------------------
+
+    def context_block(
+        self,
+        npc: str,
+        *,
+        team: str | None = None,
+        query: str | None = None,
+        max_chars: int | None = None,
+    ) -> MemoryBlock:
+        """The memory block for ``npc`` with the ids of the memories in it."""
+        cap = max_chars if max_chars is not None else self.settings.context_max_chars
+        approved = self._cache.approved(list(self._stores.existing()), npc, team)
+        selected = approved.select(query_terms(query), block_room(cap))
+        return render_block(selected, len(approved.rows), cap)
+
+    def context(
+        self,
+        npc: str,
+        *,
+        team: str | None = None,
+        query: str | None = None,
+        max_chars: int | None = None,
+    ) -> str:
+        """The ``<npc-memory>`` block: approved memories only, most specific scope first."""
+        return self.context_block(npc, team=team, query=query, max_chars=max_chars).text
 
     # -- review decisions -----------------------------------------------------------------
 
@@ -297,101 +307,12 @@ class Project:
             now=utc_now(),
             confirm=confirm,
             sample_size=sample_size,
-            columns=_QUEUE_COLUMNS,
+            columns=QUEUE_COLUMNS,
         )
 
     def undo(self, by: str | None = None) -> DecisionResult:
         """Revert your last decision, or the whole of your last batch, as new events."""
         return review.undo(self._stores, actor=self._actor(by), now=utc_now())
-
-    # -- reading ----------------------------------------------------------------------------
-
-    def review_queue(
-        self,
-        *,
-        npc: str | None = None,
-        team: str | None = None,
-        category: str | None = None,
-        scope: str | None = None,
-        conversation: str | None = None,
-    ) -> pd.DataFrame:
-        """Pending and due deferred candidates, skipped ones last, oldest first."""
-        filters = {
-            "npc": npc,
-            "team": team,
-            "category": category,
-            "scope": scope,
-            "conversation_id": conversation,
-        }
-        now = utc_now()
-        found = [m for s in self._stores.existing() for m in s.open_memories(filters, now)]
-        found.sort(
-            key=lambda m: (
-                m["skipped_at"] is not None,
-                m["skipped_at"] or now,
-                m["recorded_at"],
-                m["id"],
-            )
-        )
-        return pd.DataFrame(found, columns=_QUEUE_COLUMNS)
-
-    def context_block(
-        self,
-        npc: str,
-        *,
-        team: str | None = None,
-        query: str | None = None,
-        max_chars: int | None = None,
-    ) -> MemoryBlock:
-        """The memory block for ``npc`` with the ids of the memories in it."""
-        cap = max_chars if max_chars is not None else self.settings.context_max_chars
-        approved = self._cache.approved(list(self._stores.existing()), npc, team)
-        selected = approved.select(query_terms(query), block_room(cap))
-        return render_block(selected, len(approved.rows), cap)
-
-    def context(
-        self,
-        npc: str,
-        *,
-        team: str | None = None,
-        query: str | None = None,
-        max_chars: int | None = None,
-    ) -> str:
-        """The ``<npc-memory>`` block: approved memories only, most specific scope first."""
-        return self.context_block(npc, team=team, query=query, max_chars=max_chars).text
-
-    def memories(
-        self, status: str | None = None, npc: str | None = None, as_of: datetime | None = None
-    ) -> pd.DataFrame:
-        """Memories as a DataFrame; ``status="approved"`` uses the approval predicate."""
-        if status is not None and status not in (*STATUSES, "approved"):
-            raise DecisionError(f"Unknown status {status!r}; use 'approved' or one of {STATUSES}.")
-        moment = to_utc(as_of) if as_of is not None else None
-        return self._concat(
-            memories_frame(s, status=status, npc=npc, as_of=moment) for s in self._stores.existing()
-        )
-
-    def decisions(self, memory_id: str | None = None) -> pd.DataFrame:
-        """The audit log: who did what to which memory, when, with text before and after."""
-        return self._concat(
-            decisions_frame(s, memory_id=memory_id) for s in self._stores.existing()
-        )
-
-    def reproposals(self) -> pd.DataFrame:
-        """Every time extraction repeated content that was already decided or pending."""
-        return self._concat(reproposals_frame(s) for s in self._stores.existing())
-
-    def sql(self, query: str, params: Any = None, *, allow_write: bool = False) -> pd.DataFrame:
-        """Run SQL on the project store; read-only unless ``allow_write=True``."""
-        return self._stores.project.run_sql(query, params, allow_write=allow_write)
-
-    @staticmethod
-    def _concat(frames: Any) -> pd.DataFrame:
-        every = list(frames)
-        filled = [f for f in every if not f.empty]
-        if len(filled) > 1:
-            return pd.concat(filled, ignore_index=True)
-        return filled[0] if filled else every[0]
 
 
 @functools.cache

@@ -87,3 +87,40 @@ class ApproveAllPreview:
 
     def _repr_mimebundle_(self, **_: object) -> dict[str, str]:
         return {"text/plain": str(self), "text/html": f"<pre>{html.escape(str(self))}</pre>"}
+
+
+@dataclass
+class Reply:
+    """One assistant turn: its text, where it is stored, and what was in its prompt."""
+
+    text: str
+    npc: str
+    conversation_id: str
+    user_message_id: str
+    message_id: str
+    model: str
+    provider: str
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    latency_ms: float
+    injected: list[str] = field(default_factory=list)
+    messages: list[dict] = field(default_factory=list, repr=False)
+    notices: list[str] = field(default_factory=list)
+
+    @property
+    def offline(self) -> bool:
+        return self.provider == "npc_nb"
+
+    def footer(self) -> str:
+        model = "offline demo model, not a real LLM" if self.offline else self.model
+        memories = f"{len(self.injected)} approved memor{'y' if len(self.injected) == 1 else 'ies'}"
+        return " · ".join([f"{self.npc} · {model}", f"{memories} in context", *self.notices])
+
+    def __str__(self) -> str:
+        return self.text
+
+    def _repr_mimebundle_(self, **_: object) -> dict[str, str]:
+        return {
+            "text/plain": f"{self.text}\n\n[{self.footer()}]",
+            "text/markdown": f"{self.text}\n\n<small>{html.escape(self.footer())}</small>",
+        }

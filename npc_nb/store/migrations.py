@@ -218,3 +218,18 @@ def m002_store_state(con: duckdb.DuckDBPyConnection) -> None:
     # and rejected sets it cached are still current (another kernel may have decided).
     con.execute("CREATE TABLE store_state (key VARCHAR PRIMARY KEY, value BIGINT NOT NULL)")
     con.execute("INSERT INTO store_state VALUES ('decision_generation', 0)")
+
+
+@migration
+def m003_extraction_queue(con: duckdb.DuckDBPyConnection) -> None:
+    # What the background worker needs to run a job without joins, and to tell a job
+    # orphaned by a killed kernel (claimed_by = host:pid) from one still in flight.
+    for statement in (
+        "ALTER TABLE extraction_jobs ADD COLUMN user_message_id VARCHAR",
+        "ALTER TABLE extraction_jobs ADD COLUMN npc VARCHAR",
+        "ALTER TABLE extraction_jobs ADD COLUMN team VARCHAR",
+        "ALTER TABLE extraction_jobs ADD COLUMN claimed_by VARCHAR",
+        "ALTER TABLE extraction_jobs ADD COLUMN candidates INTEGER",
+        "CREATE INDEX messages_conversation ON messages (conversation_id)",
+    ):
+        con.execute(statement)

@@ -274,6 +274,15 @@ class Store:
                 params,
             )
 
+    def count_open(self, now: datetime) -> int:
+        with self.read() as con:
+            (count,) = con.execute(
+                "SELECT count(*) FROM memories WHERE status = 'pending_approval' "
+                "OR (status = 'deferred' AND defer_until <= ?)",
+                [now],
+            ).fetchone()
+        return int(count)
+
     # -- audit ------------------------------------------------------------------------
 
     def last_undoable(self, actor: str, actions: Sequence[str]) -> dict | None:

@@ -1,0 +1,188 @@
+"""One chat turn: record the user's message, build the prompt, call the model, record.
+
+The user's message is stored before the model is called, so a failed call (missing key,
+rate limit, ...) loses nothing. The reply is scrubbed of memory tags before it is shown
+or stored (chunk by chunk when streamed), its prompt's memories are recorded in
+``context_injections``, and an extraction job is queued; the caller never waits for it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from . import llm, prompts
+from .context import MemoryBlock, StreamScrubber, scrub_memory_tags
+from .errors import CandidateError
+from .personas import Persona
+from .records import Reply
+from .stamps import new_id, utc_now
+from .store import chat_log
+
+if TYPE_CHECKING:
+    from .project import Project
+
+__all__ = ["ReplyStream", "Turn", "begin_turn"]
+
+
+@dataclass
+class Turn:
+    """A chat turn between recording the user's message and recording the reply."""
+
+    project: Project
+    persona: Persona
+    model: str
+    conversation_id: str
+    user_message_id: str
+    user_text: str
+    block: MemoryBlock
+    messages: list[dict]
+    options: dict[str, Any]
+    notices: list[str]
+    started: float
+
+    def complete(self) -> Reply:
+        result = llm.complete(self.model, self.messages, **self.options)
+        return self.finish(scrub_memory_tags(result.text), result)
+
+    def stream(self) -> ReplyStream:
+        return ReplyStream(self, llm.stream(self.model, self.messages, **self.options))
+
+    def finish(self, text: str, result: llm.Completion | None) -> Reply:
+        """Store the reply and what its prompt carried; queue extraction."""
+        project, now = self.project, utc_now()
+        message_id = new_id()
+        latency = (time.perf_counter() - self.started) * 1000
+        with project._stores.project.write() as con:
+            chat_log.insert_row(
+                con,
+                "messages",
+                {
+                    "id": message_id,
+                    "conversation_id": self.conversation_id,
+                    "role": "assistant",
+                    "content": text,
+                    "npc": self.persona.name,
+                    "model": self.model,
+                    "provider": llm.provider_of(self.model),
+                    "prompt_tokens": result.prompt_tokens if result else None,
+                    "completion_tokens": result.completion_tokens if result else None,
+                    "latency_ms": latency,
+                    "created_at": now,
+                },
+            )
+            chat_log.insert_injections(
+                con, message_id, self.block.memory_ids, self.block.memory_hashes, now
+            )
+        project.extraction.enqueue(
+            conversation_id=self.conversation_id,
+            user_message_id=self.user_message_id,
+            message_id=message_id,
+            npc=self.persona.name,
+            team=self.persona.team,
+            model=project.settings.extraction_model or self.model,
+        )
+        return Reply(
+            text,
+            self.persona.name,
+            self.conversation_id,
+            self.user_message_id,
+            message_id,
+            self.model,
+            llm.provider_of(self.model),
+            result.prompt_tokens if result else None,
+            result.completion_tokens if result else None,
+            latency,
+            list(self.block.memory_ids),
+            self.messages,
+            self.notices,
+        )
+
+
+class ReplyStream:
+    """Scrubbed text chunks as the model sends them; ``reply`` once the stream ends."""
+
+    def __init__(self, turn: Turn, source: llm.ModelStream) -> None:
+        self.turn = turn
+        self._source = source
+        self.reply: Reply | None = None
+
+    def __iter__(self) -> Iterator[str]:
+        scrubber, shown = StreamScrubber(), []
+        for chunk in self._source:
+            if safe := scrubber.feed(chunk):
+                shown.append(safe)
+                yield safe
+        if rest := scrubber.finish():
+            shown.append(rest)
+            yield rest
+        self.reply = self.turn.finish("".join(shown), self._source.result)
+
+
+def begin_turn(
+    project: Project,
+    persona: Persona,
+    message: str,
+    *,
+    conversation_id: str,
+    model: str,
+    options: dict[str, Any],
+    notices: list[str],
+    where: dict[str, Any],
+) -> Turn:
+    """Record the user's message and build the prompt for the model."""
+    if not isinstance(message, str) or not message.strip():
+        raise CandidateError("The message is empty; write something to send to the persona.")
+    started, now = time.perf_counter(), utc_now()
+    store = project._stores.project
+    history = chat_log.history(store, conversation_id, project.settings.history_messages)
+    block = project.context_block(persona.name, team=persona.team, query=message)
+    messages = prompts.chat_messages(
+        persona, block.text, history, message, cache_breakpoint=llm.supports_cache_breakpoint(model)
+    )
+    user_message_id = new_id()
+    with store.write() as con:
+        if chat_log.conversation(store, conversation_id) is None:
+            chat_log.insert_row(
+                con,
+                "conversations",
+                {
+                    "id": conversation_id,
+                    "npc": persona.name,
+                    "team": persona.team,
+                    "project": project.name,
+                    "model": model,
+                    "provider": llm.provider_of(model),
+                    "started_at": now,
+                },
+            )
+        chat_log.insert_row(
+            con,
+            "messages",
+            {
+                "id": user_message_id,
+                "conversation_id": conversation_id,
+                "role": "user",
+                "content": message,
+                "npc": persona.name,
+                "model": model,
+                "created_at": now,
+                "notebook_path": where.get("notebook_path"),
+                "execution_count": where.get("execution_count"),
+            },
+        )
+    return Turn(
+        project,
+        persona,
+        model,
+        conversation_id,
+        user_message_id,
+        message,
+        block,
+        messages,
+        options,
+        notices,
+        started,
+    )

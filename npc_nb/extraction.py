@@ -1,0 +1,302 @@
+"""Background extraction: a durable job queue and one worker thread per store per kernel.
+
+After each exchange a job row is written (``queued``); the cell never waits for it. A
+worker thread, started on demand, claims jobs one at a time, asks the extraction model
+for candidates, and feeds each to ``add_candidate`` (which applies the tombstones). The
+model's raw output is kept on the job. Output that cannot be parsed leaves the job
+``queued`` for a bounded number of retries, then ``failed`` with a clear error; items
+that are individually unusable (unknown category, empty, too long) are skipped and
+counted in the job's error, and the rest are kept. A job a killed kernel left behind is
+picked up the next time the project is opened.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import threading
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from . import llm, offline, prompts
+from .errors import CandidateError, ModelCallError, NpcError
+from .stamps import new_id, utc_now
+from .store import Store, chat_log, jobs
+from .vocabulary import CATEGORIES
+
+if TYPE_CHECKING:
+    from .project import Project
+
+__all__ = ["Extraction", "ExtractionStatus", "parse_candidates"]
+
+MAX_OUTPUT_CHARS = 200_000
+_FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.MULTILINE)
+_HOST = socket.gethostname()
+
+
+class OutputError(ValueError):
+    """The model's output is not the JSON the extraction prompt asks for."""
+
+
+def parse_candidates(raw: str, limit: int) -> tuple[list[dict[str, Any]], list[str]]:
+    """Usable candidates from raw model output, and why any items were skipped."""
+    if len(raw) > MAX_OUTPUT_CHARS:
+        raise OutputError(f"output is {len(raw):,} characters, over {MAX_OUTPUT_CHARS:,}")
+    try:
+        data = json.loads(_FENCE.sub("", raw.strip()))
+    except json.JSONDecodeError as exc:
+        raise OutputError(f"output is not JSON ({exc.msg} at position {exc.pos})") from exc
+    items = data.get("memories") if isinstance(data, dict) else data
+    if not isinstance(items, list):
+        raise OutputError('output must be {"memories": [...]} or a list of memories')
+    kept, skipped = [], []
+    for index, item in enumerate(items):
+        problem = _problem(item)
+        if problem:
+            skipped.append(f"item {index}: {problem}")
+        elif len(kept) < limit:
+            kept.append(item)
+        else:
+            skipped.append(f"item {index}: over the limit of {limit}")
+    return kept, skipped
+
+
+def _problem(item: object) -> str | None:
+    if not isinstance(item, dict):
+        return "not an object"
+    if not isinstance(item.get("statement"), str) or not item["statement"].strip():
+        return "statement missing or not text"
+    if item.get("category") not in CATEGORIES:
+        return f"unknown category {item.get('category')!r}"
+    quote = item.get("evidence_quote")
+    if quote is not None and not isinstance(quote, str):
+        return "evidence_quote is not text"
+    confidence = item.get("confidence")
+    if confidence is not None and (
+        isinstance(confidence, bool)
+        or not isinstance(confidence, int | float)
+        or not 0 <= confidence <= 1
+    ):
+        return f"confidence {confidence!r} is not a number from 0 to 1"
+    return None
+
+
+@dataclass(frozen=True)
+class ExtractionStatus:
+    """How many extraction jobs are in each state."""
+
+    queued: int = 0
+    running: int = 0
+    done: int = 0
+    failed: int = 0
+    cancelled: int = 0
+
+    @property
+    def pending(self) -> int:
+        return self.queued + self.running
+
+    def __str__(self) -> str:
+        parts = [f"{n} {k}" for k, n in vars(self).items() if n]
+        return "extraction jobs: " + (", ".join(parts) if parts else "none")
+
+    def _repr_mimebundle_(self, **_: object) -> dict[str, str]:
+        return {"text/plain": str(self)}
+
+
+class Extraction:
+    """The extraction queue of one project: report, wait for, cancel, run."""
+
+    def __init__(self, project: Project) -> None:
+        self._project = project
+        self._store: Store = project._stores.project
+        self._idle = threading.Condition()
+        self._thread: threading.Thread | None = None
+        self._claimed_by = f"{_HOST}:{os.getpid()}"
+
+    def enqueue(
+        self,
+        *,
+        conversation_id: str,
+        user_message_id: str,
+        message_id: str,
+        npc: str,
+        team: str | None,
+        model: str,
+    ) -> str:
+        job_id = new_id()
+        with self._store.write() as con:
+            chat_log.insert_row(
+                con,
+                "extraction_jobs",
+                {
+                    "id": job_id,
+                    "conversation_id": conversation_id,
+                    "message_id": message_id,
+                    "user_message_id": user_message_id,
+                    "npc": npc,
+                    "team": team,
+                    "status": "queued",
+                    "attempts": 0,
+                    "model": model,
+                    "prompt_version": prompts.EXTRACTION_VERSION,
+                    "created_at": utc_now(),
+                },
+            )
+        if self._project.settings.extract_in_background:
+            self.start()
+        return job_id
+
+    def recover(self) -> int:
+        """Queue again jobs a dead process left running; start work if any is queued."""
+        requeued = jobs.requeue_orphans(self._store, _HOST, _pid_alive)
+        if self.status().queued and self._project.settings.extract_in_background:
+            self.start()
+        return requeued
+
+    def start(self) -> None:
+        """Start the worker thread unless it is already running."""
+        with self._idle:
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(
+                    target=self._work, name="npc_nb-extraction", daemon=True
+                )
+                self._thread.start()
+
+    def status(self) -> ExtractionStatus:
+        return ExtractionStatus(**jobs.counts(self._store))
+
+    def jobs(self) -> pd.DataFrame:
+        """Every job with its status, attempts, error and the model's raw output."""
+        return jobs.frame(self._store)
+
+    def cancel(self, job_id: str | None = None) -> int:
+        """Cancel one queued job, or all of them; returns how many were cancelled."""
+        return jobs.cancel(self._store, job_id)
+
+    def wait(self, timeout: float | None = 60.0) -> ExtractionStatus:
+        """Block until no job is queued or running here (runs them if work is manual)."""
+        if not self._project.settings.extract_in_background:
+            self.run_pending()
+            return self.status()
+        self.start()
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._idle:
+            while self._thread is not None and self._thread.is_alive():
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    raise TimeoutError(
+                        f"Extraction still running after {timeout:g} s ({self.status()}); "
+                        "call wait() again or look at extraction.jobs()."
+                    )
+                self._idle.wait(timeout=min(remaining or 0.5, 0.5))
+        return self.status()
+
+    def run_pending(self) -> int:
+        """Run every queued job in this thread; returns how many ran."""
+        ran = 0
+        while (job := jobs.claim_next(self._store, self._claimed_by, utc_now())) is not None:
+            self._run(job)
+            ran += 1
+        return ran
+
+    def _work(self) -> None:
+        try:
+            self.run_pending()
+        finally:
+            with self._idle:
+                self._idle.notify_all()
+
+    def _run(self, job: dict) -> None:
+        raw: str | None = None
+        try:
+            raw = self._call_model(job)
+            items, skipped = parse_candidates(raw, self._project.settings.max_memories_per_exchange)
+            added = sum(self._propose(job, item) for item in items)
+            error = f"skipped {len(skipped)}: " + "; ".join(skipped)[:2000] if skipped else None
+            jobs.finish(
+                self._store,
+                job["id"],
+                status="done",
+                now=utc_now(),
+                error=error,
+                raw_output=raw,
+                candidates=added,
+            )
+        except (OutputError, ModelCallError, NpcError) as exc:
+            retry = job["attempts"] < self._project.settings.extraction_attempts
+            jobs.finish(
+                self._store,
+                job["id"],
+                status="queued" if retry else "failed",
+                now=utc_now(),
+                error=f"{type(exc).__name__}: {exc}"[:2000],
+                raw_output=raw,
+            )
+        except Exception as exc:  # never let one job kill the worker or lose the job
+            jobs.finish(
+                self._store,
+                job["id"],
+                status="failed",
+                now=utc_now(),
+                error=f"unexpected {type(exc).__name__}: {exc}"[:2000],
+                raw_output=raw,
+            )
+
+    def _call_model(self, job: dict) -> str:
+        user = chat_log.message(self._store, job["user_message_id"])
+        reply = chat_log.message(self._store, job["message_id"])
+        if user is None or reply is None:
+            raise NpcError("the exchange this job refers to is no longer in the store")
+        settings = self._project.settings
+        examples = chat_log.few_shot_examples(self._store, job["npc"], job["team"], per_kind=3)
+        messages = prompts.extraction_messages(
+            user["content"], reply["content"], examples, settings.max_memories_per_exchange
+        )
+        options: dict[str, Any] = {}
+        if offline.is_offline(job["model"]):
+            options = {
+                "max_memories": settings.max_memories_per_exchange,
+                "offline_delay": settings.offline_delay,
+            }
+        return llm.complete(job["model"], messages, **options).text
+
+    def _propose(self, job: dict, item: dict) -> bool:
+        quote = item.get("evidence_quote")
+        source = job["user_message_id"]
+        reply = chat_log.message(self._store, job["message_id"])
+        if quote and reply and quote.casefold() in reply["content"].casefold():
+            user = chat_log.message(self._store, job["user_message_id"])
+            if user and quote.casefold() not in user["content"].casefold():
+                source = job["message_id"]
+        try:
+            outcome = self._project.add_candidate(
+                item["statement"],
+                category=item["category"],
+                npc=job["npc"],
+                team=job["team"],
+                evidence=quote,
+                source_message_id=source,
+                conversation_id=job["conversation_id"],
+                model=job["model"],
+                provider=llm.provider_of(job["model"]),
+                prompt_version=job["prompt_version"],
+                confidence=item.get("confidence"),
+            )
+        except CandidateError:
+            return False
+        return outcome.queued
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

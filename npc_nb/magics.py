@@ -1,0 +1,123 @@
+"""IPython front end: ``%load_ext npc_nb``, then ``%%npc``, ``%npc_status``, ``%npc_config``.
+
+Each magic parses its arguments, calls one Project method and displays the result.
+Domain errors become ``UsageError`` (IPython shows them without a traceback). The reply
+streams into one display, updated at most every 50 ms; the finished reply is the cell's
+result, so it is kept as ``Out[n]``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_var_expand
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from pydantic import ValidationError
+
+from .errors import NpcError
+from .interpolation import interpolate
+from .project import Project, open_project
+from .records import Reply
+
+__all__ = ["NpcMagics"]
+
+_UPDATE_EVERY = 0.05
+
+
+@contextmanager
+def _as_usage_errors() -> Iterator[None]:
+    try:
+        yield
+    except NpcError as exc:
+        raise UsageError(str(exc)) from exc
+
+
+@magics_class
+class NpcMagics(Magics):
+    """The npc_nb magics; one Project per kernel, opened from the working directory."""
+
+    def __init__(self, shell: Any, project: Project | None = None) -> None:
+        super().__init__(shell)
+        self._project = project
+
+    @property
+    def project(self) -> Project:
+        if self._project is None:
+            with _as_usage_errors():
+                self._project = open_project()
+        return self._project
+
+    @magic_arguments()
+    @argument("name", help="the persona to talk to (defined, in npc_team/, or ad hoc)")
+    @argument("--model", "-m", help="litellm model for this turn, e.g. openai/gpt-4o-mini")
+    @argument("--new", action="store_true", help="start a new conversation with the persona")
+    @argument("--no-stream", action="store_true", help="show the reply only when complete")
+    @argument("--vars", action="store_true", help="replace {name} by notebook variables")
+    @no_var_expand
+    @cell_magic
+    def npc(self, line: str, cell: str) -> Reply:
+        """Talk to a persona: the cell is the message; the reply streams in below."""
+        args = parse_argstring(self.npc, line)
+        with _as_usage_errors():
+            message = interpolate(cell, self.shell.user_ns) if args.vars else cell
+            where = {"execution_count": self.shell.execution_count}
+            result = self.project.chat(
+                args.name,
+                message,
+                model=args.model,
+                new=args.new,
+                stream=not args.no_stream,
+                where=where,
+            )
+            reply = result if isinstance(result, Reply) else self._show_stream(result)
+            waiting = self.project.pending_count()
+            noun = "candidate" if waiting == 1 else "candidates"
+            reply.notices.append(f"{waiting} memory {noun} waiting · %npc_review")
+        return reply
+
+    def _show_stream(self, stream: Any) -> Reply:
+        if not getattr(self.shell, "kernel", None):  # a terminal: no live display to update
+            for _ in stream:
+                pass
+            return stream.reply
+        from IPython.display import Markdown, clear_output, display
+
+        handle = display(Markdown("…"), display_id=True)
+        shown, last = "", 0.0
+        for chunk in stream:
+            shown += chunk
+            if time.monotonic() - last >= _UPDATE_EVERY:
+                handle.update(Markdown(shown))
+                last = time.monotonic()
+        clear_output(wait=True)  # the finished reply replaces the live one as Out[n]
+        return stream.reply
+
+    @line_magic
+    def npc_status(self, line: str) -> Any:
+        """Personas, model, candidates waiting for review, extraction jobs, store path."""
+        with _as_usage_errors():
+            return self.project.status()
+
+    @no_var_expand
+    @line_magic
+    def npc_config(self, line: str) -> Any:
+        """Show settings, or set some for this session: %npc_config model=openai/gpt-4o-mini"""
+        settings = self.project.settings
+        if not line.strip():
+            return settings
+        for assignment in line.split():
+            key, sep, value = assignment.partition("=")
+            if not sep or key not in type(settings).model_fields:
+                known = ", ".join(type(settings).model_fields)
+                raise UsageError(
+                    f"Use key=value with a known setting ({known}); got {assignment!r}."
+                )
+            try:
+                setattr(settings, key, None if value in ("", "None") else value)
+            except ValidationError as exc:
+                raise UsageError(f"{key}={value!r}: {exc.errors()[0]['msg']}") from exc
+        return settings

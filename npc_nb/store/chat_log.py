@@ -1,0 +1,84 @@
+"""SQL for conversations, messages and which memories went into which reply."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from .store import VISIBLE, Connection, Store, rows
+
+__all__ = [
+    "conversation",
+    "few_shot_examples",
+    "history",
+    "insert_injections",
+    "insert_row",
+    "message",
+]
+
+_TABLES = ("conversations", "messages", "extraction_jobs")
+
+
+def insert_row(con: Connection, table: str, row: dict) -> None:
+    """Insert one row into one of the chat-log tables (names checked against ours)."""
+    if table not in _TABLES:
+        raise ValueError(f"not a chat-log table: {table}")
+    columns = list(row)
+    con.execute(
+        f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' for _ in columns)})",
+        list(row.values()),
+    )
+
+
+def conversation(store: Store, conversation_id: str) -> dict | None:
+    with store.read() as con:
+        found = rows(con, "SELECT * FROM conversations WHERE id = ?", [conversation_id])
+    return found[0] if found else None
+
+
+def message(store: Store, message_id: str) -> dict | None:
+    with store.read() as con:
+        found = rows(con, "SELECT * FROM messages WHERE id = ?", [message_id])
+    return found[0] if found else None
+
+
+def history(store: Store, conversation_id: str, limit: int) -> list[dict]:
+    """The last ``limit`` user and assistant turns of a conversation, oldest first."""
+    with store.read() as con:
+        recent = rows(
+            con,
+            "SELECT role, content FROM messages WHERE conversation_id = ? "
+            "ORDER BY created_at DESC, id DESC LIMIT ?",
+            [conversation_id, limit],
+        )
+    return recent[::-1]
+
+
+def insert_injections(
+    con: Connection, message_id: str, memory_ids: list[str], hashes: list[str], at: datetime
+) -> None:
+    for position, (memory_id, digest) in enumerate(zip(memory_ids, hashes, strict=True)):
+        con.execute(
+            "INSERT INTO context_injections VALUES (?, ?, ?, ?, ?)",
+            [message_id, memory_id, position, digest, at],
+        )
+
+
+def few_shot_examples(
+    store: Store, npc: str, team: str | None, per_kind: int
+) -> dict[str, list[dict]]:
+    """Recent reviewer judgements visible to ``npc``: approved, edited, rejected."""
+    kinds = {
+        "approved": "status = 'human-approved'",
+        "edited": "status = 'human-edited' AND initial_text <> final_text",
+        "rejected": "status = 'human-rejected'",
+    }
+    examples = {}
+    with store.read() as con:
+        for kind, condition in kinds.items():
+            examples[kind] = rows(
+                con,
+                "SELECT initial_text, final_text, category FROM memories "
+                f"WHERE {condition} AND {VISIBLE} ORDER BY decided_at DESC LIMIT $n",
+                {"npc": npc, "team": team, "n": per_kind},
+            )
+    return examples

@@ -1,0 +1,102 @@
+"""SQL for the durable extraction queue: enqueue, claim, finish, recover, report.
+
+A job is claimed inside one transaction (the oldest queued job becomes ``running``,
+attempts + 1, ``claimed_by`` = host:pid), so two kernels never run the same job. A job
+left ``running`` by a process that no longer exists on this host is queued again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+
+import pandas as pd
+
+from .store import Store, rows
+
+__all__ = ["cancel", "claim_next", "counts", "finish", "frame", "requeue_orphans"]
+
+
+def claim_next(store: Store, claimed_by: str, now: datetime) -> dict | None:
+    with store.write() as con:
+        found = rows(
+            con,
+            "SELECT * FROM extraction_jobs WHERE status = 'queued' ORDER BY created_at, id LIMIT 1",
+        )
+        if not found:
+            return None
+        job = found[0]
+        con.execute(
+            "UPDATE extraction_jobs SET status = 'running', attempts = attempts + 1, "
+            "claimed_by = ?, started_at = ?, error = NULL WHERE id = ?",
+            [claimed_by, now, job["id"]],
+        )
+    return job | {"status": "running", "attempts": job["attempts"] + 1}
+
+
+def finish(
+    store: Store,
+    job_id: str,
+    *,
+    status: str,
+    now: datetime,
+    error: str | None = None,
+    raw_output: str | None = None,
+    candidates: int | None = None,
+) -> None:
+    """Record how a run ended: done, failed, or queued again for a retry."""
+    with store.write() as con:
+        con.execute(
+            "UPDATE extraction_jobs SET status = ?, error = ?, raw_output = ?, candidates = ?, "
+            "finished_at = ?, claimed_by = NULL WHERE id = ? AND status = 'running'",
+            [status, error, raw_output, candidates, now, job_id],
+        )
+
+
+def requeue_orphans(store: Store, host: str, is_alive: Callable[[int], bool]) -> int:
+    """Queue again the jobs a dead process on this host left running."""
+    with store.write() as con:
+        running = con.execute(
+            "SELECT id, claimed_by FROM extraction_jobs WHERE status = 'running'"
+        ).fetchall()
+        orphans = [
+            job_id
+            for job_id, claimed_by in running
+            if (claimed_by or "").rpartition(":")[0] == host
+            and not is_alive(int(claimed_by.rpartition(":")[2]))
+        ]
+        for job_id in orphans:
+            con.execute(
+                "UPDATE extraction_jobs SET status = 'queued', claimed_by = NULL, "
+                "error = 'interrupted: the process running it ended' WHERE id = ?",
+                [job_id],
+            )
+    return len(orphans)
+
+
+def cancel(store: Store, job_id: str | None = None) -> int:
+    """Cancel queued jobs (one, or all); running ones finish on their own."""
+    with store.write() as con:
+        clause, params = ("AND id = ?", [job_id]) if job_id else ("", [])
+        cancelled = con.execute(
+            f"UPDATE extraction_jobs SET status = 'cancelled' WHERE status = 'queued' {clause} "
+            "RETURNING id",
+            params,
+        ).fetchall()
+    return len(cancelled)
+
+
+def counts(store: Store) -> dict[str, int]:
+    with store.read() as con:
+        found = con.execute(
+            "SELECT status, count(*) FROM extraction_jobs GROUP BY status"
+        ).fetchall()
+    return {status: int(n) for status, n in found}
+
+
+def frame(store: Store) -> pd.DataFrame:
+    return store.dataframe(
+        "SELECT id, status, attempts, npc, model, prompt_version, candidates, error, "
+        "created_at, started_at, finished_at, conversation_id, message_id, raw_output "
+        "FROM extraction_jobs ORDER BY created_at, id"
+    )
