@@ -125,7 +125,7 @@ def build(n: int, folder: Path) -> npc_nb.Project:
     project = npc_nb.open(folder)
     project.sql(SEED_SQL, {"n": n, "personas": PERSONAS}, allow_write=True)
     project.sql(EVENTS_SQL, allow_write=True)
-    project.sql("CHECKPOINT", allow_write=True)
+    project.close()  # closing checkpoints the file
     return project
 
 

@@ -67,6 +67,13 @@ def validate_memory_text(text: object, max_chars: int) -> str:
     if not isinstance(text, str):
         raise CandidateError(f"Memory text must be a string, not {type(text).__name__}.")
     stripped = text.strip()
+    try:
+        stripped.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise CandidateError(
+            f"Memory text contains characters that are not valid Unicode text ({exc.reason} "
+            f"at position {exc.start}); remove them."
+        ) from exc
     if not normalise(stripped):
         raise CandidateError("Memory text is empty; write the statement to remember.")
     if len(stripped) > max_chars:
@@ -78,6 +85,11 @@ def validate_memory_text(text: object, max_chars: int) -> str:
 
 
 def check_fields(category: object, scope: object, npc: object, team: object) -> None:
+    for name, value in (("npc", npc), ("team", team)):
+        if value is not None and not (isinstance(value, str) and value.strip()):
+            raise CandidateError(
+                f"{name} must be a non-empty name (a string) or None, not {value!r}."
+            )
     if category not in CATEGORIES:
         raise CandidateError(f"Unknown category {category!r}; use one of {', '.join(CATEGORIES)}.")
     if scope not in SCOPES:
@@ -98,31 +110,68 @@ def check_confidence(confidence: object) -> float | None:
     return float(confidence)
 
 
+Match = tuple[str, str, str, float]  # (memory id, its status, "exact" | "near", similarity)
+
+
 def propose(
-    store: Store, candidate: Candidate, *, threshold: float, actor: str, cache: DecisionCache
+    target: Store,
+    others: list[Store],
+    candidate: Candidate,
+    *,
+    threshold: float,
+    actor: str,
+    cache: DecisionCache,
 ) -> CandidateOutcome:
-    """Queue, merge or suppress a candidate in ``store``, recording what happened."""
-    now = utc_now()
-    with store.write() as con:
-        match = _exact_match(store, con, candidate) or _near_rejected(
-            cache.rejected(store, candidate.npc, candidate.team), candidate, threshold
-        )
+    """Queue, merge or suppress a candidate in ``target``, recording what happened.
+
+    ``others`` are the stores whose memories the same readers also see (the user store
+    for a project candidate, the project store for a global one): a tombstone there
+    suppresses the candidate too. They are checked first and never while ``target`` is
+    in a transaction, so no process ever waits for one store while holding the other.
+    """
+    for store in others:
+        with store.read() as con:
+            match = _match(store, con, candidate, threshold, cache)
         if match is not None:
-            memory_id, status, match_type, similarity = match
-            store.insert_reproposal(con, _reproposal(candidate, match, now))
-            action = "merged" if _MATCH_KIND[status] == "pending" else "suppressed"
-            return CandidateOutcome(
-                action, memory_id, status, match_type, similarity, candidate.flags
-            )
-        memory_id = new_id()
-        store.insert_memory(con, _memory_row(memory_id, candidate, now))
-        store.insert_event(con, _proposal_event(memory_id, candidate, now, actor))
+            with store.write() as con:
+                return _record_match(store, con, candidate, match)
+    with target.write() as con:
+        match = _match(target, con, candidate, threshold, cache)
+        if match is not None:
+            return _record_match(target, con, candidate, match)
+        memory_id, now = new_id(), utc_now()
+        target.insert_memory(con, _memory_row(memory_id, candidate, now))
+        target.insert_event(con, _proposal_event(memory_id, candidate, now, actor))
     return CandidateOutcome("queued", memory_id, flags=candidate.flags)
 
 
-def _exact_match(
-    store: Store, con: Connection, candidate: Candidate
-) -> tuple[str, str, str, float] | None:
+def _match(
+    store: Store, con: Connection, candidate: Candidate, threshold: float, cache: DecisionCache
+) -> Match | None:
+    return _exact_match(store, con, candidate) or _near_rejected(
+        cache.rejected(store, candidate.npc, candidate.team), candidate, threshold
+    )
+
+
+def _record_match(
+    store: Store, con: Connection, candidate: Candidate, match: Match
+) -> CandidateOutcome:
+    memory_id, status, match_type, similarity = match
+    store.insert_reproposal(con, _reproposal(candidate, match, utc_now()))
+    merged = _MATCH_KIND[status] == "pending"
+    if merged and candidate.flags:
+        store.add_flags(con, memory_id, list(candidate.flags))  # a warning is never lost
+    return CandidateOutcome(
+        "merged" if merged else "suppressed",
+        memory_id,
+        status,
+        match_type,
+        similarity,
+        candidate.flags,
+    )
+
+
+def _exact_match(store: Store, con: Connection, candidate: Candidate) -> Match | None:
     found = store.find_by_hash(con, content_hash(candidate.text), candidate.npc, candidate.team)
     if not found:
         return None
@@ -132,11 +181,13 @@ def _exact_match(
 
 def _near_rejected(
     rejected: dict[str, str], candidate: Candidate, threshold: float
-) -> tuple[str, str, str, float] | None:
+) -> Match | None:
     """The most similar rejected memory at or above ``threshold``, if any.
 
-    Plain Indel similarity on normalised text, not a token-sorted one: "coffee over tea"
-    must not match "tea over coffee".
+    Only rejections: a near repeat of an approved memory may be a changed fact ("budget
+    is 20k" after "budget is 10k") and must reach a reviewer. Plain Indel similarity on
+    normalised text, not a token-sorted one: "coffee over tea" must not match "tea over
+    coffee".
     """
     if not rejected:
         return None

@@ -15,6 +15,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from dotenv import dotenv_values
 from pydantic import Field, ValidationError
 from pydantic_settings import (
     BaseSettings,
@@ -29,12 +30,13 @@ __all__ = ["Settings", "config_file_path", "load_settings", "user_home"]
 
 ENV_PREFIX = "NPC_NB_"
 #: Environment variables that are read directly, not settings fields.
-_LOCATION_VARIABLES = {"NPC_NB_CONFIG_FILE", "NPC_NB_HOME"}
+_LOCATIONS = {"NPC_NB_CONFIG_FILE", "NPC_NB_HOME"}
 
 
 def user_home() -> Path:
     """The user-level folder: ``$NPC_NB_HOME``, else ``~/.npc_nb``."""
-    return Path(os.environ.get("NPC_NB_HOME") or Path.home() / ".npc_nb").expanduser()
+    # Absolute, so a later chdir (%cd in a notebook) cannot switch to another store.
+    return Path(os.environ.get("NPC_NB_HOME") or Path.home() / ".npc_nb").expanduser().absolute()
 
 
 def config_file_path() -> Path:
@@ -47,7 +49,7 @@ class Settings(BaseSettings):
     """Every tunable of npc_nb, with its default."""
 
     model_config = SettingsConfigDict(
-        env_prefix=ENV_PREFIX, env_file=".env", extra="forbid", validate_assignment=True
+        env_prefix=ENV_PREFIX, extra="forbid", validate_assignment=True
     )
 
     model: str | None = Field(None, description="litellm model name used when a persona has none")
@@ -84,7 +86,27 @@ class Settings(BaseSettings):
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         toml = TomlConfigSettingsSource(settings_cls, toml_file=config_file_path())
-        return (init_settings, env_settings, dotenv_settings, toml)
+        return (init_settings, env_settings, _PrefixedDotEnv(settings_cls), toml)
+
+
+class _PrefixedDotEnv(PydanticBaseSettingsSource):
+    """``.env`` in the working directory, reading only ``NPC_NB_*`` keys.
+
+    The same file usually holds provider keys (``OPENAI_API_KEY=...``) for litellm; those
+    are not ours to judge. A mistyped ``NPC_NB_`` key is still an error.
+    """
+
+    def __call__(self) -> dict[str, Any]:
+        path = Path(".env")
+        if not path.is_file():
+            return {}
+        values = dotenv_values(path)
+        ours = {k.upper(): v for k, v in values.items() if k.upper().startswith(ENV_PREFIX)}
+        _refuse_unknown(ours, f"{path.absolute()}")
+        return {k[len(ENV_PREFIX) :].lower(): v for k, v in ours.items() if k not in _LOCATIONS}
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False
 
 
 def load_settings(**overrides: Any) -> Settings:
@@ -100,11 +122,15 @@ def load_settings(**overrides: Any) -> Settings:
 
 
 def _refuse_unknown_environment_keys() -> None:
-    known = {ENV_PREFIX + name.upper() for name in Settings.model_fields} | _LOCATION_VARIABLES
-    unknown = sorted(k for k in os.environ if k.upper().startswith(ENV_PREFIX) and k not in known)
+    _refuse_unknown({k.upper(): v for k, v in os.environ.items()}, "the environment")
+
+
+def _refuse_unknown(variables: dict[str, Any], where: str) -> None:
+    known = {ENV_PREFIX + name.upper() for name in Settings.model_fields} | _LOCATIONS
+    unknown = sorted(k for k in variables if k.startswith(ENV_PREFIX) and k not in known)
     if unknown:
         raise ConfigError(
-            f"Unknown setting in the environment: {', '.join(unknown)}. "
+            f"Unknown setting in {where}: {', '.join(unknown)}. "
             f"Known settings: {', '.join(sorted(known))}."
         )
 

@@ -45,7 +45,7 @@ _HEAD = f"{BLOCK_OPEN}\n{_PREAMBLE}\n"
 
 _TAG = re.compile(r"<\s*/?\s*(npc-memory|truncated)\b[^<>]*>", re.IGNORECASE)
 _TAG_NAMES = ("npc-memory", "truncated")
-_MAX_HELD = 64
+_TAG_LOOKAHEAD = 64
 _STOPWORDS = frozenset(
     """the and for with that this from have what when where which will would about into your
     you our are was were been they them their there then than just also can could should does
@@ -68,8 +68,10 @@ class MemoryBlock:
 
 
 def escape_memory_text(text: str) -> str:
-    """Make text inert inside the block: it can neither close it nor open a tag."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    """Make text inert inside the block: one line that can neither close the block, open
+    a tag, nor fake another memory line (line breaks become spaces)."""
+    one_line = " ".join(text.split())
+    return one_line.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def query_terms(query: str | None, limit: int = 32) -> list[str]:
@@ -157,11 +159,15 @@ class StreamScrubber:
 
 
 def _partial_tag_start(text: str) -> int:
-    """Where a trailing, possibly incomplete memory tag starts (len(text) if none)."""
+    """Where a trailing, possibly incomplete memory tag starts (len(text) if none).
+
+    A fragment is held back for as long as it could still become a memory tag, however
+    long its attributes grow: releasing it early would let a long tag slip through.
+    """
     start = text.rfind("<")
-    if start == -1 or ">" in text[start:] or len(text) - start > _MAX_HELD:
+    if start == -1 or ">" in text[start:]:
         return len(text)
-    fragment = re.sub(r"\s+", "", text[start + 1 :]).lstrip("/").casefold()
-    if any(name.startswith(fragment) or fragment.startswith(name) for name in _TAG_NAMES):
+    head = re.sub(r"\s+", "", text[start + 1 : start + 1 + _TAG_LOOKAHEAD]).lstrip("/").casefold()
+    if any(name.startswith(head) or head.startswith(name) for name in _TAG_NAMES):
         return start
     return len(text)

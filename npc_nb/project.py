@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import getpass
 import html
+import inspect
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ from . import candidates, review, transitions
 from .chatting import Chatting
 from .config import Settings, load_settings, user_home
 from .context import MemoryBlock, block_room, query_terms, render_block
-from .errors import DecisionError
+from .errors import ConfigError, DecisionError
 from .paths import STORE_DIR, ensure_store_dir, find_project_root
 from .reading import QUEUE_COLUMNS, Reading
 from .records import ApproveAllPreview, CandidateOutcome, DecisionResult
@@ -43,6 +44,7 @@ class Project(Reading, Chatting):
         self.name = root.name
         self._stores = StorePair(ensure_store_dir(root / STORE_DIR), user_home(), settings)
         self._cache = DecisionCache()
+        self._previews: dict[str, tuple[str, ...]] = {}
         self._init_chatting()
         with self._stores.project.read():
             pass  # create and migrate now, so a broken store fails at open()
@@ -110,8 +112,10 @@ class Project(Reading, Chatting):
             source_text=source,
             max_chars=self.settings.max_memory_chars,
         )
+        target = self._stores.for_scope(scope)
         return candidates.propose(
-            self._stores.for_scope(scope),
+            target,
+            [store for store in self._stores.existing() if store is not target],
             candidate,
             threshold=self.settings.near_duplicate_threshold,
             actor=self._actor(None),
@@ -141,6 +145,11 @@ class Project(Reading, Chatting):
     ) -> MemoryBlock:
         """The memory block for ``npc`` with the ids of the memories in it."""
         cap = max_chars if max_chars is not None else self.settings.context_max_chars
+        if isinstance(cap, bool) or not isinstance(cap, int) or block_room(cap) < 1:
+            raise ConfigError(
+                f"max_chars must be a whole number of at least {block_room(0) * -1 + 1} "
+                f"(room for the block's own tags), not {cap!r}."
+            )
         approved = self._cache.approved(list(self._stores.existing()), npc, team)
         selected = approved.select(query_terms(query), block_room(cap))
         return render_block(selected, len(approved.rows), cap)
@@ -165,7 +174,13 @@ class Project(Reading, Chatting):
                 f"Unknown decision {decision!r} for one memory; use one of "
                 "approve, reject, edit, skip, defer (approve_all and undo are methods)."
             )
-        return getattr(self, decision)(memory_id, **kwargs)
+        method = getattr(self, decision)
+        try:
+            inspect.signature(method).bind(memory_id, **kwargs)
+        except TypeError as exc:
+            accepted = ", ".join(list(inspect.signature(method).parameters)[1:])
+            raise DecisionError(f"{decision}: {exc}. It accepts: {accepted}.") from exc
+        return method(memory_id, **kwargs)
 
     def approve(
         self,
@@ -256,11 +271,14 @@ class Project(Reading, Chatting):
     def set_validity(
         self,
         memory_id: str,
-        valid_from: datetime | None = None,
-        valid_to: datetime | None = None,
+        valid_from: datetime | None = transitions.UNCHANGED,
+        valid_to: datetime | None = transitions.UNCHANGED,
         by: str | None = None,
     ) -> DecisionResult:
-        """Say when the remembered fact holds in the world; context() respects it."""
+        """Say when the remembered fact holds in the world; context() respects it.
+
+        A bound you leave out stays as it is; pass None to clear it.
+        """
         return self._decide(
             "set_validity", memory_id, by, {}, valid_from=valid_from, valid_to=valid_to
         )
@@ -269,6 +287,11 @@ class Project(Reading, Chatting):
         self, decision: str, memory_id: str, by: str | None, audit: dict[str, Any], **args: Any
     ) -> DecisionResult:
         actor = self._actor(by)
+        spent = audit.get("time_spent")
+        if spent is not None and (
+            isinstance(spent, bool) or not isinstance(spent, int | float) or spent < 0
+        ):
+            raise DecisionError(f"time_spent must be seconds (a number >= 0), not {spent!r}.")
         store, memory = self._stores.locate(memory_id)
         now = utc_now()
         change = transitions.plan(decision, memory, actor=actor, now=now, **args)
@@ -289,8 +312,11 @@ class Project(Reading, Chatting):
     ) -> ApproveAllPreview | DecisionResult:
         """Approve every unflagged candidate matching the filters, as one batch.
 
-        Without ``confirm=True`` nothing changes: you get the count and a sample. Flagged
-        (instruction-like) candidates are never included; review them one by one.
+        Call it first without ``confirm``: nothing changes, you get the count and a
+        sample. Then the same call with ``confirm=True`` approves exactly what that
+        preview showed (never a candidate that arrived since). With ``ids=`` you name the
+        candidates yourself. Flagged (instruction-like) candidates are never included;
+        review them one by one.
         """
         filters = {
             "npc": npc,
@@ -300,15 +326,30 @@ class Project(Reading, Chatting):
             "conversation_id": conversation,
             "ids": ids,
         }
-        return review.approve_all(
+        key = repr(
+            sorted((k, v if not isinstance(v, list) else tuple(v)) for k, v in filters.items())
+        )
+        approved_ids: tuple[str, ...] | None = None
+        if confirm:
+            approved_ids = tuple(ids) if ids is not None else self._previews.pop(key, None)
+            if approved_ids is None:
+                raise DecisionError(
+                    "approve_all(confirm=True) approves what a preview showed: call "
+                    "approve_all() with the same filters first (or pass ids=[...])."
+                )
+        result = review.approve_all(
             self._stores,
             filters,
             actor=self._actor(by),
             now=utc_now(),
             confirm=confirm,
+            approved_ids=approved_ids,
             sample_size=sample_size,
             columns=QUEUE_COLUMNS,
         )
+        if isinstance(result, ApproveAllPreview):
+            self._previews[key] = result.ids
+        return result
 
     def undo(self, by: str | None = None) -> DecisionResult:
         """Revert your last decision, or the whole of your last batch, as new events."""

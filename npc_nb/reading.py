@@ -80,7 +80,10 @@ class Reading:
         """Memories as a DataFrame; ``status="approved"`` uses the approval predicate."""
         if status is not None and status not in (*STATUSES, "approved"):
             raise DecisionError(f"Unknown status {status!r}; use 'approved' or one of {STATUSES}.")
-        moment = to_utc(as_of) if as_of is not None else None
+        try:
+            moment = to_utc(as_of, name="as_of") if as_of is not None else None
+        except ValueError as exc:
+            raise DecisionError(str(exc)) from exc
         return self._concat(
             memories_frame(s, status=status, npc=npc, as_of=moment) for s in self._stores.existing()
         )

@@ -51,6 +51,7 @@ class DecisionResult:
     changes: tuple[tuple[str, str | None, str], ...]  # (memory id, from status, to status)
     batch_id: str | None = None
     new_memory_id: str | None = None
+    notes: tuple[str, ...] = ()
 
     @property
     def memory_ids(self) -> list[str]:
@@ -59,7 +60,8 @@ class DecisionResult:
     def __str__(self) -> str:
         moves = "; ".join(f"{m}: {a} -> {b}" for m, a, b in self.changes[:5])
         more = f" (+{len(self.changes) - 5} more)" if len(self.changes) > 5 else ""
-        return f"{self.decision} by {self.actor}: {moves}{more}"
+        notes = "".join(f"\n  note: {note}" for note in self.notes)
+        return f"{self.decision} by {self.actor}: {moves or 'nothing changed'}{more}{notes}"
 
     def _repr_mimebundle_(self, **_: object) -> dict[str, str]:
         return {"text/plain": str(self), "text/html": f"<code>{html.escape(str(self))}</code>"}

@@ -108,53 +108,117 @@ def approve_all(
     actor: str,
     now: datetime,
     confirm: bool,
+    approved_ids: tuple[str, ...] | None,
     sample_size: int,
     columns: list[str],
 ) -> ApproveAllPreview | DecisionResult:
-    """Preview, or with ``confirm`` apply, the approval of every unflagged open candidate."""
+    """Preview, or with ``confirm`` apply, the approval of every unflagged open candidate.
+
+    On confirm only ``approved_ids`` (what a preview showed, or what the caller named)
+    are approved, and only those still open and unflagged: a candidate that arrived
+    after the preview is never approved unseen.
+    """
     found = [(s, m) for s in stores.existing() for m in s.open_memories(filters, now)]
     eligible = [(s, m) for s, m in found if not m["flags"]]
     if not confirm:
         sample = pd.DataFrame([m for _, m in eligible[:sample_size]], columns=columns)
         ids = tuple(m["id"] for _, m in eligible)
         return ApproveAllPreview(len(eligible), sample, len(found) - len(eligible), ids)
-    batch_id = new_id()
-    changes: list[tuple[str, str | None, str]] = []
-    for store in {s for s, _ in eligible}:
-        planned = [
-            plan("approve", m, actor=actor, now=now, action="approve_all")
-            for s, m in eligible
-            if s is store
-        ]
-        result = apply_changes(store, planned, actor=actor, now=now, audit={"batch_id": batch_id})
-        changes.extend(result.changes)
-    return DecisionResult("approve_all", actor, tuple(changes), batch_id)
-
-
-def undo(stores: StorePair, *, actor: str, now: datetime) -> DecisionResult:
-    """Revert the actor's latest decision (a whole batch if it was one) with new events.
-
-    A batch may span the project and the user store (approve_all over global
-    candidates too); every part of it is reverted, under one new batch id.
-    """
-    latest = [(s, e) for s in stores.existing() if (e := s.last_undoable(actor, UNDOABLE))]
-    if not latest:
-        raise DecisionError(f"Nothing to undo: {actor} has no decision left to revert.")
-    store, event = max(latest, key=lambda pair: pair[1]["occurred_at"])
-    if event["batch_id"] is None:
-        parts = [(store, [event])]
-    else:
-        parts = [(s, s.batch_events(event["batch_id"], UNDOABLE)) for s in stores.existing()]
-    planned = [
-        (s, [plan_undo(e, s.get_memory(e["memory_id"]), now=now) for e in events])
-        for s, events in parts
-        if events
-    ]
-    batch_id = new_id() if sum(len(changes) for _, changes in planned) > 1 else None
-    moved: list[tuple[str, str | None, str]] = []
-    for part_store, changes in planned:
-        result = apply_changes(
-            part_store, changes, actor=actor, now=now, audit={"batch_id": batch_id}
+    allowed = set(approved_ids or ())
+    chosen = [(s, m) for s, m in eligible if m["id"] in allowed]
+    parts = [
+        (
+            store,
+            [
+                plan("approve", m, actor=actor, now=now, action="approve_all")
+                for s, m in chosen
+                if s is store
+            ],
         )
+        for store in stores.existing()
+    ]
+    return _apply_parts("approve_all", parts, actor=actor, now=now, batch_id=new_id())
+
+
+def _apply_parts(
+    name: str,
+    parts: list[tuple[Store, list[Change]]],
+    *,
+    actor: str,
+    now: datetime,
+    batch_id: str | None,
+) -> DecisionResult:
+    """Apply a decision spanning both stores: one transaction per store, in order.
+
+    If a later part fails (another reviewer got there first), the message says which
+    earlier part was already applied, so nothing happens silently.
+    """
+    moved: list[tuple[str, str | None, str]] = []
+    for store, changes in parts:
+        if not changes:
+            continue
+        try:
+            result = apply_changes(
+                store, changes, actor=actor, now=now, audit={"batch_id": batch_id}
+            )
+        except DecisionError as exc:
+            if not moved:
+                raise
+            raise DecisionError(
+                f"{exc} The other part of this {name} was already applied to "
+                f"{len(moved)} memor{'y' if len(moved) == 1 else 'ies'} (batch {batch_id}); "
+                "undo() reverts it."
+            ) from exc
         moved.extend(result.changes)
-    return DecisionResult("undo", actor, tuple(moved), batch_id)
+    return DecisionResult(name, actor, tuple(moved), batch_id)
+
+
+def undo(stores: StorePair, *, actor: str, now: datetime, search: int = 50) -> DecisionResult:
+    """Revert the actor's latest decision that can still be reverted, with new events.
+
+    A batch (approve_all, supersede) is reverted whole, across both stores. A decision
+    somebody else has changed since cannot be undone without erasing their work: it is
+    skipped, and the result says so.
+    """
+    candidates = sorted(
+        ((s, e) for s in stores.existing() for e in s.recent_undoable(actor, UNDOABLE, search)),
+        key=lambda pair: (pair[1]["occurred_at"], pair[1]["seq"]),
+        reverse=True,
+    )
+    if not candidates:
+        raise DecisionError(f"Nothing to undo: {actor} has no decision left to revert.")
+    skipped: list[str] = []
+    seen_batches: set[str] = set()
+    for store, event in candidates:
+        if event["batch_id"] in seen_batches:
+            continue
+        if event["batch_id"] is not None:
+            seen_batches.add(event["batch_id"])
+            parts = [(s, s.batch_events(event["batch_id"], UNDOABLE)) for s in stores.existing()]
+        else:
+            parts = [(store, [event])]
+        try:
+            planned = [
+                (
+                    s,
+                    [
+                        plan_undo(
+                            e,
+                            s.get_memory(e["memory_id"]),
+                            now=now,
+                            changed_since=s.changed_since(e),
+                        )
+                        for e in events
+                    ],
+                )
+                for s, events in parts
+            ]
+        except DecisionError as exc:
+            skipped.append(str(exc))
+            continue
+        batch_id = new_id() if sum(len(c) for _, c in planned) > 1 else None
+        result = _apply_parts("undo", planned, actor=actor, now=now, batch_id=batch_id)
+        return DecisionResult(
+            result.decision, actor, result.changes, batch_id, notes=tuple(skipped)
+        )
+    raise DecisionError(f"Nothing {actor} decided recently can be undone: " + " ".join(skipped[:3]))

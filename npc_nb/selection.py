@@ -17,6 +17,7 @@ import bisect
 import itertools
 import math
 import re
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -49,6 +50,8 @@ class ApprovedSet:
         """The highest-priority memories whose lines fit in ``room`` characters."""
         if sum(self.lengths) <= room:
             return list(self.rows)
+        if room <= 0:
+            return []
         chosen, used, smallest = [], 0, min(self.lengths)
         for position in self._priority(terms):
             cost = self.lengths[position]
@@ -109,6 +112,7 @@ class DecisionCache:
 
     def __init__(self) -> None:
         self._entries: OrderedDict[tuple, _Entry] = OrderedDict()
+        self._lock = threading.Lock()  # the extraction worker reads it too
 
     def approved(self, stores: list[Store], npc: str, team: str | None) -> ApprovedSet:
         """Approved memories visible to ``npc`` across ``stores``, in priority order."""
@@ -117,8 +121,10 @@ class DecisionCache:
             rows, horizons = [], []
             for store in stores:
                 with store.read() as con:
-                    rows += store.approved_visible(con, npc, team)
+                    # The horizon first: a window that closes between the two reads then
+                    # makes the entry expire at once instead of keeping it forever.
                     horizons.append(store.next_validity_change(con, npc, team))
+                    rows += store.approved_visible(con, npc, team)
             if len(stores) > 1:
                 rows.sort(key=lambda r: (r["scope_rank"], -r["decided_at"].timestamp(), r["id"]))
             return ApprovedSet(rows), min((h for h in horizons if h is not None), default=None)
@@ -139,15 +145,17 @@ class DecisionCache:
     ) -> Any:
         key = (*kind, tuple(store.path for store in stores))
         generation = tuple(_generation(store) for store in stores)
-        entry = self._entries.get(key)
-        if entry is not None and entry.generation == generation and _current(entry):
-            self._entries.move_to_end(key)
-            return entry.value
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is not None and entry.generation == generation and _current(entry):
+                self._entries.move_to_end(key)
+                return entry.value
         value, valid_until = load()
-        self._entries[key] = _Entry(generation, valid_until, value)
-        self._entries.move_to_end(key)
-        while len(self._entries) > _MAX_ENTRIES:
-            self._entries.popitem(last=False)
+        with self._lock:
+            self._entries[key] = _Entry(generation, valid_until, value)
+            self._entries.move_to_end(key)
+            while len(self._entries) > _MAX_ENTRIES:
+                self._entries.popitem(last=False)
         return value
 
 

@@ -15,17 +15,24 @@ __all__ = ["content_hash", "evidence_occurs_in", "instruction_flags", "normalise
 
 _WHITESPACE = re.compile(r"\s+")
 _TRAILING_PUNCTUATION = " .,;:!?…。、\"'”’)]»"
+_LEADING_MARKERS = " -*•·>\"'“‘([«"
 
 _INSTRUCTION_PATTERNS = {
     "instruction-like": re.compile(
-        r"\b(from now on|going forward,? (you|always)|ignore (all |any )?(previous|prior|above"
-        r"|earlier)|disregard (all |any |the )?(previous|prior|above|earlier|instructions)"
+        r"\b(from now on|going forward,? (you|always)|ignore (all |any |the |your )*"
+        r"(previous|prior|above|earlier|instructions|rules)|disregard (all |any |the )*"
+        r"(previous|prior|above|earlier|instructions|everything|rules)|forget (all |your )*"
+        r"(previous|instructions|rules)"
         r"|you (must|should|will) (always|never)|always (respond|reply|answer|say)"
         r"|never (respond|reply|answer|mention|reveal)|system prompt|new instructions?"
         r"|act as|pretend (to be|you are))\b",
         re.IGNORECASE,
     ),
-    "contains-url": re.compile(r"(https?://|www\.)\S+", re.IGNORECASE),
+    "contains-url": re.compile(
+        r"(https?://|www\.)\S+|\b[\w-]+(\.[\w-]+)*\.(com|org|net|io|ai|dev|app|co|xyz|info)"
+        r"(/\S*)?\b",
+        re.IGNORECASE,
+    ),
     "tool-directive": re.compile(
         r"(\b(call|invoke|run|execute|use) (the )?(tool|function|command|shell)\b"
         r"|<\s*/?\s*(tool|function|npc-memory|system)\b|\bapprove_all\b)",
@@ -35,10 +42,15 @@ _INSTRUCTION_PATTERNS = {
 
 
 def normalise(text: str) -> str:
-    """The canonical form two statements share when they say the same thing."""
-    folded = unicodedata.normalize("NFKC", text).casefold()
+    """The canonical form two statements share when they say the same thing.
+
+    Invisible format characters (zero-width spaces, bidi marks) are dropped, list
+    markers and quotes around the statement are removed.
+    """
+    visible = "".join(c for c in text if unicodedata.category(c) != "Cf")
+    folded = unicodedata.normalize("NFKC", visible).casefold()
     collapsed = _WHITESPACE.sub(" ", folded).strip()
-    return collapsed.rstrip(_TRAILING_PUNCTUATION).strip()
+    return collapsed.lstrip(_LEADING_MARKERS).rstrip(_TRAILING_PUNCTUATION).strip()
 
 
 def content_hash(text: str) -> str:
@@ -48,7 +60,8 @@ def content_hash(text: str) -> str:
 
 def instruction_flags(text: str) -> list[str]:
     """Flags for text that reads like an instruction to the model rather than a memory."""
-    return [flag for flag, pattern in _INSTRUCTION_PATTERNS.items() if pattern.search(text)]
+    flat = _WHITESPACE.sub(" ", unicodedata.normalize("NFKC", text))
+    return [flag for flag, pattern in _INSTRUCTION_PATTERNS.items() if pattern.search(flat)]
 
 
 def evidence_occurs_in(evidence: str, source: str) -> bool:

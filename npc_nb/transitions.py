@@ -29,7 +29,16 @@ from .vocabulary import (
     SUPERSEDED,
 )
 
-__all__ = ["MUTABLE", "UNDOABLE", "Change", "dump_state", "plan", "plan_supersede", "plan_undo"]
+__all__ = [
+    "MUTABLE",
+    "UNCHANGED",
+    "UNDOABLE",
+    "Change",
+    "dump_state",
+    "plan",
+    "plan_supersede",
+    "plan_undo",
+]
 
 #: Fields a decision may change; their prior values are kept on the event for undo.
 MUTABLE = (
@@ -121,6 +130,10 @@ def _plan_edit(
     memory: dict, *, actor: str, now: datetime, text: str, reconsider: bool = False, **_: Any
 ) -> Change:
     if memory["status"] in APPROVED_STATUSES:
+        if text == memory["final_text"]:
+            raise DecisionError(
+                f"Memory {memory['id']} already says exactly that; nothing to change."
+            )
         return plan_supersede(memory, text, actor=actor, now=now)
     _require_open(memory, "edit", reconsider)
     if text == memory["final_text"]:
@@ -136,18 +149,36 @@ def _plan_skip(memory: dict, *, now: datetime, **_: Any) -> Change:
 
 def _plan_defer(memory: dict, *, now: datetime, until: datetime | None = None, **_: Any) -> Change:
     _require_open(memory, "defer", False)
-    when = to_utc(until) if until is not None else now + DEFAULT_DEFER
+    when = _time(until, "until") if until is not None else now + DEFAULT_DEFER
     return Change(memory, "defer", {"status": DEFERRED, "defer_until": when})
 
 
-def _plan_validity(
-    memory: dict, *, valid_from: datetime | None, valid_to: datetime | None, **_: Any
-) -> Change:
-    start = to_utc(valid_from) if valid_from is not None else None
-    end = to_utc(valid_to) if valid_to is not None else None
+#: set_validity's default: leave that bound as it is (None clears it).
+UNCHANGED: Any = object()
+
+
+def _plan_validity(memory: dict, *, valid_from: Any = UNCHANGED, valid_to: Any = UNCHANGED,
+                   **_: Any) -> Change:  # fmt: skip
+    start = _moment(valid_from, memory["valid_from"], "valid_from")
+    end = _moment(valid_to, memory["valid_to"], "valid_to")
     if start is not None and end is not None and start >= end:
         raise DecisionError(f"valid_from ({start}) must be before valid_to ({end}).")
     return Change(memory, "set_validity", {"valid_from": start, "valid_to": end})
+
+
+def _moment(value: Any, current: datetime | None, name: str) -> datetime | None:
+    if value is UNCHANGED:
+        return current
+    if value is None:
+        return None
+    return _time(value, name)
+
+
+def _time(value: Any, name: str) -> datetime:
+    try:
+        return to_utc(value, name=name)
+    except ValueError as exc:
+        raise DecisionError(str(exc)) from exc
 
 
 _PLANNERS = {
@@ -207,9 +238,18 @@ def plan_supersede(memory: dict, text: str, *, actor: str, now: datetime) -> Cha
     return Change(memory, "supersede", changes, new_row=new_row)
 
 
-def plan_undo(event: dict, memory: dict, *, now: datetime) -> Change:
-    """The change that restores ``memory`` to its state before ``event``."""
-    if memory["status"] != event["to_status"] or memory["final_text"] != event["text_after"]:
+def plan_undo(event: dict, memory: dict, *, now: datetime, changed_since: bool) -> Change:
+    """The change that restores ``memory`` to its state before ``event``.
+
+    Refused when anything has happened to the memory since that was not itself undone
+    (another reviewer's decision, a validity change): restoring the old state would
+    silently erase it.
+    """
+    if (
+        changed_since
+        or memory["status"] != event["to_status"]
+        or memory["final_text"] != event["text_after"]
+    ):
         raise DecisionError(
             f"Cannot undo {event['action']} of memory {memory['id']}: it has changed since "
             f"(now {memory['status']}). Decide on it again instead."

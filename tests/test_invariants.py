@@ -15,6 +15,7 @@ import os
 import re
 import shutil
 import tempfile
+from datetime import UTC, datetime, timedelta
 
 import pandas as pd
 from hypothesis import settings
@@ -34,6 +35,11 @@ TEXTS = [
 ]
 PERSONAS = ["analyst", "writer"]
 LINE = re.compile(r"^- \[\w+/\w+\] (.*)$", re.MULTILINE)
+LINE_TEXT = re.compile(r" \(valid (from \S+)? ?(until \S+)?\)$")
+
+
+def visible(row: dict, npc: str | None) -> bool:
+    return row["scope"] in ("project", "global") or row["npc"] == npc
 
 
 class ReviewMachine(RuleBasedStateMachine):
@@ -43,10 +49,14 @@ class ReviewMachine(RuleBasedStateMachine):
         self.saved_home = os.environ.get("NPC_NB_HOME")
         os.environ["NPC_NB_HOME"] = os.path.join(self.folder, "home")
         self.nb = npc_nb.open(self.folder)
+        # A second Project on the same folder (a second handle in one kernel): decisions
+        # made through it must be seen at once through the first, caches included.
+        self.other = npc_nb.open(self.folder)
         self.undo_stack: list[dict[str, tuple[str, str]]] = []
 
     def teardown(self) -> None:
         self.nb.close()
+        self.other.close()
         if self.saved_home is None:
             os.environ.pop("NPC_NB_HOME", None)
         else:
@@ -72,25 +82,51 @@ class ReviewMachine(RuleBasedStateMachine):
     @rule(
         text=st.sampled_from(TEXTS),
         npc=st.sampled_from(PERSONAS),
-        scope=st.sampled_from(["npc", "project"]),
+        scope=st.sampled_from(["npc", "project", "global"]),
     )
     def propose(self, text: str, npc: str, scope: str) -> None:
+        owner = None if scope != "npc" else npc
         visible_rejected = {
             normalise(r["final_text"])
             for r in self.rows()
-            if r["status"] == "human-rejected" and (r["scope"] == "project" or r["npc"] == npc)
+            if r["status"] == "human-rejected" and visible(r, owner)
         }
-        outcome = self.nb.add_candidate(text, category="fact", npc=npc, scope=scope)
+        outcome = self.nb.add_candidate(text, category="fact", npc=owner, scope=scope)
         if normalise(text) in visible_rejected:
             assert outcome.action == "suppressed", outcome
 
-    @rule(data=st.data(), decision=st.sampled_from(["approve", "reject", "skip", "defer"]))
-    def decide(self, data: st.DataObject, decision: str) -> None:
+    @rule(
+        data=st.data(),
+        decision=st.sampled_from(["approve", "reject", "skip", "defer", "defer_due"]),
+        through_other=st.booleans(),
+    )
+    def decide(self, data: st.DataObject, decision: str, through_other: bool) -> None:
         open_ids = self.ids_with("pending_approval", "deferred")
         if not open_ids:
             return
+        project = self.other if through_other else self.nb
         before = self.snapshot()
-        self.nb.decide(data.draw(st.sampled_from(open_ids)), decision)
+        memory = data.draw(st.sampled_from(open_ids))
+        if decision == "defer_due":
+            project.defer(memory, until=datetime.now() - timedelta(minutes=1))
+        else:
+            project.decide(memory, decision)
+        self.decided(before)
+
+    @rule(data=st.data(), window=st.sampled_from(["ended", "future", "current", "clear"]))
+    def set_validity(self, data: st.DataObject, window: str) -> None:
+        ids = self.ids_with("human-approved", "human-edited")
+        if not ids:
+            return
+        now = datetime.now()
+        bounds = {
+            "ended": {"valid_from": None, "valid_to": now - timedelta(days=1)},
+            "future": {"valid_from": now + timedelta(days=1), "valid_to": None},
+            "current": {"valid_from": now - timedelta(days=1), "valid_to": now + timedelta(days=1)},
+            "clear": {"valid_from": None, "valid_to": None},
+        }[window]
+        before = self.snapshot()
+        self.nb.set_validity(data.draw(st.sampled_from(ids)), **bounds)
         self.decided(before)
 
     @rule(data=st.data(), suffix=st.sampled_from([" (edited)", " at 5pm", ""]))
@@ -114,6 +150,7 @@ class ReviewMachine(RuleBasedStateMachine):
     @rule(npc=st.sampled_from([None, *PERSONAS]))
     def approve_all(self, npc: str | None) -> None:
         before = self.snapshot()
+        self.nb.approve_all(npc=npc)
         result = self.nb.approve_all(npc=npc, confirm=True)
         if result.changes:
             self.decided(before)
@@ -136,14 +173,19 @@ class ReviewMachine(RuleBasedStateMachine):
     @invariant()
     def context_holds_exactly_the_approved_visible_memories(self) -> None:
         rows = self.rows()
+        now = datetime.now(UTC).replace(tzinfo=None)
         for npc in PERSONAS:
             expected = sorted(
-                r["final_text"]
+                " ".join(r["final_text"].split())
                 for r in rows
                 if r["status"] in ("human-approved", "human-edited")
-                and (r["scope"] == "project" or r["npc"] == npc)
+                and visible(r, npc)
+                and (pd.isna(r["valid_from"]) or r["valid_from"] <= now)
+                and (pd.isna(r["valid_to"]) or r["valid_to"] > now)
             )
-            assert sorted(LINE.findall(self.nb.context(npc))) == expected
+            for project in (self.nb, self.other):
+                shown = [LINE_TEXT.sub("", line) for line in LINE.findall(project.context(npc))]
+                assert sorted(shown) == expected
 
     @invariant()
     def every_memory_has_a_gapless_audit_chain(self) -> None:
@@ -161,10 +203,14 @@ class ReviewMachine(RuleBasedStateMachine):
 
     @invariant()
     def queue_is_exactly_the_open_memories(self) -> None:
-        queue = set(self.nb.review_queue()["id"])
-        pending = set(self.ids_with("pending_approval"))
-        deferred = set(self.ids_with("deferred"))
-        assert pending <= queue <= pending | deferred
+        now = datetime.now(UTC).replace(tzinfo=None)
+        expected = {
+            r["id"]
+            for r in self.rows()
+            if r["status"] == "pending_approval"
+            or (r["status"] == "deferred" and r["defer_until"] <= now)
+        }
+        assert set(self.nb.review_queue()["id"]) == expected
 
 
 TestReviewInvariants = ReviewMachine.TestCase

@@ -37,7 +37,7 @@ def test_public_names_are_pinned() -> None:
             "open",
             "open_project",
             "scrub_memory_tags",
-        ]  # fmt: skip
+        ]
     )
     for name in npc_nb.__all__:
         assert hasattr(npc_nb, name), name

@@ -9,6 +9,11 @@ gets in within that window. A lock held past ``lock_timeout`` raises StoreLocked
 
 Every result is materialised before the lease is returned: a live DuckDB relation keeps
 the file lock even after its connection object is dropped.
+
+Fairness: DuckDB's lock is not a queue, so a process that is never idle would keep it
+forever. After ``MAX_CONTINUOUS_HOLD`` seconds the lease lets go between two operations
+and pauses briefly before reconnecting; a waiting process, retrying every few tens of
+milliseconds, takes its turn.
 """
 
 from __future__ import annotations
@@ -30,7 +35,11 @@ __all__ = ["ConnectionLease"]
 
 _LOCK_MESSAGES = ("Could not set lock", "Conflicting lock")
 _FIRST_BACKOFF = 0.005
-_MAX_BACKOFF = 0.2
+#: A waiting process retries at least this often, so it sees a yield window.
+_MAX_BACKOFF = 0.04
+#: Longest a busy process keeps the file before it lets others take a turn (seconds).
+MAX_CONTINUOUS_HOLD = 1.0
+YIELD_AFTER_HOLD = 0.06
 
 
 class ConnectionLease:
@@ -54,6 +63,8 @@ class ConnectionLease:
         self._last_used = 0.0
         self._depth = 0
         self._reaper: threading.Thread | None = None
+        self._held_since = 0.0
+        self._yield_until = 0.0
         _open_leases.add(self)
 
     @contextmanager
@@ -61,7 +72,10 @@ class ConnectionLease:
         """The held connection, opened (with lock retries) if it was released."""
         with self._mutex:
             if self._con is None:
+                if (pause := self._yield_until - time.monotonic()) > 0:
+                    time.sleep(pause)  # let a waiting process take its turn
                 self._con = self._connect_with_retry()
+                self._held_since = time.monotonic()
             self._depth += 1
             try:
                 yield self._con
@@ -83,8 +97,16 @@ class ConnectionLease:
                 con.close()
 
     def _after_use(self) -> None:
+        if self._depth:
+            return  # still inside an outer use
         if self.idle_release == 0:
             self.release()
+            return
+        if time.monotonic() - self._held_since > MAX_CONTINUOUS_HOLD:
+            # A busy kernel must not starve the others: release, and pause briefly
+            # before reconnecting so a process retrying the lock gets in.
+            self.release()
+            self._yield_until = time.monotonic() + YIELD_AFTER_HOLD
             return
         if self._reaper is None or not self._reaper.is_alive():
             self._reaper = threading.Thread(
@@ -100,8 +122,11 @@ class ConnectionLease:
                 idle_for = time.monotonic() - self._last_used
                 if self._depth == 0 and idle_for >= self.idle_release:
                     self.release()
-                    return
+                    break
                 self._wake.wait(timeout=max(self.idle_release - idle_for, 0.001))
+            # Cleared under the mutex, so a use after this point starts a new reaper
+            # instead of notifying one that is about to exit.
+            self._reaper = None
 
     def _connect_with_retry(self) -> duckdb.DuckDBPyConnection:
         ensure_store_dir(self.path.parent)  # checked on every (re)connect

@@ -9,6 +9,8 @@ reach SQL text come from this module's own constants; values are always bound.
 
 from __future__ import annotations
 
+import contextlib
+import secrets
 import threading
 import weakref
 from collections.abc import Iterator, Sequence
@@ -31,6 +33,11 @@ __all__ = ["VISIBLE", "Connection", "Store", "rows", "visible_to"]
 
 Connection = duckdb.DuckDBPyConnection
 _READ_ONLY_STATEMENTS = {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN}
+_TRANSACTION_CONTROL = {
+    duckdb.StatementType.TRANSACTION,
+    duckdb.StatementType.ATTACH,
+    duckdb.StatementType.DETACH,
+}
 
 #: Visible to a persona: its own npc-scoped memories, its team's, the project's, global.
 VISIBLE = (
@@ -123,11 +130,12 @@ class Store:
             con.execute("BEGIN TRANSACTION")
             try:
                 yield con
+                con.execute("COMMIT")
             except BaseException:
-                con.execute("ROLLBACK")
-                self._generation = None
+                self._generation = None  # whatever this transaction bumped did not happen
+                with contextlib.suppress(duckdb.Error):
+                    con.execute("ROLLBACK")
                 raise
-            con.execute("COMMIT")
 
     # -- memories -------------------------------------------------------------------
 
@@ -166,10 +174,13 @@ class Store:
         return True
 
     def generation(self, con: Connection) -> int:
-        """A counter bumped by every decision: caches of approved/rejected sets key on it.
+        """A token that changes with every decision: caches of approved and rejected sets
+        key on it.
 
-        While this process holds the file no other process can write, so the value is
-        read from the file only after a (re)connect.
+        Each change writes a fresh random value, never a count, so no older state (a
+        rolled-back transaction, a restored or recreated file) can reproduce a token a
+        cache has seen. While this process holds the file no other process can write,
+        so the token is read from the file only after a (re)connect.
         """
         if self._generation is None:
             (value,) = con.execute(
@@ -179,9 +190,9 @@ class Store:
         return self._generation
 
     def bump_generation(self, con: Connection) -> None:
-        con.execute("UPDATE store_state SET value = value + 1 WHERE key = 'decision_generation'")
-        if self._generation is not None:
-            self._generation += 1
+        token = secrets.randbits(62)
+        con.execute("UPDATE store_state SET value = ? WHERE key = 'decision_generation'", [token])
+        self._generation = token
 
     def insert_event(self, con: Connection, event: dict) -> None:
         columns = list(event)
@@ -213,6 +224,12 @@ class Store:
             f"SELECT id, norm_text FROM memories WHERE status = 'human-rejected' AND {VISIBLE}",
             {"npc": npc, "team": team},
         ).fetchall()
+
+    def add_flags(self, con: Connection, memory_id: str, flags: list[str]) -> None:
+        con.execute(
+            "UPDATE memories SET flags = list_distinct(list_concat(flags, ?)) WHERE id = ?",
+            [flags, memory_id],
+        )
 
     def approved_visible(self, con: Connection, npc: str, team: str | None) -> list[dict]:
         """Approved memories visible to ``npc``: most specific scope, then newest, first."""
@@ -285,18 +302,28 @@ class Store:
 
     # -- audit ------------------------------------------------------------------------
 
-    def last_undoable(self, actor: str, actions: Sequence[str]) -> dict | None:
-        """The actor's latest decision event that no undo event points at yet."""
+    def recent_undoable(self, actor: str, actions: Sequence[str], limit: int) -> list[dict]:
+        """The actor's latest decision events that no undo event points at, newest first."""
         with self.read() as con:
-            found = rows(
+            return rows(
                 con,
                 "SELECT * FROM memory_events e WHERE actor = $actor "
                 "AND list_contains($actions, action) "
                 "AND NOT EXISTS (SELECT 1 FROM memory_events u WHERE u.undoes = e.seq) "
-                "ORDER BY seq DESC LIMIT 1",
-                {"actor": actor, "actions": list(actions)},
+                "ORDER BY seq DESC LIMIT $limit",
+                {"actor": actor, "actions": list(actions), "limit": limit},
             )
-        return found[0] if found else None
+
+    def changed_since(self, event: dict) -> bool:
+        """Whether the event's memory has a later event that was not itself undone."""
+        with self.read() as con:
+            (count,) = con.execute(
+                "SELECT count(*) FROM memory_events e WHERE memory_id = ? AND seq > ? "
+                "AND action NOT IN ('undo', 'propose') "
+                "AND NOT EXISTS (SELECT 1 FROM memory_events u WHERE u.undoes = e.seq)",
+                [event["memory_id"], event["seq"]],
+            ).fetchone()
+        return count > 0
 
     def batch_events(self, batch_id: str, actions: Sequence[str]) -> list[dict]:
         """The not-yet-undone decision events of one batch, newest first."""
@@ -331,11 +358,18 @@ class Store:
                     "Queries are read-only so analysis cannot corrupt the audit log; pass "
                     "allow_write=True if you really mean to write."
                 )
-        with self.read() as con:
-            if allow_write:
+        if allow_write:
+            control = [s.query.strip() for s in statements if s.type in _TRANSACTION_CONTROL]
+            if control:
+                raise NpcError(
+                    f"Remove {control[0]!r}: npc_nb runs your statements in one transaction "
+                    "of its own, committed only if all of them succeed."
+                )
+            with self.write() as con:
                 result = _frame(con.execute(sql, params or ()))
-                self.bump_generation(con)  # the caller may have changed anything
+                self.bump_generation(con)  # the statements may have changed anything
                 return result
+        with self.read() as con:
             con.execute("BEGIN TRANSACTION")
             try:
                 return _frame(con.execute(sql, params or ()))
