@@ -9,6 +9,7 @@
 Importing npc_nb is cheap: no model library is imported until a model is called.
 """
 
+from . import prompts  # noqa: F401 - npc_nb.prompts.EXTRACTION_VERSION for readers
 from .config import Settings, load_settings
 from .context import MemoryBlock, StreamScrubber, scrub_memory_tags
 from .errors import (

@@ -5,6 +5,7 @@
     ├── CandidateError         a proposed memory is unusable (empty, too long, bad category)
     ├── DecisionError          an unknown decision, or a transition that makes no sense
     ├── UnknownMemoryError     no memory has that id (also a KeyError)
+    ├── ModelCallError         a model call failed (missing key, rate limit, timeout, ...)
     └── StoreError             the store file cannot be used
         ├── StoreLockedError   another process kept the file locked past the timeout
         └── SymlinkedStoreError  the store path is a symlink, so writes are refused
@@ -19,6 +20,7 @@ __all__ = [
     "CandidateError",
     "ConfigError",
     "DecisionError",
+    "ModelCallError",
     "NpcError",
     "StoreError",
     "StoreLockedError",

@@ -52,7 +52,7 @@ class NpcMagics(Magics):
         return self._project
 
     @magic_arguments()
-    @argument("name", help="the persona to talk to (defined, in npc_team/, or ad hoc)")
+    @argument("name", help="the persona (defined in Python, in npc_team/, or ad hoc)")
     @argument("--model", "-m", help="litellm model for this turn, e.g. openai/gpt-4o-mini")
     @argument("--new", action="store_true", help="start a new conversation with the persona")
     @argument("--no-stream", action="store_true", help="show the reply only when complete")
@@ -64,20 +64,25 @@ class NpcMagics(Magics):
         args = parse_argstring(self.npc, line)
         with _as_usage_errors():
             message = interpolate(cell, self.shell.user_ns) if args.vars else cell
-            where = {"execution_count": self.shell.execution_count}
             result = self.project.chat(
                 args.name,
-                message,
+                message.strip(),
                 model=args.model,
                 new=args.new,
                 stream=not args.no_stream,
-                where=where,
+                where=self._where(),
             )
             reply = result if isinstance(result, Reply) else self._show_stream(result)
-            waiting = self.project.pending_count()
-            noun = "candidate" if waiting == 1 else "candidates"
-            reply.notices.append(f"{waiting} memory {noun} waiting · %npc_review")
+            reply.notices.append(self.project.waiting_line())
         return reply
+
+    def _where(self) -> dict[str, Any]:
+        namespace = self.shell.user_ns
+        return {
+            "execution_count": self.shell.displayhook.prompt_count,
+            # The notebook's path, where the front end says (JupyterLab, VS Code).
+            "notebook_path": namespace.get("__session__") or namespace.get("__vsc_ipynb_file__"),
+        }
 
     def _show_stream(self, stream: Any) -> Reply:
         if not getattr(self.shell, "kernel", None):  # a terminal: no live display to update

@@ -114,3 +114,8 @@ class Reading:
         """How many candidates wait for review now (pending, or deferred and due)."""
         now = utc_now()
         return sum(store.count_open(now) for store in self._stores.existing())
+
+    def waiting_line(self) -> str:
+        """The quiet line under a reply: "2 memory candidates waiting · %npc_review"."""
+        count = self.pending_count()
+        return f"{count} memory candidate{'' if count == 1 else 's'} waiting · %npc_review"

@@ -157,8 +157,9 @@ def _plan_defer(memory: dict, *, now: datetime, until: datetime | None = None, *
 UNCHANGED: Any = object()
 
 
-def _plan_validity(memory: dict, *, valid_from: Any = UNCHANGED, valid_to: Any = UNCHANGED,
-                   **_: Any) -> Change:  # fmt: skip
+def _plan_validity(
+    memory: dict, *, valid_from: Any = UNCHANGED, valid_to: Any = UNCHANGED, **_: Any
+) -> Change:
     start = _moment(valid_from, memory["valid_from"], "valid_from")
     end = _moment(valid_to, memory["valid_to"], "valid_to")
     if start is not None and end is not None and start >= end:
@@ -196,9 +197,14 @@ def _require_open(memory: dict, decision: str, reconsider: bool) -> None:
     if status in OPEN_STATUSES or (status == REJECTED and reconsider):
         return
     if status == REJECTED:
+        if decision in ("approve", "edit"):
+            raise DecisionError(
+                f"Memory {memory['id']} was rejected; to {decision} it anyway, say so with "
+                f"{decision}(..., reconsider=True)."
+            )
         raise DecisionError(
-            f"Memory {memory['id']} was rejected; to {decision} it anyway, say so with "
-            f"{decision}(..., reconsider=True)."
+            f"Memory {memory['id']} was rejected; {decision} applies to pending or deferred "
+            "candidates. Use approve(..., reconsider=True) to change your mind."
         )
     raise DecisionError(
         f"Memory {memory['id']} is already {status}; {decision} applies to pending or "

@@ -19,7 +19,9 @@ from tests.conftest import propose
 REPO = Path(__file__).resolve().parents[1]
 
 
-def run_python(code: str, *, env_home: Path, wait: bool = True) -> subprocess.Popen | str:
+def run_python(
+    code: str, *, env_home: Path, wait: bool = True, expect_code: int = 0
+) -> subprocess.Popen | str:
     env = {**os.environ, "NPC_NB_HOME": str(env_home), "PYTHONPATH": str(REPO)}
     process = subprocess.Popen(
         [sys.executable, "-c", textwrap.dedent(code)],
@@ -31,7 +33,7 @@ def run_python(code: str, *, env_home: Path, wait: bool = True) -> subprocess.Po
     if not wait:
         return process
     out, err = process.communicate(timeout=120)
-    assert process.returncode == 0, err
+    assert process.returncode == expect_code, err
     return out
 
 

@@ -214,8 +214,9 @@ def m001_initial(con: duckdb.DuckDBPyConnection) -> None:
 
 @migration
 def m002_store_state(con: duckdb.DuckDBPyConnection) -> None:
-    # A counter every decision bumps, so a process can tell cheaply whether the approved
-    # and rejected sets it cached are still current (another kernel may have decided).
+    # A token every decision replaces with a fresh random value, so a process can tell
+    # cheaply whether the approved and rejected sets it cached are still current
+    # (another kernel may have decided).
     con.execute("CREATE TABLE store_state (key VARCHAR PRIMARY KEY, value BIGINT NOT NULL)")
     con.execute("INSERT INTO store_state VALUES ('decision_generation', 0)")
 

@@ -205,7 +205,11 @@ class Store:
     def find_by_hash(
         self, con: Connection, digest: str, npc: str | None, team: str | None
     ) -> list[dict]:
-        """Visible memories whose proposed or final text normalises to ``digest``."""
+        """Visible memories whose proposed or final text normalises to ``digest``.
+
+        Superseded versions are left out: a fact that changes back ("the deadline is
+        Friday" again) is news a reviewer should see, not a repeat.
+        """
         # Two plain lookups, each served by its hash index: an OR, a UNION or the
         # visibility filter in the same scan makes DuckDB read the whole table instead.
         found = {}
@@ -216,7 +220,11 @@ class Store:
                 [digest],
             ):
                 found[row["id"]] = row
-        return [row for row in found.values() if visible_to(row, npc, team)]
+        return [
+            row
+            for row in found.values()
+            if row["status"] != "superseded" and visible_to(row, npc, team)
+        ]
 
     def rejected_visible(self, con: Connection, npc: str | None, team: str | None) -> list[tuple]:
         """(id, normalised text) of every rejected memory visible to ``npc``."""

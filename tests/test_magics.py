@@ -1,0 +1,139 @@
+"""The magics in a real IPython shell: thin, quiet, and strict about user mistakes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from IPython.core.error import UsageError
+from IPython.core.interactiveshell import InteractiveShell
+
+import npc_nb
+from npc_nb.magics import NpcMagics
+
+
+@pytest.fixture
+def shell(project_dir: Path) -> InteractiveShell:
+    ip = InteractiveShell.instance()
+    ip.run_line_magic("load_ext", "npc_nb")
+    magics = ip.magics_manager.registry["NpcMagics"]
+    magics._project = npc_nb.open(project_dir)
+    yield ip
+    magics._project.close()
+    magics._project = None
+
+
+def cell(ip: InteractiveShell, source: str) -> object:
+    result = ip.run_cell(source, store_history=True)
+    if result.error_in_exec is not None:
+        raise result.error_in_exec
+    return result.result
+
+
+def project(ip: InteractiveShell) -> npc_nb.Project:
+    return ip.magics_manager.registry["NpcMagics"].project
+
+
+def test_npc_cell_records_both_turns_and_returns_the_reply(shell: InteractiveShell) -> None:
+    reply = cell(shell, "%%npc analyst\nWhat should we call the dataset?")
+    assert isinstance(reply, npc_nb.Reply)
+    (number,) = [n for n, value in shell.user_ns["Out"].items() if value is reply]
+    rows = project(shell).sql("SELECT role, content, execution_count FROM messages")
+    assert list(rows["role"]) == ["user", "assistant"]
+    assert rows["content"].iloc[0] == "What should we call the dataset?"
+    assert rows["execution_count"].iloc[0] == number
+    assert "memory candidates waiting · %npc_review" in reply.footer()
+    bundle = reply._repr_mimebundle_()
+    assert set(bundle) == {"text/plain", "text/markdown"}
+
+
+def test_npc_injects_only_approved_memories(shell: InteractiveShell) -> None:
+    nb = project(shell)
+    approved = nb.add_candidate("The user prefers SI units", category="preference", npc="analyst")
+    nb.approve(approved.memory_id)
+    nb.add_candidate("The user prefers imperial units", category="preference", npc="analyst")
+    reply = cell(shell, "%%npc analyst\nHow tall is the tower?")
+    assert reply.injected == [approved.memory_id]
+    assert "SI units" in reply.text and "imperial" not in reply.text
+
+
+def test_braces_in_a_prompt_are_literal(shell: InteractiveShell) -> None:
+    cell(shell, '%%npc analyst\nParse {"a": 1} and {undefined} and $HOME')
+    sent = project(shell).sql("SELECT content FROM messages WHERE role = 'user'")["content"]
+    assert sent.item() == 'Parse {"a": 1} and {undefined} and $HOME'
+
+
+def test_vars_interpolates_on_request_and_summarises_dataframes(shell: InteractiveShell) -> None:
+    shell.user_ns["df"] = pd.DataFrame({"species": ["stork", "crane", "heron"], "n": [3, 5, 8]})
+    shell.user_ns["site"] = "Lake Neusiedl"
+    cell(shell, "%%npc analyst --vars\nAt {site}, look at {df}; keep {{literal}} braces")
+    sent = project(shell).sql("SELECT content FROM messages WHERE role = 'user'")["content"].item()
+    assert sent.startswith("At Lake Neusiedl, look at [DataFrame: 3 rows x 2 columns")
+    assert "stork" in sent and sent.endswith("keep {literal} braces")
+
+
+def test_unknown_variable_is_a_usage_error(shell: InteractiveShell) -> None:
+    with pytest.raises(UsageError, match="no variable 'missing'"):
+        cell(shell, "%%npc analyst --vars\nLook at {missing}")
+    assert project(shell).sql("SELECT count(*) AS n FROM messages")["n"].item() == 0
+
+
+def test_a_provider_failure_is_a_usage_error_and_keeps_the_message(
+    shell: InteractiveShell, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(UsageError, match="OPENAI_API_KEY"):
+        cell(shell, "%%npc analyst --model openai/gpt-4o-mini\nhello")
+    assert project(shell).sql("SELECT role FROM messages")["role"].tolist() == ["user"]
+
+
+def test_missing_persona_name_is_a_usage_error(shell: InteractiveShell) -> None:
+    with pytest.raises(UsageError):
+        cell(shell, "%%npc\nhello")
+
+
+def test_new_starts_a_fresh_conversation(shell: InteractiveShell) -> None:
+    first = cell(shell, "%%npc analyst\none")
+    second = cell(shell, "%%npc analyst\ntwo")
+    third = cell(shell, "%%npc analyst --new\nthree")
+    assert first.conversation_id == second.conversation_id != third.conversation_id
+
+
+def test_no_stream_gives_the_same_reply(shell: InteractiveShell) -> None:
+    reply = cell(shell, "%%npc analyst --no-stream\nhello")
+    assert reply.text.endswith("You said: hello")
+
+
+def test_status_and_config(shell: InteractiveShell) -> None:
+    status = cell(shell, "%npc_status")
+    assert "npc_nb/offline" in str(status) and "waiting:" in str(status)
+    cell(shell, "%npc_config history_messages=4 reviewer=ada")
+    settings = project(shell).settings
+    assert (settings.history_messages, settings.reviewer) == (4, "ada")
+    with pytest.raises(UsageError, match="known setting"):
+        cell(shell, "%npc_config colour=blue")
+    with pytest.raises(UsageError, match="history_messages"):
+        cell(shell, "%npc_config history_messages=lots")
+    assert settings.history_messages == 4
+
+
+def test_load_ext_does_not_import_litellm() -> None:
+    code = (
+        "import sys, time; t = time.perf_counter(); import npc_nb; "
+        "from IPython.core.interactiveshell import InteractiveShell; "
+        "ip = InteractiveShell.instance(); ip.run_line_magic('load_ext', 'npc_nb'); "
+        "print('litellm' in sys.modules, 'ipywidgets' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"]
+
+
+def test_magics_are_thin() -> None:
+    import inspect
+
+    for name in ("npc", "npc_status", "npc_config"):
+        lines = inspect.getsource(getattr(NpcMagics, name)).splitlines()
+        assert len(lines) < 30, name
