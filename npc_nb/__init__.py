@@ -9,9 +9,11 @@
 Importing npc_nb is cheap: no model library is imported until a model is called.
 """
 
-from . import prompts  # noqa: F401 - npc_nb.prompts.EXTRACTION_VERSION for readers
-from .config import Settings, load_settings
-from .context import MemoryBlock, StreamScrubber, scrub_memory_tags
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from .errors import (
     CandidateError,
     ConfigError,
@@ -23,22 +25,49 @@ from .errors import (
     SymlinkedStoreError,
     UnknownMemoryError,
 )
-from .personas import Persona
-from .project import Project, open_project
-from .records import ApproveAllPreview, CandidateOutcome, DecisionResult, Reply
 from .vocabulary import CATEGORIES, DECISIONS, SCOPES, STATUSES
+
+if TYPE_CHECKING:
+    from .config import Settings, load_settings
+    from .context import MemoryBlock, StreamScrubber, scrub_memory_tags
+    from .personas import Persona
+    from .project import Project, open_project
+    from .records import ApproveAllPreview, CandidateOutcome, DecisionResult, Reply
+
+    open = open_project
 
 __version__ = "0.1.0.dev0"
 
+# pandas, DuckDB and pydantic cost about half a second to import; a notebook pays it on
+# first use, not at ``import npc_nb`` or ``%load_ext npc_nb`` (PEP 562 lazy attributes).
+_LAZY = {
+    "Settings": "config", "load_settings": "config",
+    "MemoryBlock": "context", "StreamScrubber": "context", "scrub_memory_tags": "context",
+    "Persona": "personas",
+    "Project": "project", "open_project": "project", "open": "project",
+    "ApproveAllPreview": "records", "CandidateOutcome": "records",
+    "DecisionResult": "records", "Reply": "records",
+}  # fmt: skip
 
-def load_ipython_extension(ipython: object) -> None:
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'npc_nb' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), _ALIASES.get(name, name))
+    globals()[name] = value
+    return value
+
+
+_ALIASES = {"open": "open_project"}
+
+
+def load_ipython_extension(ipython: Any) -> None:
     """``%load_ext npc_nb``: register the magics (imports neither litellm nor widgets)."""
     from .magics import NpcMagics
 
-    ipython.register_magics(NpcMagics)  # type: ignore[attr-defined]
+    ipython.register_magics(NpcMagics)
 
-
-open = open_project
 
 __all__ = [
     "CATEGORIES",

@@ -42,6 +42,7 @@ class Chatting:
         self._defined: dict[str, Persona] = {}
         self._conversations: dict[str, str] = {}
         self._announced: set[str] = set()
+        self._known_conversations: set[str] = set()
 
     @functools.cached_property
     def extraction(self) -> Extraction:

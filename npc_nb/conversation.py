@@ -76,14 +76,16 @@ class Turn:
             chat_log.insert_injections(
                 con, message_id, self.block.memory_ids, self.block.memory_hashes, now
             )
-        project.extraction.enqueue(
-            conversation_id=self.conversation_id,
-            user_message_id=self.user_message_id,
-            message_id=message_id,
-            npc=self.persona.name,
-            team=self.persona.team,
-            model=project.settings.extraction_model or self.model,
-        )
+            project.extraction.enqueue(
+                con,
+                conversation_id=self.conversation_id,
+                user_message_id=self.user_message_id,
+                message_id=message_id,
+                npc=self.persona.name,
+                team=self.persona.team,
+                model=project.settings.extraction_model or self.model,
+            )
+        project.extraction.kick()
         return Reply(
             text,
             self.persona.name,
@@ -144,7 +146,9 @@ def begin_turn(
     )
     user_message_id = new_id()
     with store.write() as con:
-        if chat_log.conversation(store, conversation_id) is None:
+        if conversation_id not in project._known_conversations and (
+            chat_log.conversation(store, conversation_id) is None
+        ):
             chat_log.insert_row(
                 con,
                 "conversations",
@@ -158,6 +162,7 @@ def begin_turn(
                     "started_at": now,
                 },
             )
+        project._known_conversations.add(conversation_id)
         chat_log.insert_row(
             con,
             "messages",

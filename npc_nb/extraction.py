@@ -26,7 +26,7 @@ import pandas as pd
 from . import llm, offline, prompts
 from .errors import CandidateError, ModelCallError, NpcError
 from .stamps import new_id, utc_now
-from .store import Store, chat_log, jobs
+from .store import Connection, Store, chat_log, jobs
 from .vocabulary import CATEGORIES
 
 if TYPE_CHECKING:
@@ -120,6 +120,7 @@ class Extraction:
 
     def enqueue(
         self,
+        con: Connection,
         *,
         conversation_id: str,
         user_message_id: str,
@@ -128,28 +129,31 @@ class Extraction:
         team: str | None,
         model: str,
     ) -> str:
+        """Queue a job inside the caller's transaction; ``kick()`` once it has committed."""
         job_id = new_id()
-        with self._store.write() as con:
-            chat_log.insert_row(
-                con,
-                "extraction_jobs",
-                {
-                    "id": job_id,
-                    "conversation_id": conversation_id,
-                    "message_id": message_id,
-                    "user_message_id": user_message_id,
-                    "npc": npc,
-                    "team": team,
-                    "status": "queued",
-                    "attempts": 0,
-                    "model": model,
-                    "prompt_version": prompts.EXTRACTION_VERSION,
-                    "created_at": utc_now(),
-                },
-            )
+        chat_log.insert_row(
+            con,
+            "extraction_jobs",
+            {
+                "id": job_id,
+                "conversation_id": conversation_id,
+                "message_id": message_id,
+                "user_message_id": user_message_id,
+                "npc": npc,
+                "team": team,
+                "status": "queued",
+                "attempts": 0,
+                "model": model,
+                "prompt_version": prompts.EXTRACTION_VERSION,
+                "created_at": utc_now(),
+            },
+        )
+        return job_id
+
+    def kick(self) -> None:
+        """Start working on queued jobs, when extraction runs in the background."""
         if self._project.settings.extract_in_background:
             self.start()
-        return job_id
 
     def recover(self) -> int:
         """Queue again jobs a dead process left running; start work if any is queued."""

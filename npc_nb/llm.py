@@ -205,12 +205,12 @@ def _offline_handler(litellm: Any) -> Any:
             return response
 
         def streaming(self, *args: Any, **kwargs: Any) -> Iterator[dict]:
-            text = _offline_text(kwargs)
-            words = text.split(" ")
-            for index, word in enumerate(words):
-                last = index == len(words) - 1
+            # A line per chunk: litellm spends most of a millisecond on each chunk.
+            lines = _offline_text(kwargs).splitlines(keepends=True) or [""]
+            for index, line in enumerate(lines):
+                last = index == len(lines) - 1
                 yield {
-                    "text": word if last else word + " ",
+                    "text": line,
                     "is_finished": last,
                     "finish_reason": "stop" if last else "",
                     "usage": None,

@@ -11,17 +11,18 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
-from pydantic import ValidationError
 
 from .errors import NpcError
 from .interpolation import interpolate
-from .project import Project, open_project
 from .records import Reply
+
+if TYPE_CHECKING:
+    from .project import Project
 
 __all__ = ["NpcMagics"]
 
@@ -46,6 +47,12 @@ class NpcMagics(Magics):
 
     @property
     def project(self) -> Project:
+        """The Project opened last in this kernel, else the one at the working directory."""
+        from .project import latest_project, open_project  # pandas, DuckDB: on first use
+
+        latest = latest_project()
+        if latest is not None and latest is not self._project:
+            self._project = latest
         if self._project is None:
             with _as_usage_errors():
                 self._project = open_project()
@@ -101,6 +108,16 @@ class NpcMagics(Magics):
         clear_output(wait=True)  # the finished reply replaces the live one as Out[n]
         return stream.reply
 
+    @magic_arguments()
+    @argument("--npc", help="only this persona's candidates")
+    @argument("--category", help="only this category")
+    @line_magic
+    def npc_review(self, line: str) -> Any:
+        """The candidates waiting for review, oldest first; decide with nb.approve(id) etc."""
+        args = parse_argstring(self.npc_review, line)
+        with _as_usage_errors():
+            return self.project.review_queue(npc=args.npc, category=args.category)
+
     @line_magic
     def npc_status(self, line: str) -> Any:
         """Personas, model, candidates waiting for review, extraction jobs, store path."""
@@ -111,6 +128,8 @@ class NpcMagics(Magics):
     @line_magic
     def npc_config(self, line: str) -> Any:
         """Show settings, or set some for this session: %npc_config model=openai/gpt-4o-mini"""
+        from pydantic import ValidationError
+
         settings = self.project.settings
         if not line.strip():
             return settings

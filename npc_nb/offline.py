@@ -29,6 +29,12 @@ EXTRACTION_MARKER = "[npc_nb memory extraction]"
 
 _MEMORY_LINE = re.compile(r"^- \[(\w+)/(\w+)\] (.+)$", re.MULTILINE)
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
+#: Conversational lead-ins a memory should not keep ("And remember: I prefer ...").
+_LEAD_IN = re.compile(
+    r"^(and|also|oh|so|but|plus|remember|please note|note|by the way|btw|anyway|ok|okay)"
+    r"\b[,:;]?\s+",
+    re.IGNORECASE,
+)
 _DAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|next week"
 #: (category, confidence, cue): the first cue a sentence matches decides its category.
 _CUES: list[tuple[str, float, re.Pattern[str]]] = [
@@ -69,7 +75,7 @@ def extract(messages: list[dict], limit: int = 5) -> str:
     exchange = next((message_text(m) for m in reversed(messages) if m["role"] == "user"), "")
     said = _user_turn(exchange)
     found, seen = [], set()
-    for sentence in (s.strip() for s in _SENTENCE.findall(said)):
+    for sentence in (_strip_lead_in(s.strip()) for s in _SENTENCE.findall(said)):
         for category, confidence, cue in _CUES:
             if sentence and cue.search(sentence) and sentence.casefold() not in seen:
                 seen.add(sentence.casefold())
@@ -84,6 +90,12 @@ def extract(messages: list[dict], limit: int = 5) -> str:
                 )
                 break
     return json.dumps({"memories": found[:limit]})
+
+
+def _strip_lead_in(sentence: str) -> str:
+    while (shorter := _LEAD_IN.sub("", sentence, count=1)) != sentence:
+        sentence = shorter
+    return sentence[:1].upper() + sentence[1:]
 
 
 def _user_turn(exchange: str) -> str:

@@ -10,6 +10,7 @@ import functools
 import getpass
 import html
 import inspect
+import weakref
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -27,12 +28,27 @@ from .stamps import utc_now
 from .store import StorePair
 from .vocabulary import DECISIONS
 
-__all__ = ["Project", "open_project"]
+__all__ = ["Project", "latest_project", "open_project"]
+
+
+_latest: weakref.ref[Project] | None = None
 
 
 def open_project(project_dir: str | Path | None = None, **settings: Any) -> Project:
-    """Open (creating if needed) the memory store of the project at or above a folder."""
-    return Project(find_project_root(project_dir), load_settings(**settings))
+    """Open (creating if needed) the memory store of the project at or above a folder.
+
+    The magics use the Project opened last in the kernel, so ``nb = npc_nb.open(path)``
+    points ``%%npc`` at that project too.
+    """
+    global _latest
+    project = Project(find_project_root(project_dir), load_settings(**settings))
+    _latest = weakref.ref(project)
+    return project
+
+
+def latest_project() -> Project | None:
+    """The Project opened last in this process, if it is still in use."""
+    return _latest() if _latest is not None else None
 
 
 class Project(Reading, Chatting):

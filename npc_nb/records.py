@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
+
 
 __all__ = ["ApproveAllPreview", "CandidateOutcome", "DecisionResult"]
 

@@ -20,9 +20,9 @@ def shell(project_dir: Path) -> InteractiveShell:
     ip = InteractiveShell.instance()
     ip.run_line_magic("load_ext", "npc_nb")
     magics = ip.magics_manager.registry["NpcMagics"]
-    magics._project = npc_nb.open(project_dir)
+    opened = npc_nb.open(project_dir)  # the magics follow the Project opened last
     yield ip
-    magics._project.close()
+    opened.close()
     magics._project = None
 
 

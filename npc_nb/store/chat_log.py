@@ -56,11 +56,16 @@ def history(store: Store, conversation_id: str, limit: int) -> list[dict]:
 def insert_injections(
     con: Connection, message_id: str, memory_ids: list[str], hashes: list[str], at: datetime
 ) -> None:
-    for position, (memory_id, digest) in enumerate(zip(memory_ids, hashes, strict=True)):
-        con.execute(
-            "INSERT INTO context_injections VALUES (?, ?, ?, ?, ?)",
-            [message_id, memory_id, position, digest, at],
-        )
+    """Which memories were in a reply's prompt, in prompt order: one statement for all."""
+    if not memory_ids:
+        return
+    con.execute(
+        "INSERT INTO context_injections "
+        "SELECT $message, memory_id, position - 1, memory_hash, $at "
+        "FROM (SELECT unnest($ids) AS memory_id, unnest($hashes) AS memory_hash, "
+        "unnest(range(1, len($ids) + 1)) AS position)",
+        {"message": message_id, "ids": memory_ids, "hashes": hashes, "at": at},
+    )
 
 
 def few_shot_examples(
