@@ -201,3 +201,27 @@ def test_reviewed_examples_feed_the_extraction_prompt(project_dir: Path) -> None
     assert "The user works on bird migration" in system
     assert "deadline friday -> The paper deadline is Friday 17:00" in system
     assert "never propose these" in system and "The user likes small talk" in system
+
+
+@pytest.mark.parametrize(
+    ("make_error", "advice"),
+    [
+        (lambda L: L.RateLimitError("slow down", "openai", "gpt-4o-mini"), "rate-limited"),
+        (lambda L: L.Timeout("took too long", "gpt-4o-mini", "openai"), "timed out"),
+        (
+            lambda L: L.ContextWindowExceededError("too long", "gpt-4o-mini", "openai"),
+            "too long for",
+        ),
+        (lambda L: L.AuthenticationError("bad key", "openai", "gpt-4o-mini"), "OPENAI_API_KEY"),
+    ],
+)
+def test_each_provider_failure_says_what_to_do(
+    nb: npc_nb.Project, monkeypatch: pytest.MonkeyPatch, make_error, advice: str
+) -> None:
+    from npc_nb import llm
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    error = make_error(llm._lib())
+    with pytest.raises(npc_nb.ModelCallError, match=advice):
+        nb.chat("analyst", "hello", model="openai/gpt-4o-mini", mock_response=error)
+    assert nb.sql("SELECT count(*) AS n FROM messages")["n"].item() == 1
