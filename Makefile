@@ -28,6 +28,7 @@ lab: install
 bench: install
 	$(BIN)/python bench/bench_store.py
 	$(BIN)/python bench/bench_chat.py
+	$(BIN)/python bench/bench_metrics.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

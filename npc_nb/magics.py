@@ -8,13 +8,21 @@ result, so it is kept as ``Out[n]``.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_var_expand
+from IPython.core.magic import (
+    Magics,
+    cell_magic,
+    line_cell_magic,
+    line_magic,
+    magics_class,
+    no_var_expand,
+)
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
 from .errors import NpcError
@@ -31,10 +39,21 @@ _UPDATE_EVERY = 0.05
 
 @contextmanager
 def _as_usage_errors() -> Iterator[None]:
+    import duckdb  # loaded already whenever a store is open
+
     try:
         yield
-    except NpcError as exc:
+    except (NpcError, duckdb.Error) as exc:
         raise UsageError(str(exc)) from exc
+
+
+def bind_names(sql: str, namespace: dict[str, Any]) -> dict[str, Any]:
+    """The notebook variables a query names as ``$name``: bound, never pasted into SQL."""
+    names = dict.fromkeys(re.findall(r"\$([A-Za-z_]\w*)", sql))
+    missing = [name for name in names if name not in namespace]
+    if missing:
+        raise UsageError(f"${missing[0]}: no variable {missing[0]!r} in the notebook.")
+    return {name: namespace[name] for name in names}
 
 
 @magics_class
@@ -107,6 +126,27 @@ class NpcMagics(Magics):
                 last = time.monotonic()
         clear_output(wait=True)  # the finished reply replaces the live one as Out[n]
         return stream.reply
+
+    @magic_arguments()
+    @argument("-o", "--output", help="also assign the DataFrame to this notebook variable")
+    @argument("--write", action="store_true", help="allow statements that change the store")
+    @no_var_expand
+    @line_cell_magic
+    def npc_sql(self, line: str, cell: str | None = None) -> Any:
+        """SQL on the project store, as a DataFrame; $name binds a notebook variable.
+
+        %npc_sql SELECT * FROM v_memories WHERE npc = $who
+        %%npc_sql -o frame      (then the query in the cell; --write to allow changes)
+        """
+        args = parse_argstring(self.npc_sql, line) if cell is not None else None
+        sql = cell if cell is not None else line
+        with _as_usage_errors():
+            frame = self.project.sql(
+                sql, bind_names(sql, self.shell.user_ns), allow_write=bool(args and args.write)
+            )
+        if args and args.output:
+            self.shell.user_ns[args.output] = frame
+        return frame
 
     @magic_arguments()
     @argument("--npc", help="only this persona's candidates")

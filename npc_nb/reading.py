@@ -6,7 +6,9 @@ use the one approval predicate (the ``approved_memories`` view).
 
 from __future__ import annotations
 
+import functools
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -17,6 +19,7 @@ from .store.frames import decisions_frame, memories_frame, reproposals_frame
 from .vocabulary import STATUSES
 
 if TYPE_CHECKING:
+    from .metrics import Metrics
     from .store import StorePair
 
 __all__ = ["QUEUE_COLUMNS", "Reading"]
@@ -119,3 +122,25 @@ class Reading:
         """The quiet line under a reply: "2 memory candidates waiting · %npc_review"."""
         count = self.pending_count()
         return f"{count} memory candidate{'' if count == 1 else 's'} waiting · %npc_review"
+
+    @functools.cached_property
+    def metrics(self) -> Metrics:
+        """Approval, rejection, edit and re-proposal rates, backlog, time to decision,
+        reviewer throughput and memory use, as DataFrames (see ``npc_nb.metrics``)."""
+        from .metrics import Metrics
+
+        return Metrics(self._stores.project)
+
+    def export(self, folder: str | Path, format: str = "parquet") -> dict[str, Path]:
+        """Write ``memories`` and ``decisions`` (every column of the analytical views) to
+        ``folder`` as Parquet or JSON Lines; returns the paths written."""
+        from .export import export_tables
+
+        return export_tables(self._stores.project, folder, format)
+
+    def export_review_log(self, path: str | Path) -> Path:
+        """Write every decision (not undone) as Prodigy-style JSONL: text, answer
+        (accept/reject/ignore), label, annotator, timestamp."""
+        from .export import export_review_log
+
+        return export_review_log(self._stores.project, path)

@@ -137,3 +137,36 @@ def test_magics_are_thin() -> None:
     for name in ("npc", "npc_status", "npc_config"):
         lines = inspect.getsource(getattr(NpcMagics, name)).splitlines()
         assert len(lines) < 30, name
+
+
+def test_npc_sql_refuses_writes_unless_allowed(shell: InteractiveShell) -> None:
+    nb = project(shell)
+    nb.add_candidate("a fact", category="fact", npc="analyst")
+    with pytest.raises(UsageError, match="--write"):
+        cell(shell, "%npc_sql DELETE FROM memory_events")
+    with pytest.raises(UsageError, match="could change the store"):
+        cell(shell, "%%npc_sql\nUPDATE memories SET final_text = 'forged'")
+    assert nb.memories()["final_text"].tolist() == ["a fact"]
+    assert len(nb.decisions()) == 1
+    cell(shell, "%%npc_sql --write\nUPDATE memories SET confidence = 0.5")
+    assert nb.memories()["confidence"].tolist() == [0.5]
+
+
+def test_npc_sql_binds_notebook_variables(shell: InteractiveShell) -> None:
+    nb = project(shell)
+    nb.add_candidate("O'Brien prefers tea", category="preference", npc="analyst")
+    shell.user_ns["text"] = "O'Brien prefers tea"
+    shell.user_ns["attack"] = "x' OR '1'='1"
+    found = cell(shell, "%npc_sql SELECT npc FROM v_memories WHERE final_text = $text")
+    assert found["npc"].tolist() == ["analyst"]
+    nothing = cell(shell, "%npc_sql SELECT npc FROM v_memories WHERE final_text = $attack")
+    assert nothing.empty
+    with pytest.raises(UsageError, match="no variable 'absent'"):
+        cell(shell, "%npc_sql SELECT $absent")
+
+
+def test_npc_sql_assigns_and_reports_errors_with_position(shell: InteractiveShell) -> None:
+    cell(shell, "%%npc_sql -o counts\nSELECT count(*) AS n FROM v_memories")
+    assert shell.user_ns["counts"]["n"].tolist() == [0]
+    with pytest.raises(UsageError, match=r"(?s)Referenced column.*LINE 1"):
+        cell(shell, "%npc_sql SELECT nope FROM v_memories")

@@ -234,3 +234,58 @@ def m003_extraction_queue(con: duckdb.DuckDBPyConnection) -> None:
         "CREATE INDEX messages_conversation ON messages (conversation_id)",
     ):
         con.execute(statement)
+
+
+@migration
+def m004_analytics_views(con: duckdb.DuckDBPyConnection) -> None:
+    # Stable, documented views for analysis (npc_nb.store.views documents every column);
+    # the tables behind them may change, these names and meanings should not.
+    statements = [
+        """CREATE VIEW v_memories AS
+        SELECT id, npc, team, scope, category, status,
+            CASE status
+                WHEN 'human-approved' THEN 'approved' WHEN 'human-edited' THEN 'edited'
+                WHEN 'human-rejected' THEN 'rejected' WHEN 'superseded' THEN 'superseded'
+                ELSE 'open' END AS outcome,
+            CASE WHEN supersedes IS NULL THEN 'extracted' ELSE 'revision' END AS origin,
+            initial_text, final_text, initial_text <> final_text AS edited,
+            CASE WHEN initial_text = final_text THEN 0.0
+                 ELSE levenshtein(initial_text, final_text)::DOUBLE
+                      / greatest(length(initial_text), length(final_text)) END AS text_change,
+            flags, len(flags) > 0 AS flagged, confidence,
+            extractor_model AS model, provider, prompt_version,
+            conversation_id, source_message_id, evidence, evidence_verified,
+            recorded_at, decided_at, decided_by AS reviewer,
+            date_diff('millisecond', recorded_at, decided_at) AS decision_lead_ms,
+            valid_from, valid_to, supersedes, superseded_by, superseded_at, defer_until
+        FROM memories""",
+        """CREATE VIEW v_decisions AS
+        SELECT e.seq, e.memory_id, e.occurred_at, e.actor AS reviewer, e.action,
+            e.from_status, e.to_status, e.text_before, e.text_after, e.reason, e.batch_id,
+            e.undoes,
+            EXISTS (SELECT 1 FROM memory_events u WHERE u.undoes = e.seq) AS undone,
+            e.lead_time_ms, e.time_spent_ms, e.review_session,
+            m.npc, m.team, m.scope, m.category, m.extractor_model AS model, m.provider,
+            m.prompt_version
+        FROM memory_events e LEFT JOIN memories m ON m.id = e.memory_id""",
+        """CREATE VIEW v_reproposals AS
+        SELECT id, recorded_at, memory_id, match_kind AS kind, match_type, similarity,
+            proposed_text, category, scope, npc, team, conversation_id, source_message_id,
+            extractor_model AS model, provider, prompt_version
+        FROM reproposals""",
+        """CREATE VIEW v_injections AS
+        SELECT i.message_id, i.memory_id, i.position, i.memory_hash, i.injected_at,
+            msg.conversation_id, msg.npc, msg.model AS reply_model,
+            m.category, m.scope, m.final_text
+        FROM context_injections i
+        LEFT JOIN messages msg ON msg.id = i.message_id
+        LEFT JOIN memories m ON m.id = i.memory_id""",
+        """CREATE VIEW v_jobs AS
+        SELECT id, status, attempts, npc, team, model, prompt_version, candidates, error,
+            length(raw_output) AS raw_output_chars, created_at, started_at, finished_at,
+            date_diff('millisecond', created_at, finished_at) AS duration_ms,
+            conversation_id, message_id, user_message_id
+        FROM extraction_jobs""",
+    ]
+    for statement in statements:
+        con.execute(statement)

@@ -364,7 +364,7 @@ class Store:
                 raise NpcError(
                     f"Refusing a statement that could change the store ({', '.join(writes)}). "
                     "Queries are read-only so analysis cannot corrupt the audit log; pass "
-                    "allow_write=True if you really mean to write."
+                    "allow_write=True (in %%npc_sql: --write) if you really mean to write."
                 )
         if allow_write:
             control = [s.query.strip() for s in statements if s.type in _TRANSACTION_CONTROL]

@@ -1,0 +1,229 @@
+"""Metrics on stores with known decisions, compared with values worked out by hand."""
+
+from __future__ import annotations
+
+import json
+import math
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import duckdb
+import matplotlib
+import pytest
+
+import npc_nb
+from npc_nb.store.views import VIEW_COLUMNS
+from tests.conftest import propose
+
+matplotlib.use("Agg")
+
+
+def at(nb: npc_nb.Project, memory_id: str, recorded: datetime, *decided: datetime) -> None:
+    """Pin a memory's proposal time and its decision events' times (in order)."""
+    nb.sql("UPDATE memories SET recorded_at = ? WHERE id = ?", [recorded, memory_id],
+           allow_write=True)  # fmt: skip
+    seqs = nb.sql("SELECT seq FROM memory_events WHERE memory_id = ? AND action <> 'propose' "
+                  "ORDER BY seq", [memory_id])["seq"].tolist()  # fmt: skip
+    nb.sql("UPDATE memory_events SET occurred_at = ? WHERE memory_id = ? AND action = 'propose'",
+           [recorded, memory_id], allow_write=True)  # fmt: skip
+    for seq, moment in zip(seqs, decided, strict=True):
+        nb.sql("UPDATE memory_events SET occurred_at = ? WHERE seq = ?", [moment, seq],
+               allow_write=True)  # fmt: skip
+
+
+def row(frame, **keys) -> dict:
+    selected = frame
+    for column, value in keys.items():
+        selected = selected[selected[column] == value]
+    (record,) = selected.to_dict("records")
+    return record
+
+
+def test_no_memories_gives_zero_counts_and_undefined_rates(nb: npc_nb.Project) -> None:
+    (record,) = nb.metrics.approval_rate().to_dict("records")
+    assert (record["proposed"], record["decided"]) == (0, 0)
+    assert math.isnan(record["approval_rate"])
+    assert nb.metrics.approval_rate(by="model").empty
+    assert nb.metrics.backlog().empty
+
+
+def test_only_skips_decide_nothing(nb: npc_nb.Project) -> None:
+    for n in range(3):
+        nb.skip(propose(nb, f"candidate number {n} skipped"))
+    (record,) = nb.metrics.approval_rate().to_dict("records")
+    assert (record["proposed"], record["decided"], record["open"]) == (3, 0, 3)
+    assert math.isnan(record["approval_rate"]) and math.isnan(record["rejection_rate"])
+
+
+def test_rates_by_model_match_hand_counts(nb: npc_nb.Project) -> None:
+    a = propose(nb, "alpha statement one", model="m1")
+    b = propose(nb, "bravo statement two", model="m1")
+    c = propose(nb, "abcdefghij", model="m1")
+    propose(nb, "delta statement four", model="m1")
+    e = propose(nb, "echo statement five", model="m2")
+    f = propose(nb, "foxtrot statement six", model="m2")
+    nb.approve(a)
+    nb.reject(b)
+    nb.edit(c, "abcdefghXY")  # 2 changes in 10 characters: text change 0.2
+    nb.approve_all(npc="analyst")
+    assert set(nb.approve_all(npc="analyst", confirm=True).memory_ids) >= {e, f}
+    frame = nb.metrics.approval_rate(by="model")
+    m1, m2 = row(frame, model="m1"), row(frame, model="m2")
+    # m1: a approved, b rejected, c edited; d went with the approve_all batch.
+    assert (m1["proposed"], m1["decided"], m1["approved"], m1["edited"], m1["rejected"]) == (
+        4, 4, 3, 1, 1,
+    )  # fmt: skip
+    assert m1["approval_rate"] == pytest.approx(3 / 4)
+    assert m1["rejection_rate"] == pytest.approx(1 / 4)
+    assert m1["edit_rate"] == pytest.approx(1 / 4)
+    assert m1["mean_text_change"] == pytest.approx(0.2)
+    assert (m2["decided"], m2["approval_rate"], m2["open"]) == (2, 1.0, 0)
+    assert str(frame["proposed"].dtype) == "int64"
+
+
+def test_an_undone_approval_is_not_an_approval(nb: npc_nb.Project) -> None:
+    nb.approve(propose(nb, "approved then undone"))
+    nb.undo()
+    (record,) = nb.metrics.approval_rate().to_dict("records")
+    assert (record["decided"], record["open"]) == (0, 1)
+
+
+def test_a_superseded_memory_still_counts_as_approved_once(nb: npc_nb.Project) -> None:
+    memory = propose(nb, "deadline is friday")
+    nb.approve(memory)
+    nb.supersede(memory, "deadline is monday")
+    (record,) = nb.metrics.approval_rate().to_dict("records")
+    assert (record["proposed"], record["decided"], record["approved"]) == (1, 1, 1)
+
+
+def test_reproposal_rate_splits_by_what_was_repeated(nb: npc_nb.Project) -> None:
+    approved = propose(nb, "the lab meets on mondays", model="m1")
+    rejected = propose(nb, "the user likes jazz music", model="m1")
+    propose(nb, "pending fact about ringing", model="m1")
+    propose(nb, "another pending statement", model="m1")
+    nb.approve(approved)
+    nb.reject(rejected)
+    for text in ("The user likes jazz music.", "the user likes jazz music",
+                 "the user likes jazz musics", "The lab meets on Mondays",
+                 "pending fact about ringing"):  # fmt: skip
+        outcome = nb.add_candidate(text, category="fact", npc="analyst", model="m1")
+        assert outcome.action in ("suppressed", "merged")
+    record = row(nb.metrics.reproposal_rate(by="model"), model="m1")
+    assert (record["new_candidates"], record["reproposals"]) == (4, 5)
+    assert (record["rejected"], record["approved"], record["pending"]) == (3, 1, 1)
+    assert record["reproposal_rate"] == pytest.approx(4 / 4)
+    assert record["pending_rate"] == pytest.approx(1 / 4)
+
+
+def test_backlog_over_days(nb: npc_nb.Project) -> None:
+    day = datetime(2026, 3, 2)
+    first, second, third = (propose(nb, f"backlog item {n}") for n in range(3))
+    nb.approve(first)
+    nb.reject(second)
+    at(nb, first, day, day + timedelta(days=2))
+    at(nb, second, day, day + timedelta(days=3))
+    at(nb, third, day + timedelta(days=1))
+    frame = nb.metrics.backlog("day")
+    assert frame["period"].tolist() == [day + timedelta(days=n) for n in range(4)]
+    assert frame["proposed"].tolist() == [2, 1, 0, 0]
+    assert frame["closed"].tolist() == [0, 0, 1, 1]
+    assert frame["backlog"].tolist() == [2, 3, 2, 1]
+
+
+def test_time_to_decision_ignores_undone_decisions(nb: npc_nb.Project) -> None:
+    start = datetime(2026, 3, 2, 8)
+    fast, slow = propose(nb, "decided in two hours"), propose(nb, "decided in ten hours")
+    nb.approve(fast)
+    nb.approve(slow)
+    nb.undo()  # undoes slow's approval
+    nb.reject(slow)
+    at(nb, fast, start, start + timedelta(hours=2))
+    at(
+        nb,
+        slow,
+        start,
+        start + timedelta(hours=1),
+        start + timedelta(hours=1),
+        start + timedelta(hours=10),
+    )
+    (record,) = nb.metrics.time_to_decision().to_dict("records")
+    assert record["decided"] == 2
+    assert record["median_hours"] == pytest.approx(6.0)
+    assert record["mean_hours"] == pytest.approx(6.0)
+
+
+def test_reviewer_throughput_leaves_out_breaks(nb: npc_nb.Project) -> None:
+    start = datetime(2026, 3, 2, 9)
+    cards = [propose(nb, f"card number {n} for ada") for n in range(4)]
+    for card in cards:
+        nb.approve(card, by="ada")
+    offsets = [0, 30, 90, 90 + 20 * 60]  # seconds; the last gap is a 20-minute break
+    for card, offset in zip(cards, offsets, strict=True):
+        at(nb, card, start - timedelta(hours=1), start + timedelta(seconds=offset))
+    record = row(nb.metrics.reviewer_throughput(), reviewer="ada")
+    assert record["cards"] == 4
+    assert record["active_minutes"] == pytest.approx(1.5)
+    assert record["cards_per_minute"] == pytest.approx(4 / 1.5)
+    assert record["median_seconds_per_card"] == pytest.approx(45.0)
+    assert record["batch_approvals"] == 0
+    by_persona = row(nb.metrics.reviewer_throughput(by="npc"), npc="analyst")
+    assert (by_persona["cards"], by_persona["active_minutes"]) == (4, pytest.approx(1.5))
+
+
+def test_injections_per_memory_counts_prompts(nb: npc_nb.Project) -> None:
+    used = propose(nb, "the user prefers SI units")
+    unused = propose(nb, "the writer's own fact", npc="writer")
+    nb.approve(used)
+    nb.approve(unused)
+    nb.chat("analyst", "hello")
+    nb.chat("analyst", "again")
+    frame = nb.metrics.injections_per_memory().set_index("memory_id")
+    assert frame.loc[used, "injections"] == 2
+    assert frame.loc[unused, "injections"] == 0
+
+
+def test_unknown_dimension_is_a_clear_error(nb: npc_nb.Project) -> None:
+    with pytest.raises(npc_nb.NpcError, match="Cannot group by 'colour'"):
+        nb.metrics.approval_rate(by="colour")
+    with pytest.raises(npc_nb.NpcError, match="Cannot group by 'reviewer'"):
+        nb.metrics.reproposal_rate(by="reviewer")
+
+
+def test_plots_render_headless(nb: npc_nb.Project) -> None:
+    for n, model in enumerate(["m1", "m2", "m1"]):
+        memory = propose(nb, f"plotted statement {n}", model=model)
+        nb.approve(memory)
+    nb.add_candidate("plotted statement 0", category="fact", npc="analyst", model="m1")
+    axes = nb.metrics.plot_approval_rate(by="model")
+    assert len(axes.get_lines()) == 2
+    assert nb.metrics.plot_backlog().get_title() == "Review backlog"
+    assert len(nb.metrics.plot_reproposals().patches) == 3
+
+
+# -- the views and exports ---------------------------------------------------------------
+
+
+def test_every_view_column_is_documented(nb: npc_nb.Project) -> None:
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "analytics.md").read_text()
+    for view, columns in VIEW_COLUMNS.items():
+        assert list(nb.sql(f"SELECT * FROM {view} LIMIT 0").columns) == list(columns)
+        for column in columns:
+            assert f"| `{column}` |" in docs, (view, column)
+
+
+def test_exports_round_trip(nb: npc_nb.Project, tmp_path: Path) -> None:
+    kept = propose(nb, "exported fact")
+    nb.approve(kept)
+    nb.reject(propose(nb, "rejected export"))
+    nb.skip(propose(nb, "skipped export"))
+    paths = nb.export(tmp_path / "out")
+    assert duckdb.sql(f"SELECT count(*) FROM '{paths['memories']}'").fetchone() == (3,)
+    assert duckdb.sql(f"SELECT count(*) FROM '{paths['decisions']}'").fetchone() == (6,)
+    jsonl = nb.export(tmp_path / "json", format="jsonl")
+    assert len(jsonl["decisions"].read_text().splitlines()) == 6
+    log = [json.loads(line) for line in nb.export_review_log(tmp_path / "log.jsonl")
+           .read_text().splitlines()]  # fmt: skip
+    assert [entry["answer"] for entry in log] == ["accept", "reject", "ignore"]
+    assert log[0]["text"] == "exported fact" and log[0]["_annotator_id"] == "tester"
+    with pytest.raises(npc_nb.NpcError, match="format"):
+        nb.export(tmp_path, format="xlsx")
