@@ -47,8 +47,8 @@ FROM (
 
 EVENTS = """
 INSERT INTO memory_events
-SELECT nextval('memory_event_seq'), id, happened, actor, action, from_status, to_status, text_before,
-    text_after, NULL, NULL, NULL, lead, spent, NULL, NULL
+SELECT nextval('memory_event_seq'), id, happened, actor, action, from_status, to_status,
+    text_before, text_after, NULL, NULL, NULL, lead, spent, NULL, NULL
 FROM (
     SELECT id, recorded_at AS happened, 'model:' || extractor_model AS actor, 'propose' AS action,
         NULL AS from_status, 'pending_approval' AS to_status, NULL AS text_before,
