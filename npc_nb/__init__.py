@@ -41,13 +41,20 @@ __version__ = "0.1.0.dev0"
 # pandas, DuckDB and pydantic cost about half a second to import; a notebook pays it on
 # first use, not at ``import npc_nb`` or ``%load_ext npc_nb`` (PEP 562 lazy attributes).
 _LAZY = {
-    "Settings": "config", "load_settings": "config",
-    "MemoryBlock": "context", "StreamScrubber": "context", "scrub_memory_tags": "context",
+    "Settings": "config",
+    "load_settings": "config",
+    "MemoryBlock": "context",
+    "StreamScrubber": "context",
+    "scrub_memory_tags": "context",
     "Persona": "personas",
-    "Project": "project", "open_project": "project", "open": "project",
-    "ApproveAllPreview": "records", "CandidateOutcome": "records",
-    "DecisionResult": "records", "Reply": "records",
-}  # fmt: skip
+    "Project": "project",
+    "open_project": "project",
+    "open": "project",
+    "ApproveAllPreview": "records",
+    "CandidateOutcome": "records",
+    "DecisionResult": "records",
+    "Reply": "records",
+}
 
 
 def __getattr__(name: str) -> Any:

@@ -63,6 +63,9 @@ class Settings(BaseSettings):
     extraction_model: str | None = Field(
         None, description="litellm model for memory extraction (default: the chat model)"
     )
+    concept_model: str | None = Field(
+        None, description="litellm model for the graph's concepts (default: model, else offline)"
+    )
     history_messages: int = Field(20, ge=0, description="earlier turns sent with each message")
     max_memories_per_exchange: int = Field(5, ge=1, le=50, description="extraction limit")
     extraction_attempts: int = Field(3, ge=1, description="tries before a job is failed")

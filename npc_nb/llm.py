@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from . import offline
+from . import concepts, offline
 from .errors import ModelCallError
 
 __all__ = [
@@ -233,6 +233,8 @@ def _offline_text(kwargs: dict[str, Any]) -> str:
     if delay := float(params.get("offline_delay") or 0):
         time.sleep(delay)  # lets demos and tests see work happen in the background
     messages = kwargs["messages"]
+    if any(concepts.CONCEPT_MARKER in offline.message_text(m) for m in messages):
+        return concepts.offline_concepts(messages)
     if any(offline.EXTRACTION_MARKER in offline.message_text(m) for m in messages):
         return offline.extract(messages, limit=int(params.get("max_memories", 5)))
     return offline.chat_reply(messages)

@@ -149,6 +149,25 @@ class NpcMagics(Magics):
         return frame
 
     @magic_arguments()
+    @argument("--npc", help="only this persona's memories")
+    @argument("--category", help="only this category")
+    @argument("--focus", help="a concept: draw only its neighbourhood")
+    @argument("--depth", type=int, default=2, help="steps around --focus (default 2)")
+    @argument("--max-nodes", type=int, default=250, help="draw at most this many nodes")
+    @line_magic
+    def npc_graph(self, line: str) -> Any:
+        """Draw the knowledge graph of approved memories inline (offline)."""
+        args = parse_argstring(self.npc_graph, line)
+        with _as_usage_errors():
+            return self.project.show_graph(
+                npc=args.npc,
+                category=args.category,
+                focus=args.focus,
+                depth=args.depth,
+                max_nodes=args.max_nodes,
+            )
+
+    @magic_arguments()
     @argument("--npc", help="only this persona's candidates")
     @argument("--category", help="only this category")
     @line_magic

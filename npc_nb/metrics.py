@@ -86,9 +86,11 @@ class Metrics:
             raise NpcError(str(exc)) from exc
         if frame.empty:
             return frame
-        full = pd.date_range(frame["period"].min(), frame["period"].max(),
-                             freq={"hour": "h", "day": "D", "week": "W-MON",
-                                   "month": "MS"}[period])  # fmt: skip
+        full = pd.date_range(
+            frame["period"].min(),
+            frame["period"].max(),
+            freq={"hour": "h", "day": "D", "week": "W-MON", "month": "MS"}[period],
+        )
         frame = frame.set_index("period").reindex(full)
         frame[["proposed", "closed"]] = frame[["proposed", "closed"]].fillna(0)
         frame["backlog"] = frame["backlog"].ffill()
@@ -161,7 +163,8 @@ def _merge(left: pd.DataFrame, right: pd.DataFrame, dims: list[str]) -> pd.DataF
         merged = pd.concat([left.reset_index(drop=True), right.reset_index(drop=True)], axis=1)
     else:
         merged = left.merge(right, on=dims, how="outer")
-    counts = [c for c in right.columns if c not in dims] + [c for c in left.columns
-              if c not in dims and pd.api.types.is_integer_dtype(left[c])]  # fmt: skip
+    counts = [c for c in right.columns if c not in dims] + [
+        c for c in left.columns if c not in dims and pd.api.types.is_integer_dtype(left[c])
+    ]
     merged[counts] = merged[counts].fillna(0).astype("int64")
     return merged.sort_values(dims).reset_index(drop=True) if dims else merged

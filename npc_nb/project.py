@@ -20,6 +20,7 @@ from .chatting import Chatting
 from .config import Settings, load_settings, user_home
 from .context import MemoryBlock, block_room, query_terms, render_block
 from .errors import ConfigError, DecisionError
+from .graphing import Graphing
 from .paths import STORE_DIR, ensure_store_dir, find_project_root
 from .reading import QUEUE_COLUMNS, Reading
 from .records import ApproveAllPreview, CandidateOutcome, DecisionResult
@@ -51,7 +52,7 @@ def latest_project() -> Project | None:
     return _latest() if _latest is not None else None
 
 
-class Project(Reading, Chatting):
+class Project(Reading, Chatting, Graphing):
     """One project's memory: personas and chat, candidates, review, context, queries."""
 
     def __init__(self, root: Path, settings: Settings) -> None:

@@ -289,3 +289,35 @@ def m004_analytics_views(con: duckdb.DuckDBPyConnection) -> None:
     ]
     for statement in statements:
         con.execute(statement)
+
+
+@migration
+def m005_concepts(con: duckdb.DuckDBPyConnection) -> None:
+    # The knowledge graph is derived at read time from approved memories and these rows,
+    # which are keyed by memory id AND text version (hash): a rejected, superseded or
+    # undone memory contributes nothing, because it is no longer approved.
+    for statement in (
+        """CREATE TABLE concept_extractions (
+            memory_id VARCHAR NOT NULL,
+            memory_hash VARCHAR NOT NULL,
+            model VARCHAR NOT NULL,
+            extracted_at TIMESTAMP NOT NULL,
+            error VARCHAR,
+            PRIMARY KEY (memory_id, memory_hash)
+        )""",
+        """CREATE TABLE memory_concepts (
+            memory_id VARCHAR NOT NULL,
+            memory_hash VARCHAR NOT NULL,
+            concept_key VARCHAR NOT NULL,
+            concept_label VARCHAR NOT NULL
+        )""",
+        """CREATE TABLE concept_relations (
+            memory_id VARCHAR NOT NULL,
+            memory_hash VARCHAR NOT NULL,
+            source_key VARCHAR NOT NULL,
+            relation VARCHAR NOT NULL,
+            target_key VARCHAR NOT NULL
+        )""",
+        "CREATE INDEX memory_concepts_memory ON memory_concepts (memory_id)",
+    ):
+        con.execute(statement)

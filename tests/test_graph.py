@@ -1,0 +1,178 @@
+"""The knowledge graph: approved memories only, traceable edges, offline drawing."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import networkx as nx
+import pytest
+
+import npc_nb
+from tests import fake_models
+from tests.conftest import propose
+
+
+def concept_nodes(graph: nx.MultiDiGraph) -> set[str]:
+    return {n for n, d in graph.nodes(data=True) if d["kind"] == "concept"}
+
+
+def memory_nodes(graph: nx.MultiDiGraph) -> set[str]:
+    return {n.removeprefix("memory:") for n, d in graph.nodes(data=True) if d["kind"] == "memory"}
+
+
+def test_only_approved_memories_contribute_even_when_they_share_concepts(
+    nb: npc_nb.Project,
+) -> None:
+    approved = propose(nb, "We store the survey in DuckDB")
+    pending = propose(nb, "The Vienna team also uses DuckDB")
+    rejected = propose(nb, "DuckDB replaced Postgres at Oxford")
+    superseded = propose(nb, "DuckDB runs on the Graz server")
+    nb.approve(approved)
+    nb.reject(rejected)
+    nb.approve(superseded)
+    nb.supersede(superseded, "We store the backups in Zurich")
+    graph = nb.graph()
+    assert pending not in memory_nodes(graph) and rejected not in memory_nodes(graph)
+    assert superseded not in memory_nodes(graph)
+    assert concept_nodes(graph) == {
+        "concept:duckdb",
+        "concept:survey",
+        "concept:backups",
+        "concept:zurich",
+    }
+    assert not {"concept:vienna", "concept:oxford", "concept:postgres", "concept:graz"} & set(graph)
+    duckdb_support = {
+        m for _, _, d in graph.in_edges("concept:duckdb", data=True) for m in d["memory_ids"]
+    }
+    assert duckdb_support == {approved}
+
+
+def test_concept_names_are_one_node_whatever_their_case(nb: npc_nb.Project) -> None:
+    nb.approve(propose(nb, "We decided to use DuckDB for storage"))
+    nb.approve(propose(nb, "The paper compares results with duckdb", npc="writer"))
+    graph = nb.graph()
+    assert "concept:duckdb" in graph
+    assert graph.nodes["concept:duckdb"]["support"] == 2
+
+
+def test_every_edge_carries_the_memories_that_support_it(nb: npc_nb.Project) -> None:
+    first = propose(nb, "We use DuckDB for the ringing database")
+    second = propose(nb, "The ringing database is kept in DuckDB", npc="writer")
+    nb.approve(first)
+    nb.approve(second)
+    graph = nb.graph()
+    for _, _, data in graph.edges(data=True):
+        assert data["memory_ids"] and set(data["memory_ids"]) <= {first, second}
+    pair = ("concept:duckdb", "concept:ringing database")
+    between = [d for u, v, d in graph.edges(data=True) if {u, v} == set(pair)]
+    assert {m for d in between for m in d["memory_ids"]} == {first, second}
+    _, edges = nb.graph_frames()
+    assert set(edges.columns) >= {"source", "target", "relation", "memory_ids", "support"}
+    assert edges["support"].min() >= 1
+
+
+def test_undoing_an_approval_removes_exactly_what_only_it_supported(nb: npc_nb.Project) -> None:
+    shared = propose(nb, "We use DuckDB for the ringing database")
+    nb.approve(shared)
+    before = nb.graph()
+    only = propose(nb, "DuckDB exports go to Zenodo", npc="writer")
+    nb.approve(only)
+    assert "concept:zenodo" in nb.graph()
+    nb.undo()
+    after = nb.graph()
+    assert set(after.nodes) == set(before.nodes)
+    assert {(u, v, k) for u, v, k in after.edges(keys=True)} == {
+        (u, v, k) for u, v, k in before.edges(keys=True)
+    }
+    assert after.nodes["concept:duckdb"]["support"] == 1
+
+
+def test_an_edit_gets_concepts_for_its_new_text(nb: npc_nb.Project) -> None:
+    memory = propose(nb, "We use Postgres for the archive")
+    nb.edit(memory, "We use DuckDB for the archive")
+    graph = nb.graph()
+    assert "concept:duckdb" in graph and "concept:postgres" not in graph
+
+
+def test_the_graph_as_it_stood(nb: npc_nb.Project) -> None:
+    import time
+    from datetime import datetime
+
+    memory = propose(nb, "We use Postgres for the archive")
+    nb.approve(memory)
+    time.sleep(0.01)
+    then = datetime.now()
+    time.sleep(0.01)
+    nb.supersede(memory, "We use DuckDB for the archive")
+    assert "concept:postgres" in nb.graph(as_of=then)
+    assert "concept:postgres" not in nb.graph()
+
+
+def test_filters_by_persona_and_category(nb: npc_nb.Project) -> None:
+    nb.approve(propose(nb, "We use DuckDB", category="decision"))
+    nb.approve(propose(nb, "Deadline for Ibis is Friday", npc="writer", category="commitment"))
+    assert "concept:ibis" not in nb.graph(npc="analyst")
+    assert "concept:duckdb" not in nb.graph(category="commitment")
+
+
+def test_drawing_is_offline_and_says_what_it_left_out(nb: npc_nb.Project) -> None:
+    for n in range(12):
+        nb.approve(propose(nb, f"Station {n} uses the Garmin logger model GX{n}"))
+    view = nb.show_graph(max_nodes=10)
+    page = view.page
+    assert not re.search(r"""(?:src|href)\s*=\s*["']?https?://""", page, re.IGNORECASE)
+    assert "url(http" not in page and "bootstrap" not in page.lower()
+    assert "vis-network" in page or "vis.Network" in page
+    assert view.graph.number_of_nodes() == 10 and "Showing 10 of" in view.note
+    bundle = view._repr_mimebundle_()
+    assert bundle["text/html"].startswith('<div class="npc-nb-graph"><iframe srcdoc="')
+    assert "memories" in bundle["text/plain"]
+
+
+def test_hostile_memory_text_cannot_script_the_page(nb: npc_nb.Project) -> None:
+    nb.approve(propose(nb, "Notes from </script><script>alert(1)</script> Vienna"))
+    assert "<script>alert(1)" not in nb.show_graph().page
+
+
+def test_focus_and_depth(nb: npc_nb.Project) -> None:
+    nb.approve(propose(nb, "We use DuckDB for the ringing database"))
+    nb.approve(propose(nb, "Ibis wants the methods section", npc="writer"))
+    near = nb.show_graph(focus="duckdb", depth=1).graph
+    assert "concept:duckdb" in near and "concept:ibis" not in near
+    with pytest.raises(npc_nb.NpcError, match="No concept 'Zenodo'"):
+        nb.show_graph(focus="Zenodo")
+
+
+def test_graphml_export(nb: npc_nb.Project, tmp_path: Path) -> None:
+    memory = propose(nb, "We use DuckDB for the ringing database")
+    nb.approve(memory)
+    path = nb.export_graphml(tmp_path / "graph.graphml")
+    loaded = nx.read_graphml(path)
+    assert "concept:duckdb" in loaded
+    assert any(memory in data["memory_ids"] for _, _, data in loaded.edges(data=True))
+
+
+def test_bad_concept_output_is_recorded_and_the_graph_still_draws(project_dir: Path) -> None:
+    fake_models.install()
+    nb = npc_nb.open(project_dir, concept_model="scripted/any")
+    fake_models.SCRIPT.append("this is not json")
+    memory = propose(nb, "We use DuckDB")
+    nb.approve(memory)
+    graph = nb.graph()
+    assert memory in memory_nodes(graph) and not concept_nodes(graph)
+    error = nb.sql("SELECT error FROM concept_extractions")["error"].item()
+    assert "JSONDecodeError" in error or "ValueError" in error
+    assert len(fake_models.RECEIVED) == 1
+    nb.graph()
+    assert len(fake_models.RECEIVED) == 1  # extracted once per memory version
+
+
+def test_npc_graph_magic(nb: npc_nb.Project) -> None:
+    from IPython.core.interactiveshell import InteractiveShell
+
+    nb.approve(propose(nb, "We use DuckDB for the ringing database"))
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "npc_nb")
+    view = shell.run_line_magic("npc_graph", "--focus duckdb --depth 1")
+    assert "concept:duckdb" in view.graph
