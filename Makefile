@@ -29,6 +29,7 @@ bench: install
 	$(BIN)/python bench/bench_store.py
 	$(BIN)/python bench/bench_chat.py
 	$(BIN)/python bench/bench_metrics.py
+	$(BIN)/python bench/bench_graph.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
