@@ -171,6 +171,13 @@ def _record_match(
     )
 
 
+def _same_source(store: Store, con: Connection, memory_id: str, candidate: Candidate) -> bool:
+    if candidate.source_message_id is None:
+        return False
+    memory = store.get_memory(memory_id, con)
+    return memory is not None and memory["source_message_id"] == candidate.source_message_id
+
+
 def _exact_match(store: Store, con: Connection, candidate: Candidate) -> Match | None:
     found = store.find_by_hash(con, content_hash(candidate.text), candidate.npc, candidate.team)
     if not found:

@@ -69,6 +69,9 @@ class Settings(BaseSettings):
     history_messages: int = Field(20, ge=0, description="earlier turns sent with each message")
     max_memories_per_exchange: int = Field(5, ge=1, le=50, description="extraction limit")
     extraction_attempts: int = Field(3, ge=1, description="tries before a job is failed")
+    extraction_retry_delay: float = Field(
+        1.0, ge=0, description="seconds before retrying a failed model call (doubles)"
+    )
     extract_in_background: bool = Field(
         True, description="run extraction on a worker thread (False: only on wait())"
     )

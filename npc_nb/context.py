@@ -159,15 +159,20 @@ class StreamScrubber:
 
 
 def _partial_tag_start(text: str) -> int:
-    """Where a trailing, possibly incomplete memory tag starts (len(text) if none).
+    """Where text must be held back from: len(text) when all of it is safe to show.
 
-    A fragment is held back for as long as it could still become a memory tag, however
-    long its attributes grow: releasing it early would let a long tag slip through.
+    After the last ``>``, if any ``<`` could still grow into a memory tag, everything
+    from the first ``<`` there is held: removing a later tag can splice an earlier
+    fragment into a new one ("<npc-" + "<npc-memory>" + "memory>"). A fragment is held
+    for as long as it could become a tag, however long its attributes grow.
     """
-    start = text.rfind("<")
-    if start == -1 or ">" in text[start:]:
-        return len(text)
-    head = re.sub(r"\s+", "", text[start + 1 : start + 1 + _TAG_LOOKAHEAD]).lstrip("/").casefold()
-    if any(name.startswith(head) or head.startswith(name) for name in _TAG_NAMES):
-        return start
+    region = text.rfind(">") + 1
+    opening = [i for i, char in enumerate(text[region:], region) if char == "<"]
+    if any(_could_open_tag(text, i) for i in opening):
+        return opening[0]
     return len(text)
+
+
+def _could_open_tag(text: str, start: int) -> bool:
+    head = re.sub(r"\s+", "", text[start + 1 : start + 1 + _TAG_LOOKAHEAD]).lstrip("/").casefold()
+    return any(name.startswith(head) or head.startswith(name) for name in _TAG_NAMES)

@@ -15,11 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 from . import llm, prompts
 from .context import MemoryBlock, StreamScrubber, scrub_memory_tags
-from .errors import CandidateError
+from .errors import CandidateError, NpcError
 from .personas import Persona
 from .records import Reply
 from .stamps import new_id, utc_now
 from .store import chat_log
+from .text import clean_text
 
 if TYPE_CHECKING:
     from .project import Project
@@ -109,9 +110,13 @@ class ReplyStream:
     def __init__(self, turn: Turn, source: llm.ModelStream) -> None:
         self.turn = turn
         self._source = source
+        self._started = False
         self.reply: Reply | None = None
 
     def __iter__(self) -> Iterator[str]:
+        if self.reply is not None or self._started:
+            raise NpcError("A reply stream can be read once; use its .reply afterwards.")
+        self._started = True
         scrubber, shown = StreamScrubber(), []
         for chunk in self._source:
             if safe := scrubber.feed(chunk):
@@ -120,7 +125,8 @@ class ReplyStream:
         if rest := scrubber.finish():
             shown.append(rest)
             yield rest
-        self.reply = self.turn.finish("".join(shown), self._source.result)
+        # Scrub the whole once more before storing: stored replies become history.
+        self.reply = self.turn.finish(scrub_memory_tags("".join(shown)), self._source.result)
 
 
 def begin_turn(
@@ -137,6 +143,7 @@ def begin_turn(
     """Record the user's message and build the prompt for the model."""
     if not isinstance(message, str) or not message.strip():
         raise CandidateError("The message is empty; write something to send to the persona.")
+    message = clean_text(message)
     started, now = time.perf_counter(), utc_now()
     store = project._stores.project
     history = chat_log.history(store, conversation_id, project.settings.history_messages)
@@ -162,7 +169,6 @@ def begin_turn(
                     "started_at": now,
                 },
             )
-        project._known_conversations.add(conversation_id)
         chat_log.insert_row(
             con,
             "messages",
@@ -178,6 +184,7 @@ def begin_turn(
                 "execution_count": where.get("execution_count"),
             },
         )
+    project._known_conversations.add(conversation_id)  # only once it has committed
     return Turn(
         project,
         persona,

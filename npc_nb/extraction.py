@@ -12,6 +12,7 @@ picked up the next time the project is opened.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -27,6 +28,7 @@ from . import llm, offline, prompts
 from .errors import CandidateError, ModelCallError, NpcError
 from .stamps import new_id, utc_now
 from .store import Connection, Store, chat_log, jobs
+from .text import clean_text
 from .vocabulary import CATEGORIES
 
 if TYPE_CHECKING:
@@ -117,6 +119,7 @@ class Extraction:
         self._idle = threading.Condition()
         self._thread: threading.Thread | None = None
         self._claimed_by = f"{_HOST}:{os.getpid()}"
+        self._kicked = False
 
     def enqueue(
         self,
@@ -156,15 +159,21 @@ class Extraction:
             self.start()
 
     def recover(self) -> int:
-        """Queue again jobs a dead process left running; start work if any is queued."""
-        requeued = jobs.requeue_orphans(self._store, _HOST, _pid_alive)
+        """Queue again jobs a dead process (or a dead worker of this one) left running;
+        start work if any job is queued."""
+        with self._idle:
+            worker_alive = self._thread is not None and self._thread.is_alive()
+        requeued = jobs.requeue_orphans(
+            self._store, _HOST, lambda pid: _pid_alive(pid) and (pid != os.getpid() or worker_alive)
+        )
         if self.status().queued and self._project.settings.extract_in_background:
             self.start()
         return requeued
 
     def start(self) -> None:
-        """Start the worker thread unless it is already running."""
+        """Make sure a worker will look at the queue (starting a thread if none runs)."""
         with self._idle:
+            self._kicked = True  # a running worker takes one more look before it exits
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(
                     target=self._work, name="npc_nb-extraction", daemon=True
@@ -183,44 +192,82 @@ class Extraction:
         return jobs.cancel(self._store, job_id)
 
     def wait(self, timeout: float | None = 60.0) -> ExtractionStatus:
-        """Block until no job is queued or running here (runs them if work is manual)."""
+        """Block until no job is queued or running in this process (runs them in this
+        thread if extraction is not in the background)."""
         if not self._project.settings.extract_in_background:
+            self.recover()
             self.run_pending()
             return self.status()
-        self.start()
         deadline = None if timeout is None else time.monotonic() + timeout
-        with self._idle:
-            while self._thread is not None and self._thread.is_alive():
-                remaining = None if deadline is None else deadline - time.monotonic()
-                if remaining is not None and remaining <= 0:
-                    raise TimeoutError(
-                        f"Extraction still running after {timeout:g} s ({self.status()}); "
-                        "call wait() again or look at extraction.jobs()."
-                    )
-                self._idle.wait(timeout=min(remaining or 0.5, 0.5))
-        return self.status()
+        while True:
+            self.recover()  # a worker that died leaves its job running: queue it again
+            with self._idle:
+                while self._thread is not None and self._thread.is_alive():
+                    if deadline is not None and time.monotonic() >= deadline:
+                        raise TimeoutError(
+                            f"Extraction still running after {timeout:g} s ({self.status()}); "
+                            "call wait() again or look at extraction.jobs()."
+                        )
+                    self._idle.wait(timeout=0.2)
+            status = self.status()
+            if not status.queued and not self._running_here():
+                return status
+            if deadline is not None and time.monotonic() >= deadline:
+                raise TimeoutError(
+                    f"Extraction still pending after {timeout:g} s ({status}); call wait() "
+                    "again or look at extraction.jobs()."
+                )
+            time.sleep(0.05)
+
+    def _running_here(self) -> bool:
+        return jobs.running_claimed_by(self._store, self._claimed_by) > 0
 
     def run_pending(self) -> int:
         """Run every queued job in this thread; returns how many ran."""
         ran = 0
         while (job := jobs.claim_next(self._store, self._claimed_by, utc_now())) is not None:
-            self._run(job)
+            self._run_safely(job)
             ran += 1
         return ran
 
     def _work(self) -> None:
-        try:
-            self.run_pending()
-        finally:
+        while True:
+            # If the store is unreachable (locked, gone), stop; wait() and recover() retry.
+            with contextlib.suppress(Exception):
+                self.run_pending()
             with self._idle:
+                if self._kicked:  # a job was queued while this pass ran: look again
+                    self._kicked = False
+                    continue
+                self._thread = None
                 self._idle.notify_all()
+                return
+
+    def _run_safely(self, job: dict) -> None:
+        """Run a job; whatever happens, leave it done, queued for a retry, or failed."""
+        try:
+            self._run(job)
+        except Exception as exc:
+            with contextlib.suppress(Exception):  # last resort: record what we can
+                jobs.finish(
+                    self._store,
+                    job["id"],
+                    status="failed",
+                    now=utc_now(),
+                    error=clean_text(f"could not record the result: {exc}")[:2000],
+                )
 
     def _run(self, job: dict) -> None:
         raw: str | None = None
+        settings = self._project.settings
         try:
             raw = self._call_model(job)
-            items, skipped = parse_candidates(raw, self._project.settings.max_memories_per_exchange)
-            added = sum(self._propose(job, item) for item in items)
+            items, skipped = parse_candidates(raw, settings.max_memories_per_exchange)
+            outcomes = [self._propose(job, item) for item in items]
+            skipped += [
+                f"item {i}: {why}" for i, why in enumerate(outcomes) if isinstance(why, str)
+            ]
+            added = sum(1 for outcome in outcomes if outcome is True)
             error = f"skipped {len(skipped)}: " + "; ".join(skipped)[:2000] if skipped else None
             jobs.finish(
                 self._store,
@@ -232,7 +279,7 @@ class Extraction:
                 candidates=added,
             )
         except (OutputError, ModelCallError, NpcError) as exc:
-            retry = job["attempts"] < self._project.settings.extraction_attempts
+            retry = job["attempts"] < settings.extraction_attempts
             jobs.finish(
                 self._store,
                 job["id"],
@@ -241,15 +288,8 @@ class Extraction:
                 error=f"{type(exc).__name__}: {exc}"[:2000],
                 raw_output=raw,
             )
-        except Exception as exc:  # never let one job kill the worker or lose the job
-            jobs.finish(
-                self._store,
-                job["id"],
-                status="failed",
-                now=utc_now(),
-                error=f"unexpected {type(exc).__name__}: {exc}"[:2000],
-                raw_output=raw,
-            )
+            if retry and isinstance(exc, ModelCallError):  # rate limits, timeouts: back off
+                time.sleep(settings.extraction_retry_delay * 2 ** (job["attempts"] - 1))
 
     def _call_model(self, job: dict) -> str:
         user = chat_log.message(self._store, job["user_message_id"])
@@ -269,7 +309,8 @@ class Extraction:
             }
         return llm.complete(job["model"], messages, **options).text
 
-    def _propose(self, job: dict, item: dict) -> bool:
+    def _propose(self, job: dict, item: dict) -> bool | str:
+        """True if queued, False if merged or suppressed, else why it was refused."""
         quote = item.get("evidence_quote")
         source = job["user_message_id"]
         reply = chat_log.message(self._store, job["message_id"])
@@ -291,8 +332,8 @@ class Extraction:
                 prompt_version=job["prompt_version"],
                 confidence=item.get("confidence"),
             )
-        except CandidateError:
-            return False
+        except CandidateError as exc:
+            return str(exc)
         return outcome.queued
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from . import concepts, offline
 from .errors import ModelCallError
+from .text import clean_text
 
 __all__ = [
     "Completion",
@@ -78,6 +79,7 @@ class ModelStream:
                 usage = getattr(chunk, "usage", None) or usage
                 delta = chunk.choices[0].delta.content if chunk.choices else None
                 if delta:
+                    delta = clean_text(delta)
                     parts.append(delta)
                     yield delta
         except Exception as exc:
@@ -102,7 +104,7 @@ def complete(model: str, messages: list[dict], **options: Any) -> Completion:
         raise _translate(exc, model) from exc
     usage = getattr(response, "usage", None)
     return Completion(
-        response.choices[0].message.content or "",
+        clean_text(response.choices[0].message.content or ""),
         model,
         provider_of(model),
         getattr(usage, "prompt_tokens", None),

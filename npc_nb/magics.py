@@ -28,6 +28,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from .errors import NpcError
 from .interpolation import interpolate
 from .records import Reply
+from .text import clean_text
 
 if TYPE_CHECKING:
     from .project import Project
@@ -47,13 +48,25 @@ def _as_usage_errors() -> Iterator[None]:
         raise UsageError(str(exc)) from exc
 
 
+_LITERALS = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|--[^\n]*|/\*.*?\*/", re.S)
+
+
 def bind_names(sql: str, namespace: dict[str, Any]) -> dict[str, Any]:
-    """The notebook variables a query names as ``$name``: bound, never pasted into SQL."""
-    names = dict.fromkeys(re.findall(r"\$([A-Za-z_]\w*)", sql))
+    """The notebook variables a query names as ``$name``: bound, never pasted into SQL.
+
+    A ``$word`` inside a string literal, a quoted name or a comment is text, not a
+    parameter.
+    """
+    code = _LITERALS.sub(" ", sql)
+    names = dict.fromkeys(re.findall(r"\$([A-Za-z_]\w*)", code))
     missing = [name for name in names if name not in namespace]
     if missing:
         raise UsageError(f"${missing[0]}: no variable {missing[0]!r} in the notebook.")
-    return {name: namespace[name] for name in names}
+    values = {name: namespace[name] for name in names}
+    for name, value in values.items():
+        if isinstance(value, str) and clean_text(value) != value:
+            raise UsageError(f"${name} holds text that is not valid Unicode; clean it first.")
+    return values
 
 
 @magics_class
@@ -138,6 +151,8 @@ class NpcMagics(Magics):
         %npc_sql SELECT * FROM v_memories WHERE npc = $who
         %%npc_sql -o frame      (then the query in the cell; --write to allow changes)
         """
+        if cell is None and re.match(r"\s*(-o\b|--output\b|--write\b)", line):
+            raise UsageError("Options go on a cell: %%npc_sql -o NAME --write, then the SQL.")
         args = parse_argstring(self.npc_sql, line) if cell is not None else None
         sql = cell if cell is not None else line
         with _as_usage_errors():

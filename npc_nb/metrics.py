@@ -109,7 +109,9 @@ class Metrics:
         frame["active_minutes"] = frame.pop("active_ms") / 60_000
         frame["cards_per_minute"] = _rate(frame["cards"], frame["active_minutes"])
         batches = analytics.batch_approvals(self._store, dims)
-        return _merge(frame, batches, dims)
+        merged = _merge(frame, batches, dims)
+        merged["active_minutes"] = merged["active_minutes"].fillna(0.0)
+        return merged
 
     def injections_per_memory(self) -> pd.DataFrame:
         """Each approved memory: how many prompts it went into, first and last time."""

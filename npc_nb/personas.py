@@ -53,7 +53,7 @@ class Persona:
 
 
 def validate_name(name: object) -> str:
-    if not isinstance(name, str) or not _NAME.match(name):
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise ConfigError(
             f"Persona name {name!r} is not valid: use letters, digits, '_', '-' or '.', "
             "starting with a letter (at most 64 characters)."
@@ -85,6 +85,10 @@ def _load_file(path: Path, team: str) -> Persona:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path} is not valid YAML: {exc}. Fix the file.") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path} is not UTF-8 text ({exc.reason}); save it as UTF-8.") from exc
+    except OSError as exc:
+        raise ConfigError(f"Cannot read the persona file {path}: {exc.strerror}.") from exc
     if not isinstance(data, dict):
         raise ConfigError(f"{path} must be a mapping with keys name and primary_directive.")
     unknown = sorted(set(data) - _KEYS - _TOLERATED)

@@ -11,7 +11,13 @@ import hashlib
 import re
 import unicodedata
 
-__all__ = ["content_hash", "evidence_occurs_in", "instruction_flags", "normalise"]
+__all__ = [
+    "clean_text",
+    "content_hash",
+    "evidence_occurs_in",
+    "instruction_flags",
+    "normalise",
+]
 
 _WHITESPACE = re.compile(r"\s+")
 _TRAILING_PUNCTUATION = " .,;:!?…。、\"'”’)]»"
@@ -69,3 +75,17 @@ def evidence_occurs_in(evidence: str, source: str) -> bool:
     needle = _WHITESPACE.sub(" ", unicodedata.normalize("NFKC", evidence).casefold()).strip()
     haystack = _WHITESPACE.sub(" ", unicodedata.normalize("NFKC", source).casefold())
     return bool(needle) and needle in haystack
+
+
+def clean_text(text: str) -> str:
+    """Text that can be stored: lone surrogates (invalid Unicode, as some model APIs
+    and copy-pastes produce) become U+FFFD instead of failing the write."""
+    return text.encode("utf-8", "replace").decode("utf-8") if _has_surrogate(text) else text
+
+
+def _has_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False

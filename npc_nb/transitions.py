@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from rapidfuzz.distance import Levenshtein
+
 from .errors import DecisionError
 from .stamps import new_id, to_utc
 from .text import content_hash, normalise
@@ -54,6 +56,7 @@ MUTABLE = (
     "valid_to",
     "superseded_by",
     "superseded_at",
+    "text_change",
 )
 _TIMES = {"decided_at", "defer_until", "skipped_at", "valid_from", "valid_to", "superseded_at"}
 UNDOABLE = (
@@ -138,7 +141,7 @@ def _plan_edit(
     _require_open(memory, "edit", reconsider)
     if text == memory["final_text"]:
         return _plan_approve(memory, actor=actor, now=now, reconsider=reconsider)
-    changes = _decided(actor, now, EDITED) | _text_fields(text)
+    changes = _decided(actor, now, EDITED) | _text_fields(text, memory["initial_text"])
     return Change(memory, "edit", changes)
 
 
@@ -212,8 +215,18 @@ def _require_open(memory: dict, decision: str, reconsider: bool) -> None:
     )
 
 
-def _text_fields(text: str) -> dict[str, Any]:
-    return {"final_text": text, "final_hash": content_hash(text), "norm_text": normalise(text)}
+def _text_fields(text: str, initial: str) -> dict[str, Any]:
+    return {
+        "final_text": text,
+        "final_hash": content_hash(text),
+        "norm_text": normalise(text),
+        "text_change": text_change(initial, text),
+    }
+
+
+def text_change(initial: str, final: str) -> float:
+    """Character-level Levenshtein distance over the longer length: 0 same, 1 all new."""
+    return float(Levenshtein.normalized_distance(initial, final))
 
 
 def plan_supersede(memory: dict, text: str, *, actor: str, now: datetime) -> Change:
@@ -238,7 +251,7 @@ def plan_supersede(memory: dict, text: str, *, actor: str, now: datetime) -> Cha
             "skipped_at": None,
         }
         | _decided(actor, now, EDITED)
-        | _text_fields(text)
+        | _text_fields(text, text)
     )
     changes = {"status": SUPERSEDED, "superseded_by": new_id_, "superseded_at": now}
     return Change(memory, "supersede", changes, new_row=new_row)

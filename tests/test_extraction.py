@@ -18,7 +18,7 @@ GOOD = {"statement": "The user studies bird migration.", "category": "fact",
 @pytest.fixture
 def scripted(project_dir: Path) -> npc_nb.Project:
     fake_models.install()
-    return npc_nb.open(project_dir, extraction_model="scripted/any")
+    return npc_nb.open(project_dir, extraction_model="scripted/any", extraction_retry_delay=0)
 
 
 def run_job(nb: npc_nb.Project, *outputs: object) -> dict:

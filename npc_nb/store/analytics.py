@@ -169,7 +169,8 @@ def _decision_source(by: Sequence[str]) -> str:
     """The audit events, with the memory's attributes joined only when grouping needs them."""
     if set(by) <= {"reviewer", "day", "week", "month"}:
         return (
-            "(SELECT seq, occurred_at, actor AS reviewer, action, time_spent_ms FROM memory_events)"
+            "(SELECT seq, occurred_at, actor AS reviewer, action, time_spent_ms, batch_id "
+            "FROM memory_events)"
         )
     return "v_decisions"
 
@@ -177,7 +178,8 @@ def _decision_source(by: Sequence[str]) -> str:
 def batch_approvals(store: Store, by: Sequence[str]) -> pd.DataFrame:
     dims, group = _select("decisions", by)
     return store.dataframe(
-        f"""SELECT {dims} count(*)::BIGINT AS batch_approvals
+        f"""SELECT {dims} count(DISTINCT batch_id)::BIGINT AS batch_approvals,
+            count(*)::BIGINT AS batch_approved_memories
         FROM {_decision_source(by)} WHERE action = 'approve_all' {group} {_order(by)}"""
     )
 

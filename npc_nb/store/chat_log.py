@@ -42,15 +42,34 @@ def message(store: Store, message_id: str) -> dict | None:
 
 
 def history(store: Store, conversation_id: str, limit: int) -> list[dict]:
-    """The last ``limit`` user and assistant turns of a conversation, oldest first."""
+    """The conversation's last answered turns, oldest first, at most ``limit`` messages.
+
+    A user message whose model call failed stays in the store but is not sent again
+    (it has no reply, and two user turns in a row upset some providers); an empty reply
+    is left out too. The cut starts on a user turn.
+    """
     with store.read() as con:
         recent = rows(
             con,
             "SELECT role, content FROM messages WHERE conversation_id = ? "
             "ORDER BY created_at DESC, id DESC LIMIT ?",
-            [conversation_id, limit],
+            [conversation_id, 2 * limit + 2],
         )
-    return recent[::-1]
+    answered: list[dict] = []
+    for message in recent[::-1]:
+        if message["role"] == "assistant":
+            if message["content"].strip() and answered and answered[-1]["role"] == "user":
+                answered.append(message)
+            elif answered and answered[-1]["role"] == "user":
+                answered.pop()
+        elif answered and answered[-1]["role"] == "user":
+            answered[-1] = message  # the earlier one was never answered
+        else:
+            answered.append(message)
+    if answered and answered[-1]["role"] == "user":
+        answered.pop()
+    kept = answered[-limit:] if limit else []
+    return kept[1:] if kept and kept[0]["role"] == "assistant" else kept
 
 
 def insert_injections(

@@ -97,6 +97,16 @@ def counts(store: Store) -> dict[str, int]:
 def frame(store: Store) -> pd.DataFrame:
     return store.dataframe(
         "SELECT id, status, attempts, npc, model, prompt_version, candidates, error, "
-        "created_at, started_at, finished_at, conversation_id, message_id, raw_output "
+        "created_at, started_at, finished_at, conversation_id, message_id, claimed_by, "
+        "raw_output "
         "FROM extraction_jobs ORDER BY created_at, id"
     )
+
+
+def running_claimed_by(store: Store, claimed_by: str) -> int:
+    with store.read() as con:
+        (count,) = con.execute(
+            "SELECT count(*) FROM extraction_jobs WHERE status = 'running' AND claimed_by = ?",
+            [claimed_by],
+        ).fetchone()
+    return int(count)

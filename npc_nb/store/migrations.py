@@ -321,3 +321,39 @@ def m005_concepts(con: duckdb.DuckDBPyConnection) -> None:
         "CREATE INDEX memory_concepts_memory ON memory_concepts (memory_id)",
     ):
         con.execute(statement)
+
+
+@migration
+def m006_text_change(con: duckdb.DuckDBPyConnection) -> None:
+    # DuckDB's levenshtein() counts bytes, so an edit of non-ASCII text measured wrong
+    # (and could exceed 1). The review engine now stores a character-level measure on
+    # every edit; existing edits are measured here.
+    from rapidfuzz.distance import Levenshtein
+
+    con.execute("ALTER TABLE memories ADD COLUMN text_change DOUBLE")
+    edited = con.execute(
+        "SELECT id, initial_text, final_text FROM memories WHERE initial_text <> final_text"
+    ).fetchall()
+    for memory_id, initial, final in edited:
+        con.execute(
+            "UPDATE memories SET text_change = ? WHERE id = ?",
+            [Levenshtein.normalized_distance(initial, final), memory_id],
+        )
+    con.execute(
+        """CREATE OR REPLACE VIEW v_memories AS
+        SELECT id, npc, team, scope, category, status,
+            CASE status
+                WHEN 'human-approved' THEN 'approved' WHEN 'human-edited' THEN 'edited'
+                WHEN 'human-rejected' THEN 'rejected' WHEN 'superseded' THEN 'superseded'
+                ELSE 'open' END AS outcome,
+            CASE WHEN supersedes IS NULL THEN 'extracted' ELSE 'revision' END AS origin,
+            initial_text, final_text, initial_text <> final_text AS edited,
+            coalesce(text_change, 0.0) AS text_change,
+            flags, len(flags) > 0 AS flagged, confidence,
+            extractor_model AS model, provider, prompt_version,
+            conversation_id, source_message_id, evidence, evidence_verified,
+            recorded_at, decided_at, decided_by AS reviewer,
+            date_diff('millisecond', recorded_at, decided_at) AS decision_lead_ms,
+            valid_from, valid_to, supersedes, superseded_by, superseded_at, defer_until
+        FROM memories"""
+    )

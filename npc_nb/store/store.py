@@ -10,6 +10,7 @@ reach SQL text come from this module's own constants; values are always bound.
 from __future__ import annotations
 
 import contextlib
+import re
 import secrets
 import threading
 import weakref
@@ -216,7 +217,8 @@ class Store:
         for column in ("final_hash", "initial_hash"):
             for row in rows(
                 con,
-                f"SELECT id, status, scope, npc, team FROM memories WHERE {column} = ?",
+                f"SELECT id, status, scope, npc, team, source_message_id FROM memories "
+                f"WHERE {column} = ?",
                 [digest],
             ):
                 found[row["id"]] = row
@@ -358,7 +360,19 @@ class Store:
     ) -> pd.DataFrame:
         """Run a caller's SQL; unless ``allow_write``, only reads, and nothing persists."""
         statements = duckdb.extract_statements(sql)
+        if not statements:
+            raise NpcError(
+                "The query is empty; write a SQL statement (e.g. SELECT * FROM v_memories)."
+            )
         if not allow_write:
+            analysed = [
+                s for s in statements if re.match(r"\s*explain\s+analy[sz]e\b", s.query, re.I)
+            ]
+            if analysed:
+                raise NpcError(
+                    "Refusing EXPLAIN ANALYZE: it runs the statement it explains. Use EXPLAIN, "
+                    "or allow_write=True (in %%npc_sql: --write)."
+                )
             writes = [s.type.name for s in statements if s.type not in _READ_ONLY_STATEMENTS]
             if writes:
                 raise NpcError(
@@ -385,6 +399,6 @@ class Store:
                 con.execute("ROLLBACK")
 
 
-def _frame(cursor: Connection) -> pd.DataFrame:
+def _frame(cursor: Connection | None) -> pd.DataFrame:
     """A result as a DataFrame; a statement without a result gives an empty one."""
-    return cursor.df() if cursor.description else pd.DataFrame()
+    return cursor.df() if cursor is not None and cursor.description else pd.DataFrame()

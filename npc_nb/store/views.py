@@ -21,7 +21,7 @@ VIEW_COLUMNS: dict[str, dict[str, str]] = {
         "initial_text": "the text as proposed",
         "final_text": "the text as approved, after edits",
         "edited": "whether the reviewer changed the text (initial_text <> final_text)",
-        "text_change": "Levenshtein distance / longer length between initial and final text, 0-1",
+        "text_change": "character Levenshtein distance / longer length, initial to final, 0-1",
         "flags": "warnings: instruction-like, contains-url, tool-directive, evidence-not-in-source",
         "flagged": "whether any flag is set",
         "confidence": "the extractor's confidence, 0-1",
