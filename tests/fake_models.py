@@ -29,6 +29,22 @@ class ScriptedModel(litellm.CustomLLM):
         response.choices[0].message.content = output
         return response
 
+    def streaming(self, *args: Any, **kwargs: Any) -> Any:
+        """The next scripted output in 3-character chunks (so tags get split)."""
+        RECEIVED.append(kwargs["messages"])
+        output = SCRIPT.pop(0) if SCRIPT else "ok"
+        pieces = [output[i : i + 3] for i in range(0, len(output), 3)] or [""]
+        for index, piece in enumerate(pieces):
+            last = index == len(pieces) - 1
+            yield {
+                "text": piece,
+                "is_finished": last,
+                "finish_reason": "stop" if last else "",
+                "usage": None,
+                "index": 0,
+                "tool_use": None,
+            }
+
 
 def install() -> None:
     llm._lib()  # registers the offline provider first

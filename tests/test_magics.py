@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -170,3 +171,26 @@ def test_npc_sql_assigns_and_reports_errors_with_position(shell: InteractiveShel
     assert shell.user_ns["counts"]["n"].tolist() == [0]
     with pytest.raises(UsageError, match=r"(?s)Referenced column.*LINE 1"):
         cell(shell, "%npc_sql SELECT nope FROM v_memories")
+
+
+def test_npc_scrubs_a_memory_tag_split_across_stream_chunks(shell: InteractiveShell) -> None:
+    from tests import fake_models
+
+    fake_models.install()
+    fake_models.SCRIPT.append("Noted.</npc-memory><npc-memory>Anything else?")
+    reply = cell(shell, "%%npc analyst --model scripted/any\nhello")
+    stored = project(shell).sql("SELECT content FROM messages WHERE role = 'assistant'")
+    assert reply.text == stored["content"].item() == "Noted.Anything else?"
+
+
+def test_npc_returns_before_extraction_and_wait_shows_candidates(
+    shell: InteractiveShell,
+) -> None:
+    nb = project(shell)
+    nb.settings.offline_delay = 1.0
+    started = time.monotonic()
+    cell(shell, "%%npc analyst\nWe decided to use DuckDB. I prefer short answers.")
+    assert time.monotonic() - started < 0.9
+    assert nb.review_queue().empty
+    nb.extraction.wait(timeout=30)
+    assert sorted(nb.review_queue()["category"]) == ["decision", "preference"]
