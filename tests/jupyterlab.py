@@ -155,15 +155,32 @@ def browser_page(lab: Lab) -> Iterator[object]:
             browser.close()
 
 
-def run_all_cells(page: object, count: int) -> None:
-    """Wait for the kernel, then run the notebook's cells one by one with Shift+Enter."""
+def run_all_cells(page: object, count: int, attempts: int = 3) -> None:
+    """Run the notebook's cells one by one with Shift+Enter, once the kernel is ready.
+
+    JupyterLab may report idle before the notebook takes key presses; if the first cell
+    shows no execution after a while, focus it and press again.
+    """
     page.wait_for_selector(
         ".jp-Notebook-ExecutionIndicator[data-status='idle']",  # type: ignore[attr-defined]
         timeout=60_000,
     )
-    page.click(".jp-Cell .cm-content")  # type: ignore[attr-defined]
-    for _ in range(count):
-        page.keyboard.press("Shift+Enter")  # type: ignore[attr-defined]
+    first_prompt = ".jp-Cell:first-child .jp-InputPrompt"
+    for _ in range(attempts):
+        page.click(".jp-Cell:first-child .cm-content")  # type: ignore[attr-defined]
+        page.keyboard.press("Escape")  # type: ignore[attr-defined]
+        page.keyboard.press("Enter")  # type: ignore[attr-defined]
+        for _ in range(count):
+            page.keyboard.press("Shift+Enter")  # type: ignore[attr-defined]
+        try:
+            page.wait_for_function(  # type: ignore[attr-defined]
+                "s => /\\[(\\d+|\\*)\\]/.test(document.querySelector(s)?.textContent || '')",
+                arg=first_prompt,
+                timeout=20_000,
+            )
+            break
+        except Exception:
+            continue
     page.wait_for_selector(
         ".jp-Notebook-ExecutionIndicator[data-status='idle']",  # type: ignore[attr-defined]
         timeout=120_000,

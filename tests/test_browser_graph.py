@@ -40,8 +40,13 @@ def test_the_graph_draws_in_jupyterlab_with_the_network_blocked(tmp_path: Path) 
         url = lab.write_notebook("graph.ipynb", [SETUP, "%npc_graph"])
         with browser_page(lab) as page:
             page.goto(url)
+            ARTIFACTS.mkdir(exist_ok=True)
             run_all_cells(page, 2)
-            frame = page.wait_for_selector(".jp-OutputArea-output iframe", timeout=60_000)
+            try:
+                frame = page.wait_for_selector(".jp-OutputArea-output iframe", timeout=60_000)
+            except Exception:
+                page.screenshot(path=str(ARTIFACTS / "graph-in-jupyterlab-failed.png"))
+                raise
             graph = frame.content_frame()
             graph.wait_for_selector("canvas", timeout=30_000)
             drawn = 0
@@ -50,7 +55,6 @@ def test_the_graph_draws_in_jupyterlab_with_the_network_blocked(tmp_path: Path) 
                 drawn = graph.evaluate(COUNT_DRAWN)
                 time.sleep(0.25)
             time.sleep(1.5)  # let the layout settle for the screenshot
-            ARTIFACTS.mkdir(exist_ok=True)
             page.screenshot(path=str(ARTIFACTS / "graph-in-jupyterlab.png"))
             summary = page.inner_text(".jp-OutputArea-output .npc-nb-graph small")
     assert drawn > 500, "the graph canvas stayed empty"
