@@ -31,7 +31,7 @@ SELECT printf('g%09d', i), text, text, substr(md5(text), 1, 32), substr(md5(text
     lower(text), ['decision', 'fact', 'constraint'][1 + i % 3], 'human-approved', 'npc',
     'npc' || (i % 6), NULL, 'bench', NULL, NULL, NULL, NULL, 'bench/model', 'bench', 'v1', [],
     0.8, TIMESTAMP '2026-01-01' + to_seconds(i::BIGINT), TIMESTAMP '2026-01-02', 'ada',
-    NULL, NULL, NULL, NULL, NULL, NULL, NULL
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL  -- ..., text_change
 FROM (
     SELECT i, 'We store the ' || ['ringing', 'survey', 'nest', 'weather', 'tracking'][1 + i % 5]
         || ' data for Site' || (i % 97) || ' in ' || ['DuckDB', 'Zenodo', 'Postgres',

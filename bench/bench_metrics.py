@@ -31,7 +31,7 @@ SELECT printf('m%09d', i), text, final, substr(md5(text), 1, 32), substr(md5(fin
     NULL, 'model-' || (i % 4), 'provider-' || (i % 2), 'v' || (i % 3), [], 0.5 + (i % 50) / 100,
     recorded, CASE WHEN status <> 'pending_approval' THEN decided END,
     CASE WHEN status <> 'pending_approval' THEN 'reviewer-' || (i % 5) END,
-    NULL, NULL, NULL, NULL, NULL, NULL, NULL
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL  -- ..., text_change
 FROM (
     SELECT i, 'statement number ' || i || ' about topic ' || (i % 997) AS text,
         CASE WHEN i % 10 = 3 THEN 'edited statement ' || i || ' about topic ' || (i % 997)

@@ -84,7 +84,7 @@ SELECT
     TIMESTAMP '2026-01-01' + INTERVAL (i + 60) SECOND AS decided_at,
     'bench', NULL, NULL, NULL,
     CASE WHEN i % 20 = 19 THEN printf('00000000-0000-7000-8000-%012d', i - 1) END,
-    NULL, NULL, NULL
+    NULL, NULL, NULL, NULL  -- ..., skipped_at, text_change
 FROM (
     SELECT i, 'memory ' || i || ' about topic ' || (i % 97) || ' from the ' ||
            ['analysis', 'deadline', 'dataset', 'review', 'budget'][1 + i % 5] ||
