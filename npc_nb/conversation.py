@@ -144,13 +144,42 @@ def begin_turn(
     if not isinstance(message, str) or not message.strip():
         raise CandidateError("The message is empty; write something to send to the persona.")
     message = clean_text(message)
-    started, now = time.perf_counter(), utc_now()
+    started = time.perf_counter()
     store = project._stores.project
     history = chat_log.history(store, conversation_id, project.settings.history_messages)
     block = project.context_block(persona.name, team=persona.team, query=message)
     messages = prompts.chat_messages(
         persona, block.text, history, message, cache_breakpoint=llm.supports_cache_breakpoint(model)
     )
+    user_message_id = _store_user_message(
+        project, persona, message, conversation_id=conversation_id, model=model, where=where
+    )
+    return Turn(
+        project,
+        persona,
+        model,
+        conversation_id,
+        user_message_id,
+        message,
+        block,
+        messages,
+        options,
+        notices,
+        started,
+    )
+
+
+def _store_user_message(
+    project: Project,
+    persona: Persona,
+    message: str,
+    *,
+    conversation_id: str,
+    model: str,
+    where: dict[str, Any],
+) -> str:
+    """Store the user's message (and its conversation, if new) before the model call."""
+    store, now = project._stores.project, utc_now()
     user_message_id = new_id()
     with store.write() as con:
         if conversation_id not in project._known_conversations and (
@@ -185,16 +214,4 @@ def begin_turn(
             },
         )
     project._known_conversations.add(conversation_id)  # only once it has committed
-    return Turn(
-        project,
-        persona,
-        model,
-        conversation_id,
-        user_message_id,
-        message,
-        block,
-        messages,
-        options,
-        notices,
-        started,
-    )
+    return user_message_id
