@@ -22,7 +22,7 @@ from .context import MemoryBlock, block_room, query_terms, render_block
 from .errors import ConfigError, DecisionError
 from .graphing import Graphing
 from .paths import STORE_DIR, ensure_store_dir, find_project_root
-from .reading import QUEUE_COLUMNS, Reading
+from .reading import QUEUE_COLUMNS, Reading, queue_filters
 from .records import ApproveAllPreview, CandidateOutcome, DecisionResult
 from .selection import DecisionCache
 from .stamps import utc_now
@@ -335,14 +335,7 @@ class Project(Reading, Chatting, Graphing):
         candidates yourself. Flagged (instruction-like) candidates are never included;
         review them one by one.
         """
-        filters = {
-            "npc": npc,
-            "team": team,
-            "category": category,
-            "scope": scope,
-            "conversation_id": conversation,
-            "ids": ids,
-        }
+        filters = queue_filters(npc, team, category, scope, conversation, ids)
         key = repr(
             sorted((k, v if not isinstance(v, list) else tuple(v)) for k, v in filters.items())
         )

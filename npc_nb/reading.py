@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from .metrics import Metrics
     from .store import StorePair
 
-__all__ = ["QUEUE_COLUMNS", "Reading"]
+__all__ = ["QUEUE_COLUMNS", "Reading", "queue_filters"]
 
 QUEUE_COLUMNS = [
     "id",
@@ -58,13 +58,7 @@ class Reading:
         conversation: str | None = None,
     ) -> pd.DataFrame:
         """Pending and due deferred candidates, skipped ones last, oldest first."""
-        filters = {
-            "npc": npc,
-            "team": team,
-            "category": category,
-            "scope": scope,
-            "conversation_id": conversation,
-        }
+        filters = queue_filters(npc, team, category, scope, conversation)
         now = utc_now()
         found = [m for s in self._stores.existing() for m in s.open_memories(filters, now)]
         found.sort(
@@ -144,3 +138,22 @@ class Reading:
         from .export import export_review_log
 
         return export_review_log(self._stores.project, path)
+
+
+def queue_filters(
+    npc: str | None,
+    team: str | None,
+    category: str | None,
+    scope: str | None,
+    conversation: str | None,
+    ids: list[str] | None = None,
+) -> dict[str, Any]:
+    """The review-queue filters as the store takes them (shared with approve_all)."""
+    return {
+        "npc": npc,
+        "team": team,
+        "category": category,
+        "scope": scope,
+        "conversation_id": conversation,
+        "ids": ids,
+    }

@@ -14,11 +14,12 @@ import pandas as pd
 from ..vocabulary import APPROVED_STATUSES
 from .store import Store
 
-__all__ = ["decisions_frame", "memories_frame", "reproposals_frame"]
+__all__ = ["AS_OF", "decisions_frame", "memories_frame", "reproposals_frame"]
 
 _APPROVED_LIST = list(APPROVED_STATUSES)
 
-_AS_OF = """
+#: Every memory as it stood at ``$as_of``: status and text from its latest event then.
+AS_OF = """
     WITH at_time AS (
         SELECT memory_id, arg_max(to_status, seq) AS status_at,
                arg_max(text_after, seq) AS text_at
@@ -37,7 +38,7 @@ def memories_frame(
     ``status="approved"`` uses the shared approval predicate (approved or edited, not
     superseded, valid at that time).
     """
-    source = _AS_OF if as_of is not None else "SELECT * FROM memories"
+    source = AS_OF if as_of is not None else "SELECT * FROM memories"
     clauses: list[str] = ["TRUE"]
     params_: dict[str, Any] = {}
     if as_of is not None:

@@ -12,6 +12,7 @@ from datetime import datetime
 
 import pandas as pd
 
+from .frames import AS_OF
 from .store import Store
 
 __all__ = ["approved_rows", "concept_rows", "missing_versions", "record_concepts"]
@@ -23,13 +24,7 @@ def _approved(as_of: datetime | None) -> tuple[str, dict]:
     if as_of is None:
         return "SELECT * FROM approved_memories", {}
     return (
-        """SELECT m.* REPLACE (a.text_at AS final_text)
-        FROM memories m JOIN (
-            SELECT memory_id, arg_max(to_status, seq) AS status_at,
-                   arg_max(text_after, seq) AS text_at
-            FROM memory_events WHERE occurred_at <= $as_of GROUP BY memory_id) a
-          ON a.memory_id = m.id
-        WHERE a.status_at IN ('human-approved', 'human-edited')""",
+        f"SELECT * FROM ({AS_OF}) WHERE status IN ('human-approved', 'human-edited')",
         {"as_of": as_of},
     )
 
