@@ -12,11 +12,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
-import time
 from collections.abc import Iterator
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from .errors import NpcError
+
+if TYPE_CHECKING:
+    from .review_session import ReviewSession
 
 __all__ = ["main"]
 
@@ -92,6 +94,7 @@ def main(
     review.add_argument("--project", help="project folder (default: found from here)")
     review.add_argument("--npc", help="only this persona's candidates")
     review.add_argument("--category", help="only this category")
+    review.add_argument("--conversation", help="only candidates from this conversation id")
     review.add_argument("--by", help="reviewer name recorded on decisions")
     args = parser.parse_args(argv)
     console = Console(stdin or sys.stdin, stdout or sys.stdout)
@@ -99,108 +102,46 @@ def main(
         from .project import open_project
 
         project = open_project(args.project)
-        tally = review_session(project, console, npc=args.npc, category=args.category, by=args.by)
+        session = project.review_session(
+            npc=args.npc, category=args.category, conversation=args.conversation, by=args.by
+        )
+        review_session(session, console)
     except NpcError as exc:
         console.say(f"npc-nb: {exc}")
         return 2
+    tally = session.tally
     done = ", ".join(f"{n} {kind}" for kind, n in tally.items() if n)
     console.say(f"Reviewed: {done or 'nothing'}")
+    console.say(str(session.summary()))
     return 0
 
 
-def review_session(
-    project: Any,
-    console: Console,
-    *,
-    npc: str | None = None,
-    category: str | None = None,
-    by: str | None = None,
-) -> dict[str, int]:
-    """Show each waiting candidate and apply the key pressed; return the tally."""
-    from .stamps import new_id
-
-    queue = list(project.review_queue(npc=npc, category=category)["id"])
-    tally = dict.fromkeys(["approved", "edited", "rejected", "skipped", "deferred", "undone"], 0)
-    session, total, done = new_id(), len(queue), 0
-    console.say(f"{total} candidate(s) waiting in {project.name}. {HELP}")
+def review_session(session: ReviewSession, console: Console) -> None:
+    """Show each waiting candidate and apply the key pressed, until the queue is empty."""
+    console.say(f"{session.remaining} candidate(s) waiting. {HELP}")
     try:
-        while queue:
-            memory_id = queue[0]
-            _show(console, project, memory_id, done + 1, total)
-            shown = time.monotonic()
-            outcome = _decide(
-                console,
-                project,
-                memory_id,
-                by=by,
-                session=session,
-                shown_at=shown,
-            )
-            if outcome is None:
-                continue
-            tally[outcome] += 1
-            if outcome == "undone":
-                queue = list(project.review_queue(npc=npc, category=category)["id"])
-                done = max(done - 1, 0)
-                continue
-            queue.pop(0)
-            if outcome == "skipped":
-                queue.append(memory_id)
-            else:
-                done += 1
+        while (card := session.card()) is not None:
+            console.say("\n" + str(card))
+            _decide(console, session)
     except (_Stop, KeyboardInterrupt):
         console.say("\nStopped: nothing more was decided.")
-    return tally
 
 
-def _show(console: Console, project: Any, memory_id: str, position: int, total: int) -> None:
-    memory = project.memories().set_index("id").loc[memory_id]
-    about = [
-        memory["category"],
-        memory["npc"] if isinstance(memory["npc"], str) else memory["scope"],
-    ]
-    if memory["confidence"] == memory["confidence"]:  # not NaN
-        about.append(f"confidence {memory['confidence']:.2f}")
-    console.say(f"\n[{position}/{total}] " + " · ".join(about))
-    console.say(f"  {memory['final_text']}")
-    if len(memory["flags"]):
-        console.say(f"  ! warning: {', '.join(memory['flags'])} (check before approving)")
-    if isinstance(memory["evidence"], str):
-        console.say(f"  evidence: \u201c{memory['evidence']}\u201d")
-
-
-def _decide(
-    console: Console, project: Any, memory_id: str, *, by: str | None, session: str, shown_at: float
-) -> str | None:
+def _decide(console: Console, session: ReviewSession) -> None:
     key = console.key("  [a/r/e/s/d/u/?/q] > ")
     try:
         if key == "q":
             raise _Stop
         if key == "?":
             console.say(f"  {HELP}")
-            return None
-        if key == "u":
-            console.say(f"  {project.undo(by=by)}")
-            return "undone"
-        decision = _DECISIONS.get(key)
-        if decision is None:
+        elif key == "u":
+            console.say(f"  {session.undo()}")
+        elif key not in _DECISIONS:
             console.say(f"  Unknown key {key!r}. {HELP}")
-            return None
-        extra = _ask(console, decision)
-        if extra is None:
-            return None
-        spent = time.monotonic() - shown_at
-        project.decide(memory_id, decision, by=by, time_spent=spent, session=session, **extra)
+        elif (extra := _ask(console, _DECISIONS[key])) is not None:
+            session.decide(_DECISIONS[key], **extra)
     except NpcError as exc:
         console.say(f"  ! {exc}")
-        return None
-    return {
-        "approve": "approved",
-        "reject": "rejected",
-        "edit": "edited",
-        "skip": "skipped",
-        "defer": "deferred",
-    }[decision]
 
 
 def _ask(console: Console, decision: str) -> dict[str, Any] | None:

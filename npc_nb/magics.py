@@ -185,12 +185,18 @@ class NpcMagics(Magics):
     @magic_arguments()
     @argument("--npc", help="only this persona's candidates")
     @argument("--category", help="only this category")
+    @argument("--conversation", help="only candidates from this conversation id")
+    @argument("--list", action="store_true", help="the queue as a DataFrame, no panel")
+    @argument("--by", help="reviewer name recorded on decisions (default: the configured one)")
     @line_magic
     def npc_review(self, line: str) -> Any:
-        """The candidates waiting for review, oldest first; decide with nb.approve(id) etc."""
+        """Open the review panel: one candidate at a time, single keys a r e s d u ?"""
         args = parse_argstring(self.npc_review, line)
+        filters = dict(npc=args.npc, category=args.category, conversation=args.conversation)
         with _as_usage_errors():
-            return self.project.review_queue(npc=args.npc, category=args.category)
+            if args.list:
+                return self.project.review_queue(**filters)
+            return self.project.review_panel(**filters, by=args.by)
 
     @line_magic
     def npc_status(self, line: str) -> Any:

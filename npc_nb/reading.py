@@ -20,6 +20,7 @@ from .vocabulary import STATUSES
 
 if TYPE_CHECKING:
     from .metrics import Metrics
+    from .review_session import ReviewSession
     from .store import StorePair
 
 __all__ = ["QUEUE_COLUMNS", "Reading", "queue_filters"]
@@ -70,6 +71,40 @@ class Reading:
             )
         )
         return pd.DataFrame(found, columns=QUEUE_COLUMNS)
+
+    def source_message(self, message_id: str | None) -> str | None:
+        """The text of the chat message a candidate was extracted from (None if unknown)."""
+        if not isinstance(message_id, str):
+            return None
+        return self._stores.project.message_content(message_id)
+
+    def review_session(
+        self,
+        *,
+        npc: str | None = None,
+        category: str | None = None,
+        conversation: str | None = None,
+        by: str | None = None,
+    ) -> ReviewSession:
+        """A review of the waiting candidates, one card at a time, with tally and undo."""
+        from .review_session import ReviewSession
+
+        return ReviewSession(self, npc=npc, category=category, conversation=conversation, by=by)  # type: ignore[arg-type]
+
+    def review_panel(
+        self,
+        *,
+        npc: str | None = None,
+        category: str | None = None,
+        conversation: str | None = None,
+        by: str | None = None,
+    ) -> Any:
+        """The keyboard-first review panel (ipywidgets) over ``review_session(...)``."""
+        from .widgets import ReviewPanel
+
+        return ReviewPanel(
+            self.review_session(npc=npc, category=category, conversation=conversation, by=by)
+        )
 
     def memories(
         self, status: str | None = None, npc: str | None = None, as_of: datetime | None = None

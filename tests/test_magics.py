@@ -135,7 +135,7 @@ def test_load_ext_does_not_import_litellm() -> None:
 def test_magics_are_thin() -> None:
     import inspect
 
-    for name in ("npc", "npc_status", "npc_config"):
+    for name in ("npc", "npc_status", "npc_config", "npc_review"):
         lines = inspect.getsource(getattr(NpcMagics, name)).splitlines()
         assert len(lines) < 30, name
 
