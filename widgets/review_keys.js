@@ -48,26 +48,35 @@ function render({ model, el }) {
     model.send({ ...content, card: model.get("card_id") });
   };
 
+  // Back to the panel when the keyboard is outside it or in the edit box being closed.
   const focusPanel = () => {
-    if (panel && !panel.contains(document.activeElement)) panel.focus({ preventScroll: true });
+    const active = document.activeElement;
+    if (panel && (!panel.contains(active) || active.closest(".npc-edit"))) {
+      panel.focus({ preventScroll: true });
+    }
   };
 
+  // Capture phase: the panel sees a key before its inputs do (ipywidgets' text boxes
+  // stop keydown from bubbling, which would hide Ctrl+Enter and Escape from us).
   const onKeydown = (event) => {
-    // Nothing typed in the panel may reach the notebook's own shortcuts.
-    event.stopPropagation();
     const mod = event.ctrlKey || event.metaKey;
     if (isTyping(event.target)) {
       const inEdit = event.target.closest(".npc-edit");
       if (inEdit && event.key === "Enter" && mod) {
         event.preventDefault();
+        event.stopPropagation();
         if (!busy) send({ type: "submit_edit", text: event.target.value });
+        panel.focus({ preventScroll: true });
       } else if (inEdit && event.key === "Escape") {
         event.preventDefault();
+        event.stopPropagation();
         send({ type: "cancel_edit" });
         panel.focus({ preventScroll: true });
       }
-      return;
+      return; // typing: the key goes to the box, never to a decision
     }
+    // Nothing pressed in the panel may reach the notebook's own shortcuts.
+    event.stopPropagation();
     if (mod || event.altKey) return;
     const key = event.key.toLowerCase();
     if (!KEYS.has(key)) return;
@@ -75,6 +84,9 @@ function render({ model, el }) {
     if (busy || event.repeat) return;
     send({ type: "key", key });
   };
+
+  // Bubble phase: whatever a text box let through stops here too (VS Code listens above).
+  const stopHere = (event) => event.stopPropagation();
 
   const onClick = (event) => {
     const button = event.target.closest("button.npc-decision");
@@ -108,10 +120,9 @@ function render({ model, el }) {
     panel = found;
     panel.setAttribute("data-lm-suppress-shortcuts", "true");
     panel.tabIndex = 0;
-    panel.addEventListener("keydown", onKeydown);
+    panel.addEventListener("keydown", onKeydown, true);
+    panel.addEventListener("keydown", stopHere);
     panel.addEventListener("click", onClick, true);
-    // Keyboard-first: the panel takes focus when it appears, so the first key counts.
-    if (model.get("autofocus")) setTimeout(focusPanel, 50);
   });
   model.on("change:revision", onRevision);
   model.on("change:focus_edit", onFocusEdit);
@@ -123,7 +134,8 @@ function render({ model, el }) {
     model.off("change:focus_edit", onFocusEdit);
     model.off("change:focus_panel", onFocusPanel);
     if (panel) {
-      panel.removeEventListener("keydown", onKeydown);
+      panel.removeEventListener("keydown", onKeydown, true);
+      panel.removeEventListener("keydown", stopHere);
       panel.removeEventListener("click", onClick, true);
     }
   };

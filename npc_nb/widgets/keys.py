@@ -27,4 +27,3 @@ class KeyBridge(anywidget.AnyWidget):
     revision = traitlets.Int(0).tag(sync=True)
     focus_edit = traitlets.Int(0).tag(sync=True)
     focus_panel = traitlets.Int(0).tag(sync=True)
-    autofocus = traitlets.Bool(True).tag(sync=True)

@@ -46,18 +46,20 @@ BUTTONS = (
     ("u", "Undo", ""),
     ("?", "Help", ""),
 )
-HINT = "Keys: a approve · r reject · e edit · s skip · d defer · u undo · ? help"
+HINT = (
+    "Click the panel, then keys: a approve · r reject · e edit · s skip · d defer · u undo · ? help"
+)
 
 
 class ReviewPanel:
     """The review panel over one ``ReviewSession``; display it in a notebook cell."""
 
-    def __init__(self, session: ReviewSession, *, autofocus: bool = True) -> None:
+    def __init__(self, session: ReviewSession) -> None:
         self.session = session
         self._busy = False
         self._preview: Any = None
         self._static: DisplayHandle | None = None
-        self.keys = KeyBridge(hint=HINT, autofocus=autofocus)
+        self.keys = KeyBridge(hint=HINT)
         self.keys.on_msg(self._on_message)
         self._build()
         self._refresh()
@@ -184,7 +186,6 @@ class ReviewPanel:
         finally:
             self._busy = False
             self._refresh()
-            self.keys.revision += 1
 
     def _decide(self, decision: str, **extra: Any) -> str:
         text = self.session.card_text()
@@ -254,6 +255,12 @@ class ReviewPanel:
     def _refresh(self) -> None:
         summary = self.session.summary()
         card = self.session.card()
+        # The keyboard learns the new card (and stops being busy) before the card is
+        # drawn, so a key pressed on the new card is never taken for the old one.
+        with self.keys.hold_sync():
+            self.keys.card_id = card.memory_id if card else ""
+            self.keys.revision += 1
+        self._set_enabled(True)
         total = summary.decided + summary.remaining
         self.progress.max = max(total, 1)
         self.progress.value = summary.decided
@@ -264,8 +271,6 @@ class ReviewPanel:
         else:
             self.position.value = f"<b>Card {card.position} of {card.total}</b>&nbsp;·&nbsp;"
             self.card.value = card_html(card)
-        self.keys.card_id = card.memory_id if card else ""
-        self._set_enabled(True)
         if self._static is not None:
             self._static.update(_static_bundle(summary), raw=True)
 

@@ -1,0 +1,208 @@
+"""The review panel in a real JupyterLab, in headless Chromium: single keys decide, the
+edit box takes Ctrl+Enter, undo brings a card back, nothing leaks into the notebook's
+own shortcuts, a double click is one decision, and once the kernel is gone the saved
+notebook shows the static summary. Key-to-next-card latency is measured and printed."""
+
+from __future__ import annotations
+
+import json
+import statistics
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+import npc_nb
+from tests.jupyterlab import ARTIFACTS, browser_page, jupyterlab, run_all_cells
+
+pytestmark = pytest.mark.browser
+
+CANDIDATES = 40
+LATENCY_PRESSES = 24
+
+SETUP = """
+import os
+os.environ["NPC_NB_HOME"] = {home!r}
+os.environ["NPC_NB_REVIEWER"] = "browser"
+import npc_nb
+nb = npc_nb.open({project!r})
+for n in range({count}):
+    nb.add_candidate(f"browser candidate number {{n:02d}}", category="fact", npc="analyst")
+%load_ext npc_nb
+"""
+
+# Times (performance.now) of each key press reaching the page and of each change of the
+# card text, recorded by the page itself so the measure includes the browser's work.
+WATCH = """() => {
+    window.npcKeys = []; window.npcCards = [];
+    window.addEventListener("keydown", () => window.npcKeys.push(performance.now()), true);
+    const panel = document.querySelector(".npc-review-panel");
+    new MutationObserver(() => {
+        const text = panel.querySelector(".npc-card-text")?.textContent;
+        if (text !== window.npcLastCard) {
+            window.npcLastCard = text;
+            window.npcCards.push(performance.now());
+        }
+    }).observe(panel, {subtree: true, childList: true, characterData: true});
+    window.npcLastCard = panel.querySelector(".npc-card-text")?.textContent;
+}"""
+
+DEBUG = """() => ({active: document.activeElement.outerHTML.slice(0, 200),
+    busy: !!document.querySelector('.npc-review-panel.npc-busy'),
+    status: document.querySelector('.npc-review-panel')?.innerText.slice(-300)})"""
+
+CELLS = """() => [...document.querySelectorAll(".jp-Notebook .jp-Cell")].map(cell =>
+    (cell.classList.contains("jp-CodeCell") ? "code" : "other") + ":" +
+    (cell.querySelector(".cm-content")?.textContent || ""))"""
+
+
+def card_text(page: object) -> str:
+    return page.inner_text(".npc-review-panel .npc-card-text")  # type: ignore[attr-defined]
+
+
+def press_and_wait(page: object, key: str) -> str:
+    """Press ``key`` in the panel and wait until a different card is shown."""
+    before = card_text(page)
+    page.keyboard.press(key)  # type: ignore[attr-defined]
+    page.wait_for_function(  # type: ignore[attr-defined]
+        "before => document.querySelector('.npc-review-panel .npc-card-text')"
+        "?.textContent !== before",
+        arg=before,
+        timeout=15_000,
+    )
+    return card_text(page)
+
+
+def wait_idle(page: object) -> None:
+    page.wait_for_function(  # type: ignore[attr-defined]
+        "() => !document.querySelector('.npc-review-panel.npc-busy')", timeout=15_000
+    )
+
+
+def test_review_with_single_keys_in_jupyterlab(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    setup = SETUP.format(home=str(tmp_path / "home"), project=str(project), count=CANDIDATES)
+    ARTIFACTS.mkdir(exist_ok=True)
+    with jupyterlab(tmp_path / "lab", {}) as lab:
+        url = lab.write_notebook("review.ipynb", [setup, "%npc_review", "1 + 1"])
+        with browser_page(lab) as page:
+            page.goto(url)
+            run_all_cells(page, 3)
+            try:
+                page.wait_for_selector(".npc-review-panel .npc-card-text", timeout=60_000)
+                latencies = _review(page)
+            except Exception:
+                page.screenshot(path=str(ARTIFACTS / "review-panel-failed.png"))
+                print(page.evaluate(DEBUG))
+                raise
+            _kernel_gone_shows_static_summary(page, lab)
+        blocked = list(lab.blocked)
+
+    nb = npc_nb.open(project)
+    try:
+        rows = nb.memories().set_index("final_text")
+        status = rows["status"].to_dict()
+        assert status["browser candidate number 00"] == "human-approved"
+        assert status["browser candidate number 01"] == "human-rejected"
+        assert status["edited in the browser"] == "human-edited"
+        assert rows.loc["edited in the browser", "initial_text"] == "browser candidate number 02"
+        assert status["browser candidate number 03"] == "pending_approval"  # deferred, undone
+        assert status["browser candidate number 04"] == "human-approved"  # the double click
+        events = nb.decisions()
+        decided = events[events["action"] != "propose"]
+        assert set(decided["actor"]) == {"browser"}
+        cards = decided[decided["action"] != "undo"]
+        assert cards["time_spent_ms"].notna().all() and cards["review_session"].nunique() == 1
+        actions = decided.sort_values("seq")["action"].tolist()
+        assert actions[:7] == ["approve", "reject", "edit", "defer", "undo", "skip", "approve"]
+        # The double click was one decision: then only the measured presses followed.
+        assert len(actions) == 7 + LATENCY_PRESSES
+    finally:
+        nb.close()
+    assert not blocked, blocked
+    p50 = statistics.median(latencies)
+    print(
+        f"\nkey -> next card in JupyterLab/Chromium: p50 {p50:.0f} ms, "
+        f"p90 {statistics.quantiles(latencies, n=10)[-1]:.0f} ms, "
+        f"max {max(latencies):.0f} ms over {len(latencies)} presses"
+    )
+    (ARTIFACTS / "review-latency.json").write_text(
+        json.dumps({"p50_ms": p50, "samples_ms": latencies}, indent=1)
+    )
+
+
+def _review(page: object) -> list[float]:
+    cells_before = page.evaluate(CELLS)  # type: ignore[attr-defined]
+    assert card_text(page) == "browser candidate number 00"
+    page.click(".npc-review-panel .npc-card-text")  # type: ignore[attr-defined]
+    focused = page.evaluate(  # type: ignore[attr-defined]
+        "() => !!document.activeElement.closest('.npc-review-panel')"
+    )
+    assert focused, "clicking the panel should give it the keyboard"
+
+    assert press_and_wait(page, "a") == "browser candidate number 01"
+    assert press_and_wait(page, "r") == "browser candidate number 02"
+    page.keyboard.press("e")  # type: ignore[attr-defined]
+    box = page.wait_for_selector(".npc-edit textarea:focus", timeout=15_000)  # type: ignore[attr-defined]
+    assert box.input_value() == "browser candidate number 02"
+    page.keyboard.press("Control+a")  # type: ignore[attr-defined]
+    page.keyboard.type("edited in the browser")  # type: ignore[attr-defined]  # a, r, e, s, d, u typed
+    assert press_and_wait(page, "Control+Enter") == "browser candidate number 03"
+    assert page.evaluate(  # type: ignore[attr-defined]
+        "() => !!document.activeElement.closest('.npc-review-panel')"
+    ), "after an edit the keyboard returns to the panel"
+    assert press_and_wait(page, "d") == "browser candidate number 04"
+    assert press_and_wait(page, "u") == "browser candidate number 03"
+    # Keys the panel does not use are swallowed too: m / y would change a cell's type.
+    for stray in ("m", "y", "b", "x"):
+        page.keyboard.press(stray)  # type: ignore[attr-defined]
+    wait_idle(page)
+    assert press_and_wait(page, "s") == "browser candidate number 04"
+    page.screenshot(path=str(ARTIFACTS / "review-panel.png"))  # type: ignore[attr-defined]
+
+    page.dblclick(".npc-review-panel button:has-text('Approve (a)')")  # type: ignore[attr-defined]
+    page.wait_for_function(  # type: ignore[attr-defined]
+        "() => document.querySelector('.npc-review-panel .npc-card-text')?.textContent"
+        " === 'browser candidate number 05'",
+        timeout=15_000,
+    )
+    wait_idle(page)
+    page.wait_for_timeout(500)  # type: ignore[attr-defined]  # a second decision would land now
+    assert card_text(page) == "browser candidate number 05"
+    assert page.evaluate(CELLS) == cells_before, "a key reached the notebook"  # type: ignore[attr-defined]
+    return _measure(page)
+
+
+def _measure(page: object) -> list[float]:
+    page.click(".npc-review-panel .npc-card-text")  # type: ignore[attr-defined]
+    page.evaluate(WATCH)  # type: ignore[attr-defined]
+    for n in range(LATENCY_PRESSES):
+        press_and_wait(page, "s" if n % 2 else "a")
+    keys = page.evaluate("() => window.npcKeys")  # type: ignore[attr-defined]
+    cards = page.evaluate("() => window.npcCards")  # type: ignore[attr-defined]
+    assert len(keys) == LATENCY_PRESSES and len(cards) >= LATENCY_PRESSES
+    return [min(c for c in cards if c >= k) - k for k in keys]
+
+
+def _kernel_gone_shows_static_summary(page: object, lab: object) -> None:
+    """Save, shut the kernel down, reopen: the saved output shows the static summary."""
+    page.click(".jp-Cell:last-child .jp-InputPrompt")  # type: ignore[attr-defined]
+    page.keyboard.press("Control+s")  # type: ignore[attr-defined]
+    page.wait_for_timeout(1000)  # type: ignore[attr-defined]
+    base = f"{lab.url}/api/kernels?token={lab.token}"  # type: ignore[attr-defined]
+    with urllib.request.urlopen(base) as response:
+        kernels = json.load(response)
+    for kernel in kernels:
+        request = urllib.request.Request(
+            f"{lab.url}/api/kernels/{kernel['id']}?token={lab.token}",  # type: ignore[attr-defined]
+            method="DELETE",
+        )
+        urllib.request.urlopen(request).close()
+    page.reload()  # type: ignore[attr-defined]
+    summary = page.wait_for_selector(".npc-review-static-summary", timeout=60_000)  # type: ignore[attr-defined]
+    page.wait_for_timeout(1500)  # type: ignore[attr-defined]
+    assert summary.is_visible()
+    text = summary.inner_text()
+    assert "approved" in text and "Store:" in text and "browser candidate number" in text
+    page.screenshot(path=str(ARTIFACTS / "review-panel-after-kernel.png"))  # type: ignore[attr-defined]
