@@ -326,6 +326,7 @@ class Project(Reading, Chatting, Graphing):
         confirm: bool = False,
         by: str | None = None,
         sample_size: int = 5,
+        session: str | None = None,
     ) -> ApproveAllPreview | DecisionResult:
         """Approve every unflagged candidate matching the filters, as one batch.
 
@@ -356,6 +357,7 @@ class Project(Reading, Chatting, Graphing):
             approved_ids=approved_ids,
             sample_size=sample_size,
             columns=QUEUE_COLUMNS,
+            session=session,
         )
         if isinstance(result, ApproveAllPreview):
             self._previews[key] = result.ids

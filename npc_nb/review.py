@@ -111,6 +111,7 @@ def approve_all(
     approved_ids: tuple[str, ...] | None,
     sample_size: int,
     columns: list[str],
+    session: str | None = None,
 ) -> ApproveAllPreview | DecisionResult:
     """Preview, or with ``confirm`` apply, the approval of every unflagged open candidate.
 
@@ -137,7 +138,9 @@ def approve_all(
         )
         for store in stores.existing()
     ]
-    return _apply_parts("approve_all", parts, actor=actor, now=now, batch_id=new_id())
+    return _apply_parts(
+        "approve_all", parts, actor=actor, now=now, batch_id=new_id(), session=session
+    )
 
 
 def _apply_parts(
@@ -147,6 +150,7 @@ def _apply_parts(
     actor: str,
     now: datetime,
     batch_id: str | None,
+    session: str | None = None,
 ) -> DecisionResult:
     """Apply a decision spanning both stores: one transaction per store, in order.
 
@@ -159,7 +163,11 @@ def _apply_parts(
             continue
         try:
             result = apply_changes(
-                store, changes, actor=actor, now=now, audit={"batch_id": batch_id}
+                store,
+                changes,
+                actor=actor,
+                now=now,
+                audit={"batch_id": batch_id, "session": session},
             )
         except DecisionError as exc:
             if not moved:

@@ -266,7 +266,9 @@ class ReviewSession:
 
     def approve_previewed(self, preview: ApproveAllPreview) -> DecisionResult:
         """Approve exactly what ``preview`` showed, as one batch (flagged never included)."""
-        result = self.project.approve_all(ids=list(preview.ids), confirm=True, by=self.by)
+        result = self.project.approve_all(
+            ids=list(preview.ids), confirm=True, by=self.by, session=self.session_id
+        )
         assert isinstance(result, DecisionResult)
         ids = result.memory_ids
         if ids:

@@ -1,0 +1,81 @@
+"""The review panel's front-end files ship inside the wheel and are found by every install."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from npc_nb.widgets.assets import FRONTEND_FILES, frontend_file
+from npc_nb.widgets.keys import KeyBridge
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            "--quiet",
+            "-w",
+            str(out),
+            str(ROOT),
+        ],
+        check=True,
+        timeout=300,
+    )
+    (built,) = out.glob("npc_nb-*.whl")
+    return built
+
+
+def test_wheel_contains_the_front_end_files(wheel: Path) -> None:
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+        for name in FRONTEND_FILES:
+            shipped = archive.read(f"npc_nb/_frontend/{name}")
+            assert shipped == (ROOT / "widgets" / name).read_bytes()
+    assert not [n for n in names if n.startswith(("tests/", "widgets/"))]
+
+
+def test_an_installed_wheel_finds_them(wheel: Path, tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--no-deps",
+            "--no-index",
+            "--quiet",
+            "--target",
+            str(site),
+            str(wheel),
+        ],
+        check=True,
+        timeout=300,
+    )
+    code = "from npc_nb.widgets.assets import frontend_file; print(frontend_file('review_keys.js'))"
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    found = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert Path(found) == site / "npc_nb" / "_frontend" / "review_keys.js"
+
+
+def test_the_editable_install_finds_them_in_the_checkout() -> None:
+    assert frontend_file("review_keys.js") == ROOT / "widgets" / "review_keys.js"
+    assert str(KeyBridge._esm) == (ROOT / "widgets" / "review_keys.js").read_text()
+    assert str(KeyBridge._css) == (ROOT / "widgets" / "review_panel.css").read_text()
