@@ -37,7 +37,7 @@ _KIND_OF = {
     "defer": "deferred",
 }
 NEAREST_LIMIT = 3
-NEAREST_MIN_SIMILARITY = 40.0
+NEAREST_MIN_SIMILARITY = 60.0
 
 
 @dataclass(frozen=True)

@@ -300,3 +300,26 @@ def test_npc_review_magic_shows_panel_and_a_live_static_summary(
     finally:
         shell.magics_manager.registry["NpcMagics"]._project = None
         nb.close()
+
+
+def test_a_saved_notebook_shows_the_static_summary_without_the_kernel(
+    project_dir: Path, isolated_home: Path
+) -> None:
+    import nbformat
+    from nbclient import NotebookClient
+    from nbconvert import HTMLExporter
+
+    setup = (
+        f"import npc_nb\nnb = npc_nb.open({str(project_dir)!r})\n"
+        "for n in range(3):\n"
+        "    nb.add_candidate(f'saved candidate {n}', category='fact', npc='analyst')\n"
+        "%load_ext npc_nb"
+    )
+    cells = [setup, "panel = %npc_review\npanel", "panel.buttons['a'].click()"]
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    NotebookClient(notebook, timeout=120, kernel_name="python3").execute()
+    html, _ = HTMLExporter().from_notebook_node(notebook)  # no widget state is saved
+    assert "npc-review-static-summary" in html
+    assert "2 still waiting: 1 approved" in html
+    assert "approved: saved candidate 0" in html
+    assert str(project_dir) in html
