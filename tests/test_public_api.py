@@ -52,7 +52,7 @@ def test_every_domain_error_is_an_npc_error() -> None:
 
 def test_import_does_not_pull_in_model_or_notebook_libraries() -> None:
     code = (
-        "import sys, npc_nb; heavy = ('litellm', 'IPython', 'ipywidgets', 'pyvis'); "
+        "import sys, npc_nb; heavy = ('litellm', 'IPython', 'ipywidgets', 'anywidget', 'pyvis'); "
         "print(sorted(m for m in heavy if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -77,3 +77,25 @@ def test_the_vocabulary_is_the_design_documents() -> None:
         "fact",
     )
     assert npc_nb.SCOPES == ("npc", "team", "project", "global")
+
+
+def test_each_heavy_dependency_has_one_owner() -> None:
+    """litellm only in llm.py, pyvis only in graph_view.py, widgets only in widgets/."""
+    import re
+    from pathlib import Path
+
+    package = Path(npc_nb.__file__).parent
+    owners = {
+        "litellm": {"llm.py"},
+        "pyvis": {"graph_view.py"},
+        "ipywidgets": {"widgets/panel.py"},
+        "anywidget": {"widgets/keys.py"},
+    }
+    for module, allowed in owners.items():
+        pattern = re.compile(rf"^\s*(import|from) {module}\b", re.MULTILINE)
+        importers = {
+            path.relative_to(package).as_posix()
+            for path in package.rglob("*.py")
+            if pattern.search(path.read_text())
+        }
+        assert importers == allowed, module
