@@ -14,6 +14,15 @@ import npc_nb
 from npc_nb.widgets import ReviewPanel
 from tests.conftest import propose, status_of
 
+# The statuses of five candidates after approve, reject, edit, defer and skip.
+AFTER_A_R_E_D_S = [
+    "human-approved",
+    "human-rejected",
+    "human-edited",
+    "deferred",
+    "pending_approval",
+]
+
 
 def key(panel: ReviewPanel, name: str, card: str | None = None) -> None:
     """Send what the front end sends when ``name`` is pressed on the card shown."""
@@ -50,13 +59,7 @@ def test_each_decision_by_key_is_written_with_its_audit_row(
     key(panel, "d")
     key(panel, "s")
 
-    assert [status_of(nb, m) for m in queued] == [
-        "human-approved",
-        "human-rejected",
-        "human-edited",
-        "deferred",
-        "pending_approval",
-    ]
+    assert [status_of(nb, m) for m in queued] == AFTER_A_R_E_D_S
     rejected, edited, deferred = events(nb, queued[1]), events(nb, queued[2]), events(nb, queued[3])
     assert rejected[0]["reason"] == "not what was said"
     assert deferred[0]["action"] == "defer"
@@ -90,13 +93,7 @@ def test_each_decision_by_button_and_the_edit_box(nb: npc_nb.Project, queued: li
     panel.save_edit.click()
     panel.buttons["d"].click()
     panel.buttons["s"].click()
-    assert [status_of(nb, m) for m in queued] == [
-        "human-approved",
-        "human-rejected",
-        "human-edited",
-        "deferred",
-        "pending_approval",
-    ]
+    assert [status_of(nb, m) for m in queued] == AFTER_A_R_E_D_S
     assert nb.memories().set_index("id").loc[queued[2], "final_text"] == "typed into the text area"
     # Deferred by default to the date shown in the picker: tomorrow.
     until = nb.memories().set_index("id").loc[queued[3], "defer_until"]
