@@ -30,6 +30,7 @@ bench: install
 	$(BIN)/python bench/bench_chat.py
 	$(BIN)/python bench/bench_metrics.py
 	$(BIN)/python bench/bench_graph.py
+	$(BIN)/python bench/bench_review.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

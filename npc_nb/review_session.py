@@ -231,7 +231,12 @@ class ReviewSession:
         except DecisionError:
             self.reload()  # somebody else may have decided it: show what is really open
             raise
-        self._record(kind, [memory_id], self._rows[memory_id]["final_text"], spent)
+        row = self._rows[memory_id]
+        self._record(kind, [memory_id], row["final_text"], spent)
+        if kind in ("approved", "edited") and self._approved is not None:
+            # Keep the nearest-memory list current without re-reading every approved row.
+            text = extra.get("text", row["final_text"]) if kind == "edited" else None
+            self._approved.append({**_visibility(row), "final_text": text or row["final_text"]})
         self._queue.pop(0)
         if kind == "skipped":
             self._queue.append(memory_id)
@@ -274,6 +279,7 @@ class ReviewSession:
         if ids:
             spent = max(self.clock() - self._shown_at, 0.0)
             self._record("approved", ids, f"{len(ids)} approved at once", spent)
+        self._approved = None
         self.reload()
         return result
 
@@ -295,13 +301,14 @@ class ReviewSession:
         self.tally[kind] += len(memory_ids)
         self._steps.append(_Step(kind, memory_ids, text))
         self._spent.append(spent)
-        if kind in ("approved", "edited"):
-            self._approved = None
         self._shown_at = self.clock()
 
     def _nearest(self, row: dict[str, Any]) -> tuple[Nearest, ...]:
         if self._approved is None:
-            self._approved = self.project.memories(status="approved").to_dict("records")
+            approved = self.project.memories(status="approved")
+            self._approved = approved[["id", "final_text", "scope", "npc", "team"]].to_dict(
+                "records"
+            )
         visible = [
             m
             for m in self._approved
@@ -326,6 +333,10 @@ def evidence_span(evidence: str | None, source: str | None) -> tuple[int, int] |
     pattern = r"\s+".join(re.escape(word) for word in evidence.split())
     found = re.search(pattern, source, flags=re.IGNORECASE)
     return found.span() if found else None
+
+
+def _visibility(row: dict[str, Any]) -> dict[str, Any]:
+    return {key: row[key] for key in ("id", "scope", "npc", "team")}
 
 
 def _text(value: Any) -> str | None:
