@@ -109,9 +109,6 @@ def main(
     except NpcError as exc:
         console.say(f"npc-nb: {exc}")
         return 2
-    tally = session.tally
-    done = ", ".join(f"{n} {kind}" for kind, n in tally.items() if n)
-    console.say(f"Reviewed: {done or 'nothing'}")
     console.say(str(session.summary()))
     return 0
 

@@ -207,13 +207,14 @@ class Project(Reading, Chatting, Graphing):
         reconsider: bool = False,
         time_spent: float | None = None,
         session: str | None = None,
+        expect_status: str | None = None,
     ) -> DecisionResult:
         """Approve a pending or deferred candidate (a rejected one needs reconsider=True)."""
         return self._decide(
             "approve",
             memory_id,
             by,
-            dict(time_spent=time_spent, session=session),
+            dict(time_spent=time_spent, session=session, expect_status=expect_status),
             reconsider=reconsider,
         )
 
@@ -225,11 +226,11 @@ class Project(Reading, Chatting, Graphing):
         *,
         time_spent: float | None = None,
         session: str | None = None,
+        expect_status: str | None = None,
     ) -> DecisionResult:
         """Reject a candidate (or retract an approved memory); its content becomes a tombstone."""
-        return self._decide(
-            "reject", memory_id, by, dict(time_spent=time_spent, session=session), reason=reason
-        )
+        audit = dict(time_spent=time_spent, session=session, expect_status=expect_status)
+        return self._decide("reject", memory_id, by, audit, reason=reason)
 
     def edit(
         self,
@@ -240,6 +241,7 @@ class Project(Reading, Chatting, Graphing):
         reconsider: bool = False,
         time_spent: float | None = None,
         session: str | None = None,
+        expect_status: str | None = None,
     ) -> DecisionResult:
         """Approve with new text (initial text kept); on an approved memory, supersede it."""
         text = candidates.validate_memory_text(text, self.settings.max_memory_chars)
@@ -247,7 +249,7 @@ class Project(Reading, Chatting, Graphing):
             "edit",
             memory_id,
             by,
-            dict(time_spent=time_spent, session=session),
+            dict(time_spent=time_spent, session=session, expect_status=expect_status),
             text=text,
             reconsider=reconsider,
         )
@@ -259,9 +261,11 @@ class Project(Reading, Chatting, Graphing):
         *,
         time_spent: float | None = None,
         session: str | None = None,
+        expect_status: str | None = None,
     ) -> DecisionResult:
         """Leave a candidate pending, moved to the back of the review queue."""
-        return self._decide("skip", memory_id, by, dict(time_spent=time_spent, session=session))
+        audit = dict(time_spent=time_spent, session=session, expect_status=expect_status)
+        return self._decide("skip", memory_id, by, audit)
 
     def defer(
         self,
@@ -271,11 +275,11 @@ class Project(Reading, Chatting, Graphing):
         *,
         time_spent: float | None = None,
         session: str | None = None,
+        expect_status: str | None = None,
     ) -> DecisionResult:
         """Put a candidate aside until ``until`` (default: one day from now)."""
-        return self._decide(
-            "defer", memory_id, by, dict(time_spent=time_spent, session=session), until=until
-        )
+        audit = dict(time_spent=time_spent, session=session, expect_status=expect_status)
+        return self._decide("defer", memory_id, by, audit, until=until)
 
     def supersede(self, memory_id: str, text: str, by: str | None = None) -> DecisionResult:
         """Replace an approved memory by a new approved version; both are kept and linked."""
@@ -309,7 +313,14 @@ class Project(Reading, Chatting, Graphing):
             isinstance(spent, bool) or not isinstance(spent, int | float) or spent < 0
         ):
             raise DecisionError(f"time_spent must be seconds (a number >= 0), not {spent!r}.")
+        expected = audit.pop("expect_status", None)
         store, memory = self._stores.locate(memory_id)
+        if expected is not None and memory["status"] != expected:
+            # The reviewer decided on what they saw; somebody changed it since.
+            raise DecisionError(
+                f"Memory {memory_id} is {memory['status']} now, not {expected} as shown "
+                "(decided elsewhere meanwhile?). Nothing was written; look at it again."
+            )
         now = utc_now()
         change = transitions.plan(decision, memory, actor=actor, now=now, **args)
         return review.apply_changes(store, [change], actor=actor, now=now, audit=audit)
@@ -363,9 +374,12 @@ class Project(Reading, Chatting, Graphing):
             self._previews[key] = result.ids
         return result
 
-    def undo(self, by: str | None = None) -> DecisionResult:
-        """Revert your last decision, or the whole of your last batch, as new events."""
-        return review.undo(self._stores, actor=self._actor(by), now=utc_now())
+    def undo(self, by: str | None = None, *, session: str | None = None) -> DecisionResult:
+        """Revert your last decision, or the whole of your last batch, as new events.
+
+        With ``session`` only a decision made in that review session is reverted.
+        """
+        return review.undo(self._stores, actor=self._actor(by), now=utc_now(), session=session)
 
 
 @functools.cache

@@ -181,7 +181,14 @@ def _apply_parts(
     return DecisionResult(name, actor, tuple(moved), batch_id)
 
 
-def undo(stores: StorePair, *, actor: str, now: datetime, search: int = 50) -> DecisionResult:
+def undo(
+    stores: StorePair,
+    *,
+    actor: str,
+    now: datetime,
+    session: str | None = None,
+    search: int = 50,
+) -> DecisionResult:
     """Revert the actor's latest decision that can still be reverted, with new events.
 
     A batch (approve_all, supersede) is reverted whole, across both stores. A decision
@@ -189,12 +196,17 @@ def undo(stores: StorePair, *, actor: str, now: datetime, search: int = 50) -> D
     skipped, and the result says so.
     """
     candidates = sorted(
-        ((s, e) for s in stores.existing() for e in s.recent_undoable(actor, UNDOABLE, search)),
+        (
+            (s, e)
+            for s in stores.existing()
+            for e in s.recent_undoable(actor, UNDOABLE, search, session)
+        ),
         key=lambda pair: (pair[1]["occurred_at"], pair[1]["seq"]),
         reverse=True,
     )
     if not candidates:
-        raise DecisionError(f"Nothing to undo: {actor} has no decision left to revert.")
+        where = " in this review" if session else ""
+        raise DecisionError(f"Nothing to undo: {actor} has no decision left to revert{where}.")
     skipped: list[str] = []
     seen_batches: set[str] = set()
     for store, event in candidates:
@@ -225,7 +237,9 @@ def undo(stores: StorePair, *, actor: str, now: datetime, search: int = 50) -> D
             skipped.append(str(exc))
             continue
         batch_id = new_id() if sum(len(c) for _, c in planned) > 1 else None
-        result = _apply_parts("undo", planned, actor=actor, now=now, batch_id=batch_id)
+        result = _apply_parts(
+            "undo", planned, actor=actor, now=now, batch_id=batch_id, session=session
+        )
         return DecisionResult(
             result.decision, actor, result.changes, batch_id, notes=tuple(skipped)
         )

@@ -21,7 +21,7 @@ from rapidfuzz import fuzz, process
 
 from .errors import DecisionError
 from .records import ApproveAllPreview, DecisionResult
-from .stamps import new_id
+from .stamps import new_id, to_utc, utc_now
 
 if TYPE_CHECKING:
     from .project import Project
@@ -125,6 +125,7 @@ class _Step:
     kind: str
     memory_ids: list[str]
     text: str
+    spent: float | None  # seconds on the card; None for a batch
 
 
 @dataclass
@@ -144,7 +145,6 @@ class ReviewSession:
         self._rows: dict[str, dict[str, Any]] = {}
         self._queue: list[str] = []
         self._steps: list[_Step] = []
-        self._spent: list[float] = []
         self._approved: list[dict[str, Any]] | None = None
         self._started = self._shown_at = self.clock()
         self.reload()
@@ -161,6 +161,7 @@ class ReviewSession:
             npc=self.npc, category=self.category, conversation=self.conversation
         )
         self._rows = {row["id"]: row for row in frame.to_dict("records")}
+        self._approved = None  # approvals made elsewhere show up among the nearest
         front = [i for i in first or [] if i in self._rows]
         kept = [i for i in self._queue if i in self._rows and i not in front]
         new = [i for i in self._rows if i not in front and i not in kept]
@@ -214,37 +215,57 @@ class ReviewSession:
     # -- decisions ----------------------------------------------------------------------
 
     def decide(self, decision: str, **extra: Any) -> DecisionResult:
-        """Apply ``decision`` (approve, reject, edit, skip, defer) to the current card."""
+        """Apply ``decision`` (approve, reject, edit, skip, defer) to the current card.
+
+        It is refused if somebody changed the candidate since it was read (another
+        kernel, reviewer or cell): a decision applies only to what the reviewer saw.
+        """
         memory_id = self.current
         if memory_id is None:
             raise DecisionError("Nothing left to review: the queue is empty.")
-        kind = _KIND_OF.get(decision)
-        if kind is None:
+        if decision not in _KIND_OF:
             raise DecisionError(
                 f"Unknown decision {decision!r}; use approve, reject, edit, skip or defer."
             )
+        if decision == "defer":
+            _require_future(extra.get("until"))
+        row = self._rows[memory_id]
         spent = max(self.clock() - self._shown_at, 0.0)
         try:
             result = self.project.decide(
-                memory_id, decision, by=self.by, time_spent=spent, session=self.session_id, **extra
+                memory_id,
+                decision,
+                by=self.by,
+                time_spent=spent,
+                session=self.session_id,
+                expect_status=row["status"],
+                **extra,
             )
         except DecisionError:
             self.reload()  # somebody else may have decided it: show what is really open
+            self._shown_at = self.clock()
             raise
-        row = self._rows[memory_id]
+        # An edit that changes nothing is stored as an approval: count what was stored.
+        kind = _KIND_OF[result.decision] if result.decision in _KIND_OF else _KIND_OF[decision]
         self._record(kind, [memory_id], row["final_text"], spent)
         if kind in ("approved", "edited") and self._approved is not None:
             # Keep the nearest-memory list current without re-reading every approved row.
-            text = extra.get("text", row["final_text"]) if kind == "edited" else None
-            self._approved.append({**_visibility(row), "final_text": text or row["final_text"]})
+            text = extra["text"] if kind == "edited" else row["final_text"]
+            self._approved.append({**_visibility(row), "final_text": text})
         self._queue.pop(0)
         if kind == "skipped":
             self._queue.append(memory_id)
         return result
 
     def undo(self) -> DecisionResult:
-        """Revert the reviewer's last decision or batch; its cards come back first."""
-        result = self.project.undo(by=self.by)
+        """Revert this review's last decision or batch; its cards come back first.
+
+        Only decisions made in this session are undone, never one from another review
+        or a notebook cell (which could re-open a rejection made long ago).
+        """
+        if not self._steps:
+            raise DecisionError("Nothing to undo: no decision has been made in this review.")
+        result = self.project.undo(by=self.by, session=self.session_id)
         undone = set(result.memory_ids)
         for index in range(len(self._steps) - 1, -1, -1):
             step = self._steps[index]
@@ -252,7 +273,6 @@ class ReviewSession:
                 self.tally[step.kind] -= len(step.memory_ids)
                 del self._steps[index]
                 break
-        self._approved = None
         self.reload(first=result.memory_ids)
         self._shown_at = self.clock()
         return result
@@ -277,30 +297,28 @@ class ReviewSession:
         assert isinstance(result, DecisionResult)
         ids = result.memory_ids
         if ids:
-            spent = max(self.clock() - self._shown_at, 0.0)
-            self._record("approved", ids, f"{len(ids)} approved at once", spent)
-        self._approved = None
+            self._record("approved", ids, f"{len(ids)} approved at once", None)
         self.reload()
         return result
 
     def summary(self) -> Summary:
         last = tuple((step.kind, step.text) for step in reversed(self._steps[-5:]))
+        spent = [step.spent for step in self._steps if step.spent is not None]
         return Summary(
             tally=dict(self.tally),
             decided=self.decided,
             remaining=self.remaining,
             seconds=self.clock() - self._started,
-            seconds_per_card=statistics.median(self._spent) if self._spent else None,
+            seconds_per_card=statistics.median(spent) if spent else None,
             last=last,
             store_path=str(self.project.store_path),
         )
 
     # -- helpers -------------------------------------------------------------------------
 
-    def _record(self, kind: str, memory_ids: list[str], text: str, spent: float) -> None:
+    def _record(self, kind: str, memory_ids: list[str], text: str, spent: float | None) -> None:
         self.tally[kind] += len(memory_ids)
-        self._steps.append(_Step(kind, memory_ids, text))
-        self._spent.append(spent)
+        self._steps.append(_Step(kind, memory_ids, text, spent))
         self._shown_at = self.clock()
 
     def _nearest(self, row: dict[str, Any]) -> tuple[Nearest, ...]:
@@ -312,7 +330,7 @@ class ReviewSession:
         visible = [
             m
             for m in self._approved
-            if m["scope"] == "global"
+            if m["scope"] in ("project", "global")
             or (m["scope"] == "team" and m["team"] == row["team"])
             or m["npc"] == row["npc"]
         ]
@@ -333,6 +351,21 @@ def evidence_span(evidence: str | None, source: str | None) -> tuple[int, int] |
     pattern = r"\s+".join(re.escape(word) for word in evidence.split())
     found = re.search(pattern, source, flags=re.IGNORECASE)
     return found.span() if found else None
+
+
+def _require_future(until: Any) -> None:
+    """A review defers into the future; a past time would leave the card due at once."""
+    if until is None:
+        return
+    try:
+        moment = to_utc(until, name="until")
+    except ValueError as exc:
+        raise DecisionError(str(exc)) from exc
+    if moment <= utc_now():
+        raise DecisionError(
+            f"Defer until a future time; {until} has passed. To see this card again later "
+            "in this review, skip it (s)."
+        )
 
 
 def _visibility(row: dict[str, Any]) -> dict[str, Any]:

@@ -36,7 +36,7 @@ def test_every_decision_from_the_terminal(nb: npc_nb.Project, project_dir: Path)
     decided = events[events["action"] != "propose"]
     assert set(decided["actor"]) == {"ada"} and decided["time_spent_ms"].notna().all()
     assert decided["review_session"].nunique() == 1
-    assert "Reviewed: 2 approved, 1 edited, 1 rejected, 1 skipped, 1 deferred" in output
+    assert "Review finished: 2 approved, 1 edited, 1 rejected, 1 skipped, 1 deferred" in output
 
 
 def test_end_of_input_mid_review_decides_nothing_more(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -104,3 +105,104 @@ def test_evidence_span_ignores_case_and_whitespace() -> None:
     assert source[start:end] == "We decided to use\nDuckDB"
     assert evidence_span("we use postgres", source) is None
     assert evidence_span("", source) is None and evidence_span("x", None) is None
+
+
+def test_a_decision_applies_only_to_what_the_reviewer_saw(nb: npc_nb.Project) -> None:
+    for decision, extra in (("reject", {}), ("edit", {"text": "alice's version"})):
+        text = f"shown to two reviewers before a {decision}"
+        shown = nb.add_candidate(text, category="fact", npc="analyst").memory_id
+        session = nb.review_session(by="alice")
+        assert session.current == shown
+        nb.approve(shown, by="bob")  # bob approves it while alice has it on screen
+        with pytest.raises(DecisionError, match="not pending_approval as shown"):
+            session.decide(decision, **extra)
+        row = nb.memories().set_index("id").loc[shown]
+        assert (row["status"], row["final_text"]) == ("human-approved", text)
+        decided = nb.decisions(shown)
+        assert decided[decided["action"] != "propose"]["actor"].tolist() == ["bob"]
+        assert session.current is None  # the panel moved on to what is really open
+
+
+def test_undo_never_reaches_outside_the_review(nb: npc_nb.Project) -> None:
+    old = nb.add_candidate("rejected long ago", category="fact", npc="analyst").memory_id
+    nb.reject(old, by="alice")
+    nb.add_candidate("a new candidate", category="fact", npc="analyst")
+    session = nb.review_session(by="alice")
+    with pytest.raises(DecisionError, match="no decision has been made in this review"):
+        session.undo()
+    session.decide("skip")
+    undone = session.undo()
+    assert undone.memory_ids != [old]
+    assert nb.memories().set_index("id").loc[old, "status"] == "human-rejected"
+    with pytest.raises(DecisionError):
+        session.undo()
+    events = nb.decisions()
+    assert events[events["action"] == "undo"]["review_session"].tolist() == [session.session_id]
+
+
+def test_a_batch_undo_writes_one_linked_event_per_memory(nb: npc_nb.Project) -> None:
+    for n in range(3):
+        nb.add_candidate(f"batch candidate {n}", category="fact", npc="analyst")
+    session = nb.review_session(by="alice")
+    batch = session.approve_previewed(session.preview_all())
+    session.undo()
+    events = nb.decisions().set_index("seq")
+    approvals = events[events["batch_id"] == batch.batch_id]
+    undos = events[events["action"] == "undo"]
+    assert len(approvals) == 3 and len(undos) == 3
+    assert set(undos["undoes"]) == set(approvals.index)
+    assert undos["batch_id"].nunique() == 1 and set(undos["actor"]) == {"alice"}
+    assert session.tally["approved"] == 0 and session.remaining == 3
+
+
+def test_deferring_into_the_past_is_refused_and_keeps_the_card(nb: npc_nb.Project) -> None:
+    memory = nb.add_candidate("defer me", category="fact", npc="analyst").memory_id
+    session = nb.review_session()
+    with pytest.raises(DecisionError, match="Defer until a future time"):
+        session.decide("defer", until="2020-01-01")
+    assert session.current == memory and session.tally["deferred"] == 0
+    assert nb.memories()["status"].item() == "pending_approval"
+
+
+def test_an_edit_that_changes_nothing_counts_as_an_approval(nb: npc_nb.Project) -> None:
+    nb.add_candidate("already right", category="fact", npc="analyst")
+    session = nb.review_session()
+    session.decide("edit", text="already right")
+    assert session.tally["approved"] == 1 and session.tally["edited"] == 0
+    assert nb.memories()["status"].item() == "human-approved"
+
+
+def test_time_after_a_refused_decision_counts_from_the_refusal(nb: npc_nb.Project) -> None:
+    first = nb.add_candidate("taken by bob", category="fact", npc="analyst").memory_id
+    nb.add_candidate("left for alice", category="fact", npc="analyst")
+    now = [0.0]
+    session = npc_nb.review_session.ReviewSession(nb, by="alice", clock=lambda: now[0])
+    nb.reject(first, by="bob")
+    now[0] = 30.0
+    with pytest.raises(DecisionError):
+        session.decide("approve")
+    now[0] = 32.0
+    session.decide("approve")
+    alice = nb.decisions()
+    assert alice[alice["actor"] == "alice"]["time_spent_ms"].tolist() == [2000]
+    assert session.summary().seconds_per_card == 2.0
+
+
+def test_nearest_approved_includes_project_scope_and_approvals_made_elsewhere(
+    nb: npc_nb.Project,
+) -> None:
+    nb.approve(
+        nb.add_candidate(
+            "The team uses DuckDB for storage", category="fact", npc=None, scope="project"
+        ).memory_id
+    )
+    nb.add_candidate("The team uses DuckDB for storage now", category="fact", npc="analyst")
+    nb.add_candidate("We write reports in Quarto always", category="fact", npc="analyst")
+    session = nb.review_session()
+    assert [n.text for n in session.card().nearest] == ["The team uses DuckDB for storage"]
+    nb.approve(
+        nb.add_candidate("We write reports in Quarto", category="fact", npc="analyst").memory_id
+    )
+    session.decide("skip")
+    session.reload()  # what the panel does after an undo or a refused decision
+    assert [n.text for n in session.card().nearest] == ["We write reports in Quarto"]

@@ -312,16 +312,20 @@ class Store:
 
     # -- audit ------------------------------------------------------------------------
 
-    def recent_undoable(self, actor: str, actions: Sequence[str], limit: int) -> list[dict]:
-        """The actor's latest decision events that no undo event points at, newest first."""
+    def recent_undoable(
+        self, actor: str, actions: Sequence[str], limit: int, session: str | None = None
+    ) -> list[dict]:
+        """The actor's latest decision events that no undo event points at, newest first
+        (only those of one review session when ``session`` is given)."""
         with self.read() as con:
             return rows(
                 con,
                 "SELECT * FROM memory_events e WHERE actor = $actor "
                 "AND list_contains($actions, action) "
+                "AND ($session IS NULL OR review_session = $session) "
                 "AND NOT EXISTS (SELECT 1 FROM memory_events u WHERE u.undoes = e.seq) "
                 "ORDER BY seq DESC LIMIT $limit",
-                {"actor": actor, "actions": list(actions), "limit": limit},
+                {"actor": actor, "actions": list(actions), "limit": limit, "session": session},
             )
 
     def changed_since(self, event: dict) -> bool:
