@@ -108,16 +108,27 @@ def test_review_with_single_keys_in_jupyterlab(tmp_path: Path) -> None:
         assert status["edited in the browser"] == "human-edited"
         assert rows.loc["edited in the browser", "initial_text"] == "browser candidate number 02"
         assert status["browser candidate number 03"] == "pending_approval"  # deferred, undone
-        assert status["browser candidate number 04"] == "human-approved"  # the double click
+        assert status["browser candidate number 04"] == "pending_approval"  # skipped
+        assert status["browser candidate number 06"] == "human-approved"  # the double click
         events = nb.decisions()
         decided = events[events["action"] != "propose"]
         assert set(decided["actor"]) == {"browser"}
         cards = decided[decided["action"] != "undo"]
         assert cards["time_spent_ms"].notna().all() and cards["review_session"].nunique() == 1
         actions = decided.sort_values("seq")["action"].tolist()
-        assert actions[:7] == ["approve", "reject", "edit", "defer", "undo", "skip", "approve"]
+        assert actions[:9] == [
+            "approve",
+            "reject",
+            "edit",
+            "defer",
+            "undo",
+            "skip",
+            "skip",
+            "skip",
+            "approve",
+        ]
         # The double click was one decision: then only the measured presses followed.
-        assert len(actions) == 7 + LATENCY_PRESSES
+        assert len(actions) == 9 + LATENCY_PRESSES
     finally:
         nb.close()
     assert not blocked, blocked
@@ -160,18 +171,33 @@ def _review(page: object) -> list[float]:
     wait_idle(page)
     assert press_and_wait(page, "s") == "browser candidate number 04"
     page.screenshot(path=str(ARTIFACTS / "review-panel.png"))  # type: ignore[attr-defined]
-
-    page.dblclick(".npc-review-panel button:has-text('Approve (a)')")  # type: ignore[attr-defined]
+    # A click on a button keeps the keyboard in the panel: the next key still works.
+    page.click(".npc-review-panel button:has-text('Skip (s)')")  # type: ignore[attr-defined]
     page.wait_for_function(  # type: ignore[attr-defined]
         "() => document.querySelector('.npc-review-panel .npc-card-text')?.textContent"
         " === 'browser candidate number 05'",
         timeout=15_000,
     )
     wait_idle(page)
-    page.wait_for_timeout(500)  # type: ignore[attr-defined]  # a second decision would land now
-    assert card_text(page) == "browser candidate number 05"
+    assert press_and_wait(page, "s") == "browser candidate number 06"
+    assert not page.is_visible(".npc-review-static-summary")  # type: ignore[attr-defined]
+
+    page.dblclick(".npc-review-panel button:has-text('Approve (a)')")  # type: ignore[attr-defined]
+    page.wait_for_function(  # type: ignore[attr-defined]
+        "() => document.querySelector('.npc-review-panel .npc-card-text')?.textContent"
+        " === 'browser candidate number 07'",
+        timeout=15_000,
+    )
+    wait_idle(page)
+    page.wait_for_timeout(500)  # a second decision would land now
+    assert card_text(page) == "browser candidate number 07"
     assert page.evaluate(CELLS) == cells_before, "a key reached the notebook"  # type: ignore[attr-defined]
-    return _measure(page)
+    latencies = _measure(page)
+    page.keyboard.press("Escape")  # back to the notebook
+    assert not page.evaluate(  # type: ignore[attr-defined]
+        "() => !!document.activeElement.closest('.npc-review-panel')"
+    )
+    return latencies
 
 
 def _measure(page: object) -> list[float]:

@@ -1,18 +1,25 @@
-// Keyboard front end of the npc_nb review panel (an anywidget ES module).
+// The browser side of the npc_nb review panel (an anywidget ES module).
 //
-// ipywidgets' Button has no hotkeys, so this small view sits inside the panel and owns
-// the keyboard for it. It finds the panel element around it, marks it
-// data-lm-suppress-shortcuts="true" (JupyterLab then ignores keys inside it) and stops
-// every key event from propagating (VS Code's notebook listens higher up). Single keys
-// are sent to Python as {type: "key", key, card}; the card id lets Python drop a key
-// meant for a card that has already gone. Ctrl/Cmd+Enter in the edit box sends the
-// edited text; Escape cancels the edit. While a decision is in flight (from a key or a
-// click on a decision button) further keys and clicks are dropped here, in the browser,
-// so a double click or a held key is one decision; Python ends it by bumping
-// `revision` after every message it handles.
+// ipywidgets' Button has no hotkeys, so this small view sits at the top of the panel,
+// draws the current card and owns the panel's keyboard and clicks:
+//
+// - It marks the panel data-lm-suppress-shortcuts="true" (JupyterLab then ignores keys
+//   inside it) and stops single keys from propagating (VS Code listens higher up).
+// - Every decision, by key or by a click on a panel button, is one message to Python
+//   carrying the id of the card on screen: {type: "key", key, card},
+//   {type: "button", name, card}, {type: "submit_edit", text, card},
+//   {type: "cancel_edit", card}. Python ignores a decision meant for another card.
+// - From a message until Python's answer the panel is busy: further decisions are
+//   dropped here, so a double click or a held key is one decision. Python answers with
+//   one update holding the new card, its id and a new `revision`, so the card a key acts
+//   on is always the card on screen.
+// - Focus stays in the panel across re-renders; Esc leaves it for the notebook.
+// - While the panel is live, a style hides its static summary (shown once it is gone).
 
 const KEYS = new Set(["a", "r", "e", "s", "d", "u", "?"]);
-const BUSY_TIMEOUT_MS = 5000;
+const WAITING_MS = 1500;
+const FIND_PANEL_FRAMES = 600;
+const liveStyles = new Map(); // panel id -> [style element, views using it]
 
 function isTyping(target) {
   if (!target || !target.tagName) return false;
@@ -20,91 +27,156 @@ function isTyping(target) {
   return tag === "textarea" || tag === "input" || tag === "select" || target.isContentEditable;
 }
 
-function findPanel(el, found) {
-  const panel = el.closest(".npc-review-panel");
-  if (panel) {
-    found(panel);
+function hideStaticSummary(panelId) {
+  const entry = liveStyles.get(panelId);
+  if (entry) {
+    entry[1] += 1;
     return;
   }
-  requestAnimationFrame(() => findPanel(el, found));
+  const style = document.createElement("style");
+  style.textContent = `.npc-static-${panelId} { display: none !important; }`;
+  document.head.appendChild(style);
+  liveStyles.set(panelId, [style, 1]);
+}
+
+function showStaticSummary(panelId) {
+  const entry = liveStyles.get(panelId);
+  if (!entry) return;
+  entry[1] -= 1;
+  if (entry[1] === 0) {
+    entry[0].remove();
+    liveStyles.delete(panelId);
+  }
+}
+
+// What a click on a panel button asks for, from the button's classes.
+function buttonMessage(button) {
+  for (const name of button.classList) {
+    if (name.startsWith("npc-key-")) return { type: "key", key: name.slice(8) };
+    if (name.startsWith("npc-button-")) return { type: "button", name: name.slice(11) };
+  }
+  return null;
 }
 
 function render({ model, el }) {
   el.classList.add("npc-review-keys");
-  el.textContent = model.get("hint");
+  const hint = document.createElement("div");
+  hint.className = "npc-hint";
+  const card = document.createElement("div");
+  card.className = "npc-card";
+  el.append(hint, card);
+
   let panel = null;
   let busy = false;
-  let busyTimer = null;
+  let waitingTimer = null;
+  let hadFocus = false;
+  let expectEdit = false;
+  let removed = false;
+
+  const draw = () => {
+    hint.textContent = busy && el.classList.contains("npc-waiting")
+      ? "Waiting for the kernel…"
+      : model.get("hint");
+    card.innerHTML = model.get("card_html");
+  };
 
   const setBusy = (value) => {
     busy = value;
-    clearTimeout(busyTimer);
-    if (panel) panel.classList.toggle("npc-busy", value);
-    if (value) busyTimer = setTimeout(() => setBusy(false), BUSY_TIMEOUT_MS);
+    clearTimeout(waitingTimer);
+    el.classList.remove("npc-waiting");
+    if (panel) {
+      panel.classList.toggle("npc-busy", value);
+      panel.setAttribute("aria-busy", value ? "true" : "false");
+    }
+    if (value) {
+      // No time-out that re-enables decisions: a late answer would apply to a card the
+      // reviewer has not seen. Only say that the kernel is slow.
+      waitingTimer = setTimeout(() => {
+        el.classList.add("npc-waiting");
+        draw();
+      }, WAITING_MS);
+    }
+    draw();
   };
 
   const send = (content) => {
+    if (busy) return false;
     setBusy(true);
     model.send({ ...content, card: model.get("card_id") });
+    return true;
   };
 
-  // Back to the panel when the keyboard is outside it or in the edit box being closed.
-  const focusPanel = () => {
-    const active = document.activeElement;
-    if (panel && (!panel.contains(active) || active.closest(".npc-edit"))) {
-      panel.focus({ preventScroll: true });
-    }
-  };
+  const focusPanel = () => panel && panel.focus({ preventScroll: true });
 
-  // Capture phase: the panel sees a key before its inputs do (ipywidgets' text boxes
-  // stop keydown from bubbling, which would hide Ctrl+Enter and Escape from us).
   const onKeydown = (event) => {
-    const mod = event.ctrlKey || event.metaKey;
+    const mod = event.ctrlKey || event.metaKey || event.altKey;
     if (isTyping(event.target)) {
-      const inEdit = event.target.closest(".npc-edit");
-      if (inEdit && event.key === "Enter" && mod) {
+      if (!event.target.closest(".npc-edit")) return; // the reason box, the date
+      if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
         event.preventDefault();
         event.stopPropagation();
-        if (!busy) send({ type: "submit_edit", text: event.target.value });
-        panel.focus({ preventScroll: true });
-      } else if (inEdit && event.key === "Escape") {
+        if (send({ type: "submit_edit", text: event.target.value })) focusPanel();
+      } else if (event.key === "Escape") {
         event.preventDefault();
         event.stopPropagation();
-        send({ type: "cancel_edit" });
-        panel.focus({ preventScroll: true });
+        if (send({ type: "cancel_edit" })) focusPanel();
       }
       return; // typing: the key goes to the box, never to a decision
     }
-    // Nothing pressed in the panel may reach the notebook's own shortcuts.
+    if (mod) return; // Ctrl/Cmd/Alt combinations are not the panel's
     event.stopPropagation();
-    if (mod || event.altKey) return;
+    if (event.key === "Escape") {
+      const notebook = panel.closest(".jp-Notebook");
+      hadFocus = false;
+      if (notebook) notebook.focus();
+      else panel.blur();
+      return;
+    }
     const key = event.key.toLowerCase();
     if (!KEYS.has(key)) return;
     event.preventDefault();
-    if (busy || event.repeat) return;
-    send({ type: "key", key });
+    if (event.repeat) return;
+    if (send({ type: "key", key }) && key === "e") expectEdit = true;
   };
 
-  // Bubble phase: whatever a text box let through stops here too (VS Code listens above).
-  const stopHere = (event) => event.stopPropagation();
+  // Bubble phase: whatever a text box let through stops here too.
+  const stopHere = (event) => {
+    if (!(event.ctrlKey || event.metaKey || event.altKey)) event.stopPropagation();
+  };
 
+  // Capture phase: a click on a panel button becomes one message naming the card.
   const onClick = (event) => {
-    const button = event.target.closest("button.npc-decision");
+    const button = event.target.closest("button.npc-send");
     if (!button) return;
-    if (busy) {
-      event.preventDefault();
-      event.stopImmediatePropagation();
+    event.preventDefault();
+    event.stopImmediatePropagation();
+    const message = buttonMessage(button);
+    if (message === null) return;
+    if (message.type === "button" && message.name === "save_edit") {
+      const box = panel.querySelector(".npc-edit textarea");
+      if (send({ type: "submit_edit", text: box ? box.value : "" })) focusPanel();
       return;
     }
-    setBusy(true);
+    if (send(message) && message.type === "key" && message.key === "e") expectEdit = true;
   };
 
-  const onRevision = () => {
+  const onFocusIn = () => {
+    hadFocus = true;
+  };
+  const onFocusOut = (event) => {
+    // Focus that leaves for somewhere else on the page was the reviewer's choice; focus
+    // dropped to nothing (a hidden box, a re-render) comes back on the next answer.
+    if (event.relatedTarget && !panel.contains(event.relatedTarget)) hadFocus = false;
+  };
+
+  const onAnswer = () => {
     setBusy(false);
-    el.textContent = model.get("hint");
+    if (hadFocus && panel && !panel.contains(document.activeElement)) focusPanel();
   };
 
   const onFocusEdit = () => {
+    if (!expectEdit) return; // another view of this panel asked for the edit
+    expectEdit = false;
     requestAnimationFrame(() => {
       const box = panel && panel.querySelector(".npc-edit textarea");
       if (box) {
@@ -114,29 +186,46 @@ function render({ model, el }) {
     });
   };
 
-  const onFocusPanel = () => requestAnimationFrame(focusPanel);
-
-  findPanel(el, (found) => {
+  const attach = (found) => {
     panel = found;
     panel.setAttribute("data-lm-suppress-shortcuts", "true");
     panel.tabIndex = 0;
     panel.addEventListener("keydown", onKeydown, true);
     panel.addEventListener("keydown", stopHere);
     panel.addEventListener("click", onClick, true);
-  });
-  model.on("change:revision", onRevision);
+    panel.addEventListener("focusin", onFocusIn);
+    panel.addEventListener("focusout", onFocusOut);
+  };
+
+  let frames = 0;
+  const findPanel = () => {
+    if (removed) return;
+    const found = el.closest(".npc-review-panel");
+    if (found) attach(found);
+    else if (++frames < FIND_PANEL_FRAMES) requestAnimationFrame(findPanel);
+  };
+
+  draw();
+  findPanel();
+  const panelId = model.get("panel_id");
+  hideStaticSummary(panelId);
+  model.on("change:card_html", draw);
+  model.on("change:revision", onAnswer);
   model.on("change:focus_edit", onFocusEdit);
-  model.on("change:focus_panel", onFocusPanel);
 
   return () => {
-    clearTimeout(busyTimer);
-    model.off("change:revision", onRevision);
+    removed = true;
+    clearTimeout(waitingTimer);
+    showStaticSummary(panelId);
+    model.off("change:card_html", draw);
+    model.off("change:revision", onAnswer);
     model.off("change:focus_edit", onFocusEdit);
-    model.off("change:focus_panel", onFocusPanel);
     if (panel) {
       panel.removeEventListener("keydown", onKeydown, true);
       panel.removeEventListener("keydown", stopHere);
       panel.removeEventListener("click", onClick, true);
+      panel.removeEventListener("focusin", onFocusIn);
+      panel.removeEventListener("focusout", onFocusOut);
     }
   };
 }

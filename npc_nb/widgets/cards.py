@@ -96,11 +96,13 @@ def _nearest_html(card: Card) -> str:
 
 
 def tally_html(summary: Summary) -> str:
+    """The live tally: each kind of decision, and how many cards are left."""
     counts = " · ".join(f"{summary.tally[kind]} {kind}" for kind in TALLY_KINDS)
     return f'<div class="npc-tally">{counts} · {summary.remaining} to go</div>'
 
 
 def help_html() -> str:
+    """The key list the ? key shows."""
     rows = "".join(f"<li><kbd>{escape(key)}</kbd> {escape(what)}</li>" for key, what in KEY_HELP)
     return (
         '<div class="npc-help"><b>Keys</b> (click the panel first so it has focus; '
@@ -109,6 +111,7 @@ def help_html() -> str:
 
 
 def preview_html(preview: ApproveAllPreview) -> str:
+    """Approve-all's first step: the count, the flagged left out, a sample."""
     sample = "".join(f"<li>{escape(text)}</li>" for text in preview.sample["final_text"])
     flagged = (
         f" {preview.excluded_flagged} flagged candidate(s) are left out; review them one by one."
@@ -123,6 +126,7 @@ def preview_html(preview: ApproveAllPreview) -> str:
 
 
 def summary_html(summary: Summary) -> str:
+    """Counts, time, median per card, the last decisions and the store path."""
     last = "".join(f"<li>{escape(kind)}: {escape(text)}</li>" for kind, text in summary.last)
     return (
         f"<div><b>{escape(str(summary))}</b>"
@@ -131,10 +135,10 @@ def summary_html(summary: Summary) -> str:
     )
 
 
-def static_summary_html(summary: Summary) -> str:
-    """The saved fallback, hidden by the panel's CSS while the panel is live."""
+def static_summary_html(summary: Summary, panel_id: str) -> str:
+    """The saved fallback; the panel's front end hides it while that panel is live."""
     return (
-        '<div class="npc-review-static-summary">'
+        f'<div class="npc-review-static-summary npc-static-{escape(panel_id)}">'
         "<p><i>npc_nb review panel (it needs a running kernel; run the cell again to "
         "continue reviewing).</i></p>"
         f"{summary_html(summary)}</div>"

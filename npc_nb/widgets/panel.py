@@ -1,13 +1,15 @@
 """The review panel: ipywidgets showing one card at a time, decisions on buttons and keys.
 
-A thin view over ``ReviewSession``: every button, key and edit calls one session method,
-which writes to the store at once; the panel then re-renders from the session. Keys come
-from ``KeyBridge`` (anywidget) as messages, each naming the card it was pressed on, so a
-key meant for a card that is already gone does nothing. While a decision is in flight
-the buttons are disabled here and further clicks/keys are dropped in the browser. Errors
-are rendered into the panel (``print`` from a callback is invisible in JupyterLab).
-Beside the panel a static summary is displayed and kept current; the panel's CSS hides
-it while the panel is live, so a saved notebook shows it once the kernel is gone.
+A thin view over ``ReviewSession``: every key, button and edit runs one session method,
+which writes to the store at once; the panel then re-renders from the session. In the
+browser every decision, by key or click, reaches Python through ``KeyBridge`` as one
+message naming the card on screen, so a decision meant for a card that is already gone
+does nothing; until Python answers, the front end drops further decisions (a double
+click is one decision). The answer is one update that draws the next card and frees
+the keyboard together. Errors are rendered into the panel (``print`` from a callback is
+invisible in JupyterLab). Beside the panel a static summary is displayed and kept
+current; hidden while the panel is live, it is what a saved notebook shows once the
+kernel is gone.
 """
 
 from __future__ import annotations
@@ -22,21 +24,14 @@ import ipywidgets as w
 from IPython.display import DisplayHandle, display
 
 from ..errors import NpcError
-from ..review_session import ReviewSession
-from .cards import (
-    card_html,
-    help_html,
-    preview_html,
-    static_summary_html,
-    summary_html,
-    tally_html,
-)
+from ..review_session import ReviewSession, Summary
+from .cards import card_html, help_html, preview_html, static_summary_html, summary_html, tally_html
 from .keys import KeyBridge
 
 __all__ = ["ReviewPanel"]
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-# (key, decision button label); the key is shown on the button.
+# (key, label, button style): the key is shown on its button.
 BUTTONS = (
     ("a", "Approve", "success"),
     ("r", "Reject", "danger"),
@@ -46,8 +41,11 @@ BUTTONS = (
     ("u", "Undo", ""),
     ("?", "Help", ""),
 )
+#: Keys that decide the card on screen (not undo or help).
+CARD_KEYS = frozenset("arsde")
 HINT = (
-    "Click the panel, then keys: a approve · r reject · e edit · s skip · d defer · u undo · ? help"
+    "Click the panel, then keys: a approve · r reject · e edit · s skip · d defer · u undo"
+    " · ? help · Esc back to the notebook"
 )
 
 
@@ -58,51 +56,30 @@ class ReviewPanel:
         self.session = session
         self._busy = False
         self._preview: Any = None
-        self._static: DisplayHandle | None = None
+        self._editing: str | None = None  # the card the edit box was opened on
+        self._shown: str | None = None  # the card drawn last
+        self._static: list[DisplayHandle] = []
         self.keys = KeyBridge(hint=HINT)
         self.keys.on_msg(self._on_message)
         self._build()
-        self._refresh()
+        self._render("")
 
     # -- building ------------------------------------------------------------------------
 
     def _build(self) -> None:
         self.position = w.HTML()
-        self.progress = w.IntProgress(min=0, layout=w.Layout(width="100%"))
         self.tally = w.HTML()
-        self.card = w.HTML()
-        self.edit_box = w.Textarea(layout=w.Layout(width="100%", height="5em"))
-        self.save_edit = self._button("Approve edit (Ctrl+Enter)", "success", self._submit_edit)
-        self.cancel_edit = self._button("Cancel edit (Esc)", "", self._cancel_edit)
-        self.editor = w.VBox(
-            [self.edit_box, w.HBox([self.save_edit, self.cancel_edit])],
-            layout=w.Layout(display="none"),
-        )
-        self.editor.add_class("npc-edit")
-        self.reason = w.Text(placeholder="reason for rejecting (optional)")
-        self.defer_until = w.DatePicker(
-            value=date.today() + timedelta(days=1), description="defer until"
-        )
-        self.buttons = {
-            key: self._button(f"{label} ({key})", style, self._key_action(key))
-            for key, label, style in BUTTONS
-        }
-        self.approve_all = self._button("Approve all…", "", self._ask_approve_all)
-        self.confirm_all = self._button("Confirm approve all", "success", self._confirm_all)
-        self.cancel_all = self._button("Cancel", "", self._cancel_approve_all)
-        self.preview = w.HTML()
-        self.confirm_box = w.VBox(
-            [self.preview, w.HBox([self.confirm_all, self.cancel_all])],
-            layout=w.Layout(display="none"),
-        )
+        self.progress = w.IntProgress(min=0, layout=w.Layout(width="100%"))
+        self._build_editor()
+        self._build_controls()
+        self._build_confirm()
         self.help = w.HTML(help_html(), layout=w.Layout(display="none"))
         self.status = w.HTML()
         self.widget = w.VBox(
             [
-                self.keys,
                 w.HBox([self.position, self.tally]),
                 self.progress,
-                self.card,
+                self.keys,
                 self.editor,
                 w.HBox([self.reason, self.defer_until]),
                 w.HBox([*self.buttons.values(), self.approve_all]),
@@ -113,10 +90,53 @@ class ReviewPanel:
         )
         self.widget.add_class("npc-review-panel")
 
-    def _button(self, description: str, style: str, action: Callable[[], str | None]) -> w.Button:
+    def _build_editor(self) -> None:
+        self.edit_box = w.Textarea(layout=w.Layout(width="100%", height="5em"))
+        self.save_edit = self._button(
+            "Approve edit (Ctrl+Enter)", "success", "npc-button-save_edit", self._submit_edit
+        )
+        self.cancel_edit = self._button(
+            "Cancel edit (Esc)", "", "npc-button-cancel_edit", self._cancel_edit
+        )
+        self.editor = w.VBox(
+            [self.edit_box, w.HBox([self.save_edit, self.cancel_edit])],
+            layout=w.Layout(display="none"),
+        )
+        self.editor.add_class("npc-edit")
+
+    def _build_controls(self) -> None:
+        self.reason = w.Text(placeholder="reason for rejecting (optional)")
+        self.defer_until = w.DatePicker(value=_tomorrow(), description="defer until")
+        self.buttons = {
+            key: self._button(f"{label} ({key})", style, f"npc-key-{key}", self._key_action(key))
+            for key, label, style in BUTTONS
+        }
+        self.approve_all = self._button(
+            "Approve all…", "", "npc-button-approve_all", self._ask_approve_all
+        )
+
+    def _build_confirm(self) -> None:
+        self.preview = w.HTML()
+        self.confirm_all = self._button(
+            "Confirm approve all", "success", "npc-button-confirm_all", self._confirm_all
+        )
+        self.cancel_all = self._button(
+            "Cancel", "", "npc-button-cancel_all", self._cancel_approve_all
+        )
+        self.confirm_box = w.VBox(
+            [self.preview, w.HBox([self.confirm_all, self.cancel_all])],
+            layout=w.Layout(display="none"),
+        )
+
+    def _button(
+        self, description: str, style: str, name: str, action: Callable[[], str | None]
+    ) -> w.Button:
+        """A panel button: in the browser its click is sent by the keyboard front end
+        (class ``npc-send`` plus its name); ``on_click`` serves clicks made from Python."""
         button = w.Button(description=description, button_style=style)
         button.layout.width = "auto"
-        button.add_class("npc-decision")
+        button.add_class("npc-send")
+        button.add_class(name)
         button.on_click(lambda _: self._run(action))
         return button
 
@@ -128,30 +148,42 @@ class ReviewPanel:
             {WIDGET_VIEW: _view(self.widget), "text/plain": f"npc_nb review panel: {summary}"},
             raw=True,
         )
-        self._static = display(_static_bundle(summary), raw=True, display_id=True)
+        self._static.append(display(self._static_bundle(summary), raw=True, display_id=True))
 
-    # -- messages from the keyboard front end ----------------------------------------------
+    def _static_bundle(self, summary: Summary) -> dict[str, str]:
+        html = static_summary_html(summary, self.keys.panel_id)
+        return {"text/html": html, "text/plain": str(summary)}
+
+    # -- messages from the browser --------------------------------------------------------
 
     def _on_message(self, _: Any, content: dict[str, Any], buffers: Any) -> None:
-        kind = content.get("type")
-        if kind == "submit_edit":
-            self._run(lambda: self._submit_edit(content.get("text")))
+        kind, card = content.get("type"), content.get("card") or None
+        if kind == "key":
+            self._on_key(str(content.get("key", "")), card)
+        elif kind == "button" and content.get("name") in self._named_buttons():
+            self._named_buttons()[content["name"]].click()
+        elif kind == "submit_edit":
+            self._run(lambda: self._submit_edit(content.get("text"), card))
         elif kind == "cancel_edit":
             self._run(self._cancel_edit)
-        elif kind == "key":
-            self._on_key(str(content.get("key", "")), content.get("card"))
         else:
-            self._run(lambda: _raise(f"Unknown message from the panel's front end: {content!r}"))
+            self._run(lambda: _refuse(f"Unknown message from the panel's front end: {content!r}"))
 
-    def _on_key(self, key: str, card: Any) -> None:
+    def _named_buttons(self) -> dict[str, w.Button]:
+        return {
+            "approve_all": self.approve_all,
+            "confirm_all": self.confirm_all,
+            "cancel_all": self.cancel_all,
+            "cancel_edit": self.cancel_edit,
+        }
+
+    def _on_key(self, key: str, card: str | None) -> None:
         if key not in self.buttons:
-            self._run(lambda: _raise(f"Unknown key {key!r}. {HINT}"))
-            return
-        stale = card and card != (self.session.current or "") and key in "arsde"
-        if stale:
+            self._run(lambda: _refuse(f"Unknown key {key!r}. {HINT}"))
+        elif key in CARD_KEYS and card is not None and card != self.session.current:
             self._run(lambda: "That key was pressed on a card already decided; nothing done.")
-            return
-        self._run(self._key_action(key))
+        else:
+            self._run(self._key_action(key))
 
     # -- actions -------------------------------------------------------------------------
 
@@ -167,48 +199,48 @@ class ReviewPanel:
         }[key]
 
     def _run(self, action: Callable[[], str | None]) -> None:
-        """Run one action with the buttons disabled; show its result or error in the panel."""
-        if self._busy:
+        """Run one action, then render; its message or error is shown in the panel."""
+        if self._busy:  # a click from Python while a decision is being written
             return
         self._busy = True
-        self._set_enabled(False)
+        status = ""
         try:
-            message = action()
-            self.status.value = escape(message, quote=False) if message else ""
+            if action not in (self._ask_approve_all, self._confirm_all):
+                self._close_preview()  # a preview is only confirmed right after it is shown
+            status = escape(action() or "", quote=False)
         except NpcError as exc:
-            self.status.value = f'<div class="npc-error">{escape(str(exc), quote=False)}</div>'
+            status = _error_html(str(exc))
         except Exception as exc:  # shown, not swallowed: the traceback goes into the panel
-            self.status.value = (
-                f'<div class="npc-error">Unexpected error: {escape(repr(exc))}'
-                f"<details><summary>traceback</summary><pre>"
-                f"{escape(traceback.format_exc())}</pre></details></div>"
-            )
+            status = _error_html(f"Unexpected error: {exc!r}", traceback.format_exc())
         finally:
             self._busy = False
-            self._refresh()
+            self._render(status)
 
     def _decide(self, decision: str, **extra: Any) -> str:
         text = self.session.card_text()
-        self.session.decide(decision, **extra)
-        return f"{decision}: {text}"
+        result = self.session.decide(decision, **extra)
+        return f"{result.decision}: {extra.get('text', text)}"
 
     def _reject(self) -> str:
-        message = self._decide("reject", reason=self.reason.value.strip() or None)
-        self.reason.value = ""
-        return message
+        return self._decide("reject", reason=self.reason.value.strip() or None)
 
     def _defer(self) -> str:
         return self._decide("defer", until=self.defer_until.value)
 
-    def _start_edit(self) -> str | None:
+    def _start_edit(self) -> str:
         if self.session.current is None:
             return "Nothing to edit: the review is finished."
+        self._editing = self.session.current
         self.edit_box.value = self.session.card_text()
         self.editor.layout.display = "flex"
         self.keys.focus_edit += 1
         return "Editing: Ctrl/Cmd+Enter approves the new text, Esc cancels."
 
-    def _submit_edit(self, text: Any = None) -> str:
+    def _submit_edit(self, text: Any = None, card: str | None = None) -> str:
+        aimed_at = card or self._editing
+        if self._editing is None or aimed_at != self.session.current:
+            self._close_editor()
+            return "The edit box was for a card that is no longer shown; nothing was saved."
         new_text = self.edit_box.value if text is None else str(text)
         message = self._decide("edit", text=new_text)
         self._close_editor()
@@ -219,9 +251,9 @@ class ReviewPanel:
         return "Edit cancelled; nothing changed."
 
     def _close_editor(self) -> None:
+        self._editing = None
         self.editor.layout.display = "none"
         self.edit_box.value = ""
-        self.keys.focus_panel += 1
 
     def _undo(self) -> str:
         self._close_editor()
@@ -240,56 +272,79 @@ class ReviewPanel:
     def _confirm_all(self) -> str:
         if self._preview is None:
             return "Press Approve all first to see what it would approve."
-        preview, self._preview = self._preview, None
-        self.confirm_box.layout.display = "none"
+        preview = self._preview
+        self._close_preview()
         result = self.session.approve_previewed(preview)
         return f"Approved {len(result.memory_ids)} candidate(s) as one batch; u undoes it."
 
     def _cancel_approve_all(self) -> str:
+        return "Approve all cancelled; nothing changed."
+
+    def _close_preview(self) -> None:
         self._preview = None
         self.confirm_box.layout.display = "none"
-        return "Approve all cancelled; nothing changed."
 
     # -- rendering -----------------------------------------------------------------------
 
-    def _refresh(self) -> None:
+    def _render(self, status: str) -> None:
+        """Redraw from the session. The card, its id and the new revision go to the
+        browser in one update, after everything else, so the keyboard is freed exactly
+        when the card it will act on is on screen."""
+        html = self.keys.card_html
+        card_id = self.session.current
+        try:
+            html = self._redraw()
+        except Exception as exc:  # a failing store read must not leave the panel stuck
+            status += _error_html(f"Could not draw the next card: {exc!r}", traceback.format_exc())
+        finally:
+            self.status.value = status
+            with self.keys.hold_sync():
+                self.keys.card_html = html
+                self.keys.card_id = card_id or ""
+                self.keys.revision += 1
+
+    def _redraw(self) -> str:
         summary = self.session.summary()
         card = self.session.card()
-        # The keyboard learns the new card (and stops being busy) before the card is
-        # drawn, so a key pressed on the new card is never taken for the old one.
-        with self.keys.hold_sync():
-            self.keys.card_id = card.memory_id if card else ""
-            self.keys.revision += 1
-        self._set_enabled(True)
-        total = summary.decided + summary.remaining
-        self.progress.max = max(total, 1)
+        current = card.memory_id if card else None
+        if current != self._shown:  # a new card: nothing typed for the last one carries over
+            self._shown = current
+            self.reason.value = ""
+            if self._editing is not None:
+                self._close_editor()
+        if self.defer_until.value is None or self.defer_until.value <= date.today():
+            self.defer_until.value = _tomorrow()
+        self.progress.max = max(summary.decided + summary.remaining, 1)
         self.progress.value = summary.decided
         self.tally.value = tally_html(summary)
+        for key in CARD_KEYS:
+            self.buttons[key].disabled = card is None
+        self.approve_all.disabled = card is None
+        for handle in self._static:
+            handle.update(self._static_bundle(summary), raw=True)
         if card is None:
             self.position.value = "<b>Review finished</b>"
-            self.card.value = summary_html(summary)
-        else:
-            self.position.value = f"<b>Card {card.position} of {card.total}</b>&nbsp;·&nbsp;"
-            self.card.value = card_html(card)
-        if self._static is not None:
-            self._static.update(_static_bundle(summary), raw=True)
-
-    def _set_enabled(self, enabled: bool) -> None:
-        open_card = self.session.current is not None
-        for key, button in self.buttons.items():
-            button.disabled = not enabled or (key in "arsde" and not open_card)
-        for button in (self.save_edit, self.cancel_edit, self.confirm_all, self.cancel_all):
-            button.disabled = not enabled
-        self.approve_all.disabled = not enabled or not open_card
+            return summary_html(summary)
+        self.position.value = f"<b>Card {card.position} of {card.total}</b>&nbsp;·&nbsp;"
+        return card_html(card)
 
 
 def _view(widget: w.Widget) -> dict[str, Any]:
     return {"version_major": 2, "version_minor": 0, "model_id": widget.model_id}
 
 
-def _static_bundle(summary: Any) -> dict[str, str]:
-    return {"text/html": static_summary_html(summary), "text/plain": str(summary)}
+def _tomorrow() -> date:
+    return date.today() + timedelta(days=1)
 
 
-def _raise(message: str) -> None:
+def _error_html(message: str, details: str | None = None) -> str:
+    more = (
+        f"<details><summary>traceback</summary><pre>{escape(details)}</pre></details>"
+        if details
+        else ""
+    )
+    return f'<div class="npc-error">{escape(message, quote=False)}{more}</div>'
+
+
+def _refuse(message: str) -> None:
     raise NpcError(message)
