@@ -149,6 +149,11 @@ def test_approve_all_previews_then_confirms_one_batch_without_flagged(
     key(panel, "u")  # the whole batch comes back
     assert all(status_of(nb, m) == "pending_approval" for m in queued)
     assert panel.session.tally["approved"] == 0
+    approvals = [events(nb, m)[0] for m in queued]
+    undos = [events(nb, m)[-1] for m in queued]
+    assert [e["action"] for e in undos] == ["undo"] * 5
+    assert [e["undoes"] for e in undos] == [e["seq"] for e in approvals]
+    assert {e["review_session"] for e in approvals + undos} == {panel.session.session_id}
 
 
 def test_cancelled_approve_all_changes_nothing(nb: npc_nb.Project, queued: list[str]) -> None:
