@@ -179,6 +179,9 @@ def _review(page: object) -> list[float]:
         timeout=15_000,
     )
     wait_idle(page)
+    page.keyboard.press("Enter")  # not a click on the button that was just clicked
+    page.wait_for_timeout(300)  # type: ignore[attr-defined]
+    assert card_text(page) == "browser candidate number 05"
     assert press_and_wait(page, "s") == "browser candidate number 06"
     assert not page.is_visible(".npc-review-static-summary")  # type: ignore[attr-defined]
 

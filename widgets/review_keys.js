@@ -18,6 +18,7 @@
 
 const KEYS = new Set(["a", "r", "e", "s", "d", "u", "?"]);
 const WAITING_MS = 1500;
+const GONE_MS = 15000; // no answer for this long: the kernel was probably restarted
 const FIND_PANEL_FRAMES = 600;
 const liveStyles = new Map(); // panel id -> [style element, views using it]
 
@@ -69,34 +70,44 @@ function render({ model, el }) {
   let panel = null;
   let busy = false;
   let waitingTimer = null;
+  let goneTimer = null;
+  let summaryShown = false;
   let hadFocus = false;
   let expectEdit = false;
   let removed = false;
 
-  const draw = () => {
-    hint.textContent = busy && el.classList.contains("npc-waiting")
-      ? "Waiting for the kernel…"
-      : model.get("hint");
+  const drawHint = (text) => {
+    hint.textContent = text || model.get("hint");
+  };
+  const drawCard = () => {
     card.innerHTML = model.get("card_html");
   };
 
   const setBusy = (value) => {
     busy = value;
     clearTimeout(waitingTimer);
+    clearTimeout(goneTimer);
     el.classList.remove("npc-waiting");
     if (panel) {
       panel.classList.toggle("npc-busy", value);
       panel.setAttribute("aria-busy", value ? "true" : "false");
     }
-    if (value) {
-      // No time-out that re-enables decisions: a late answer would apply to a card the
-      // reviewer has not seen. Only say that the kernel is slow.
-      waitingTimer = setTimeout(() => {
-        el.classList.add("npc-waiting");
-        draw();
-      }, WAITING_MS);
-    }
-    draw();
+    drawHint();
+    if (!value) return;
+    // No time-out that re-enables decisions: a late answer would apply to a card the
+    // reviewer has not seen. Say that the kernel is slow; after a long silence, that it
+    // may be gone (and show the static summary again).
+    waitingTimer = setTimeout(() => {
+      el.classList.add("npc-waiting");
+      drawHint("Waiting for the kernel…");
+    }, WAITING_MS);
+    goneTimer = setTimeout(() => {
+      drawHint("No answer from the kernel. If it was restarted, run the cell again.");
+      if (!summaryShown) {
+        summaryShown = true;
+        showStaticSummary(panelId);
+      }
+    }, GONE_MS);
   };
 
   const send = (content) => {
@@ -108,10 +119,25 @@ function render({ model, el }) {
 
   const focusPanel = () => panel && panel.focus({ preventScroll: true });
 
+  const leavePanel = () => {
+    const notebook = panel.closest(".jp-Notebook");
+    hadFocus = false;
+    if (notebook) notebook.focus();
+    else document.activeElement.blur();
+  };
+
   const onKeydown = (event) => {
     const mod = event.ctrlKey || event.metaKey || event.altKey;
     if (isTyping(event.target)) {
-      if (!event.target.closest(".npc-edit")) return; // the reason box, the date
+      if (!event.target.closest(".npc-edit")) {
+        // The reason box, the date: typing stays there; Esc leaves the panel.
+        if (event.key === "Escape") {
+          event.preventDefault();
+          event.stopPropagation();
+          leavePanel();
+        }
+        return;
+      }
       if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
         event.preventDefault();
         event.stopPropagation();
@@ -126,10 +152,13 @@ function render({ model, el }) {
     if (mod) return; // Ctrl/Cmd/Alt combinations are not the panel's
     event.stopPropagation();
     if (event.key === "Escape") {
-      const notebook = panel.closest(".jp-Notebook");
-      hadFocus = false;
-      if (notebook) notebook.focus();
-      else panel.blur();
+      leavePanel();
+      return;
+    }
+    if (event.key === "Enter" || event.key === " ") {
+      // A focused button would turn these into clicks (and a held key into many):
+      // the panel decides with its own keys only.
+      event.preventDefault();
       return;
     }
     const key = event.key.toLowerCase();
@@ -158,6 +187,7 @@ function render({ model, el }) {
       return;
     }
     if (send(message) && message.type === "key" && message.key === "e") expectEdit = true;
+    focusPanel(); // not the button: Enter or Space on it would click again
   };
 
   const onFocusIn = () => {
@@ -171,6 +201,11 @@ function render({ model, el }) {
 
   const onAnswer = () => {
     setBusy(false);
+    expectEdit = false; // an edit box this view asked for has been focused by now
+    if (summaryShown) {
+      summaryShown = false; // the kernel answered after all: the panel is live
+      hideStaticSummary(panelId);
+    }
     if (hadFocus && panel && !panel.contains(document.activeElement)) focusPanel();
   };
 
@@ -205,19 +240,21 @@ function render({ model, el }) {
     else if (++frames < FIND_PANEL_FRAMES) requestAnimationFrame(findPanel);
   };
 
-  draw();
+  drawHint();
+  drawCard();
   findPanel();
   const panelId = model.get("panel_id");
   hideStaticSummary(panelId);
-  model.on("change:card_html", draw);
+  model.on("change:card_html", drawCard);
   model.on("change:revision", onAnswer);
   model.on("change:focus_edit", onFocusEdit);
 
   return () => {
     removed = true;
     clearTimeout(waitingTimer);
-    showStaticSummary(panelId);
-    model.off("change:card_html", draw);
+    clearTimeout(goneTimer);
+    if (!summaryShown) showStaticSummary(panelId);
+    model.off("change:card_html", drawCard);
     model.off("change:revision", onAnswer);
     model.off("change:focus_edit", onFocusEdit);
     if (panel) {

@@ -157,7 +157,8 @@ class ReviewPanel:
     # -- messages from the browser --------------------------------------------------------
 
     def _on_message(self, _: Any, content: dict[str, Any], buffers: Any) -> None:
-        kind, card = content.get("type"), content.get("card") or None
+        # The card on screen when the reviewer acted ("" when none is shown).
+        kind, card = content.get("type"), str(content.get("card") or "")
         if kind == "key":
             self._on_key(str(content.get("key", "")), card)
         elif kind == "button" and content.get("name") in self._named_buttons():
@@ -177,11 +178,16 @@ class ReviewPanel:
             "cancel_edit": self.cancel_edit,
         }
 
-    def _on_key(self, key: str, card: str | None) -> None:
+    def _on_key(self, key: str, card: str) -> None:
         if key not in self.buttons:
             self._run(lambda: _refuse(f"Unknown key {key!r}. {HINT}"))
-        elif key in CARD_KEYS and card is not None and card != self.session.current:
-            self._run(lambda: "That key was pressed on a card already decided; nothing done.")
+        elif key in CARD_KEYS and card != (self.session.current or ""):
+            self._run(
+                lambda: (
+                    "That key was pressed on a card that is no longer the current one; "
+                    "nothing done. (Press ? to redraw if the card looks stale.)"
+                )
+            )
         else:
             self._run(self._key_action(key))
 
@@ -201,6 +207,7 @@ class ReviewPanel:
     def _run(self, action: Callable[[], str | None]) -> None:
         """Run one action, then render; its message or error is shown in the panel."""
         if self._busy:  # a click from Python while a decision is being written
+            self.keys.revision += 1  # still an answer: the browser must never wait forever
             return
         self._busy = True
         status = ""
@@ -230,6 +237,9 @@ class ReviewPanel:
     def _start_edit(self) -> str:
         if self.session.current is None:
             return "Nothing to edit: the review is finished."
+        if self._editing == self.session.current:  # already open: keep what was typed
+            self.keys.focus_edit += 1
+            return "Editing: Ctrl/Cmd+Enter approves the new text, Esc cancels."
         self._editing = self.session.current
         self.edit_box.value = self.session.card_text()
         self.editor.layout.display = "flex"
@@ -237,7 +247,7 @@ class ReviewPanel:
         return "Editing: Ctrl/Cmd+Enter approves the new text, Esc cancels."
 
     def _submit_edit(self, text: Any = None, card: str | None = None) -> str:
-        aimed_at = card or self._editing
+        aimed_at = self._editing if card is None else card
         if self._editing is None or aimed_at != self.session.current:
             self._close_editor()
             return "The edit box was for a card that is no longer shown; nothing was saved."
@@ -290,17 +300,17 @@ class ReviewPanel:
         """Redraw from the session. The card, its id and the new revision go to the
         browser in one update, after everything else, so the keyboard is freed exactly
         when the card it will act on is on screen."""
-        html = self.keys.card_html
-        card_id = self.session.current
+        # Until a card is drawn none is on screen, so no key can act on one unseen.
+        html, card_id = "<i>The next card could not be drawn. Press ? to try again.</i>", ""
         try:
-            html = self._redraw()
+            html, card_id = self._redraw(), self.session.current or ""
         except Exception as exc:  # a failing store read must not leave the panel stuck
             status += _error_html(f"Could not draw the next card: {exc!r}", traceback.format_exc())
         finally:
             self.status.value = status
             with self.keys.hold_sync():
                 self.keys.card_html = html
-                self.keys.card_id = card_id or ""
+                self.keys.card_id = card_id
                 self.keys.revision += 1
 
     def _redraw(self) -> str:
