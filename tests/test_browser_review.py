@@ -73,6 +73,16 @@ def press_and_wait(page: object, key: str) -> str:
     return card_text(page)
 
 
+def wait_for_card(page: object, text: str) -> None:
+    """Wait until the card showing ``text`` is on screen and the panel is not busy."""
+    page.wait_for_function(  # type: ignore[attr-defined]
+        "text => document.querySelector('.npc-review-panel .npc-card-text')?.textContent === text",
+        arg=text,
+        timeout=15_000,
+    )
+    wait_idle(page)
+
+
 def wait_idle(page: object) -> None:
     page.wait_for_function(  # type: ignore[attr-defined]
         "() => !document.querySelector('.npc-review-panel.npc-busy')", timeout=15_000
@@ -173,12 +183,7 @@ def _review(page: object) -> list[float]:
     page.screenshot(path=str(ARTIFACTS / "review-panel.png"))  # type: ignore[attr-defined]
     # A click on a button keeps the keyboard in the panel: the next key still works.
     page.click(".npc-review-panel button:has-text('Skip (s)')")  # type: ignore[attr-defined]
-    page.wait_for_function(  # type: ignore[attr-defined]
-        "() => document.querySelector('.npc-review-panel .npc-card-text')?.textContent"
-        " === 'browser candidate number 05'",
-        timeout=15_000,
-    )
-    wait_idle(page)
+    wait_for_card(page, "browser candidate number 05")
     page.keyboard.press("Enter")  # not a click on the button that was just clicked
     page.wait_for_timeout(300)  # type: ignore[attr-defined]
     assert card_text(page) == "browser candidate number 05"
@@ -186,12 +191,7 @@ def _review(page: object) -> list[float]:
     assert not page.is_visible(".npc-review-static-summary")  # type: ignore[attr-defined]
 
     page.dblclick(".npc-review-panel button:has-text('Approve (a)')")  # type: ignore[attr-defined]
-    page.wait_for_function(  # type: ignore[attr-defined]
-        "() => document.querySelector('.npc-review-panel .npc-card-text')?.textContent"
-        " === 'browser candidate number 07'",
-        timeout=15_000,
-    )
-    wait_idle(page)
+    wait_for_card(page, "browser candidate number 07")
     page.wait_for_timeout(500)  # a second decision would land now
     assert card_text(page) == "browser candidate number 07"
     assert page.evaluate(CELLS) == cells_before, "a key reached the notebook"  # type: ignore[attr-defined]
