@@ -13,7 +13,7 @@ import inspect
 import weakref
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from . import candidates, review, transitions
 from .chatting import Chatting
@@ -29,7 +29,15 @@ from .stamps import utc_now
 from .store import StorePair
 from .vocabulary import DECISIONS
 
-__all__ = ["Project", "latest_project", "open_project"]
+__all__ = ["Project", "ReviewContext", "latest_project", "open_project"]
+
+
+class ReviewContext(TypedDict, total=False):
+    """What a front end records with a decision (every key optional)."""
+
+    time_spent: float  # seconds the reviewer spent on the card
+    session: str  # the review-session id
+    expect_status: str  # the status the reviewer saw; refused if it has changed since
 
 
 _latest: weakref.ref[Project] | None = None
@@ -195,7 +203,7 @@ class Project(Reading, Chatting, Graphing):
         try:
             inspect.signature(method).bind(memory_id, **kwargs)
         except TypeError as exc:
-            accepted = ", ".join(list(inspect.signature(method).parameters)[1:])
+            accepted = ", ".join(_accepted(method))
             raise DecisionError(f"{decision}: {exc}. It accepts: {accepted}.") from exc
         return method(memory_id, **kwargs)
 
@@ -205,32 +213,20 @@ class Project(Reading, Chatting, Graphing):
         by: str | None = None,
         *,
         reconsider: bool = False,
-        time_spent: float | None = None,
-        session: str | None = None,
-        expect_status: str | None = None,
+        **context: Unpack[ReviewContext],
     ) -> DecisionResult:
         """Approve a pending or deferred candidate (a rejected one needs reconsider=True)."""
-        return self._decide(
-            "approve",
-            memory_id,
-            by,
-            dict(time_spent=time_spent, session=session, expect_status=expect_status),
-            reconsider=reconsider,
-        )
+        return self._decide("approve", memory_id, by, context, reconsider=reconsider)
 
     def reject(
         self,
         memory_id: str,
         by: str | None = None,
         reason: str | None = None,
-        *,
-        time_spent: float | None = None,
-        session: str | None = None,
-        expect_status: str | None = None,
+        **context: Unpack[ReviewContext],
     ) -> DecisionResult:
         """Reject a candidate (or retract an approved memory); its content becomes a tombstone."""
-        audit = dict(time_spent=time_spent, session=session, expect_status=expect_status)
-        return self._decide("reject", memory_id, by, audit, reason=reason)
+        return self._decide("reject", memory_id, by, context, reason=reason)
 
     def edit(
         self,
@@ -239,47 +235,27 @@ class Project(Reading, Chatting, Graphing):
         by: str | None = None,
         *,
         reconsider: bool = False,
-        time_spent: float | None = None,
-        session: str | None = None,
-        expect_status: str | None = None,
+        **context: Unpack[ReviewContext],
     ) -> DecisionResult:
         """Approve with new text (initial text kept); on an approved memory, supersede it."""
         text = candidates.validate_memory_text(text, self.settings.max_memory_chars)
-        return self._decide(
-            "edit",
-            memory_id,
-            by,
-            dict(time_spent=time_spent, session=session, expect_status=expect_status),
-            text=text,
-            reconsider=reconsider,
-        )
+        return self._decide("edit", memory_id, by, context, text=text, reconsider=reconsider)
 
     def skip(
-        self,
-        memory_id: str,
-        by: str | None = None,
-        *,
-        time_spent: float | None = None,
-        session: str | None = None,
-        expect_status: str | None = None,
+        self, memory_id: str, by: str | None = None, **context: Unpack[ReviewContext]
     ) -> DecisionResult:
         """Leave a candidate pending, moved to the back of the review queue."""
-        audit = dict(time_spent=time_spent, session=session, expect_status=expect_status)
-        return self._decide("skip", memory_id, by, audit)
+        return self._decide("skip", memory_id, by, context)
 
     def defer(
         self,
         memory_id: str,
         until: datetime | None = None,
         by: str | None = None,
-        *,
-        time_spent: float | None = None,
-        session: str | None = None,
-        expect_status: str | None = None,
+        **context: Unpack[ReviewContext],
     ) -> DecisionResult:
         """Put a candidate aside until ``until`` (default: one day from now)."""
-        audit = dict(time_spent=time_spent, session=session, expect_status=expect_status)
-        return self._decide("defer", memory_id, by, audit, until=until)
+        return self._decide("defer", memory_id, by, context, until=until)
 
     def supersede(self, memory_id: str, text: str, by: str | None = None) -> DecisionResult:
         """Replace an approved memory by a new approved version; both are kept and linked."""
@@ -305,8 +281,15 @@ class Project(Reading, Chatting, Graphing):
         )
 
     def _decide(
-        self, decision: str, memory_id: str, by: str | None, audit: dict[str, Any], **args: Any
+        self, decision: str, memory_id: str, by: str | None, context: ReviewContext, **args: Any
     ) -> DecisionResult:
+        unknown = set(context) - set(ReviewContext.__annotations__)
+        if unknown:
+            raise DecisionError(
+                f"{decision}: unexpected argument(s) {', '.join(sorted(unknown))}; "
+                f"it accepts {', '.join(_accepted(getattr(self, decision)))}."
+            )
+        audit: dict[str, Any] = dict(context)
         actor = self._actor(by)
         spent = audit.get("time_spent")
         if spent is not None and (
@@ -380,6 +363,16 @@ class Project(Reading, Chatting, Graphing):
         With ``session`` only a decision made in that review session is reverted.
         """
         return review.undo(self._stores, actor=self._actor(by), now=utc_now(), session=session)
+
+
+def _accepted(method: Any) -> list[str]:
+    """The keyword arguments a decision method takes, its review context included."""
+    named = [
+        name
+        for name, parameter in inspect.signature(method).parameters.items()
+        if parameter.kind is not parameter.VAR_KEYWORD
+    ]
+    return named[1:] + list(ReviewContext.__annotations__)
 
 
 @functools.cache

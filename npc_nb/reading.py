@@ -89,7 +89,8 @@ class Reading:
         """A review of the waiting candidates, one card at a time, with tally and undo."""
         from .review_session import ReviewSession
 
-        return ReviewSession(self, npc=npc, category=category, conversation=conversation, by=by)  # type: ignore[arg-type]
+        project: Any = self  # a Reading is always mixed into a Project
+        return ReviewSession(project, npc=npc, category=category, conversation=conversation, by=by)
 
     def review_panel(
         self,

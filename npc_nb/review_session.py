@@ -22,6 +22,7 @@ from rapidfuzz import fuzz, process
 from .errors import DecisionError
 from .records import ApproveAllPreview, DecisionResult
 from .stamps import new_id, to_utc, utc_now
+from .store.store import visible_to
 
 if TYPE_CHECKING:
     from .project import Project
@@ -141,7 +142,6 @@ class ReviewSession:
     session_id: str = field(default_factory=new_id)
 
     def __post_init__(self) -> None:
-        self.tally = dict.fromkeys(TALLY_KINDS, 0)
         self._rows: dict[str, dict[str, Any]] = {}
         self._queue: list[str] = []
         self._steps: list[_Step] = []
@@ -162,10 +162,10 @@ class ReviewSession:
         )
         self._rows = {row["id"]: row for row in frame.to_dict("records")}
         self._approved = None  # approvals made elsewhere show up among the nearest
-        front = [i for i in first or [] if i in self._rows]
-        kept = [i for i in self._queue if i in self._rows and i not in front]
-        new = [i for i in self._rows if i not in front and i not in kept]
-        self._queue = front + kept + new
+        # dicts keep order and drop repeats: the reopened first, this session's order,
+        # then newcomers
+        order = dict.fromkeys([*(first or []), *self._queue, *self._rows])
+        self._queue = [i for i in order if i in self._rows]
 
     @property
     def current(self) -> str | None:
@@ -175,6 +175,14 @@ class ReviewSession:
     @property
     def remaining(self) -> int:
         return len(self._queue)
+
+    @property
+    def tally(self) -> dict[str, int]:
+        """Cards per kind of decision in this review (undone ones no longer count)."""
+        counts = dict.fromkeys(TALLY_KINDS, 0)
+        for step in self._steps:
+            counts[step.kind] += len(step.memory_ids)
+        return counts
 
     @property
     def decided(self) -> int:
@@ -270,7 +278,6 @@ class ReviewSession:
         for index in range(len(self._steps) - 1, -1, -1):
             step = self._steps[index]
             if set(step.memory_ids) & undone:
-                self.tally[step.kind] -= len(step.memory_ids)
                 del self._steps[index]
                 break
         self.reload(first=result.memory_ids)
@@ -305,7 +312,7 @@ class ReviewSession:
         last = tuple((step.kind, step.text) for step in reversed(self._steps[-5:]))
         spent = [step.spent for step in self._steps if step.spent is not None]
         return Summary(
-            tally=dict(self.tally),
+            tally=self.tally,
             decided=self.decided,
             remaining=self.remaining,
             seconds=self.clock() - self._started,
@@ -317,7 +324,6 @@ class ReviewSession:
     # -- helpers -------------------------------------------------------------------------
 
     def _record(self, kind: str, memory_ids: list[str], text: str, spent: float | None) -> None:
-        self.tally[kind] += len(memory_ids)
         self._steps.append(_Step(kind, memory_ids, text, spent))
         self._shown_at = self.clock()
 
@@ -327,13 +333,7 @@ class ReviewSession:
             self._approved = approved[["id", "final_text", "scope", "npc", "team"]].to_dict(
                 "records"
             )
-        visible = [
-            m
-            for m in self._approved
-            if m["scope"] in ("project", "global")
-            or (m["scope"] == "team" and m["team"] == row["team"])
-            or m["npc"] == row["npc"]
-        ]
+        visible = [m for m in self._approved if visible_to(m, row["npc"], row["team"])]
         found = process.extract(
             row["final_text"],
             {m["id"]: m["final_text"] for m in visible},

@@ -65,6 +65,15 @@ def test_unknown_decision_is_refused_and_changes_nothing(nb: npc_nb.Project) -> 
     assert len(events_for(nb, memory)) == 1
 
 
+def test_an_unknown_argument_is_refused_and_names_what_is_accepted(nb: npc_nb.Project) -> None:
+    memory = propose(nb, "x is y")
+    with pytest.raises(npc_nb.DecisionError, match="it accepts by, reason, time_spent"):
+        nb.reject(memory, resaon="typo")  # type: ignore[call-arg]
+    with pytest.raises(npc_nb.DecisionError, match="unexpected argument"):
+        nb.decide(memory, "approve", spent=3)
+    assert status_of(nb, memory) == "pending_approval"
+
+
 @pytest.mark.parametrize("bad_id", ["no-such-id", "", None, 7])
 def test_unknown_id_is_a_clear_error(nb: npc_nb.Project, bad_id: object) -> None:
     with pytest.raises(npc_nb.UnknownMemoryError, match="memory id|No memory"):

@@ -89,6 +89,13 @@ class ReviewPanel:
             ]
         )
         self.widget.add_class("npc-review-panel")
+        # The buttons the browser names in {"type": "button"} messages.
+        self._by_name = {
+            "approve_all": self.approve_all,
+            "confirm_all": self.confirm_all,
+            "cancel_all": self.cancel_all,
+            "cancel_edit": self.cancel_edit,
+        }
 
     def _build_editor(self) -> None:
         self.edit_box = w.Textarea(layout=w.Layout(width="100%", height="5em"))
@@ -161,22 +168,14 @@ class ReviewPanel:
         kind, card = content.get("type"), str(content.get("card") or "")
         if kind == "key":
             self._on_key(str(content.get("key", "")), card)
-        elif kind == "button" and content.get("name") in self._named_buttons():
-            self._named_buttons()[content["name"]].click()
+        elif kind == "button" and content.get("name") in self._by_name:
+            self._by_name[content["name"]].click()
         elif kind == "submit_edit":
             self._run(lambda: self._submit_edit(content.get("text"), card))
         elif kind == "cancel_edit":
             self._run(self._cancel_edit)
         else:
             self._run(lambda: _refuse(f"Unknown message from the panel's front end: {content!r}"))
-
-    def _named_buttons(self) -> dict[str, w.Button]:
-        return {
-            "approve_all": self.approve_all,
-            "confirm_all": self.confirm_all,
-            "cancel_all": self.cancel_all,
-            "cancel_edit": self.cancel_edit,
-        }
 
     def _on_key(self, key: str, card: str) -> None:
         if key not in self.buttons:
