@@ -156,22 +156,24 @@ def browser_page(lab: Lab) -> Iterator[object]:
 
 
 def run_all_cells(page: object, count: int, attempts: int = 3) -> None:
-    """Run the notebook's cells one by one with Shift+Enter, once the kernel is ready.
+    """Run every cell of the open notebook through JupyterLab's own "Run All Cells"
+    command (the Run menu), once the kernel is ready, and wait until it is idle again.
 
-    JupyterLab may report idle before the notebook takes key presses; if the first cell
-    shows no execution after a while, focus it and press again.
+    Key presses can be lost while JupyterLab is still settling focus; the menu command
+    cannot. If the first cell shows no execution after a while, the command is issued
+    again (it is harmless before anything ran).
     """
+    del count  # the menu command runs them all
     page.wait_for_selector(
         ".jp-Notebook-ExecutionIndicator[data-status='idle']",  # type: ignore[attr-defined]
         timeout=60_000,
     )
     first_prompt = ".jp-Cell:first-child .jp-InputPrompt"
     for _ in range(attempts):
-        page.click(".jp-Cell:first-child .cm-content")  # type: ignore[attr-defined]
-        page.keyboard.press("Escape")  # type: ignore[attr-defined]
-        page.keyboard.press("Enter")  # type: ignore[attr-defined]
-        for _ in range(count):
-            page.keyboard.press("Shift+Enter")  # type: ignore[attr-defined]
+        page.click(".lm-MenuBar-item:has-text('Run')")  # type: ignore[attr-defined]
+        page.click(  # type: ignore[attr-defined]
+            ".lm-Menu-item[data-command='runmenu:run-all']"
+        )
         try:
             page.wait_for_function(  # type: ignore[attr-defined]
                 "s => /\\[(\\d+|\\*)\\]/.test(document.querySelector(s)?.textContent || '')",
