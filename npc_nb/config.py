@@ -25,18 +25,13 @@ from pydantic_settings import (
 )
 
 from .errors import ConfigError
+from .paths import user_home
 
 __all__ = ["Settings", "config_file_path", "load_settings", "user_home"]
 
 ENV_PREFIX = "NPC_NB_"
 #: Environment variables that are read directly, not settings fields.
 _LOCATIONS = {"NPC_NB_CONFIG_FILE", "NPC_NB_HOME"}
-
-
-def user_home() -> Path:
-    """The user-level folder: ``$NPC_NB_HOME``, else ``~/.npc_nb``."""
-    # Absolute, so a later chdir (%cd in a notebook) cannot switch to another store.
-    return Path(os.environ.get("NPC_NB_HOME") or Path.home() / ".npc_nb").expanduser().absolute()
 
 
 def config_file_path() -> Path:

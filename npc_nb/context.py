@@ -23,6 +23,7 @@ from .text import normalise
 __all__ = [
     "BLOCK_CLOSE",
     "BLOCK_OPEN",
+    "MEMORY_TAG",
     "TRUNCATED",
     "MemoryBlock",
     "StreamScrubber",
@@ -43,7 +44,8 @@ _PREAMBLE = (
 )
 _HEAD = f"{BLOCK_OPEN}\n{_PREAMBLE}\n"
 
-_TAG = re.compile(r"<\s*/?\s*(npc-memory|truncated)\b[^<>]*>", re.IGNORECASE)
+#: A memory-block tag, however spaced or cased (what scrubbers remove and escapes defuse).
+MEMORY_TAG = re.compile(r"<\s*/?\s*(npc-memory|truncated)\b[^<>]*>", re.IGNORECASE)
 _TAG_NAMES = ("npc-memory", "truncated")
 _TAG_LOOKAHEAD = 64
 _STOPWORDS = frozenset(
@@ -132,7 +134,7 @@ def scrub_memory_tags(text: str) -> str:
 
     Repeated until nothing changes, so removing one tag cannot splice another together.
     """
-    while (scrubbed := _TAG.sub("", text)) != text:
+    while (scrubbed := MEMORY_TAG.sub("", text)) != text:
         text = scrubbed
     return text
 

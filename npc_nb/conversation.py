@@ -148,6 +148,12 @@ def begin_turn(
     store = project._stores.project
     history = chat_log.history(store, conversation_id, project.settings.history_messages)
     block = project.context_block(persona.name, team=persona.team, query=message)
+    replies = [m["id"] for m in history if m["role"] == "assistant"]
+    history = prompts.withhold_retracted(
+        history,
+        chat_log.injected_versions(store, replies),
+        project._approved_versions(persona.name, persona.team),
+    )
     messages = prompts.chat_messages(
         persona, block.text, history, message, cache_breakpoint=llm.supports_cache_breakpoint(model)
     )

@@ -6,6 +6,7 @@
     ├── DecisionError          an unknown decision, or a transition that makes no sense
     ├── UnknownMemoryError     no memory has that id (also a KeyError)
     ├── ModelCallError         a model call failed (missing key, rate limit, timeout, ...)
+    ├── QueryError             a caller's SQL failed, or would write on the read-only path
     └── StoreError             the store file cannot be used
         ├── StoreLockedError   another process kept the file locked past the timeout
         └── SymlinkedStoreError  the store path is a symlink, so writes are refused
@@ -22,6 +23,7 @@ __all__ = [
     "DecisionError",
     "ModelCallError",
     "NpcError",
+    "QueryError",
     "StoreError",
     "StoreLockedError",
     "SymlinkedStoreError",
@@ -50,6 +52,10 @@ class UnknownMemoryError(NpcError, KeyError):
 
     def __str__(self) -> str:  # KeyError would repr() the message
         return str(self.args[0]) if self.args else ""
+
+
+class QueryError(NpcError, ValueError):
+    """A caller's SQL was refused or failed; the engine's own error is its ``__cause__``."""
 
 
 class StoreError(NpcError):

@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 import re
 
+from .context import BLOCK_CLOSE, BLOCK_OPEN
+
 __all__ = [
     "EXTRACTION_MARKER",
     "LABEL",
@@ -57,7 +59,7 @@ def is_offline(model: str | None) -> bool:
 def chat_reply(messages: list[dict]) -> str:
     """A deterministic reply that lists the memories the prompt carried."""
     system = "\n".join(message_text(m) for m in messages if m["role"] == "system")
-    memories = _MEMORY_LINE.findall(system)
+    memories = _MEMORY_LINE.findall(_memory_block(system))
     user = next((message_text(m) for m in reversed(messages) if m["role"] == "user"), "")
     lines = [f"*[{LABEL}]*", ""]
     if memories:
@@ -68,6 +70,13 @@ def chat_reply(messages: list[dict]) -> str:
         lines.append("I have no approved memories in context.")
     lines += ["", f"You said: {user.strip()}"]
     return "\n".join(lines)
+
+
+def _memory_block(system: str) -> str:
+    """The inside of the prompt's memory block: memory lines count only there."""
+    start = system.find(BLOCK_OPEN)
+    end = system.find(BLOCK_CLOSE, start)
+    return system[start + len(BLOCK_OPEN) : end] if start >= 0 and end >= 0 else ""
 
 
 def extract(messages: list[dict], limit: int = 5) -> str:

@@ -17,11 +17,11 @@ from typing import Any, TypedDict, Unpack
 
 from . import candidates, review, transitions
 from .chatting import Chatting
-from .config import Settings, load_settings, user_home
+from .config import Settings, load_settings
 from .context import MemoryBlock, block_room, query_terms, render_block
 from .errors import ConfigError, DecisionError
 from .graphing import Graphing
-from .paths import STORE_DIR, ensure_store_dir, find_project_root
+from .paths import STORE_DIR, ensure_store_dir, find_project_root, user_home
 from .reading import QUEUE_COLUMNS, Reading, queue_filters
 from .records import ApproveAllPreview, CandidateOutcome, DecisionResult
 from .selection import DecisionCache
@@ -43,14 +43,18 @@ class ReviewContext(TypedDict, total=False):
 _latest: weakref.ref[Project] | None = None
 
 
-def open_project(project_dir: str | Path | None = None, **settings: Any) -> Project:
-    """Open (creating if needed) the memory store of the project at or above a folder.
+def open_project(
+    project_dir: str | Path | None = None, *, create: bool = False, **settings: Any
+) -> Project:
+    """Open the memory store of the project at or above a folder (the store is created on
+    first use; the folder must exist unless ``create=True``).
 
     The magics use the Project opened last in the kernel, so ``nb = npc_nb.open(path)``
     points ``%%npc`` at that project too.
     """
     global _latest
-    project = Project(find_project_root(project_dir), load_settings(**settings))
+    root = find_project_root(project_dir, create=create)
+    project = Project(root, load_settings(**settings))
     _latest = weakref.ref(project)
     return project
 
@@ -178,6 +182,10 @@ class Project(Reading, Chatting, Graphing):
         approved = self._cache.approved(list(self._stores.existing()), npc, team)
         selected = approved.select(query_terms(query), block_room(cap))
         return render_block(selected, len(approved.rows), cap)
+
+    def _approved_versions(self, npc: str, team: str | None) -> dict[str, str]:
+        """{id: text hash} of the approved memories ``npc`` may see now."""
+        return self._cache.approved(list(self._stores.existing()), npc, team).versions
 
     def context(
         self,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from typing import Any
 
 from .context import escape_memory_text
@@ -19,7 +20,22 @@ from .offline import EXTRACTION_MARKER
 from .personas import Persona
 from .vocabulary import CATEGORIES
 
-__all__ = ["EXTRACTION_VERSION", "chat_messages", "extraction_messages"]
+__all__ = [
+    "EXTRACTION_VERSION",
+    "WITHHELD",
+    "chat_messages",
+    "escape_directive",
+    "extraction_messages",
+    "withhold_retracted",
+]
+
+#: The "<" of anything that could become a memory-block tag, closed or not.
+_TAG_OPENING = re.compile(r"<(?=\s*/?\s*(npc-memory|truncated)\b)", re.IGNORECASE)
+#: What the model sees in place of an earlier reply that drew on a retracted memory.
+WITHHELD = (
+    "[Earlier reply withheld by npc_nb: it drew on a memory that is no longer approved "
+    "(rejected, superseded, expired or undone). Do not rely on what it said.]"
+)
 
 _SHAPE = (
     json.dumps(
@@ -56,7 +72,7 @@ def chat_messages(
     persona: Persona, block: str, history: list[dict], user_text: str, *, cache_breakpoint: bool
 ) -> list[dict[str, Any]]:
     """System prefix, memory block, the conversation so far, then the new message."""
-    prefix = f"You are {persona.name}. {persona.directive}"
+    prefix = f"You are {persona.name}. {escape_directive(persona.directive)}"
     if cache_breakpoint:
         parts: list[dict[str, Any]] = [
             {"type": "text", "text": prefix, "cache_control": {"type": "ephemeral"}}
@@ -70,6 +86,29 @@ def chat_messages(
             system.append({"role": "system", "content": block})
     turns = [{"role": m["role"], "content": m["content"]} for m in history]
     return [*system, *turns, {"role": "user", "content": user_text}]
+
+
+def escape_directive(directive: str) -> str:
+    """A directive with its memory tags escaped like memory text, so the memory block
+    stays the only way memory reaches a prompt (a directive cannot carry a fake one)."""
+    return _TAG_OPENING.sub("&lt;", directive)
+
+
+def withhold_retracted(
+    history: list[dict],
+    manifests: dict[str, list[tuple[str, str]]],
+    approved: dict[str, str],
+) -> list[dict]:
+    """The history with every reply whose prompt held a memory (id and text version)
+    that is no longer approved replaced by ``WITHHELD``: a retracted memory must not come
+    back through what the model once said with it."""
+    kept = []
+    for message in history:
+        manifest = manifests.get(message.get("id", ""), ())
+        if any(approved.get(memory_id) != version for memory_id, version in manifest):
+            message = {**message, "content": WITHHELD}
+        kept.append(message)
+    return kept
 
 
 def extraction_messages(

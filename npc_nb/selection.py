@@ -14,6 +14,7 @@ weigh more, and a term found in more than half of the memories is ignored as noi
 from __future__ import annotations
 
 import bisect
+import functools
 import itertools
 import math
 import re
@@ -45,6 +46,11 @@ class ApprovedSet:
 
     def __post_init__(self) -> None:
         self.lengths = [line_length(row) for row in self.rows]
+
+    @functools.cached_property
+    def versions(self) -> dict[str, str]:
+        """{memory id: text hash} of every memory in the set: what may still be resent."""
+        return {row["id"]: row["final_hash"] for row in self.rows}
 
     def select(self, terms: list[str], room: int) -> list[dict]:
         """The highest-priority memories whose lines fit in ``room`` characters."""

@@ -23,12 +23,13 @@ def test_a_failing_sql_write_changes_nothing_and_leaves_no_stale_context(
     memory = propose(nb, "secret plan")
     nb.approve(memory)
     assert "secret plan" in nb.context("analyst")
-    with pytest.raises(duckdb.CatalogException):
+    with pytest.raises(npc_nb.QueryError, match="nowhere") as failed:
         nb.sql(
             f"UPDATE memories SET status = 'human-rejected' WHERE id = '{memory}'; "
             "SELECT * FROM nowhere",
             allow_write=True,
         )
+    assert isinstance(failed.value.__cause__, duckdb.CatalogException)
     assert status_of(nb, memory) == "human-approved"
     assert "secret plan" in nb.context("analyst")
 

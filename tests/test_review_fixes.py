@@ -101,7 +101,7 @@ def test_npc_sql_edge_cases(nb: npc_nb.Project) -> None:
         shell.run_line_magic("npc_sql", "--write DELETE FROM memories")
     with pytest.raises(UsageError, match="empty"):
         shell.run_line_magic("npc_sql", "-- only a comment")
-    with pytest.raises(UsageError, match="EXPLAIN ANALYZE"):
+    with pytest.raises(UsageError, match="read-only"):
         shell.run_line_magic("npc_sql", "EXPLAIN ANALYZE DELETE FROM memory_events")
     assert nb.sql("SELECT count(*) AS n FROM memory_events")["n"].item() == 0
 

@@ -103,8 +103,9 @@ def test_the_database_itself_refuses_values_outside_the_vocabulary(
     nb: npc_nb.Project, column: str, value: str
 ) -> None:
     memory = propose(nb, "a fact")
-    with pytest.raises(duckdb.ConstraintException):
+    with pytest.raises(npc_nb.QueryError) as refused:
         nb.sql(f"UPDATE memories SET {column} = ? WHERE id = ?", [value, memory], allow_write=True)
+    assert isinstance(refused.value.__cause__, duckdb.ConstraintException)
 
 
 def test_queries_are_read_only_unless_asked(nb: npc_nb.Project) -> None:

@@ -10,6 +10,7 @@ __all__ = [
     "conversation",
     "few_shot_examples",
     "history",
+    "injected_versions",
     "insert_injections",
     "insert_row",
     "message",
@@ -51,7 +52,7 @@ def history(store: Store, conversation_id: str, limit: int) -> list[dict]:
     with store.read() as con:
         recent = rows(
             con,
-            "SELECT role, content FROM messages WHERE conversation_id = ? "
+            "SELECT id, role, content FROM messages WHERE conversation_id = ? "
             "ORDER BY created_at DESC, id DESC LIMIT ?",
             [conversation_id, 2 * limit + 2],
         )
@@ -85,6 +86,23 @@ def insert_injections(
         "unnest(range(1, len($ids) + 1)) AS position)",
         {"message": message_id, "ids": memory_ids, "hashes": hashes, "at": at},
     )
+
+
+def injected_versions(store: Store, message_ids: list[str]) -> dict[str, list[tuple[str, str]]]:
+    """Each reply's injection manifest: the (memory id, text hash) pairs its prompt held."""
+    if not message_ids:
+        return {}
+    manifests: dict[str, list[tuple[str, str]]] = {m: [] for m in message_ids}
+    with store.read() as con:
+        found = con.execute(
+            "SELECT message_id, memory_id, memory_hash FROM context_injections "
+            f"WHERE message_id IN ({', '.join('?' for _ in message_ids)}) "
+            "ORDER BY message_id, position",
+            message_ids,
+        ).fetchall()
+    for message_id, memory_id, memory_hash in found:
+        manifests[message_id].append((memory_id, memory_hash))
+    return manifests
 
 
 def few_shot_examples(

@@ -10,6 +10,12 @@ gets in within that window. A lock held past ``lock_timeout`` raises StoreLocked
 Every result is materialised before the lease is returned: a live DuckDB relation keeps
 the file lock even after its connection object is dropped.
 
+Read-only queries (a researcher's ``%npc_sql``) never run on the held read-write
+connection: they get a connection of their own, with the file opened read-only and the
+engine told to refuse every file access, extension and setting change
+(``READ_ONLY_CONFIG``). DuckDB opens a file with one configuration per process, so the
+held connection is released first; the lease's mutex keeps every other use out meanwhile.
+
 Fairness: DuckDB's lock is not a queue, so a process that is never idle would keep it
 forever. After ``MAX_CONTINUOUS_HOLD`` seconds the lease lets go between two operations
 and pauses briefly before reconnecting; a waiting process, retrying every few tens of
@@ -37,6 +43,16 @@ _LOCK_MESSAGES = ("Could not set lock", "Conflicting lock")
 _FIRST_BACKOFF = 0.005
 #: A waiting process retries at least this often, so it sees a yield window.
 _MAX_BACKOFF = 0.04
+#: The engine, not a parser, keeps a read-only query read-only: no file written or read
+#: outside the store, no ATTACH, INSTALL or LOAD, no setting changed, nothing in the file.
+READ_ONLY_CONFIG = {
+    "access_mode": "READ_ONLY",
+    "enable_external_access": False,
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+    "lock_configuration": True,
+}
+_READ_WRITE_CONFIG = {"autoinstall_known_extensions": False}
 #: Longest a busy process keeps the file before it lets others take a turn (seconds).
 MAX_CONTINUOUS_HOLD = 1.0
 YIELD_AFTER_HOLD = 0.06
@@ -74,7 +90,7 @@ class ConnectionLease:
             if self._con is None:
                 if (pause := self._yield_until - time.monotonic()) > 0:
                     time.sleep(pause)  # let a waiting process take its turn
-                self._con = self._connect_with_retry()
+                self._con = self._connect_with_retry(_READ_WRITE_CONFIG)
                 self._held_since = time.monotonic()
             self._depth += 1
             try:
@@ -84,10 +100,18 @@ class ConnectionLease:
                 self._last_used = time.monotonic()
                 self._after_use()
 
-    @property
-    def is_held(self) -> bool:
-        """Whether this process currently holds the file open (and so its lock)."""
-        return self._con is not None
+    @contextmanager
+    def read_only_connection(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A connection of its own that cannot change anything (see ``READ_ONLY_CONFIG``)."""
+        with self._mutex:
+            if self._depth:
+                raise StoreError("A read-only query cannot run inside another store operation.")
+            self.release()
+            con = self._connect_with_retry(READ_ONLY_CONFIG, prepare=False)
+            try:
+                yield con
+            finally:
+                con.close()
 
     def release(self) -> None:
         """Close the connection now (it reopens on next use)."""
@@ -128,13 +152,15 @@ class ConnectionLease:
             # instead of notifying one that is about to exit.
             self._reaper = None
 
-    def _connect_with_retry(self) -> duckdb.DuckDBPyConnection:
+    def _connect_with_retry(
+        self, config: dict[str, object], *, prepare: bool = True
+    ) -> duckdb.DuckDBPyConnection:
         ensure_store_dir(self.path.parent)  # checked on every (re)connect
         deadline = time.monotonic() + self.lock_timeout
         backoff = _FIRST_BACKOFF
         while True:
             try:
-                con = duckdb.connect(str(self.path), config={"autoinstall_known_extensions": False})
+                con = duckdb.connect(str(self.path), config=dict(config))
             except duckdb.IOException as exc:
                 if not any(m in str(exc) for m in _LOCK_MESSAGES):
                     raise StoreError(f"Cannot open the store {self.path}: {exc}") from exc
@@ -145,7 +171,7 @@ class ConnectionLease:
                 time.sleep(backoff)
                 backoff = min(backoff * 2, _MAX_BACKOFF)
                 continue
-            if self._on_connect is not None:
+            if prepare and self._on_connect is not None:
                 try:
                     self._on_connect(con)
                 except BaseException:

@@ -11,6 +11,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..stamps import utc_now
 from ..vocabulary import APPROVED_STATUSES
 from .store import Store
 
@@ -44,7 +45,9 @@ def memories_frame(
     if as_of is not None:
         params_["as_of"] = as_of
     if status == "approved":
-        moment = "$as_of" if as_of is not None else "now()::TIMESTAMP"
+        moment = "$as_of" if as_of is not None else "$now"
+        if as_of is None:
+            params_["now"] = utc_now()
         clauses.append(
             f"list_contains($approved, status) AND (valid_from IS NULL OR valid_from <= {moment})"
             f" AND (valid_to IS NULL OR valid_to > {moment})"

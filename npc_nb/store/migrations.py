@@ -357,3 +357,65 @@ def m006_text_change(con: duckdb.DuckDBPyConnection) -> None:
             valid_from, valid_to, supersedes, superseded_by, superseded_at, defer_until
         FROM memories"""
     )
+
+
+@migration
+def m007_utc_approval(con: duckdb.DuckDBPyConnection) -> None:
+    # The approval predicate compared validity windows with now()::TIMESTAMP, which
+    # follows the session's TimeZone setting: a query that changed it could re-open an
+    # expired window. timezone('UTC', now()) is the UTC wall clock whatever the setting.
+    con.execute(
+        f"""CREATE OR REPLACE VIEW approved_memories AS
+            SELECT * FROM memories
+            WHERE status IN ({", ".join(f"'{s}'" for s in APPROVED_STATUSES)})
+              AND superseded_by IS NULL
+              AND (valid_from IS NULL OR valid_from <= timezone('UTC', now()))
+              AND (valid_to IS NULL OR valid_to > timezone('UTC', now()))"""
+    )
+
+
+@migration
+def m008_rehash_unmasked(con: duckdb.DuckDBPyConnection) -> None:
+    # Normalisation now folds disguises (invisible characters, lookalike letters,
+    # markup) before hashing, so every stored hash is recomputed: old tombstones keep
+    # matching their disguised repeats. Rows keyed by a memory's text hash (concepts,
+    # context injections) follow their memory.
+    import pandas as pd
+
+    from ..text import content_hash, normalise
+
+    rows = con.execute(
+        "SELECT id, initial_text, final_text, initial_hash, final_hash FROM memories"
+    ).fetchall()
+    frame = pd.DataFrame(
+        [
+            (memory_id, old_initial, content_hash(initial), old_final, content_hash(final),
+             normalise(final))
+            for memory_id, initial, final, old_initial, old_final in rows
+        ],
+        columns=["id", "old_initial", "new_initial", "old_final", "new_final", "new_norm"],
+    )  # fmt: skip
+    frame = frame[(frame.old_initial != frame.new_initial) | (frame.old_final != frame.new_final)]
+    if frame.empty:
+        return
+    con.register("rehashed", frame)
+    try:
+        con.execute(
+            "UPDATE memories SET initial_hash = r.new_initial, final_hash = r.new_final, "
+            "norm_text = r.new_norm FROM rehashed r WHERE memories.id = r.id"
+        )
+        for table in ("context_injections", "concept_extractions", "memory_concepts",
+                      "concept_relations"):  # fmt: skip
+            con.execute(
+                f"UPDATE {table} SET memory_hash = r.new_final FROM rehashed r "
+                f"WHERE {table}.memory_id = r.id AND {table}.memory_hash = r.old_final"
+            )
+    finally:
+        con.unregister("rehashed")
+
+
+@migration
+def m009_injections_by_message(con: duckdb.DuckDBPyConnection) -> None:
+    # Every turn reads the injection manifests of its history (a reply that drew on a
+    # memory no longer approved is withheld), so look them up by message.
+    con.execute("CREATE INDEX context_injections_message ON context_injections (message_id)")

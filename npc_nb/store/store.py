@@ -10,7 +10,6 @@ reach SQL text come from this module's own constants; values are always bound.
 from __future__ import annotations
 
 import contextlib
-import re
 import secrets
 import threading
 import weakref
@@ -24,8 +23,9 @@ import duckdb
 import pandas as pd
 
 from ..config import Settings
-from ..errors import NpcError
-from ..paths import store_path
+from ..errors import QueryError
+from ..paths import make_private, store_path
+from ..stamps import utc_now
 from ..vocabulary import APPROVED_STATUSES
 from .connection import ConnectionLease
 from .migrations import apply_migrations
@@ -114,6 +114,7 @@ class Store:
         self._lease.release()
 
     def _prepare(self, con: Connection) -> None:
+        make_private(self.folder)  # the file may have just been created (umask mode)
         self._generation = None
         con.execute("SET TimeZone = 'UTC'")
         # On every (re)connect: another process, maybe a newer npc_nb, may have migrated.
@@ -132,6 +133,7 @@ class Store:
             try:
                 yield con
                 con.execute("COMMIT")
+                make_private(self.folder)  # a new write-ahead log gets the umask's mode
             except BaseException:
                 self._generation = None  # whatever this transaction bumped did not happen
                 with contextlib.suppress(duckdb.Error):
@@ -258,11 +260,11 @@ class Store:
         Until then, ``approved_visible`` cannot change without a decision.
         """
         (moment,) = con.execute(
-            "SELECT min(CASE WHEN valid_from > now()::TIMESTAMP THEN valid_from "
+            "SELECT min(CASE WHEN valid_from > $now THEN valid_from "
             "ELSE valid_to END) FROM memories "
             "WHERE list_contains($approved, status) AND superseded_by IS NULL "
-            f"AND (valid_from > now()::TIMESTAMP OR valid_to > now()::TIMESTAMP) AND {VISIBLE}",
-            {"npc": npc, "team": team, "approved": list(APPROVED_STATUSES)},
+            f"AND (valid_from > $now OR valid_to > $now) AND {VISIBLE}",
+            {"npc": npc, "team": team, "approved": list(APPROVED_STATUSES), "now": utc_now()},
         ).fetchone()
         return moment
 
@@ -362,45 +364,61 @@ class Store:
     def run_sql(
         self, sql: str, params: Sequence[Any] | dict[str, Any] | None, *, allow_write: bool
     ) -> pd.DataFrame:
-        """Run a caller's SQL; unless ``allow_write``, only reads, and nothing persists."""
-        statements = duckdb.extract_statements(sql)
-        if not statements:
-            raise NpcError(
-                "The query is empty; write a SQL statement (e.g. SELECT * FROM v_memories)."
-            )
+        """Run a caller's SQL; unless ``allow_write``, only reads, and nothing persists.
+
+        Read-only is the engine's doing: the query runs on a connection that opened the
+        file read-only and may not touch files, extensions or settings. The statement-type
+        check only gives the common mistake a clearer message.
+        """
+        statements = _statements(sql)
         if not allow_write:
-            analysed = [
-                s for s in statements if re.match(r"\s*explain\s+analy[sz]e\b", s.query, re.I)
-            ]
-            if analysed:
-                raise NpcError(
-                    "Refusing EXPLAIN ANALYZE: it runs the statement it explains. Use EXPLAIN, "
-                    "or allow_write=True (in %%npc_sql: --write)."
-                )
             writes = [s.type.name for s in statements if s.type not in _READ_ONLY_STATEMENTS]
             if writes:
-                raise NpcError(
+                raise QueryError(
                     f"Refusing a statement that could change the store ({', '.join(writes)}). "
                     "Queries are read-only so analysis cannot corrupt the audit log; pass "
                     "allow_write=True (in %%npc_sql: --write) if you really mean to write."
                 )
-        if allow_write:
-            control = [s.query.strip() for s in statements if s.type in _TRANSACTION_CONTROL]
-            if control:
-                raise NpcError(
-                    f"Remove {control[0]!r}: npc_nb runs your statements in one transaction "
-                    "of its own, committed only if all of them succeed."
-                )
-            with self.write() as con:
-                result = _frame(con.execute(sql, params or ()))
-                self.bump_generation(con)  # the statements may have changed anything
-                return result
-        with self.read() as con:
-            con.execute("BEGIN TRANSACTION")
-            try:
+            with self._lease.read_only_connection() as con, _query_errors(read_only=True):
                 return _frame(con.execute(sql, params or ()))
-            finally:
-                con.execute("ROLLBACK")
+        control = [s.query.strip() for s in statements if s.type in _TRANSACTION_CONTROL]
+        if control:
+            raise QueryError(
+                f"Remove {control[0]!r}: npc_nb runs your statements in one transaction "
+                "of its own, committed only if all of them succeed."
+            )
+        with _query_errors(read_only=False), self.write() as con:
+            result = _frame(con.execute(sql, params or ()))
+            self.bump_generation(con)  # the statements may have changed anything
+            return result
+
+
+def _statements(sql: object) -> list[Any]:
+    if not isinstance(sql, str):
+        raise QueryError(f"The query must be SQL text (a str), not {type(sql).__name__}.")
+    with _query_errors(read_only=False):
+        statements = duckdb.extract_statements(sql)
+    if not statements:
+        raise QueryError(
+            "The query is empty; write a SQL statement (e.g. SELECT * FROM v_memories)."
+        )
+    return statements
+
+
+@contextmanager
+def _query_errors(*, read_only: bool) -> Iterator[None]:
+    """A caller's SQL failing is a QueryError that says why (the engine's error kept)."""
+    try:
+        yield
+    except duckdb.Error as exc:
+        first = str(exc).splitlines()[0]
+        if read_only and isinstance(exc, duckdb.PermissionException | duckdb.InvalidInputException):
+            raise QueryError(
+                f"Refused on the read-only query path: {first}. Queries are read-only (no "
+                "files, extensions, settings or writes); pass allow_write=True (in "
+                "%%npc_sql: --write) if you really mean to change the store."
+            ) from exc
+        raise QueryError(f"The query failed: {first}") from exc
 
 
 def _frame(cursor: Connection | None) -> pd.DataFrame:
