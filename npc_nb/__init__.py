@@ -15,6 +15,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from .errors import (
+    ArgumentError,
     CandidateError,
     ConfigError,
     DecisionError,
@@ -83,6 +84,7 @@ __all__ = [
     "SCOPES",
     "STATUSES",
     "ApproveAllPreview",
+    "ArgumentError",
     "CandidateError",
     "CandidateOutcome",
     "ConfigError",

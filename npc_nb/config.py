@@ -101,7 +101,15 @@ class _PrefixedDotEnv(PydanticBaseSettingsSource):
         path = Path(".env")
         if not path.is_file():
             return {}
-        values = dotenv_values(path)
+        try:
+            values = dotenv_values(path)
+        except UnicodeDecodeError as exc:
+            raise ConfigError(
+                f"{path.absolute()} is not UTF-8 text ({exc.reason} at byte {exc.start}); "
+                "save it as UTF-8 (or remove the stray bytes)."
+            ) from exc
+        except OSError as exc:
+            raise ConfigError(f"Cannot read {path.absolute()}: {exc.strerror}.") from exc
         ours = {k.upper(): v for k, v in values.items() if k.upper().startswith(ENV_PREFIX)}
         _refuse_unknown(ours, f"{path.absolute()}")
         return {k[len(ENV_PREFIX) :].lower(): v for k, v in ours.items() if k not in _LOCATIONS}
@@ -118,6 +126,13 @@ def load_settings(**overrides: Any) -> Settings:
         return Settings(**overrides)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"Cannot parse the config file {path}: {exc}. Fix its syntax.") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"The config file {path} is not UTF-8 text ({exc.reason} at byte {exc.start}); "
+            "save it as UTF-8."
+        ) from exc
+    except OSError as exc:
+        raise ConfigError(f"Cannot read the config file {path}: {exc.strerror}.") from exc
     except ValidationError as exc:
         raise ConfigError(_describe(exc, path)) from exc
 

@@ -1,6 +1,7 @@
 """The domain errors: one small tree, every message says how to fix the problem.
 
     NpcError
+    ├── ArgumentError          a public method got an argument of the wrong kind
     ├── ConfigError            a settings source holds an unknown key or a bad value
     ├── CandidateError         a proposed memory is unusable (empty, too long, bad category)
     ├── DecisionError          an unknown decision, or a transition that makes no sense
@@ -18,6 +19,7 @@ returns None instead of raising.
 from __future__ import annotations
 
 __all__ = [
+    "ArgumentError",
     "CandidateError",
     "ConfigError",
     "DecisionError",
@@ -33,6 +35,11 @@ __all__ = [
 
 class NpcError(Exception):
     """Base class of every error npc_nb raises on purpose."""
+
+
+class ArgumentError(NpcError, TypeError):
+    """A public method got an argument of the wrong type (or text that is not valid
+    Unicode, or a number that is not finite); the message says what it accepts."""
 
 
 class ConfigError(NpcError, ValueError):

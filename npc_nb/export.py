@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .errors import NpcError
+from .paths import output_path
 from .store import Store, exports
 
 __all__ = ["export_review_log", "export_tables"]
@@ -27,8 +28,7 @@ def export_tables(
     """Write memories and decisions into ``folder``; return the paths written."""
     if file_format not in _SUFFIX:
         raise NpcError(f"format must be 'parquet' or 'jsonl', not {file_format!r}.")
-    target = Path(folder).expanduser()
-    target.mkdir(parents=True, exist_ok=True)
+    target = output_path(folder, is_folder=True)
     written = {}
     for name, sql in exports.EXPORTS.items():
         path = target / f"{name}{_SUFFIX[file_format]}"
@@ -39,7 +39,6 @@ def export_tables(
 
 def export_review_log(store: Store, path: str | Path) -> Path:
     """Write the review decisions as Prodigy-style JSONL to ``path``."""
-    target = Path(path).expanduser()
-    target.parent.mkdir(parents=True, exist_ok=True)
+    target = output_path(path)
     exports.write(store, exports.REVIEW_LOG_SQL, target, "jsonl")
     return target

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from . import offline
 from .errors import DecisionError
+from .paths import output_path
 from .stamps import to_utc
 
 if TYPE_CHECKING:
@@ -81,8 +82,7 @@ class Graphing:
         """Write the graph as GraphML (memory ids as comma-separated text)."""
         from . import graph
 
-        target = Path(path).expanduser()
-        target.parent.mkdir(parents=True, exist_ok=True)
+        target = output_path(path)
         graph.to_graphml(self.graph(npc=npc, category=category), target)
         return target
 

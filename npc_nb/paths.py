@@ -29,6 +29,7 @@ __all__ = [
     "ensure_store_dir",
     "find_project_root",
     "make_private",
+    "output_path",
     "store_path",
     "user_home",
 ]
@@ -93,6 +94,20 @@ def _is_marked(folder: Path, home: Path) -> bool:
     if store.exists() and store.resolve() != home:  # the user store marks no project
         return True
     return any((folder / marker).exists() for marker in _MARKERS)
+
+
+def output_path(path: str | os.PathLike[str], *, is_folder: bool = False) -> Path:
+    """Where an export goes: its folder is created if needed; a path that cannot be
+    written is a clear error, never an OSError from deep inside a writer."""
+    target = Path(path).expanduser()
+    try:
+        if "\x00" in str(target):
+            raise ValueError("the path holds a NUL character")
+        (target if is_folder else target.parent).mkdir(parents=True, exist_ok=True)
+    except (OSError, ValueError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise ConfigError(f"Cannot write to {str(target)!r}: {reason}.") from exc
+    return target
 
 
 def store_path(folder: Path) -> Path:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, TypedDict, Unpack
 
 from . import candidates, review, transitions
+from ._arguments import checked_methods
 from .chatting import Chatting
 from .config import Settings, load_settings
 from .context import MemoryBlock, block_room, query_terms, render_block
@@ -64,6 +65,7 @@ def latest_project() -> Project | None:
     return _latest() if _latest is not None else None
 
 
+@checked_methods
 class Project(Reading, Chatting, Graphing):
     """One project's memory: personas and chat, candidates, review, context, queries."""
 

@@ -24,6 +24,7 @@ def test_public_names_are_pinned() -> None:
             "MemoryBlock",
             "ModelCallError",
             "NpcError",
+            "ArgumentError",
             "QueryError",
             "Persona",
             "Project",

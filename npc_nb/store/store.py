@@ -23,7 +23,7 @@ import duckdb
 import pandas as pd
 
 from ..config import Settings
-from ..errors import QueryError
+from ..errors import QueryError, StoreError
 from ..paths import make_private, store_path
 from ..stamps import utc_now
 from ..vocabulary import APPROVED_STATUSES
@@ -34,6 +34,8 @@ __all__ = ["VISIBLE", "Connection", "Store", "rows", "visible_to"]
 
 Connection = duckdb.DuckDBPyConnection
 _READ_ONLY_STATEMENTS = {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN}
+#: Errors of the file, not of the statement: a full disk, a read-only folder, a lost file.
+_STORAGE_ERRORS = (duckdb.IOException, duckdb.TransactionException, duckdb.FatalException)
 _TRANSACTION_CONTROL = {
     duckdb.StatementType.TRANSACTION,
     duckdb.StatementType.ATTACH,
@@ -134,11 +136,23 @@ class Store:
                 yield con
                 con.execute("COMMIT")
                 make_private(self.folder)  # a new write-ahead log gets the umask's mode
+            except _STORAGE_ERRORS as exc:
+                self._abandon(con)
+                raise StoreError(
+                    f"Could not write to the store {self.path}: {str(exc).splitlines()[0]}. "
+                    "Nothing of this operation was saved; everything saved before is intact. "
+                    "Is the disk full or the folder read-only? Free space or fix the "
+                    "permissions, then retry."
+                ) from exc
             except BaseException:
-                self._generation = None  # whatever this transaction bumped did not happen
-                with contextlib.suppress(duckdb.Error):
-                    con.execute("ROLLBACK")
+                self._abandon(con)
                 raise
+
+    def _abandon(self, con: Connection) -> None:
+        """Roll back; whatever this transaction bumped did not happen."""
+        self._generation = None
+        with contextlib.suppress(duckdb.Error):
+            con.execute("ROLLBACK")
 
     # -- memories -------------------------------------------------------------------
 

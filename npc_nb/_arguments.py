@@ -1,0 +1,195 @@
+"""Checking a public method's arguments against its type hints, at the API's edge.
+
+A researcher calling ``nb.context(3)`` or ``nb.approve(None)`` should read what to pass,
+not a ``TypeError`` from deep inside pandas or DuckDB. ``checked_methods`` wraps every
+public method of a class so that an argument whose type does not match its annotation
+raises ``ArgumentError`` naming the method, the parameter and what it accepts. Text must
+be valid Unicode (no lone surrogates) and numbers finite; ``bool`` is not an ``int``.
+The check is shallow and cheap (a few microseconds): it reads the annotations once per
+method, not on every call.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import math
+import os
+import types
+import typing
+from collections.abc import Callable, Mapping, Sequence
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+from .errors import ArgumentError
+
+__all__ = ["check_value", "checked_methods"]
+
+T = TypeVar("T")
+_OK = None
+
+
+def checked_methods(cls: type[T]) -> type[T]:
+    """Wrap every public method defined on ``cls`` (and its bases) with argument checks."""
+    for klass in reversed(cls.__mro__[:-1]):
+        for name, member in vars(klass).items():
+            if not name.startswith("_") and inspect.isfunction(member):
+                setattr(cls, name, _checked(member))
+    return cls
+
+
+def _checked(method: Callable[..., Any]) -> Callable[..., Any]:
+    if getattr(method, "__npc_checked__", False):
+        return method
+    signature = inspect.signature(method)
+
+    @functools.wraps(method)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise ArgumentError(f"{method.__name__}(): {exc}.") from None
+        _check_bound(method, signature, bound.arguments)
+        return method(*args, **kwargs)
+
+    wrapper.__npc_checked__ = True  # type: ignore[attr-defined]
+    return wrapper
+
+
+@functools.cache
+def _hints(method: Callable[..., Any]) -> dict[str, Any]:
+    """Each parameter's annotation, evaluated; one that names a type imported only for
+    type checkers is left unchecked (Any)."""
+    hints = {}
+    for name, annotation in inspect.get_annotations(method).items():
+        if name == "return":
+            continue
+        try:  # our own source's annotations, as typing.get_type_hints would evaluate them
+            hints[name] = (
+                eval(annotation, method.__globals__) if isinstance(annotation, str) else annotation
+            )
+        except NameError:
+            hints[name] = Any
+    return hints
+
+
+def _check_bound(
+    method: Callable[..., Any], signature: inspect.Signature, arguments: Mapping[str, Any]
+) -> None:
+    hints = _hints(method)
+    for name, value in arguments.items():
+        parameter = signature.parameters[name]
+        hint = hints.get(name)
+        if name == "self" or hint is None or value is parameter.default:
+            continue
+        if parameter.kind is parameter.VAR_KEYWORD:
+            _check_keywords(method, hint, value)
+        elif parameter.kind is not parameter.VAR_POSITIONAL:
+            check_value(f"{method.__name__}(): {name}", value, hint)
+
+
+def _check_keywords(method: Callable[..., Any], hint: Any, values: dict[str, Any]) -> None:
+    if typing.get_origin(hint) is typing.Unpack:  # **context: Unpack[SomeTypedDict]
+        fields = typing.get_type_hints(typing.get_args(hint)[0])  # a TypedDict's keys
+        for key, value in values.items():
+            if key in fields:
+                check_value(f"{method.__name__}(): {key}", value, fields[key])
+        return
+    for key, value in values.items():
+        check_value(f"{method.__name__}(): {key}", value, hint)
+
+
+def check_value(where: str, value: Any, hint: Any) -> None:
+    """Raise ArgumentError if ``value`` does not fit ``hint``."""
+    problem = _problem(value, hint)
+    if problem is not None:
+        raise ArgumentError(f"{where} must be {_describe(hint)}, not {_show(value)}{problem}.")
+
+
+def _problem(value: Any, hint: Any) -> str | None:
+    """None if ``value`` fits ``hint``, else a short reason ("" when the type is wrong)."""
+    if hint is Any or isinstance(hint, TypeVar):
+        return _OK
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        reasons = [_problem(value, option) for option in typing.get_args(hint)]
+        return _OK if _OK in reasons else next((r for r in reasons if r), "")
+    if origin is typing.Literal:
+        return _OK if value in typing.get_args(hint) else ""
+    if origin is not None:
+        return _generic_problem(value, origin, typing.get_args(hint))
+    return _plain_problem(value, hint)
+
+
+def _generic_problem(value: Any, origin: Any, args: tuple[Any, ...]) -> str | None:
+    if origin is Callable or origin is typing.Callable:  # type: ignore[comparison-overlap]
+        return _OK if callable(value) else ""
+    if origin in (list, Sequence, tuple) and not isinstance(value, str | bytes):
+        if not isinstance(value, list | tuple):
+            return ""
+        inner = args[0] if args else Any
+        return next((p for p in (_problem(v, inner) for v in value) if p is not None), _OK)
+    if origin in (dict, Mapping):
+        return _OK if isinstance(value, Mapping) else ""
+    return _plain_problem(value, origin)
+
+
+def _plain_problem(value: Any, hint: Any) -> str | None:
+    if hint is None or hint is type(None):
+        return _OK if value is None else ""
+    if hint is str:
+        return _text_problem(value)
+    if hint is bool:
+        return _OK if isinstance(value, bool) else ""
+    if hint in (int, float):
+        return _number_problem(value, hint)
+    if hint is Path:
+        return _OK if isinstance(value, os.PathLike) else ""
+    if hint is datetime:
+        return _OK if isinstance(value, datetime | date | str) else ""
+    if isinstance(hint, type):
+        return _OK if isinstance(value, hint) else ""
+    return _OK  # a hint this checker does not understand: the method checks it
+
+
+def _text_problem(value: Any) -> str | None:
+    if not isinstance(value, str):
+        return ""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return " (it holds a lone surrogate, which is not valid Unicode text)"
+    return _OK
+
+
+def _number_problem(value: Any, hint: type) -> str | None:
+    allowed = (int,) if hint is int else (int, float)
+    if isinstance(value, bool) or not isinstance(value, allowed):
+        return ""
+    if isinstance(value, float) and not math.isfinite(value):
+        return " (a finite number is needed)"
+    return _OK
+
+
+def _describe(hint: Any) -> str:
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        return " or ".join(_describe(option) for option in typing.get_args(hint))
+    if origin is typing.Literal:
+        return "one of " + ", ".join(repr(v) for v in typing.get_args(hint))
+    if hint is None or hint is type(None):
+        return "None"
+    if hint is datetime:
+        return "a datetime, a date or an ISO 8601 string"
+    if origin in (list, tuple, Sequence) and typing.get_args(hint):
+        return f"a list of {_describe(typing.get_args(hint)[0]).removeprefix('a ')}"
+    name = getattr(origin or hint, "__name__", str(hint))
+    return {"str": "text (a str)", "int": "a whole number", "float": "a number"}.get(
+        name, f"a {name}"
+    )
+
+
+def _show(value: Any) -> str:
+    shown = repr(value)
+    return shown if len(shown) <= 60 else f"a {type(value).__name__}"

@@ -1,0 +1,85 @@
+"""Wrong input gets an NpcError that says what to do, never a raw TypeError, DuckDB or
+pandas error, and it loses nothing: every public Project method is called with
+arguments of the wrong kind (hypothesis), and the store is intact afterwards."""
+
+from __future__ import annotations
+
+import inspect
+from functools import cached_property
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import npc_nb
+from tests.conftest import propose
+
+PUBLIC = sorted(
+    name
+    for name, member in inspect.getmembers(npc_nb.Project)
+    if not name.startswith("_")
+    and inspect.isfunction(member)
+    and not isinstance(inspect.getattr_static(npc_nb.Project, name), property | cached_property)
+)
+WRONG = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(10**6), max_value=10**6),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.binary(max_size=4),
+    st.lists(st.integers(), max_size=2),
+    st.dictionaries(st.sampled_from(["a", "npc"]), st.integers(), max_size=1),
+    st.just("\ud800"),
+    st.just("x\x00y"),
+    st.just(float("nan")),
+    st.builds(object),
+    st.text(max_size=6),
+)
+
+
+def test_every_public_method_is_covered() -> None:
+    assert {"approve", "add_candidate", "chat", "context", "sql", "memories"} <= set(PUBLIC)
+
+
+@settings(max_examples=300)
+@given(name=st.sampled_from(PUBLIC), data=st.data())
+def test_every_public_method_answers_wrong_input_with_an_npc_error(
+    nb: npc_nb.Project, name: str, data: st.DataObject
+) -> None:
+    method = getattr(nb, name)
+    args, kwargs = [], {}
+    for parameter in inspect.signature(method).parameters.values():
+        if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+            continue
+        required = parameter.default is parameter.empty
+        if not required and not data.draw(st.booleans(), label=f"pass {parameter.name}"):
+            continue
+        value = data.draw(WRONG, label=parameter.name)
+        if parameter.kind is parameter.KEYWORD_ONLY:
+            kwargs[parameter.name] = value
+        else:
+            args.append(value)
+    try:
+        method(*args, **kwargs)
+    except npc_nb.NpcError:
+        pass
+
+
+def test_wrong_input_loses_nothing(nb: npc_nb.Project) -> None:
+    kept = propose(nb, "We use DuckDB")
+    nb.approve(kept)
+    for call in (
+        lambda: nb.approve(None),
+        lambda: nb.edit(kept, None),
+        lambda: nb.context(["analyst"]),
+        lambda: nb.add_candidate(float("nan"), category="fact", npc="analyst"),
+        lambda: nb.defer(kept, until=float("nan")),
+        lambda: nb.sql(b"SELECT 1"),
+    ):
+        try:
+            call()
+        except npc_nb.NpcError as exc:
+            assert str(exc)
+        else:
+            raise AssertionError("wrong input was accepted")
+    assert "We use DuckDB" in nb.context("analyst")
+    assert len(nb.decisions(kept)) == 2

@@ -1,0 +1,114 @@
+"""Stores that never mix: the user store is never a project's store, a typo never makes a
+new empty store, and store files are private."""
+
+from __future__ import annotations
+
+import io
+import stat
+from pathlib import Path
+
+import pytest
+
+import npc_nb
+from npc_nb.cli import main
+from npc_nb.paths import user_home
+from tests.conftest import propose
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A home folder with the default user store ``~/.npc_nb`` (no NPC_NB_HOME)."""
+    folder = tmp_path / "home"
+    (folder / ".npc_nb").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(folder))
+    monkeypatch.delenv("NPC_NB_HOME")
+    return folder
+
+
+def test_a_notebook_folder_under_home_gets_its_own_store_not_the_user_store(home: Path) -> None:
+    notebooks = home / "notebooks"
+    notebooks.mkdir()
+    nb = npc_nb.open(notebooks)
+    assert nb.root == notebooks.resolve()
+    assert nb.store_path == notebooks.resolve() / ".npc_nb" / "memory.duckdb"
+    nb.approve(propose(nb, "Private to the notebooks folder", scope="project", npc=None))
+    nb.close()
+
+    other = home / "elsewhere"
+    other.mkdir()
+    (other / "pyproject.toml").write_text("")
+    elsewhere = npc_nb.open(other)
+    assert "Private to the notebooks folder" not in elsewhere.context("analyst")
+    elsewhere.close()
+
+
+def test_the_home_folder_itself_is_refused_as_a_project(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with pytest.raises(npc_nb.ConfigError, match="user store"):
+        npc_nb.open(home)
+    monkeypatch.chdir(home)  # JupyterLab started in ~ with no marker
+    with pytest.raises(npc_nb.ConfigError, match="open a project folder|Open a project folder"):
+        npc_nb.open()
+    assert not (home / ".npc_nb" / "memory.duckdb").exists()
+
+
+def test_a_user_store_set_by_npc_nb_home_is_no_project_marker(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lab = tmp_path / "lab"
+    (lab / ".npc_nb").mkdir(parents=True)
+    monkeypatch.setenv("NPC_NB_HOME", str(lab / ".npc_nb"))
+    (lab / "study").mkdir()
+    nb = npc_nb.open(lab / "study")
+    assert nb.root == (lab / "study").resolve()
+    nb.close()
+    with pytest.raises(npc_nb.ConfigError):
+        npc_nb.open(lab)
+
+
+def test_a_missing_project_folder_is_an_error_unless_created(tmp_path: Path) -> None:
+    missing = tmp_path / "projcet-typo"
+    with pytest.raises(npc_nb.ConfigError, match="projcet-typo"):
+        npc_nb.open(missing)
+    assert not missing.exists()
+    nb = npc_nb.open(missing, create=True)
+    assert nb.store_path.exists()
+    nb.close()
+
+
+def test_a_project_path_that_is_a_file_is_a_clear_error(tmp_path: Path) -> None:
+    notebook = tmp_path / "analysis.ipynb"
+    notebook.write_text("{}")
+    with pytest.raises(npc_nb.ConfigError, match="is a file"):
+        npc_nb.open(notebook)
+
+
+def test_the_cli_never_creates_a_store_for_a_mistyped_project(tmp_path: Path) -> None:
+    out = io.StringIO()
+    status = main(["review", "--project", str(tmp_path / "typo")], io.StringIO(""), out)
+    assert status == 2
+    assert "typo" in out.getvalue()
+    assert not (tmp_path / "typo").exists()
+
+
+def test_store_folders_and_files_are_private(nb: npc_nb.Project) -> None:
+    propose(nb, "a personal fact")
+    folder = nb.store_path.parent
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    files = [p for p in folder.iterdir() if p.name.startswith("memory.duckdb")]
+    assert files
+    assert {stat.S_IMODE(p.stat().st_mode) for p in files} == {0o600}
+    global_memory = nb.add_candidate("a global fact", category="fact", npc=None, scope="global")
+    assert global_memory.queued
+    user_folder = user_home()
+    assert stat.S_IMODE(user_folder.stat().st_mode) == 0o700
+    assert stat.S_IMODE((user_folder / "memory.duckdb").stat().st_mode) == 0o600
+
+
+def test_an_existing_store_folder_is_made_private_on_open(project_dir: Path) -> None:
+    (project_dir / ".npc_nb").mkdir(mode=0o755)
+    (project_dir / ".npc_nb").chmod(0o755)
+    nb = npc_nb.open(project_dir)
+    assert stat.S_IMODE((project_dir / ".npc_nb").stat().st_mode) == 0o700
+    nb.close()
