@@ -122,9 +122,7 @@ def test_the_approval_predicate_ignores_a_session_time_zone_change(nb: npc_nb.Pr
 def test_read_only_queries_still_read_everything(nb: npc_nb.Project) -> None:
     memory = propose(nb, "a fact")
     nb.approve(memory)
-    frame = nb.sql(
-        "EXPLAIN ANALYZE SELECT * FROM v_memories WHERE id = $id", {"id": memory}
-    )
+    frame = nb.sql("EXPLAIN ANALYZE SELECT * FROM v_memories WHERE id = $id", {"id": memory})
     assert not frame.empty
     rows = nb.sql("SELECT final_text FROM approved_memories")
     assert rows["final_text"].tolist() == ["a fact"]
