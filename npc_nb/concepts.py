@@ -5,6 +5,11 @@ A model reads a batch of memories and answers JSON (the prompt asks for
 deterministic heuristic (proper names, product names, numbers, and the noun phrases
 after determiners and prepositions). Concept names are normalised into keys, so
 "DuckDB", "duckdb" and "the DuckDB" are one node.
+
+The answer is split into items by ``_json_items``: one hostile item (nested too deep, a
+number too long, a lone surrogate) is refused with its reason and the others are kept.
+Labels and relation verbs lose control and format characters; a label longer than
+``MAX_LABEL_CHARS`` is refused.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import re
 import unicodedata
 from typing import Any
 
+from ._json_items import split_items
 from .text import normalise
 
 __all__ = [
@@ -22,8 +28,11 @@ __all__ = [
     "concept_messages",
     "offline_concepts",
     "parse_concepts",
+    "read_concepts",
 ]
 
+MAX_LABEL_CHARS = 120
+MAX_RELATION_CHARS = 60
 CONCEPT_MARKER = "[npc_nb concept extraction]"
 _RULES = f"""{CONCEPT_MARKER}
 For each memory below, list the concepts it names (people, places, datasets, tools,
@@ -136,26 +145,68 @@ def _is_name(word: str, position: int) -> bool:
 
 
 def parse_concepts(raw: str, ids: set[str]) -> dict[str, dict[str, list]]:
-    """{memory id: {"concepts": [(key, label)], "relations": [(src, rel, tgt)]}} from a
-    model's answer; items for unknown ids or of the wrong shape are left out."""
-    data = json.loads(re.sub(r"^```(?:json)?\s*|\s*```$", "", raw.strip(), flags=re.M))
-    items = data.get("memories") if isinstance(data, dict) else data
+    """{memory id: {"concepts": [(key, label)], "relations": [(src, rel, tgt)],
+    "refused": [why]}} from a model's answer; items for unknown ids or of the wrong shape
+    are left out. Raises ValueError (an OutputError) if the answer as a whole is unusable."""
+    return read_concepts(raw, ids)[0]
+
+
+def read_concepts(raw: str, ids: set[str]) -> tuple[dict[str, dict[str, list]], list[str]]:
+    """What ``parse_concepts`` returns, and why whole items were refused (``"item N:
+    reason"``; their memory cannot be known). A label refused inside a usable item is
+    listed under that memory's "refused"."""
+    items, refused = split_items(raw, "memories")
     result: dict[str, dict[str, list]] = {}
-    for item in items if isinstance(items, list) else []:
+    for index, item in items:
         if not isinstance(item, dict) or str(item.get("id")) not in ids:
             continue
-        labels = [c for c in item.get("concepts") or [] if isinstance(c, str) and c.strip()]
-        concepts = {concept_key(c): c.strip() for c in labels if concept_key(c)}
-        relations = []
-        for rel in item.get("relations") or []:
-            if not isinstance(rel, dict):
-                continue
-            source, target = (
-                concept_key(str(rel.get("source", ""))),
-                concept_key(str(rel.get("target", ""))),
+        concepts, problems = _item_concepts(item.get("concepts"))
+        result[str(item["id"])] = {
+            "concepts": list(concepts.items()),
+            "relations": _item_relations(item.get("relations"), concepts),
+            "refused": [f"item {index}: {problem}" for problem in problems],
+        }
+    return result, refused
+
+
+def _item_concepts(labels: object) -> tuple[dict[str, str], list[str]]:
+    """{key: label} of an item's usable concept labels, and why others were refused."""
+    concepts: dict[str, str] = {}
+    problems: list[str] = []
+    for label in labels if isinstance(labels, list) else []:
+        if not isinstance(label, str):
+            continue
+        clean = _clean_label(label)
+        if len(clean) > MAX_LABEL_CHARS:
+            problems.append(
+                f"a concept label of {len(clean):,} characters (limit {MAX_LABEL_CHARS})"
             )
-            verb = " ".join(str(rel.get("relation", "related to")).split())[:60] or "related to"
-            if source in concepts and target in concepts and source != target:
-                relations.append((source, verb, target))
-        result[str(item["id"])] = {"concepts": list(concepts.items()), "relations": relations}
-    return result
+        elif concept_key(clean):
+            concepts[concept_key(clean)] = clean
+    return concepts, problems
+
+
+def _item_relations(relations: object, concepts: dict[str, str]) -> list[tuple[str, str, str]]:
+    """(source key, verb, target key) of an item's relations between its own concepts."""
+    found = []
+    for rel in relations if isinstance(relations, list) else []:
+        if not isinstance(rel, dict):
+            continue
+        source = concept_key(_clean_label(str(rel.get("source", ""))))
+        target = concept_key(_clean_label(str(rel.get("target", ""))))
+        verb = _clean_label(str(rel.get("relation", "related to")))[:MAX_RELATION_CHARS]
+        if source in concepts and target in concepts and source != target:
+            found.append((source, verb.strip() or "related to", target))
+    return found
+
+
+def _clean_label(text: str) -> str:
+    """The text without control, format or surrogate characters, its spaces collapsed."""
+    kept = []
+    for char in text:
+        kind = unicodedata.category(char)
+        if kind == "Cc":
+            kept.append(" ")
+        elif kind not in ("Cf", "Cs"):
+            kept.append(char)
+    return " ".join("".join(kept).split())

@@ -5,17 +5,16 @@ worker thread, started on demand, claims jobs one at a time, asks the extraction
 for candidates, and feeds each to ``add_candidate`` (which applies the tombstones). The
 model's raw output is kept on the job. Output that cannot be parsed leaves the job
 ``queued`` for a bounded number of retries, then ``failed`` with a clear error; items
-that are individually unusable (unknown category, empty, too long) are skipped and
-counted in the job's error, and the rest are kept. A job a killed kernel left behind is
-picked up the next time the project is opened.
+that are individually unusable (unknown category, empty, too long, nested too deep, a
+number too long to convert, a lone surrogate) are skipped and counted in the job's
+error, and the rest are kept (``_json_items`` parses each item on its own). A job a
+killed kernel left behind is picked up the next time the project is opened.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
-import re
 import socket
 import threading
 import time
@@ -25,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from . import llm, offline, prompts
+from ._json_items import OutputError, split_items
 from .errors import CandidateError, ModelCallError, NpcError
 from .stamps import new_id, utc_now
 from .store import Connection, Store, chat_log, jobs
@@ -37,32 +37,28 @@ if TYPE_CHECKING:
 __all__ = ["Extraction", "ExtractionStatus", "parse_candidates"]
 
 MAX_OUTPUT_CHARS = 200_000
-_FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.MULTILINE)
 _HOST = socket.gethostname()
 
 
-class OutputError(ValueError):
-    """The model's output is not the JSON the extraction prompt asks for."""
-
-
 def parse_candidates(raw: str, limit: int) -> tuple[list[dict[str, Any]], list[str]]:
-    """Usable candidates from raw model output, and why any items were skipped."""
-    if len(raw) > MAX_OUTPUT_CHARS:
-        raise OutputError(f"output is {len(raw):,} characters, over {MAX_OUTPUT_CHARS:,}")
-    try:
-        data = json.loads(_FENCE.sub("", raw.strip()))
-    except json.JSONDecodeError as exc:
-        raise OutputError(f"output is not JSON ({exc.msg} at position {exc.pos})") from exc
-    items = data.get("memories") if isinstance(data, dict) else data
-    if not isinstance(items, list):
-        raise OutputError('output must be {"memories": [...]} or a list of memories')
-    kept, skipped = [], []
-    for index, item in enumerate(items):
+    """Usable candidates from raw model output, and why any items were skipped.
+
+    Raises OutputError when the output as a whole is unusable; one bad item (nested too
+    deep, a number too long, a lone surrogate, an unknown category, ...) is skipped."""
+    kept, skipped = _candidates(raw, limit)
+    return [item for _, item in kept], skipped
+
+
+def _candidates(raw: str, limit: int) -> tuple[list[tuple[int, dict[str, Any]]], list[str]]:
+    """The usable candidates with their index in the output, and the skipped items."""
+    items, skipped = split_items(raw, "memories", max_chars=MAX_OUTPUT_CHARS)
+    kept: list[tuple[int, dict[str, Any]]] = []
+    for index, item in items:
         problem = _problem(item)
         if problem:
             skipped.append(f"item {index}: {problem}")
         elif len(kept) < limit:
-            kept.append(item)
+            kept.append((index, item))
         else:
             skipped.append(f"item {index}: over the limit of {limit}")
     return kept, skipped
@@ -262,12 +258,10 @@ class Extraction:
         settings = self._project.settings
         try:
             raw = self._call_model(job)
-            items, skipped = parse_candidates(raw, settings.max_memories_per_exchange)
-            outcomes = [self._propose(job, item) for item in items]
-            skipped += [
-                f"item {i}: {why}" for i, why in enumerate(outcomes) if isinstance(why, str)
-            ]
-            added = sum(1 for outcome in outcomes if outcome is True)
+            items, skipped = _candidates(raw, settings.max_memories_per_exchange)
+            outcomes = [(index, self._propose(job, item)) for index, item in items]
+            skipped += [f"item {i}: {why}" for i, why in outcomes if isinstance(why, str)]
+            added = sum(1 for _, outcome in outcomes if outcome is True)
             error = f"skipped {len(skipped)}: " + "; ".join(skipped)[:2000] if skipped else None
             jobs.finish(
                 self._store,

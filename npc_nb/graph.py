@@ -44,17 +44,19 @@ def ensure_concepts(store: Store, versions: pd.DataFrame, model: str) -> int:
 
 def _extract_batch(store: Store, batch: pd.DataFrame, model: str) -> None:
     items = [{"id": r.id, "text": " ".join(r.final_text.split())} for r in batch.itertuples()]
-    error = None
+    error, refused = None, []
     try:
         raw = llm.complete(model, concepts.concept_messages(items)).text
-        parsed = concepts.parse_concepts(raw, {item["id"] for item in items})
+        parsed, refused = concepts.read_concepts(raw, {item["id"] for item in items})
     except (ModelCallError, ValueError, TypeError) as exc:
         parsed, error = {}, f"{type(exc).__name__}: {exc}"[:500]
-    now, rows, links = utc_now(), [], []
+    now, rows, links, errors = utc_now(), [], [], []
     for version in batch.itertuples():
-        found = parsed.get(version.id, {"concepts": [], "relations": []})
-        rows += [(version.id, version.final_hash, key, label) for key, label in found["concepts"]]
-        links += [(version.id, version.final_hash, *rel) for rel in found["relations"]]
+        found = parsed.get(version.id)
+        errors.append(error or _refusals(found["refused"] if found else refused))
+        if found:
+            rows += [(version.id, version.final_hash, *concept) for concept in found["concepts"]]
+            links += [(version.id, version.final_hash, *rel) for rel in found["relations"]]
     graph_sql.record_concepts(
         store,
         pd.DataFrame(
@@ -63,7 +65,7 @@ def _extract_batch(store: Store, batch: pd.DataFrame, model: str) -> None:
                 "memory_hash": batch["final_hash"],
                 "model": model,
                 "extracted_at": now,
-                "error": error,
+                "error": errors,
             }
         ),
         pd.DataFrame(rows, columns=["memory_id", "memory_hash", "concept_key", "concept_label"]),
@@ -71,6 +73,12 @@ def _extract_batch(store: Store, batch: pd.DataFrame, model: str) -> None:
             links, columns=["memory_id", "memory_hash", "source_key", "relation", "target_key"]
         ),
     )
+
+
+def _refusals(problems: list[str]) -> str | None:
+    """A memory's error: why its item (or, when it has none, the batch's unreadable
+    items) or some of its labels were refused."""
+    return f"refused {len(problems)}: " + "; ".join(problems)[:480] if problems else None
 
 
 def approved_versions(

@@ -31,6 +31,7 @@ __all__ = [
 ]
 
 _WHITESPACE = re.compile(r"\s+")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 #: Unicode's Default_Ignorable_Code_Point ranges (DerivedCoreProperties.txt): rendered
 #: as nothing, so they can hide inside a word without changing how it looks.
 _IGNORABLE = re.compile(
@@ -165,7 +166,7 @@ def evidence_occurs_in(evidence: str, source: str) -> bool:
 def clean_text(text: str) -> str:
     """Text that can be stored: lone surrogates (invalid Unicode, as some model APIs
     and copy-pastes produce) become U+FFFD instead of failing the write."""
-    return text.encode("utf-8", "replace").decode("utf-8") if _has_surrogate(text) else text
+    return _SURROGATE.sub("\ufffd", text) if _has_surrogate(text) else text
 
 
 def _has_surrogate(text: str) -> bool:

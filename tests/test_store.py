@@ -6,7 +6,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import duckdb
@@ -187,19 +186,19 @@ def test_an_idle_kernel_does_not_keep_the_lock(project_dir: Path, isolated_home:
 
 
 @pytest.mark.slow
-def test_two_processes_writing_at_once_lose_nothing(project_dir: Path, isolated_home: Path) -> None:
+def test_four_processes_writing_at_once_lose_nothing(project_dir: Path, isolated_home: Path) -> None:
     npc_nb.open(project_dir).close()
     script = f"""
         import sys, npc_nb
         nb = npc_nb.open({str(project_dir)!r}, lock_timeout=60)
         who = sys.argv[1]
-        for n in range(40):
+        for n in range(25):
             out = nb.add_candidate(f"{{who}} fact {{n}}", category="fact", npc=who)
             nb.approve(out.memory_id, by=who)
         print("done", flush=True)
     """
     workers = []
-    for who in ("alpha", "beta"):
+    for who in ("alpha", "beta", "gamma", "delta"):
         env = {**os.environ, "NPC_NB_HOME": str(isolated_home), "PYTHONPATH": str(REPO)}
         workers.append(
             subprocess.Popen(
@@ -216,9 +215,46 @@ def test_two_processes_writing_at_once_lose_nothing(project_dir: Path, isolated_
         assert out.strip() == "done"
     project = npc_nb.open(project_dir)
     memories = project.memories()
-    assert len(memories) == 80 and set(memories["status"]) == {"human-approved"}
-    assert len(project.decisions()) == 160
-    assert len(project.context("alpha").splitlines()) == 40 + 3
+    assert len(memories) == 100 and set(memories["status"]) == {"human-approved"}
+    assert len(project.decisions()) == 200
+    assert len(project.context("alpha").splitlines()) == 25 + 3
+    project.close()
+
+
+@pytest.mark.slow
+def test_a_process_killed_mid_decision_leaves_no_status_without_its_event(
+    project_dir: Path, isolated_home: Path
+) -> None:
+    nb = npc_nb.open(project_dir)
+    ids = [nb.add_candidate(f"fact {n}", category="fact", npc="a").memory_id for n in range(60)]
+    nb.close()
+    writer = run_python(
+        f"""
+        import itertools, npc_nb
+        nb = npc_nb.open({str(project_dir)!r}, idle_release=60)
+        print("ready", flush=True)
+        for count, memory in enumerate(itertools.cycle({ids!r})):
+            if count == 30:
+                print("deciding", flush=True)
+            status = nb.memories().set_index("id").loc[memory, "status"]
+            if status == "pending_approval":
+                nb.approve(memory)
+            elif status == "human-approved":
+                nb.reject(memory)
+            else:
+                nb.approve(memory, reconsider=True)
+        """,
+        env_home=isolated_home,
+        wait=False,
+    )
+    assert writer.stdout.readline().strip() == "ready"
+    assert writer.stdout.readline().strip() == "deciding"
+    writer.kill()  # wherever it is: every moment must be consistent
+    writer.communicate(timeout=60)
+    project = npc_nb.open(project_dir)
+    events = project.decisions().sort_values("seq").groupby("memory_id").last()
+    statuses = project.memories().set_index("id")["status"]
+    assert (events.loc[statuses.index, "to_status"] == statuses).all()
     project.close()
 
 

@@ -12,6 +12,7 @@ from datetime import datetime
 
 import pandas as pd
 
+from ..text import clean_text
 from .frames import AS_OF
 from .store import Store
 
@@ -75,12 +76,27 @@ def record_concepts(
                              ("concept_relations", relations)):  # fmt: skip
             if frame.empty:
                 continue
-            con.register("batch_rows", frame)
+            con.register("batch_rows", _storable(frame))
             try:
                 columns = ", ".join(frame.columns)
                 con.execute(f"INSERT INTO {table} ({columns}) SELECT {columns} FROM batch_rows")
             finally:
                 con.unregister("batch_rows")
+
+
+def _storable(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame with every lone surrogate in its text replaced (``clean_text``). DuckDB
+    scanning such a string in a registered DataFrame fails with a fatal error that
+    invalidates the whole database for this process, so none may ever reach it."""
+    text = [c for c in frame.columns if pd.api.types.is_string_dtype(frame[c].dtype)]
+    if not text:
+        return frame
+    frame = frame.copy()
+    for column in text:
+        frame[column] = frame[column].map(
+            lambda value: clean_text(value) if isinstance(value, str) else value
+        )
+    return frame
 
 
 def concept_rows(store: Store, versions: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
