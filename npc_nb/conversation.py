@@ -84,7 +84,7 @@ class Turn:
                 message_id=message_id,
                 npc=self.persona.name,
                 team=self.persona.team,
-                model=project.settings.extraction_model or self.model,
+                **self._extraction_target(),
             )
         project.extraction.kick()
         return Reply(
@@ -102,6 +102,18 @@ class Turn:
             self.messages,
             self.notices,
         )
+
+    def _extraction_target(self) -> dict[str, Any]:
+        """The configured extraction model at its default endpoint, else this turn's
+        model where this turn called it (its endpoint, and its credentials in memory)."""
+        configured = self.project.settings.extraction_model
+        if configured:
+            return {"model": configured}
+        return {
+            "model": self.model,
+            "endpoint": llm.endpoint_options(self.options),
+            "secrets": llm.secret_options(self.options),
+        }
 
 
 class ReplyStream:

@@ -14,6 +14,7 @@ killed kernel left behind is picked up the next time the project is opened.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import socket
 import threading
@@ -38,6 +39,10 @@ __all__ = ["Extraction", "ExtractionStatus", "parse_candidates"]
 
 MAX_OUTPUT_CHARS = 200_000
 _HOST = socket.gethostname()
+
+
+class MissingSecretError(NpcError):
+    """A job's turn had credentials that this process no longer holds."""
 
 
 def parse_candidates(raw: str, limit: int) -> tuple[list[dict[str, Any]], list[str]]:
@@ -116,6 +121,7 @@ class Extraction:
         self._thread: threading.Thread | None = None
         self._claimed_by = f"{_HOST}:{os.getpid()}"
         self._kicked = False
+        self._secrets: dict[str, dict[str, Any]] = {}  # job id -> credentials, memory only
 
     def enqueue(
         self,
@@ -127,9 +133,17 @@ class Extraction:
         npc: str,
         team: str | None,
         model: str,
+        endpoint: dict[str, Any] | None = None,
+        secrets: dict[str, Any] | None = None,
     ) -> str:
-        """Queue a job inside the caller's transaction; ``kick()`` once it has committed."""
+        """Queue a job inside the caller's transaction; ``kick()`` once it has committed.
+
+        ``endpoint`` (where the turn's model was called) is stored on the job;
+        ``secrets`` (its api_key, headers) are kept in this process only, never stored.
+        """
         job_id = new_id()
+        if secrets:
+            self._secrets[job_id] = dict(secrets)
         chat_log.insert_row(
             con,
             "extraction_jobs",
@@ -145,6 +159,8 @@ class Extraction:
                 "model": model,
                 "prompt_version": prompts.EXTRACTION_VERSION,
                 "created_at": utc_now(),
+                "endpoint": json.dumps(endpoint) if endpoint else None,
+                "secret_options": sorted(secrets) if secrets else None,
             },
         )
         return job_id
@@ -274,6 +290,7 @@ class Extraction:
             )
         except (OutputError, ModelCallError, NpcError) as exc:
             retry = job["attempts"] < settings.extraction_attempts
+            retry = retry and not isinstance(exc, MissingSecretError)
             jobs.finish(
                 self._store,
                 job["id"],
@@ -295,13 +312,41 @@ class Extraction:
         messages = prompts.extraction_messages(
             user["content"], reply["content"], examples, settings.max_memories_per_exchange
         )
-        options: dict[str, Any] = {}
+        options = self._endpoint(job)
         if offline.is_offline(job["model"]):
             options = {
                 "max_memories": settings.max_memories_per_exchange,
                 "offline_delay": settings.offline_delay,
             }
         return llm.complete(job["model"], messages, **options).text
+
+    def _endpoint(self, job: dict) -> dict[str, Any]:
+        """Where the job's model is called, with the credentials its turn had."""
+        options = json.loads(job["endpoint"]) if job.get("endpoint") else {}
+        needed = list(job.get("secret_options") or [])
+        secrets = self._secrets.get(job["id"], {})
+        missing = [name for name in needed if name not in secrets]
+        if missing:
+            raise MissingSecretError(
+                f"this exchange was sent with {', '.join(missing)}= passed to chat(), and "
+                "npc_nb never stores credentials: this process no longer has it (was the "
+                "kernel restarted?). Retry with nb.extraction.retry(job_id, "
+                f"{missing[0]}=...), or set extraction_model to a model whose key is in "
+                "the environment and call nb.extraction.retry()."
+            )
+        return options | secrets
+
+    def retry(self, job_id: str | None = None, **secrets: Any) -> int:
+        """Queue failed jobs again (all, or one) with the current settings; returns how
+        many. Credentials a job's turn had (``api_key=...``) can be given again here."""
+        model = self._project.settings.extraction_model
+        retried = jobs.retry_failed(self._store, job_id, model)
+        for retried_id in retried:
+            if secrets:
+                self._secrets[retried_id] = dict(secrets)
+        if retried:
+            self.kick()
+        return len(retried)
 
     def _propose(self, job: dict, item: dict) -> bool | str:
         """True if queued, False if merged or suppressed, else why it was refused."""

@@ -20,10 +20,14 @@ from .errors import ModelCallError
 from .text import clean_text
 
 __all__ = [
+    "ENDPOINT_OPTIONS",
+    "SECRET_OPTIONS",
     "Completion",
     "ModelStream",
     "complete",
+    "endpoint_options",
     "provider_of",
+    "secret_options",
     "stream",
     "supports_cache_breakpoint",
 ]
@@ -31,6 +35,50 @@ __all__ = [
 _lock = threading.Lock()
 _litellm: Any = None
 _CACHE_BREAKPOINT_PROVIDERS = ("anthropic", "bedrock", "vertex_ai")
+#: Call options that say where a model is: stored with an extraction job so the
+#: extraction of a turn goes where the turn went.
+ENDPOINT_OPTIONS = (
+    "api_base",
+    "base_url",
+    "api_version",
+    "custom_llm_provider",
+    "organization",
+    "aws_region_name",
+    "vertex_project",
+    "vertex_location",
+)
+#: Call options that carry credentials (litellm's names): kept in memory, never stored.
+SECRET_OPTIONS = (
+    "api_key",
+    "azure_ad_token",
+    "aws_access_key_id",
+    "aws_secret_access_key",
+    "aws_session_token",
+    "vertex_credentials",
+    "client_secret",
+    "extra_headers",
+    "headers",
+)
+
+
+def endpoint_options(options: dict[str, Any]) -> dict[str, Any]:
+    """The options of a call that name its endpoint (never a secret)."""
+    return {k: v for k, v in options.items() if k in ENDPOINT_OPTIONS and v is not None}
+
+
+def secret_options(options: dict[str, Any]) -> dict[str, Any]:
+    """The options of a call that carry credentials: kept in memory, never stored."""
+    return {k: v for k, v in options.items() if k in SECRET_OPTIONS and v is not None}
+
+
+def _redact(text: str, options: dict[str, Any]) -> str:
+    """``text`` with every secret option's value replaced, so no key reaches an error,
+    a job row or a log."""
+    for value in secret_options(options).values():
+        for secret in value.values() if isinstance(value, dict) else [value]:
+            if isinstance(secret, str) and len(secret) >= 4:
+                text = text.replace(secret, "***")
+    return text
 
 
 def _lib() -> Any:
@@ -65,9 +113,12 @@ class Completion:
 class ModelStream:
     """Text chunks as they arrive; ``result`` is filled once the stream is exhausted."""
 
-    def __init__(self, chunks: Iterator[Any], model: str, started: float) -> None:
+    def __init__(
+        self, chunks: Iterator[Any], model: str, started: float, options: dict[str, Any]
+    ) -> None:
         self._chunks = chunks
         self._model = model
+        self._options = options
         self._started = started
         self.result: Completion | None = None
 
@@ -83,7 +134,7 @@ class ModelStream:
                     parts.append(delta)
                     yield delta
         except Exception as exc:
-            raise _translate(exc, self._model) from exc
+            raise _translate(exc, self._model, self._options) from None
         self.result = Completion(
             "".join(parts),
             self._model,
@@ -101,7 +152,7 @@ def complete(model: str, messages: list[dict], **options: Any) -> Completion:
     try:
         response = litellm.completion(model=model, messages=messages, **options)
     except Exception as exc:
-        raise _translate(exc, model) from exc
+        raise _translate(exc, model, options) from None
     usage = getattr(response, "usage", None)
     return Completion(
         clean_text(response.choices[0].message.content or ""),
@@ -126,8 +177,8 @@ def stream(model: str, messages: list[dict], **options: Any) -> ModelStream:
             **options,
         )
     except Exception as exc:
-        raise _translate(exc, model) from exc
-    return ModelStream(iter(chunks), model, started)
+        raise _translate(exc, model, options) from None
+    return ModelStream(iter(chunks), model, started, options)
 
 
 def provider_of(model: str) -> str:
@@ -147,9 +198,11 @@ def supports_cache_breakpoint(model: str) -> bool:
     return provider_of(model) in _CACHE_BREAKPOINT_PROVIDERS and "claude" in model
 
 
-def _translate(exc: Exception, model: str) -> ModelCallError:
+def _translate(exc: Exception, model: str, options: dict[str, Any]) -> ModelCallError:
+    """One ModelCallError that says what to do. The provider's own exception is not
+    chained (``from None``): its text and attributes may hold the key."""
     litellm = _lib()
-    name, message = type(exc).__name__, str(exc)
+    name, message = type(exc).__name__, _redact(str(exc), options)
     if (
         isinstance(exc, litellm.AuthenticationError)
         or "Missing credentials" in message

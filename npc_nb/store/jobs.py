@@ -14,7 +14,15 @@ import pandas as pd
 
 from .store import Store, rows
 
-__all__ = ["cancel", "claim_next", "counts", "finish", "frame", "requeue_orphans"]
+__all__ = [
+    "cancel",
+    "claim_next",
+    "counts",
+    "finish",
+    "frame",
+    "requeue_orphans",
+    "retry_failed",
+]
 
 
 def claim_next(store: Store, claimed_by: str, now: datetime) -> dict | None:
@@ -98,7 +106,7 @@ def frame(store: Store) -> pd.DataFrame:
     return store.dataframe(
         "SELECT id, status, attempts, npc, model, prompt_version, candidates, error, "
         "created_at, started_at, finished_at, conversation_id, message_id, claimed_by, "
-        "raw_output "
+        "endpoint, raw_output "
         "FROM extraction_jobs ORDER BY created_at, id"
     )
 
@@ -110,3 +118,24 @@ def running_claimed_by(store: Store, claimed_by: str) -> int:
             [claimed_by],
         ).fetchone()
     return int(count)
+
+
+def retry_failed(store: Store, job_id: str | None, model: str | None) -> list[str]:
+    """Queue failed jobs again (one, or all), attempts reset; with ``model``, that model
+    (and its default endpoint) replaces the one the job had. Returns their ids."""
+    with store.write() as con:
+        clause, params = ("AND id = ?", [job_id]) if job_id else ("", [])
+        found = con.execute(
+            f"SELECT id FROM extraction_jobs WHERE status = 'failed' {clause}", params
+        ).fetchall()
+        ids = [job for (job,) in found]
+        for job in ids:
+            con.execute(
+                "UPDATE extraction_jobs SET status = 'queued', attempts = 0, "
+                "model = coalesce(?, model), "
+                "endpoint = CASE WHEN ? IS NULL THEN endpoint END, "
+                "secret_options = CASE WHEN ? IS NULL THEN secret_options END, "
+                "error = 'retried: ' || coalesce(error, '') WHERE id = ?",
+                [model, model, model, job],
+            )
+    return ids

@@ -419,3 +419,12 @@ def m009_injections_by_message(con: duckdb.DuckDBPyConnection) -> None:
     # Every turn reads the injection manifests of its history (a reply that drew on a
     # memory no longer approved is withheld), so look them up by message.
     con.execute("CREATE INDEX context_injections_message ON context_injections (message_id)")
+
+
+@migration
+def m010_job_endpoint(con: duckdb.DuckDBPyConnection) -> None:
+    # A turn sent to a custom endpoint (api_base=...) has its extraction sent there too.
+    # The endpoint is stored (JSON); credentials never are: only the names of the
+    # options that carried them, so a job whose key is gone can say what it needs.
+    con.execute("ALTER TABLE extraction_jobs ADD COLUMN endpoint VARCHAR")
+    con.execute("ALTER TABLE extraction_jobs ADD COLUMN secret_options VARCHAR[]")
