@@ -5,6 +5,8 @@ not a ``TypeError`` from deep inside pandas or DuckDB. ``checked_methods`` wraps
 public method of a class so that an argument whose type does not match its annotation
 raises ``ArgumentError`` naming the method, the parameter and what it accepts. Text must
 be valid Unicode (no lone surrogates) and numbers finite; ``bool`` is not an ``int``.
+``Annotated[float | None, "a number from 0 to 1"]`` gives a parameter its own words, and
+an error class in the metadata its own error (``Annotated[str, ..., UnknownMemoryError]``).
 The check is shallow and cheap (a few microseconds): it reads the annotations once per
 method, not on every call.
 """
@@ -20,26 +22,41 @@ import typing
 from collections.abc import Callable, Mapping, Sequence
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
-from .errors import ArgumentError
+from .errors import ArgumentError, NpcError, UnknownMemoryError
 
-__all__ = ["check_value", "checked_methods"]
+__all__ = ["MemoryId", "check_value", "checked_methods"]
 
 T = TypeVar("T")
+#: A memory id parameter: anything else is an UnknownMemoryError, as an unknown id is.
+MemoryId = Annotated[
+    str,
+    "a memory id (a string from the id column of review_queue() or memories())",
+    UnknownMemoryError,
+]
 _OK = None
 
 
-def checked_methods(cls: type[T]) -> type[T]:
-    """Wrap every public method defined on ``cls`` (and its bases) with argument checks."""
-    for klass in reversed(cls.__mro__[:-1]):
-        for name, member in vars(klass).items():
-            if not name.startswith("_") and inspect.isfunction(member):
-                setattr(cls, name, _checked(member))
-    return cls
+def checked_methods(
+    errors: Mapping[str, type[NpcError]] | None = None,
+) -> Callable[[type[T]], type[T]]:
+    """A class decorator: wrap every public method (its bases' included) with argument
+    checks. ``errors`` names the error class of a method's concern (``{"approve":
+    DecisionError}``); other methods raise ``ArgumentError``."""
+
+    def decorate(cls: type[T]) -> type[T]:
+        for klass in reversed(cls.__mro__[:-1]):
+            for name, member in vars(klass).items():
+                if not name.startswith("_") and inspect.isfunction(member):
+                    error = (errors or {}).get(name, ArgumentError)
+                    setattr(cls, name, _checked(member, error))
+        return cls
+
+    return decorate
 
 
-def _checked(method: Callable[..., Any]) -> Callable[..., Any]:
+def _checked(method: Callable[..., Any], error: type[NpcError]) -> Callable[..., Any]:
     if getattr(method, "__npc_checked__", False):
         return method
     signature = inspect.signature(method)
@@ -49,8 +66,11 @@ def _checked(method: Callable[..., Any]) -> Callable[..., Any]:
         try:
             bound = signature.bind(*args, **kwargs)
         except TypeError as exc:
-            raise ArgumentError(f"{method.__name__}(): {exc}.") from None
-        _check_bound(method, signature, bound.arguments)
+            raise error(f"{method.__name__}(): {exc}.") from None
+        try:
+            _check_bound(method, signature, bound.arguments)
+        except ArgumentError as exc:  # the method's concern decides the class
+            raise (exc if error is ArgumentError else error(str(exc))) from None
         return method(*args, **kwargs)
 
     wrapper.__npc_checked__ = True  # type: ignore[attr-defined]
@@ -101,10 +121,20 @@ def _check_keywords(method: Callable[..., Any], hint: Any, values: dict[str, Any
 
 
 def check_value(where: str, value: Any, hint: Any) -> None:
-    """Raise ArgumentError if ``value`` does not fit ``hint``."""
+    """Raise ArgumentError if ``value`` does not fit ``hint`` (or the error class an
+    ``Annotated`` hint names, e.g. UnknownMemoryError for a memory id)."""
     problem = _problem(value, hint)
     if problem is not None:
-        raise ArgumentError(f"{where} must be {_describe(hint)}, not {_show(value)}{problem}.")
+        message = f"{where} must be {_describe(hint)}, not {_show(value)}{problem}."
+        raise _own_error(hint)(message)
+
+
+def _own_error(hint: Any) -> type[NpcError]:
+    if typing.get_origin(hint) is typing.Annotated:
+        for meta in typing.get_args(hint)[1:]:
+            if isinstance(meta, type) and issubclass(meta, NpcError):
+                return meta
+    return ArgumentError
 
 
 def _problem(value: Any, hint: Any) -> str | None:
@@ -112,6 +142,8 @@ def _problem(value: Any, hint: Any) -> str | None:
     if hint is Any or isinstance(hint, TypeVar):
         return _OK
     origin = typing.get_origin(hint)
+    if origin is typing.Annotated:
+        return _problem(value, typing.get_args(hint)[0])
     if origin in (typing.Union, types.UnionType):
         reasons = [_problem(value, option) for option in typing.get_args(hint)]
         return _OK if _OK in reasons else next((r for r in reasons if r), "")
@@ -173,7 +205,11 @@ def _number_problem(value: Any, hint: type) -> str | None:
 
 
 def _describe(hint: Any) -> str:
+    """What a hint accepts, in words; ``Annotated[type, "words"]`` says it itself."""
     origin = typing.get_origin(hint)
+    if origin is typing.Annotated:
+        said = [m for m in typing.get_args(hint)[1:] if isinstance(m, str)]
+        return said[0] if said else _describe(typing.get_args(hint)[0])
     if origin in (typing.Union, types.UnionType):
         return " or ".join(_describe(option) for option in typing.get_args(hint))
     if origin is typing.Literal:
@@ -185,9 +221,7 @@ def _describe(hint: Any) -> str:
     if origin in (list, tuple, Sequence) and typing.get_args(hint):
         return f"a list of {_describe(typing.get_args(hint)[0]).removeprefix('a ')}"
     name = getattr(origin or hint, "__name__", str(hint))
-    return {"str": "text (a str)", "int": "a whole number", "float": "a number"}.get(
-        name, f"a {name}"
-    )
+    return {"str": "a string", "int": "a whole number", "float": "a number"}.get(name, f"a {name}")
 
 
 def _show(value: Any) -> str:

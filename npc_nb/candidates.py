@@ -74,6 +74,12 @@ def validate_memory_text(text: object, max_chars: int) -> str:
             f"Memory text contains characters that are not valid Unicode text ({exc.reason} "
             f"at position {exc.start}); remove them."
         ) from exc
+    control = next((c for c in stripped if _is_control(c)), None)
+    if control is not None:
+        raise CandidateError(
+            f"Memory text contains the control character {control!r} at position "
+            f"{stripped.index(control)}; remove it (tabs and line breaks are fine)."
+        )
     if not normalise(stripped):
         raise CandidateError("Memory text is empty; write the statement to remember.")
     if len(stripped) > max_chars:
@@ -82,6 +88,10 @@ def validate_memory_text(text: object, max_chars: int) -> str:
             "(setting max_memory_chars). Split it into shorter statements."
         )
     return stripped
+
+
+def _is_control(char: str) -> bool:
+    return (char < " " and char not in "\t\n\r") or "\x7f" <= char <= "\x9f"
 
 
 def check_fields(category: object, scope: object, npc: object, team: object) -> None:

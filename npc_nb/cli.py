@@ -5,16 +5,21 @@ s skip, d defer, u undo, ? help, q quit), for people outside Jupyter. On a termi
 key acts at once; from a pipe or a file each line is one key (and the text an edit,
 reason or date asks for), so a review can be scripted. End of input or Ctrl-C stops the
 review: nothing is decided that was not explicitly decided.
+
+Everything printed passes through ``terminal_text``: a candidate's text comes from a
+model, so an escape sequence or bidi override in it is shown, never obeyed.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import sys
 from collections.abc import Iterator
 from typing import IO, TYPE_CHECKING, Any
 
+from ._markup import terminal_text
 from .errors import NpcError
 
 if TYPE_CHECKING:
@@ -40,12 +45,15 @@ class Console:
         self.interactive = stdin.isatty()
 
     def say(self, text: str = "") -> None:
-        self.stdout.write(text + "\n")
+        self.write(text + "\n")
+
+    def write(self, text: str) -> None:
+        """Write ``text``; only its line breaks reach the terminal as controls."""
+        self.stdout.write("\n".join(terminal_text(line) for line in text.split("\n")))
         self.stdout.flush()
 
     def key(self, prompt: str) -> str:
-        self.stdout.write(prompt)
-        self.stdout.flush()
+        self.write(prompt)
         if self.interactive:
             with _cbreak(self.stdin):
                 char = self.stdin.read(1)
@@ -60,8 +68,7 @@ class Console:
         return line.strip()[:1].lower()
 
     def line(self, prompt: str) -> str:
-        self.stdout.write(prompt)
-        self.stdout.flush()
+        self.write(prompt)
         line = self.stdin.readline()
         if not line:
             raise _Stop
@@ -109,7 +116,7 @@ def main(
     except NpcError as exc:
         console.say(f"npc-nb: {exc}")
         return 2
-    console.say(str(session.summary()))
+    console.say(str(_for_terminal(session.summary())))
     return 0
 
 
@@ -118,7 +125,7 @@ def review_session(session: ReviewSession, console: Console) -> None:
     console.say(f"{session.remaining} candidate(s) waiting. {HELP}")
     try:
         while (card := session.card()) is not None:
-            console.say("\n" + str(card))
+            console.say("\n" + str(_for_terminal(card)))
             _decide(console, session)
     except (_Stop, KeyboardInterrupt):
         console.say("\nStopped: nothing more was decided.")
@@ -132,7 +139,7 @@ def _decide(console: Console, session: ReviewSession) -> None:
         if key == "?":
             console.say(f"  {HELP}")
         elif key == "u":
-            console.say(f"  {session.undo()}")
+            console.say(f"  {_for_terminal(session.undo())}")
         elif key not in _DECISIONS:
             console.say(f"  Unknown key {key!r}. {HELP}")
         elif (extra := _ask(console, _DECISIONS[key])) is not None:
@@ -153,6 +160,24 @@ def _ask(console: Console, decision: str) -> dict[str, Any] | None:
         until = console.line("  until (YYYY-MM-DD, empty = tomorrow): ").strip()
         return {"until": until} if until else {}
     return {}
+
+
+def _for_terminal(value: Any) -> Any:
+    """A copy of a record (Card, Summary, DecisionResult) with every text in it escaped.
+
+    Escaping each value before the record lays itself out keeps a newline inside a
+    memory on that memory's line (shown as ``\\n``) instead of breaking the layout.
+    """
+    if isinstance(value, str):
+        return terminal_text(value)
+    if isinstance(value, tuple):
+        return tuple(_for_terminal(item) for item in value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = [field.name for field in dataclasses.fields(value) if field.init]
+        return dataclasses.replace(
+            value, **{name: _for_terminal(getattr(value, name)) for name in fields}
+        )
+    return value
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -12,6 +12,17 @@
         ├── StoreLockedError   another process kept the file locked past the timeout
         └── SymlinkedStoreError  the store path is a symlink, so writes are refused
 
+Which class a mistake raises: the concern of the method that was called decides. Any
+value that is not a memory id where one is expected raises ``UnknownMemoryError``. A
+wrong argument to a method that proposes memories (``add_candidate``, ``edit``,
+``supersede``) is a ``CandidateError``; to a decision (``approve``, ``reject``, ...,
+``undo``, ``approve_all``) or to the decision-history reader ``memories`` a
+``DecisionError``; SQL is a ``QueryError``; settings, personas, paths and the memory
+block's cap (``context``) a ``ConfigError``; a model call a ``ModelCallError``; the store file a
+``StoreError``. Any other public method given an argument of the wrong type raises
+``ArgumentError``. Every one of them is an ``NpcError``, so ``except npc_nb.NpcError``
+catches every mistake npc_nb reports.
+
 Front ends (magics, widgets) translate these at the edge; the core never prints and
 returns None instead of raising.
 """

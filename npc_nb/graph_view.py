@@ -13,6 +13,7 @@ import html
 import math
 import re
 from dataclasses import dataclass
+from typing import Any
 
 import networkx as nx
 
@@ -112,8 +113,27 @@ def render(
     net.set_options(
         '{"physics": {"stabilization": {"iterations": 150}}, "interaction": {"hover": true}}'
     )
+    net.template = _TextTooltips(net.template)
     page = _OUTSIDE.sub("", net.generate_html(notebook=True))
     return GraphView(shown, page, graph.number_of_nodes(), height)
+
+
+class _TextTooltips:
+    """pyvis's page template, rendered with its HTML-tooltip mode always off.
+
+    Labels are drawn on a canvas, and the node and edge data reach the page through
+    Jinja's ``tojson``, which escapes ``<``, ``>``, ``&`` and ``'`` (so a ``</script>`` in
+    memory text cannot end the script). Tooltips are the gap: as soon as one node title
+    contains "href", pyvis 0.3.2 shows every title with ``popup.innerHTML``
+    (template.html, ``showPopup``), so HTML in memory text would run. With the mode off,
+    vis-network 9.1.2 sets a string title as ``innerText``: always text.
+    """
+
+    def __init__(self, template: Any) -> None:
+        self._template = template
+
+    def render(self, **values: Any) -> str:
+        return self._template.render(**{**values, "tooltip_link": False})
 
 
 def _cut(graph: nx.MultiDiGraph, max_nodes: int) -> nx.MultiDiGraph:

@@ -25,9 +25,10 @@ from IPython.core.magic import (
 )
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
+from ._markup import plain_text
 from .errors import NpcError
 from .interpolation import interpolate
-from .records import Reply
+from .records import Reply, reply_html
 from .text import clean_text
 
 if TYPE_CHECKING:
@@ -67,6 +68,11 @@ def bind_names(sql: str, namespace: dict[str, Any]) -> dict[str, Any]:
         if isinstance(value, str) and clean_text(value) != value:
             raise UsageError(f"${name} holds text that is not valid Unicode; clean it first.")
     return values
+
+
+def _live_bundle(shown: str) -> dict[str, str]:
+    """The reply so far, rendered like the finished one: partial Markdown stays inert."""
+    return {"text/plain": plain_text(shown), "text/html": reply_html(shown)}
 
 
 @magics_class
@@ -128,14 +134,14 @@ class NpcMagics(Magics):
             for _ in stream:
                 pass
             return stream.reply
-        from IPython.display import Markdown, clear_output, display
+        from IPython.display import clear_output, display
 
-        handle = display(Markdown("…"), display_id=True)
+        handle = display(_live_bundle("…"), raw=True, display_id=True)
         shown, last = "", 0.0
         for chunk in stream:
             shown += chunk
             if time.monotonic() - last >= _UPDATE_EVERY:
-                handle.update(Markdown(shown))
+                handle.update(_live_bundle(shown), raw=True)
                 last = time.monotonic()
         clear_output(wait=True)  # the finished reply replaces the live one as Out[n]
         return stream.reply

@@ -13,14 +13,14 @@ import inspect
 import weakref
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TypedDict, Unpack
+from typing import Annotated, Any, TypedDict, Unpack
 
 from . import candidates, review, transitions
-from ._arguments import checked_methods
+from ._arguments import MemoryId, checked_methods
 from .chatting import Chatting
 from .config import Settings, load_settings
 from .context import MemoryBlock, block_room, query_terms, render_block
-from .errors import ConfigError, DecisionError
+from .errors import CandidateError, ConfigError, DecisionError
 from .graphing import Graphing
 from .paths import STORE_DIR, ensure_store_dir, find_project_root, user_home
 from .reading import QUEUE_COLUMNS, Reading, queue_filters
@@ -65,7 +65,14 @@ def latest_project() -> Project | None:
     return _latest() if _latest is not None else None
 
 
-@checked_methods
+_DECISIONS = ("decide", "approve", "reject", "skip", "defer", "set_validity", "approve_all", "undo")
+
+
+@checked_methods(
+    {name: DecisionError for name in (*_DECISIONS, "memories")}
+    | {name: CandidateError for name in ("add_candidate", "edit", "supersede")}
+    | {name: ConfigError for name in ("context", "context_block", "npc", "persona")}
+)
 class Project(Reading, Chatting, Graphing):
     """One project's memory: personas and chat, candidates, review, context, queries."""
 
@@ -120,7 +127,7 @@ class Project(Reading, Chatting, Graphing):
         model: str | None = None,
         provider: str | None = None,
         prompt_version: str | None = None,
-        confidence: float | None = None,
+        confidence: Annotated[float | None, "a number from 0 to 1, or None"] = None,
     ) -> CandidateOutcome:
         """Propose a memory for review: queued, merged into a pending one, or suppressed."""
         source = self._source_text(source_message_id)
@@ -202,7 +209,7 @@ class Project(Reading, Chatting, Graphing):
 
     # -- review decisions -----------------------------------------------------------------
 
-    def decide(self, memory_id: str, decision: str, **kwargs: Any) -> DecisionResult:
+    def decide(self, memory_id: MemoryId, decision: str, **kwargs: Any) -> DecisionResult:
         """Apply a decision named by a string (the form front ends use)."""
         if decision not in DECISIONS or decision in ("approve_all", "undo"):
             raise DecisionError(
@@ -219,7 +226,7 @@ class Project(Reading, Chatting, Graphing):
 
     def approve(
         self,
-        memory_id: str,
+        memory_id: MemoryId,
         by: str | None = None,
         *,
         reconsider: bool = False,
@@ -230,7 +237,7 @@ class Project(Reading, Chatting, Graphing):
 
     def reject(
         self,
-        memory_id: str,
+        memory_id: MemoryId,
         by: str | None = None,
         reason: str | None = None,
         **context: Unpack[ReviewContext],
@@ -240,7 +247,7 @@ class Project(Reading, Chatting, Graphing):
 
     def edit(
         self,
-        memory_id: str,
+        memory_id: MemoryId,
         text: str,
         by: str | None = None,
         *,
@@ -252,14 +259,14 @@ class Project(Reading, Chatting, Graphing):
         return self._decide("edit", memory_id, by, context, text=text, reconsider=reconsider)
 
     def skip(
-        self, memory_id: str, by: str | None = None, **context: Unpack[ReviewContext]
+        self, memory_id: MemoryId, by: str | None = None, **context: Unpack[ReviewContext]
     ) -> DecisionResult:
         """Leave a candidate pending, moved to the back of the review queue."""
         return self._decide("skip", memory_id, by, context)
 
     def defer(
         self,
-        memory_id: str,
+        memory_id: MemoryId,
         until: datetime | None = None,
         by: str | None = None,
         **context: Unpack[ReviewContext],
@@ -267,7 +274,7 @@ class Project(Reading, Chatting, Graphing):
         """Put a candidate aside until ``until`` (default: one day from now)."""
         return self._decide("defer", memory_id, by, context, until=until)
 
-    def supersede(self, memory_id: str, text: str, by: str | None = None) -> DecisionResult:
+    def supersede(self, memory_id: MemoryId, text: str, by: str | None = None) -> DecisionResult:
         """Replace an approved memory by a new approved version; both are kept and linked."""
         text = candidates.validate_memory_text(text, self.settings.max_memory_chars)
         store, memory = self._stores.locate(memory_id)
@@ -277,7 +284,7 @@ class Project(Reading, Chatting, Graphing):
 
     def set_validity(
         self,
-        memory_id: str,
+        memory_id: MemoryId,
         valid_from: datetime | None = transitions.UNCHANGED,
         valid_to: datetime | None = transitions.UNCHANGED,
         by: str | None = None,

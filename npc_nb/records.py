@@ -6,6 +6,8 @@ import html
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
+from ._markup import markdown_html, plain_text
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -124,7 +126,15 @@ class Reply:
         return self.text
 
     def _repr_mimebundle_(self, **_: object) -> dict[str, str]:
+        # HTML we rendered ourselves, not text/markdown: the front end's Markdown
+        # renderer would pass the model's raw HTML through (see npc_nb._markup).
         return {
-            "text/plain": f"{self.text}\n\n[{self.footer()}]",
-            "text/markdown": f"{self.text}\n\n<small>{html.escape(self.footer())}</small>",
+            "text/plain": plain_text(f"{self.text}\n\n[{self.footer()}]"),
+            "text/html": reply_html(self.text, self.footer()),
         }
+
+
+def reply_html(text: str, footer: str = "") -> str:
+    """A reply's Markdown as inert HTML, with its footer (escaped) in small print."""
+    small = f"<p><small>{html.escape(footer)}</small></p>" if footer else ""
+    return f'<div class="npc-nb-reply">{markdown_html(text)}{small}</div>'

@@ -1,4 +1,4 @@
-"""The closed vocabularies of DESIGN.md: statuses, decisions, categories, scopes.
+"""The closed vocabularies: statuses, decisions, categories, scopes.
 
 They are enforced twice, here and by CHECK constraints in the store's schema, which is
 built from these same tuples so the two can never drift apart. Statuses are never taken

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import socket
 import subprocess
@@ -156,34 +157,63 @@ def browser_page(lab: Lab) -> Iterator[object]:
 
 
 def run_all_cells(page: object, count: int, attempts: int = 3) -> None:
-    """Run every cell of the open notebook through JupyterLab's own "Run All Cells"
-    command (the Run menu), once the kernel is ready, and wait until it is idle again.
+    """Run every code cell of the open notebook once, in order, and wait until idle.
 
-    Key presses can be lost while JupyterLab is still settling focus; the menu command
-    cannot. If the first cell shows no execution after a while, the command is issued
-    again (it is harmless before anything ran).
+    Key presses can be lost while JupyterLab settles focus, and a dialog (kernel
+    selection, a notification) can cover the menu, so each cell is run through
+    JupyterLab's own "Run Selected Cell" command from the Run menu, after closing any
+    dialog, and checked: a cell that shows no execution count is run again (a lost
+    command never ran, so nothing runs twice).
     """
-    del count  # the menu command runs them all
-    page.wait_for_selector(
-        ".jp-Notebook-ExecutionIndicator[data-status='idle']",  # type: ignore[attr-defined]
-        timeout=60_000,
+    page.wait_for_selector(  # type: ignore[attr-defined]
+        ".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000
     )
-    first_prompt = ".jp-Cell:first-child .jp-InputPrompt"
-    for _ in range(attempts):
-        page.click(".lm-MenuBar-item:has-text('Run')")  # type: ignore[attr-defined]
-        page.click(  # type: ignore[attr-defined]
-            ".lm-Menu-item[data-command='runmenu:run-all']"
+    for index in range(count):
+        for _ in range(attempts):
+            _run_cell(page, index)
+            if _executed(page, index):
+                break
+        else:
+            page.screenshot(path=str(ARTIFACTS / "run-cells-failed.png"))  # type: ignore[attr-defined]
+            raise AssertionError(f"cell {index} never ran; see run-cells-failed.png")
+
+
+def _run_cell(page: object, index: int) -> None:
+    _close_dialogs(page)
+    _cell(page, index).locator(".jp-InputPrompt").click()
+    page.click(".lm-MenuBar-item:has-text('Run')")  # type: ignore[attr-defined]
+    page.click(".lm-Menu-item[data-command='notebook:run-cell']")  # type: ignore[attr-defined]
+
+
+def _executed(page: object, index: int) -> bool:
+    """Whether cell ``index`` started (``[*]`` or a count) within a few seconds of the
+    command; if so, wait (generously) until it has finished and the kernel is idle."""
+    prompt = _cell(page, index).locator(".jp-InputPrompt")
+    try:
+        prompt.filter(has_text=re.compile(r"\[(\d+|\*)\]")).wait_for(  # type: ignore[attr-defined]
+            timeout=15_000
         )
-        try:
-            page.wait_for_function(  # type: ignore[attr-defined]
-                "s => /\\[(\\d+|\\*)\\]/.test(document.querySelector(s)?.textContent || '')",
-                arg=first_prompt,
-                timeout=20_000,
-            )
-            break
-        except Exception:
-            continue
-    page.wait_for_selector(
-        ".jp-Notebook-ExecutionIndicator[data-status='idle']",  # type: ignore[attr-defined]
-        timeout=120_000,
+    except Exception:
+        return False  # the command was lost: nothing ran
+    prompt.filter(has_text=re.compile(r"\[\d+\]")).wait_for(  # type: ignore[attr-defined]
+        timeout=180_000
     )
+    page.wait_for_selector(  # type: ignore[attr-defined]
+        ".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=180_000
+    )
+    return True
+
+
+def _cell(page: object, index: int) -> object:
+    return page.locator(".jp-Notebook .jp-Cell").nth(index)  # type: ignore[attr-defined]
+
+
+def _close_dialogs(page: object) -> None:
+    """Dismiss any JupyterLab dialog (recording its text) so it cannot cover the menu."""
+    for _ in range(3):
+        dialog = page.locator(".jp-Dialog")  # type: ignore[attr-defined]
+        if not dialog.count():
+            return
+        print("closing a JupyterLab dialog:", dialog.first.inner_text()[:300])
+        page.keyboard.press("Escape")  # type: ignore[attr-defined]
+        page.wait_for_timeout(200)  # type: ignore[attr-defined]

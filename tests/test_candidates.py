@@ -149,6 +149,7 @@ def test_evidence_is_checked_against_its_source_message(nb: npc_nb.Project) -> N
         ({"text": "   \n "}, "empty"),
         ({"text": "x" * 2001}, "limit is 2,000"),
         ({"text": 42}, "must be a string"),
+        ({"text": "bad \x1b[2J text"}, "control character"),
         ({"category": "opinion"}, "Unknown category 'opinion'"),
         ({"scope": "planet"}, "Unknown scope"),
         ({"npc": None}, "needs npc="),

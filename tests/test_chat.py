@@ -32,7 +32,7 @@ def test_chat_records_both_turns_and_what_the_prompt_carried(nb: npc_nb.Project)
     injections = nb.sql("SELECT memory_id FROM context_injections WHERE message_id = ?",
                         [reply.message_id])  # fmt: skip
     assert list(injections["memory_id"]) == reply.injected and len(reply.injected) == 1
-    assert reply.offline and "offline demo model" in reply._repr_mimebundle_()["text/markdown"]
+    assert reply.offline and "offline demo model" in reply._repr_mimebundle_()["text/html"]
 
 
 def test_only_approved_memories_reach_the_prompt(nb: npc_nb.Project) -> None:

@@ -48,7 +48,7 @@ def test_npc_cell_records_both_turns_and_returns_the_reply(shell: InteractiveShe
     assert rows["execution_count"].iloc[0] == number
     assert "memory candidates waiting · %npc_review" in reply.footer()
     bundle = reply._repr_mimebundle_()
-    assert set(bundle) == {"text/plain", "text/markdown"}
+    assert set(bundle) == {"text/plain", "text/html"}  # no raw Markdown: it passes HTML
 
 
 def test_npc_injects_only_approved_memories(shell: InteractiveShell) -> None:

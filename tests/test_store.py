@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import duckdb
@@ -186,7 +187,9 @@ def test_an_idle_kernel_does_not_keep_the_lock(project_dir: Path, isolated_home:
 
 
 @pytest.mark.slow
-def test_four_processes_writing_at_once_lose_nothing(project_dir: Path, isolated_home: Path) -> None:
+def test_four_processes_writing_at_once_lose_nothing(
+    project_dir: Path, isolated_home: Path
+) -> None:
     npc_nb.open(project_dir).close()
     script = f"""
         import sys, npc_nb

@@ -425,14 +425,15 @@ def _query_errors(*, read_only: bool) -> Iterator[None]:
     try:
         yield
     except duckdb.Error as exc:
-        first = str(exc).splitlines()[0]
+        message = str(exc)
+        first = message.splitlines()[0]
         if read_only and isinstance(exc, duckdb.PermissionException | duckdb.InvalidInputException):
             raise QueryError(
                 f"Refused on the read-only query path: {first}. Queries are read-only (no "
                 "files, extensions, settings or writes); pass allow_write=True (in "
                 "%%npc_sql: --write) if you really mean to change the store."
             ) from exc
-        raise QueryError(f"The query failed: {first}") from exc
+        raise QueryError(f"The query failed: {message}") from exc
 
 
 def _frame(cursor: Connection | None) -> pd.DataFrame:
