@@ -17,6 +17,7 @@ install: $(STAMP)
 lint: install
 	$(BIN)/ruff check npc_nb tests bench
 	$(BIN)/ruff format --check npc_nb tests bench
+	$(BIN)/mypy
 
 test: lint
 	$(BIN)/python -m pytest tests

@@ -4,7 +4,7 @@
 
 With the offline model (zero model latency) it times, p50 and p95 in milliseconds:
 
-- bare model call   a cell calling npc_nb.llm.complete() with a prompt of the same shape
+- bare model call   a cell calling npc_nb.models.gateway.complete() with a prompt of the same shape
 - %%npc cell        a real IPython shell running ``%%npc analyst`` cells (recording both
                     turns, context, injections, the extraction job; the background
                     extraction of earlier cells runs meanwhile, as it would for a user)
@@ -31,7 +31,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import npc_nb
-from npc_nb import llm, offline
+from npc_nb.models import gateway, offline
 
 
 def percentiles(samples: list[float]) -> tuple[float, float]:
@@ -89,7 +89,7 @@ def main() -> None:
     message = "We decided to use DuckDB. What should we plot next for the survey?"
     probe = nb.chat("analyst", message)  # warm-up: imports litellm, fills caches
     nb.extraction.wait()
-    shell.user_ns.update(llm=llm, model=offline.MODEL, prompt=probe.messages)
+    shell.user_ns.update(llm=gateway, model=offline.MODEL, prompt=probe.messages)
     # The baseline is a cell making the bare call, so both sides pay IPython's own
     # per-cell cost (history, display hook) and the difference is npc_nb's alone.
     bare = timed(lambda n: cell("_ = llm.complete(model, prompt)"), args.cells)

@@ -48,7 +48,7 @@ FROM (
 
 
 def main() -> None:
-    from npc_nb.widgets import ReviewPanel
+    from npc_nb.review.panel import ReviewPanel
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 50_000])

@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from ._compat import install_module_aliases
 from .errors import (
     ArgumentError,
     CandidateError,
@@ -30,11 +31,11 @@ from .errors import (
 from .vocabulary import CATEGORIES, DECISIONS, SCOPES, STATUSES
 
 if TYPE_CHECKING:
-    from .config import Settings, load_settings
-    from .context import MemoryBlock, StreamScrubber, scrub_memory_tags
-    from .personas import Persona
-    from .project import Project, open_project
-    from .records import ApproveAllPreview, CandidateOutcome, DecisionResult, Reply
+    from ._project import Project, open_project
+    from ._results import ApproveAllPreview, CandidateOutcome, DecisionResult, Reply
+    from ._settings import Settings, load_settings
+    from .chat.personas import Persona
+    from .memory.block import MemoryBlock, StreamScrubber, scrub_memory_tags
 
     open = open_project
 
@@ -43,19 +44,19 @@ __version__ = "0.1.0.dev0"
 # pandas, DuckDB and pydantic cost about half a second to import; a notebook pays it on
 # first use, not at ``import npc_nb`` or ``%load_ext npc_nb`` (PEP 562 lazy attributes).
 _LAZY = {
-    "Settings": "config",
-    "load_settings": "config",
-    "MemoryBlock": "context",
-    "StreamScrubber": "context",
-    "scrub_memory_tags": "context",
-    "Persona": "personas",
-    "Project": "project",
-    "open_project": "project",
-    "open": "project",
-    "ApproveAllPreview": "records",
-    "CandidateOutcome": "records",
-    "DecisionResult": "records",
-    "Reply": "records",
+    "Settings": "_settings",
+    "load_settings": "_settings",
+    "MemoryBlock": "memory.block",
+    "StreamScrubber": "memory.block",
+    "scrub_memory_tags": "memory.block",
+    "Persona": "chat.personas",
+    "Project": "_project",
+    "open_project": "_project",
+    "open": "_project",
+    "ApproveAllPreview": "_results",
+    "CandidateOutcome": "_results",
+    "DecisionResult": "_results",
+    "Reply": "_results",
 }
 
 
@@ -69,11 +70,12 @@ def __getattr__(name: str) -> Any:
 
 
 _ALIASES = {"open": "open_project"}
+install_module_aliases()  # npc_nb.metrics, npc_nb.config, ...: the paths of earlier releases
 
 
 def load_ipython_extension(ipython: Any) -> None:
     """``%load_ext npc_nb``: register the magics (imports neither litellm nor widgets)."""
-    from .magics import NpcMagics
+    from .notebook.magics import NpcMagics
 
     ipython.register_magics(NpcMagics)
 

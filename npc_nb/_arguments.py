@@ -73,7 +73,7 @@ def _checked(method: Callable[..., Any], error: type[NpcError]) -> Callable[...,
             raise (exc if error is ArgumentError else error(str(exc))) from None
         return method(*args, **kwargs)
 
-    wrapper.__npc_checked__ = True  # type: ignore[attr-defined]
+    wrapper.__npc_checked__ = True  # type: ignore[attr-defined]  # a marker on the function
     return wrapper
 
 
@@ -155,7 +155,7 @@ def _problem(value: Any, hint: Any) -> str | None:
 
 
 def _generic_problem(value: Any, origin: Any, args: tuple[Any, ...]) -> str | None:
-    if origin is Callable or origin is typing.Callable:  # type: ignore[comparison-overlap]
+    if origin is Callable:  # collections.abc.Callable, what get_origin gives for both
         return _OK if callable(value) else ""
     if origin in (list, Sequence, tuple) and not isinstance(value, str | bytes):
         if not isinstance(value, list | tuple):

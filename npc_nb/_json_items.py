@@ -184,7 +184,8 @@ def _string_end(text: str, pos: int) -> int:
 
 
 def _skip_space(text: str, pos: int) -> int:
-    return _SPACE.match(text, pos).end()
+    spaces = _SPACE.match(text, pos)  # matches the empty string too
+    return spaces.end() if spaces else pos
 
 
 def _parse_item(text: str, span: _Span, max_depth: int) -> tuple[Any, str | None]:

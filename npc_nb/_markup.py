@@ -49,6 +49,7 @@ def _renderer() -> MarkdownIt:
 
     renderer = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
     renderer.enable(["table", "strikethrough"])
+    # markdown-it's documented hook for link validation is replacing this method.
     renderer.validateLink = _is_safe_link  # type: ignore[method-assign]
     renderer.add_render_rule("image", _image_as_link)
     return renderer

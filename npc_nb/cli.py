@@ -23,7 +23,7 @@ from ._markup import terminal_text
 from .errors import NpcError
 
 if TYPE_CHECKING:
-    from .review_session import ReviewSession
+    from .review.session import ReviewSession
 
 __all__ = ["main"]
 
@@ -106,7 +106,7 @@ def main(
     args = parser.parse_args(argv)
     console = Console(stdin or sys.stdin, stdout or sys.stdout)
     try:
-        from .project import open_project
+        from ._project import open_project
 
         project = open_project(args.project)
         session = project.review_session(

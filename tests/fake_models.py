@@ -13,7 +13,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import litellm
 
-from npc_nb import llm
+from npc_nb.models import gateway
 
 SCRIPT: list[Any] = []
 RECEIVED: list[list[dict]] = []
@@ -47,7 +47,7 @@ class ScriptedModel(litellm.CustomLLM):
 
 
 def install() -> None:
-    llm._lib()  # registers the offline provider first
+    gateway._lib()  # registers the offline provider first
     litellm.custom_provider_map = [
         *[p for p in litellm.custom_provider_map if p["provider"] != "scripted"],
         {"provider": "scripted", "custom_handler": ScriptedModel()},

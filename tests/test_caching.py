@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import npc_nb
-from npc_nb.store.store import VISIBLE, visible_to
+from npc_nb.store.predicates import VISIBLE, visible_to
 from tests.conftest import propose
 from tests.test_store import run_python
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 import npc_nb
+from npc_nb.chat import prompts
 from tests.conftest import propose
 
 
@@ -183,7 +184,7 @@ def test_chat_returns_before_extraction_finishes(project_dir: Path) -> None:
     queue = nb.review_queue()
     assert sorted(queue["category"]) == ["decision", "preference"]
     rows = nb.memories()
-    assert set(rows["prompt_version"]) == {npc_nb.prompts.EXTRACTION_VERSION}
+    assert set(rows["prompt_version"]) == {prompts.EXTRACTION_VERSION}
     assert set(rows["evidence_verified"]) == {True}
 
 
@@ -218,10 +219,10 @@ def test_reviewed_examples_feed_the_extraction_prompt(project_dir: Path) -> None
 def test_each_provider_failure_says_what_to_do(
     nb: npc_nb.Project, monkeypatch: pytest.MonkeyPatch, make_error, advice: str
 ) -> None:
-    from npc_nb import llm
+    from npc_nb.models import gateway
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    error = make_error(llm._lib())
+    error = make_error(gateway._lib())
     with pytest.raises(npc_nb.ModelCallError, match=advice):
         nb.chat("analyst", "hello", model="openai/gpt-4o-mini", mock_response=error)
     assert nb.sql("SELECT count(*) AS n FROM messages")["n"].item() == 1

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 import npc_nb
-from npc_nb.text import content_hash, instruction_flags, normalise
+from npc_nb._text import content_hash, instruction_flags, normalise
 from tests.conftest import propose
 
 REJECTED = "The batch size is 32."

@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 import npc_nb
-from npc_nb.prompts import WITHHELD
+from npc_nb.chat.prompts import WITHHELD
 from tests.conftest import propose
 
 SECRET = "The launch code is 1234"

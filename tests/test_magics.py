@@ -13,7 +13,7 @@ from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 
 import npc_nb
-from npc_nb.magics import NpcMagics
+from npc_nb.notebook.magics import NpcMagics
 
 
 @pytest.fixture

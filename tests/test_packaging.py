@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from npc_nb.widgets.assets import FRONTEND_FILES, frontend_file
-from npc_nb.widgets.keys import KeyBridge
+from npc_nb.review.panel.assets import FRONTEND_FILES, frontend_file
+from npc_nb.review.panel.keys import KeyBridge
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -67,7 +67,10 @@ def test_an_installed_wheel_finds_them(wheel: Path, tmp_path: Path) -> None:
         check=True,
         timeout=300,
     )
-    code = "from npc_nb.widgets.assets import frontend_file; print(frontend_file('review_keys.js'))"
+    code = (
+        "from npc_nb.review.panel.assets import frontend_file; "
+        "print(frontend_file('review_keys.js'))"
+    )
     env = {**os.environ, "PYTHONPATH": str(site)}
     found = subprocess.run(
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True

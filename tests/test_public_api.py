@@ -82,16 +82,17 @@ def test_the_vocabulary_is_the_design_documents() -> None:
 
 
 def test_each_heavy_dependency_has_one_owner() -> None:
-    """litellm only in llm.py, pyvis only in graph_view.py, widgets only in widgets/."""
+    """litellm only in the model gateway, pyvis only in the graph view, the widget
+    libraries only in the review panel."""
     import re
     from pathlib import Path
 
     package = Path(npc_nb.__file__).parent
     owners = {
-        "litellm": {"llm.py"},
-        "pyvis": {"graph_view.py"},
-        "ipywidgets": {"widgets/panel.py"},
-        "anywidget": {"widgets/keys.py"},
+        "litellm": {"models/gateway.py"},
+        "pyvis": {"graph/view.py"},
+        "ipywidgets": {"review/panel/panel.py"},
+        "anywidget": {"review/panel/keys.py"},
     }
     for module, allowed in owners.items():
         pattern = re.compile(rf"^\s*(import|from) {module}\b", re.MULTILINE)
@@ -101,3 +102,58 @@ def test_each_heavy_dependency_has_one_owner() -> None:
             if pattern.search(path.read_text())
         }
         assert importers == allowed, module
+
+
+PROJECT_METHODS = [
+    "add_candidate",
+    "approve",
+    "approve_all",
+    "chat",
+    "close",
+    "configure",
+    "context",
+    "context_block",
+    "decide",
+    "decisions",
+    "defer",
+    "edit",
+    "export",
+    "export_graphml",
+    "export_review_log",
+    "graph",
+    "graph_frames",
+    "memories",
+    "npc",
+    "persona",
+    "personas",
+    "reject",
+    "reproposals",
+    "review_panel",
+    "review_queue",
+    "review_session",
+    "set_validity",
+    "show_graph",
+    "skip",
+    "sql",
+    "status",
+    "supersede",
+    "undo",
+]
+PROJECT_PROPERTIES = ["extraction", "metrics", "store_path"]
+
+
+def test_project_public_methods_and_properties_are_pinned() -> None:
+    public = {name for name in dir(npc_nb.Project) if not name.startswith("_")}
+    assert public == {*PROJECT_METHODS, *PROJECT_PROPERTIES}
+
+
+def test_module_paths_of_earlier_releases_still_import() -> None:
+    import importlib
+
+    from npc_nb._compat import MOVED
+
+    for old, new in MOVED.items():
+        assert importlib.import_module(old) is importlib.import_module(new), old
+    from npc_nb.metrics import Metrics  # the path the docs of earlier releases used
+
+    assert Metrics.__module__ == "npc_nb.analytics.metrics"

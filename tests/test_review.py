@@ -206,15 +206,15 @@ def test_undo_refuses_when_the_memory_changed_since(nb: npc_nb.Project) -> None:
 
 
 def test_a_decision_planned_on_stale_state_writes_nothing(nb: npc_nb.Project) -> None:
-    from npc_nb import review, transitions
-    from npc_nb.stamps import utc_now
+    from npc_nb._time import utc_now
+    from npc_nb.memory import decisions, transitions
 
     memory = propose(nb, "first")
     store, row = nb._stores.locate(memory)
     stale = transitions.plan("approve", row, actor="ada", now=utc_now())
     nb.reject(memory, by="bob")  # another kernel decides first
     with pytest.raises(npc_nb.DecisionError, match="changed while"):
-        review.apply_changes(store, [stale], actor="ada", now=utc_now(), audit={})
+        decisions.apply_changes(store, [stale], actor="ada", now=utc_now(), audit={})
     assert status_of(nb, memory) == "human-rejected"
     assert [e["action"] for e in events_for(nb, memory)] == ["propose", "reject"]
 

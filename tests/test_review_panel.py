@@ -11,7 +11,7 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
 import npc_nb
-from npc_nb.widgets import ReviewPanel
+from npc_nb.review.panel import ReviewPanel
 from tests.conftest import propose, status_of
 
 # The statuses of five candidates after approve, reject, edit, defer and skip.

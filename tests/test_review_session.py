@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import npc_nb
 from npc_nb.errors import DecisionError
-from npc_nb.review_session import evidence_span
+from npc_nb.review.session import ReviewSession, evidence_span
 
 ACTIONS = st.lists(
     st.sampled_from(["approve", "reject", "edit", "skip", "defer", "undo", "approve_all"]),
@@ -26,7 +26,7 @@ STATUS_OF_KIND = {
 }
 
 
-def apply(session: npc_nb.review_session.ReviewSession, action: str, step: int) -> None:
+def apply(session: ReviewSession, action: str, step: int) -> None:
     try:
         if action == "undo":
             session.undo()
@@ -93,7 +93,7 @@ def test_skip_moves_the_card_to_the_back_of_this_review(nb: npc_nb.Project) -> N
 def test_time_spent_is_measured_from_when_the_card_was_shown(nb: npc_nb.Project) -> None:
     nb.add_candidate("timed candidate", category="fact", npc="analyst")
     now = [100.0]
-    session = npc_nb.review_session.ReviewSession(nb, clock=lambda: now[0])
+    session = ReviewSession(nb._memory, clock=lambda: now[0])
     now[0] = 107.5  # the reviewer looked at the card for 7.5 s
     session.decide("approve")
     assert nb.decisions()["time_spent_ms"].dropna().tolist() == [7500]
@@ -176,7 +176,7 @@ def test_time_after_a_refused_decision_counts_from_the_refusal(nb: npc_nb.Projec
     first = nb.add_candidate("taken by bob", category="fact", npc="analyst").memory_id
     nb.add_candidate("left for alice", category="fact", npc="analyst")
     now = [0.0]
-    session = npc_nb.review_session.ReviewSession(nb, by="alice", clock=lambda: now[0])
+    session = ReviewSession(nb._memory, by="alice", clock=lambda: now[0])
     nb.reject(first, by="bob")
     now[0] = 30.0
     with pytest.raises(DecisionError):

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 import npc_nb
+from npc_nb._locations import user_home
 from npc_nb.cli import main
-from npc_nb.paths import user_home
 from tests.conftest import propose
 
 

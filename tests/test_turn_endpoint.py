@@ -12,7 +12,7 @@ import litellm
 import pytest
 
 import npc_nb
-from npc_nb import llm
+from npc_nb.models import gateway
 
 KEY = "sk-turn-secret-0123456789"
 BASE = "http://127.0.0.1:9/v1"
@@ -36,7 +36,7 @@ class RecordingModel(litellm.CustomLLM):
 
 @pytest.fixture(autouse=True)
 def recording_provider() -> None:
-    llm._lib()
+    gateway._lib()
     litellm.custom_provider_map = [
         *[p for p in litellm.custom_provider_map if p["provider"] != "recording"],
         {"provider": "recording", "custom_handler": RecordingModel()},

@@ -1,6 +1,14 @@
-"""The store package: the only code that holds SQL (see ``store.py``)."""
+"""The store package: the only code that holds SQL.
 
-from .pair import StorePair
-from .store import Connection, Store
+``Store`` is one DuckDB file (connections, transactions, the one INSERT builder);
+``Stores`` the pair a project reads (its own file and the user's). The queries live in
+modules named after what they read or write: ``memory_rows``, ``events`` (the audit
+log), ``predicates`` (visibility and the one approval predicate), ``chat_log``, ``jobs``,
+``frames``, ``graph_sql``, ``analytics``, ``exports`` and ``user_sql``; the schema in
+``migrations`` and the documented views in ``views``.
+"""
 
-__all__ = ["Connection", "Store", "StorePair"]
+from ._database import Connection, Store
+from .stores import Stores
+
+__all__ = ["Connection", "Store", "Stores"]

@@ -10,7 +10,8 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from .store import Store
+from ._database import Store
+from .predicates import approved_source
 
 __all__ = [
     "DIMENSIONS",
@@ -190,13 +191,15 @@ def injections_per_memory(store: Store) -> pd.DataFrame:
     A memory appears at most once in a prompt, so the count is also the number of
     replies it shaped.
     """
+    approved, params = approved_source()
     return store.dataframe(
-        """WITH used AS (
+        f"""WITH used AS (
             SELECT memory_id, count(*)::BIGINT AS injections, min(injected_at) AS first_injected,
                 max(injected_at) AS last_injected
             FROM context_injections GROUP BY memory_id)
         SELECT m.id AS memory_id, m.final_text, m.npc, m.scope, m.category,
             coalesce(u.injections, 0)::BIGINT AS injections, u.first_injected, u.last_injected
-        FROM approved_memories m LEFT JOIN used u ON u.memory_id = m.id
-        ORDER BY injections DESC, memory_id"""
+        FROM {approved} m LEFT JOIN used u ON u.memory_id = m.id
+        ORDER BY injections DESC, memory_id""",
+        params,
     )

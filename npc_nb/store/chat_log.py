@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from .store import VISIBLE, Connection, Store, rows
+from ._database import Connection, Store, insert_row, rows
+from .predicates import VISIBLE
 
 __all__ = [
     "conversation",
@@ -15,19 +16,6 @@ __all__ = [
     "insert_row",
     "message",
 ]
-
-_TABLES = ("conversations", "messages", "extraction_jobs")
-
-
-def insert_row(con: Connection, table: str, row: dict) -> None:
-    """Insert one row into one of the chat-log tables (names checked against ours)."""
-    if table not in _TABLES:
-        raise ValueError(f"not a chat-log table: {table}")
-    columns = list(row)
-    con.execute(
-        f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' for _ in columns)})",
-        list(row.values()),
-    )
 
 
 def conversation(store: Store, conversation_id: str) -> dict | None:

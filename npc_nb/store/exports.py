@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .store import Store
+from ._database import Store, scalar
 
 __all__ = ["EXPORTS", "REVIEW_LOG_SQL", "write"]
 
@@ -44,7 +44,7 @@ def write(store: Store, sql: str, path: Path, file_format: str) -> int:
             else:
                 frame = relation.df()
                 frame.to_json(path, orient="records", lines=True, date_format="iso")
-            (count,) = con.sql(f"SELECT count(*) FROM ({sql})").fetchone()
+            count = scalar(con, f"SELECT count(*) FROM ({sql})")
         finally:
             del relation  # a live relation would keep the file lock
     return int(count)

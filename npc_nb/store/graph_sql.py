@@ -1,7 +1,7 @@
 """SQL for the knowledge graph: which approved memory versions still need concepts,
 storing what a model extracted, and reading the graph's rows.
 
-Every read goes through ``approved_memories`` (or the audit log, for ``as_of``) and
+Every read goes through the one approval predicate (``predicates.approved_source``) and
 joins concepts on the memory's id AND current text hash: nothing pending, rejected,
 superseded or undone can contribute, and an edit's new wording needs its own concepts.
 """
@@ -12,29 +12,18 @@ from datetime import datetime
 
 import pandas as pd
 
-from ..text import clean_text
-from .frames import AS_OF
-from .store import Store
+from .._text import clean_text
+from ._database import Store
+from .predicates import approved_source
 
 __all__ = ["approved_rows", "concept_rows", "missing_versions", "record_concepts"]
-
-
-def _approved(as_of: datetime | None) -> tuple[str, dict]:
-    """The approved memories now, or as they stood at ``as_of`` (from the audit log; the
-    caller recomputes ``final_hash`` from that moment's text)."""
-    if as_of is None:
-        return "SELECT * FROM approved_memories", {}
-    return (
-        f"SELECT * FROM ({AS_OF}) WHERE status IN ('human-approved', 'human-edited')",
-        {"as_of": as_of},
-    )
 
 
 def approved_rows(
     store: Store, npc: str | None, category: str | None, as_of: datetime | None
 ) -> pd.DataFrame:
     """The approved memories the graph shows (id, text, hash, persona, category, ...)."""
-    source, params = _approved(as_of)
+    source, params = approved_source(as_of)
     clauses = ["TRUE"]
     if npc is not None:
         clauses.append("npc = $npc")
@@ -44,7 +33,7 @@ def approved_rows(
         params["category"] = category
     return store.dataframe(
         "SELECT id, final_text, final_hash, npc, team, scope, category, extractor_model, "
-        f"recorded_at, decided_at, decided_by FROM ({source}) WHERE {' AND '.join(clauses)} "
+        f"recorded_at, decided_at, decided_by FROM {source} WHERE {' AND '.join(clauses)} "
         "ORDER BY recorded_at, id",
         params,
     )

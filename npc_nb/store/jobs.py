@@ -12,7 +12,7 @@ from datetime import datetime
 
 import pandas as pd
 
-from .store import Store, rows
+from ._database import Store, rows, scalar
 
 __all__ = [
     "cancel",
@@ -113,10 +113,11 @@ def frame(store: Store) -> pd.DataFrame:
 
 def running_claimed_by(store: Store, claimed_by: str) -> int:
     with store.read() as con:
-        (count,) = con.execute(
+        count = scalar(
+            con,
             "SELECT count(*) FROM extraction_jobs WHERE status = 'running' AND claimed_by = ?",
             [claimed_by],
-        ).fetchone()
+        )
     return int(count)
 
 

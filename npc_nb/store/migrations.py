@@ -382,7 +382,7 @@ def m008_rehash_unmasked(con: duckdb.DuckDBPyConnection) -> None:
     # context injections) follow their memory.
     import pandas as pd
 
-    from ..text import content_hash, normalise
+    from .._text import content_hash, normalise
 
     rows = con.execute(
         "SELECT id, initial_text, final_text, initial_hash, final_hash FROM memories"

@@ -1,0 +1,81 @@
+"""Module paths of earlier releases, kept working: ``import npc_nb.metrics`` still gives
+the metrics module, now at ``npc_nb.analytics.metrics``.
+
+The package was reorganised into subpackages by concern. A small import hook maps each
+old dotted path to its new module (the same module object, not a copy), so user code and
+saved notebooks keep running; nothing is imported until an old path is asked for.
+Two old names now belong to packages and are not aliased: ``npc_nb.review`` (the review
+engine, now ``npc_nb.memory.decisions``) and ``npc_nb.graph`` (the graph build, now
+``npc_nb.graph.build``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import sys
+from types import ModuleType
+
+__all__ = ["MOVED", "install_module_aliases"]
+
+#: old module path -> new module path
+MOVED = {
+    "npc_nb.config": "npc_nb._settings",
+    "npc_nb.paths": "npc_nb._locations",
+    "npc_nb.records": "npc_nb._results",
+    "npc_nb.text": "npc_nb._text",
+    "npc_nb.stamps": "npc_nb._time",
+    "npc_nb.project": "npc_nb._project",
+    "npc_nb.candidates": "npc_nb.memory.candidates",
+    "npc_nb.transitions": "npc_nb.memory.transitions",
+    "npc_nb.context": "npc_nb.memory.block",
+    "npc_nb.selection": "npc_nb.memory.cache",
+    "npc_nb.llm": "npc_nb.models.gateway",
+    "npc_nb.offline": "npc_nb.models.offline",
+    "npc_nb.personas": "npc_nb.chat.personas",
+    "npc_nb.prompts": "npc_nb.chat.prompts",
+    "npc_nb.conversation": "npc_nb.chat.turn",
+    "npc_nb.extraction": "npc_nb.chat.extraction",
+    "npc_nb.chatting": "npc_nb.chat.conversations",
+    "npc_nb.interpolation": "npc_nb.notebook.interpolation",
+    "npc_nb.magics": "npc_nb.notebook.magics",
+    "npc_nb.concepts": "npc_nb.graph.concepts",
+    "npc_nb.graph_view": "npc_nb.graph.view",
+    "npc_nb.graphing": "npc_nb.graph.knowledge",
+    "npc_nb.metrics": "npc_nb.analytics.metrics",
+    "npc_nb.export": "npc_nb.analytics.export",
+    "npc_nb.review_session": "npc_nb.review.session",
+    "npc_nb.widgets": "npc_nb.review.panel",
+    "npc_nb.widgets.panel": "npc_nb.review.panel.panel",
+    "npc_nb.widgets.cards": "npc_nb.review.panel.cards",
+    "npc_nb.widgets.keys": "npc_nb.review.panel.keys",
+    "npc_nb.widgets.assets": "npc_nb.review.panel.assets",
+    "npc_nb.store.store": "npc_nb.store._database",
+    "npc_nb.store.connection": "npc_nb.store._lease",
+    "npc_nb.store.pair": "npc_nb.store.stores",
+}
+
+
+class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Finds an old module path and loads it as the module it moved to."""
+
+    def find_spec(
+        self, fullname: str, path: object = None, target: object = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        if fullname not in MOVED:
+            return None
+        return importlib.util.spec_from_loader(fullname, self)
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
+        return importlib.import_module(MOVED[spec.name])
+
+    def exec_module(self, module: ModuleType) -> None:
+        """Nothing to run: the new module ran when it was imported."""
+
+
+def install_module_aliases() -> None:
+    """Put the finder on ``sys.meta_path`` once."""
+    if not any(isinstance(finder, _MovedModules) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _MovedModules())  # before the path finder: see MOVED

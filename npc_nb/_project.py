@@ -1,0 +1,505 @@
+"""The facade: ``npc_nb.open()`` returns a Project, the plain Python API of everything.
+
+``Project`` is the composition root. It builds the services, handing each exactly what
+it needs (stores, settings, the memory core, the extraction queue), and delegates to
+them in one line per method; no service imports it or reaches into it. Its public
+methods check their arguments (``checked_methods``), so a mistake is an ``NpcError``
+that names what to pass. Magics, the review panel and the CLI are thin front ends over
+these methods.
+"""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import html
+import weakref
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, Any, Unpack
+
+import pandas as pd
+
+from ._arguments import MemoryId, checked_methods
+from ._locations import STORE_DIR, ensure_store_dir, find_project_root, user_home
+from ._results import ApproveAllPreview, CandidateOutcome, DecisionResult
+from ._settings import Settings, load_settings
+from ._time import to_utc
+from .analytics.export import export_review_log, export_tables
+from .analytics.metrics import Metrics
+from .chat.conversations import Conversations, Status
+from .chat.extraction import Extraction
+from .chat.personas import Persona
+from .chat.turn import ReplyStream
+from .errors import CandidateError, ConfigError, DecisionError
+from .graph.knowledge import KnowledgeGraph
+from .memory import transitions
+from .memory.block import MemoryBlock
+from .memory.core import MemoryCore, ReviewContext
+from .memory.queue import queue_filters
+from .review.session import ReviewSession
+from .store import Stores, frames
+from .store.user_sql import run_sql
+from .vocabulary import STATUSES
+
+__all__ = ["Project", "ReviewContext", "latest_project", "open_project"]
+
+_latest: weakref.ref[Project] | None = None
+
+
+def open_project(
+    project_dir: str | Path | None = None, *, create: bool = False, **settings: Any
+) -> Project:
+    """Open the memory store of the project at or above a folder (the store is created on
+    first use; the folder must exist unless ``create=True``).
+
+    The magics use the Project opened last in the kernel, so ``nb = npc_nb.open(path)``
+    points ``%%npc`` at that project too.
+    """
+    global _latest
+    root = find_project_root(project_dir, create=create)
+    project = Project(root, load_settings(**settings))
+    _latest = weakref.ref(project)
+    return project
+
+
+def latest_project() -> Project | None:
+    """The Project opened last in this process, if it is still in use."""
+    return _latest() if _latest is not None else None
+
+
+_DECISIONS = ("decide", "approve", "reject", "skip", "defer", "set_validity", "approve_all", "undo")
+
+
+@checked_methods(
+    {name: DecisionError for name in (*_DECISIONS, "memories")}
+    | {name: CandidateError for name in ("add_candidate", "edit", "supersede")}
+    | {name: ConfigError for name in ("context", "context_block", "npc", "persona", "configure")}
+)
+class Project:
+    """One project's memory: personas and chat, candidates, review, context, queries."""
+
+    def __init__(self, root: Path, settings: Settings) -> None:
+        self.root = root
+        self.settings = settings
+        self.name = root.name
+        self._stores = Stores(ensure_store_dir(root / STORE_DIR), user_home(), settings)
+        self._memory = MemoryCore(self._stores, settings, self.name)
+        store = self._stores.project
+        self._extraction = Extraction(store, settings, self._memory.add_candidate)
+        self._chat = Conversations(root, self.name, settings, store, self._memory, self._extraction)
+        self._graph = KnowledgeGraph(store, settings)
+        with store.read():
+            pass  # create and migrate now, so a broken store fails at open()
+        _open_projects.add(self)
+        self._extraction.recover()  # jobs a killed kernel left behind
+
+    @property
+    def store_path(self) -> Path:
+        return self._stores.project.path
+
+    @property
+    def extraction(self) -> Extraction:
+        """The background extraction queue: ``status()``, ``wait()``, ``retry()``, ``jobs()``."""
+        return self._extraction
+
+    @functools.cached_property
+    def metrics(self) -> Metrics:
+        """Approval, rejection, edit and re-proposal rates, backlog, time to decision,
+        reviewer throughput and memory use, as DataFrames (see ``npc_nb.analytics``)."""
+        return Metrics(self._stores.project)
+
+    def close(self) -> None:
+        """Stop the extraction worker (waiting at most about 2 s; a job still in a model
+        call stays queued for the next open) and release both store files."""
+        self._extraction.stop()
+        self._stores.release()
+
+    def configure(self, **settings: Any) -> Settings:
+        """Change settings for this session; each applies at once (timeouts included).
+
+        Every value is checked before any is applied: a bad one changes nothing.
+        """
+        trial = self.settings.model_copy()
+        for key, value in settings.items():
+            if key not in Settings.model_fields:
+                known = ", ".join(Settings.model_fields)
+                raise ConfigError(f"Unknown setting {key!r}; known settings: {known}.")
+            try:
+                setattr(trial, key, value)  # validated on assignment
+            except ValueError as exc:  # pydantic's ValidationError
+                raise ConfigError(f"{key}={value!r}: {_first_error(exc)}") from exc
+        for key in settings:
+            setattr(self.settings, key, getattr(trial, key))
+        self._stores.configure(self.settings)
+        return self.settings
+
+    def __repr__(self) -> str:
+        return f"<npc_nb.Project {self.name!r} store={str(self.store_path)!r}>"
+
+    def _repr_mimebundle_(self, **_: object) -> dict[str, str]:
+        text = f"{self!r}: {self._memory.pending_count()} candidate(s) waiting for review"
+        return {"text/plain": text, "text/html": f"<code>{html.escape(text)}</code>"}
+
+    # -- candidates and the memory block --------------------------------------------------
+
+    def add_candidate(
+        self,
+        text: str,
+        *,
+        category: str,
+        npc: str | None,
+        team: str | None = None,
+        scope: str = "npc",
+        evidence: str | None = None,
+        source_message_id: str | None = None,
+        conversation_id: str | None = None,
+        model: str | None = None,
+        provider: str | None = None,
+        prompt_version: str | None = None,
+        confidence: Annotated[float | None, "a number from 0 to 1, or None"] = None,
+    ) -> CandidateOutcome:
+        """Propose a memory for review: queued, merged into a pending one, or suppressed."""
+        fields = dict(locals())
+        del fields["self"], fields["text"]
+        return self._memory.add_candidate(text, **fields)
+
+    def context_block(
+        self,
+        npc: str,
+        *,
+        team: str | None = None,
+        query: str | None = None,
+        max_chars: int | None = None,
+    ) -> MemoryBlock:
+        """The memory block for ``npc`` with the ids of the memories in it."""
+        return self._memory.context_block(npc, team=team, query=query, max_chars=max_chars)
+
+    def context(
+        self,
+        npc: str,
+        *,
+        team: str | None = None,
+        query: str | None = None,
+        max_chars: int | None = None,
+    ) -> str:
+        """The ``<npc-memory>`` block: approved memories only, most specific scope first."""
+        return self.context_block(npc, team=team, query=query, max_chars=max_chars).text
+
+    # -- review decisions -------------------------------------------------------------------
+
+    def decide(self, memory_id: MemoryId, decision: str, **kwargs: Any) -> DecisionResult:
+        """Apply a decision named by a string (the form front ends use)."""
+        return self._memory.decide(memory_id, decision, **kwargs)
+
+    def approve(
+        self,
+        memory_id: MemoryId,
+        by: str | None = None,
+        *,
+        reconsider: bool = False,
+        **context: Unpack[ReviewContext],
+    ) -> DecisionResult:
+        """Approve a pending or deferred candidate (a rejected one needs reconsider=True)."""
+        return self._memory.approve(memory_id, by, reconsider=reconsider, **context)
+
+    def reject(
+        self,
+        memory_id: MemoryId,
+        by: str | None = None,
+        reason: str | None = None,
+        **context: Unpack[ReviewContext],
+    ) -> DecisionResult:
+        """Reject a candidate (or retract an approved memory); its content becomes a tombstone."""
+        return self._memory.reject(memory_id, by, reason, **context)
+
+    def edit(
+        self,
+        memory_id: MemoryId,
+        text: str,
+        by: str | None = None,
+        *,
+        reconsider: bool = False,
+        **context: Unpack[ReviewContext],
+    ) -> DecisionResult:
+        """Approve with new text (initial text kept); on an approved memory, supersede it."""
+        return self._memory.edit(memory_id, text, by, reconsider=reconsider, **context)
+
+    def skip(
+        self, memory_id: MemoryId, by: str | None = None, **context: Unpack[ReviewContext]
+    ) -> DecisionResult:
+        """Leave a candidate pending, moved to the back of the review queue."""
+        return self._memory.skip(memory_id, by, **context)
+
+    def defer(
+        self,
+        memory_id: MemoryId,
+        until: datetime | None = None,
+        by: str | None = None,
+        **context: Unpack[ReviewContext],
+    ) -> DecisionResult:
+        """Put a candidate aside until ``until`` (default: one day from now)."""
+        return self._memory.defer(memory_id, until, by, **context)
+
+    def supersede(self, memory_id: MemoryId, text: str, by: str | None = None) -> DecisionResult:
+        """Replace an approved memory by a new approved version; both are kept and linked."""
+        return self._memory.supersede(memory_id, text, by)
+
+    def set_validity(
+        self,
+        memory_id: MemoryId,
+        valid_from: datetime | None = transitions.UNCHANGED,
+        valid_to: datetime | None = transitions.UNCHANGED,
+        by: str | None = None,
+    ) -> DecisionResult:
+        """Say when the remembered fact holds in the world; context() respects it.
+
+        A bound you leave out stays as it is; pass None to clear it.
+        """
+        return self._memory.set_validity(memory_id, valid_from, valid_to, by)
+
+    def approve_all(
+        self,
+        *,
+        npc: str | None = None,
+        team: str | None = None,
+        category: str | None = None,
+        scope: str | None = None,
+        conversation: str | None = None,
+        ids: list[str] | None = None,
+        confirm: bool = False,
+        by: str | None = None,
+        sample_size: int = 5,
+        session: str | None = None,
+    ) -> ApproveAllPreview | DecisionResult:
+        """Approve every unflagged candidate matching the filters, as one batch.
+
+        Call it first without ``confirm``: nothing changes, you get the count and a
+        sample. Then the same call with ``confirm=True`` approves exactly what that
+        preview showed (never a candidate that arrived since). With ``ids=`` you name the
+        candidates yourself. Flagged (instruction-like) candidates are never included;
+        review them one by one.
+        """
+        filters = queue_filters(npc, team, category, scope, conversation, ids)
+        return self._memory.approve_all(
+            filters, confirm=confirm, by=by, sample_size=sample_size, session=session
+        )
+
+    def undo(self, by: str | None = None, *, session: str | None = None) -> DecisionResult:
+        """Revert your last decision, or the whole of your last batch, as new events.
+
+        With ``session`` only a decision made in that review session is reverted.
+        """
+        return self._memory.undo(by, session=session)
+
+    # -- reviewing --------------------------------------------------------------------------
+
+    def review_queue(
+        self,
+        *,
+        npc: str | None = None,
+        team: str | None = None,
+        category: str | None = None,
+        scope: str | None = None,
+        conversation: str | None = None,
+    ) -> pd.DataFrame:
+        """Pending and due deferred candidates, skipped ones last, oldest first."""
+        return self._memory.review_queue(
+            npc=npc, team=team, category=category, scope=scope, conversation=conversation
+        )
+
+    def review_session(
+        self,
+        *,
+        npc: str | None = None,
+        category: str | None = None,
+        conversation: str | None = None,
+        by: str | None = None,
+    ) -> ReviewSession:
+        """A review of the waiting candidates, one card at a time, with tally and undo."""
+        return ReviewSession(
+            self._memory, npc=npc, category=category, conversation=conversation, by=by
+        )
+
+    def review_panel(
+        self,
+        *,
+        npc: str | None = None,
+        category: str | None = None,
+        conversation: str | None = None,
+        by: str | None = None,
+    ) -> Any:
+        """The keyboard-first review panel (ipywidgets) over ``review_session(...)``."""
+        from .review.panel import ReviewPanel  # ipywidgets: on first use
+
+        return ReviewPanel(
+            self.review_session(npc=npc, category=category, conversation=conversation, by=by)
+        )
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def memories(
+        self, status: str | None = None, npc: str | None = None, as_of: datetime | None = None
+    ) -> pd.DataFrame:
+        """Memories as a DataFrame; ``status="approved"`` uses the approval predicate."""
+        if status is not None and status not in (*STATUSES, "approved"):
+            raise DecisionError(f"Unknown status {status!r}; use 'approved' or one of {STATUSES}.")
+        moment = _moment(as_of)
+        return _concat(
+            frames.memories_frame(s, status=status, npc=npc, as_of=moment)
+            for s in self._stores.existing()
+        )
+
+    def decisions(self, memory_id: str | None = None) -> pd.DataFrame:
+        """The audit log: who did what to which memory, when, with text before and after."""
+        return _concat(
+            frames.decisions_frame(s, memory_id=memory_id) for s in self._stores.existing()
+        )
+
+    def reproposals(self) -> pd.DataFrame:
+        """Every time extraction repeated content that was already decided or pending."""
+        return _concat(frames.reproposals_frame(s) for s in self._stores.existing())
+
+    def sql(self, query: str, params: Any = None, *, allow_write: bool = False) -> pd.DataFrame:
+        """Run SQL on the project store; read-only unless ``allow_write=True``."""
+        return run_sql(self._stores.project, query, params, allow_write=allow_write)
+
+    def export(self, folder: str | Path, format: str = "parquet") -> dict[str, Path]:
+        """Write ``memories`` and ``decisions`` (every column of the analytical views) to
+        ``folder`` as Parquet or JSON Lines; returns the paths written."""
+        return export_tables(self._stores.project, folder, format)
+
+    def export_review_log(self, path: str | Path) -> Path:
+        """Write every decision (not undone) as Prodigy-style JSONL: text, answer
+        (accept/reject/ignore), label, annotator, timestamp."""
+        return export_review_log(self._stores.project, path)
+
+    # -- personas and chat ------------------------------------------------------------------
+
+    def npc(
+        self,
+        name: str,
+        *,
+        directive: str,
+        model: str | None = None,
+        provider: str | None = None,
+        team: str | None = None,
+    ) -> Persona:
+        """Define (or redefine) a persona for this session."""
+        return self._chat.npc(name, directive=directive, model=model, provider=provider, team=team)
+
+    def personas(self) -> pd.DataFrame:
+        """Every persona defined in Python or in ``npc_team/*.npc``."""
+        return self._chat.personas()
+
+    def persona(self, name: str) -> Persona:
+        """The persona called ``name``: Python definitions first, then team files, else ad hoc."""
+        return self._chat.persona(name)
+
+    def chat(
+        self,
+        npc: str,
+        message: str,
+        *,
+        conversation: str | None = None,
+        model: str | None = None,
+        stream: bool = False,
+        new: bool = False,
+        where: dict[str, Any] | None = None,
+        **options: Any,
+    ) -> Any:
+        """Send ``message`` to persona ``npc``; returns the reply (or a stream of it).
+
+        The conversation continues this session's one with ``npc`` unless ``new=True`` or
+        ``conversation=<id>`` is given. ``where`` records the notebook path and execution
+        count of the cell the message came from. Extra keyword arguments go to the model call
+        (``temperature=``, ``max_tokens=``, ``api_base=``, ...). With ``stream=True``,
+        iterate the result for text chunks; its ``reply`` is set when the stream ends.
+        """
+        reply: ReplyStream | Any = self._chat.chat(
+            npc,
+            message,
+            conversation=conversation,
+            model=model,
+            stream=stream,
+            new=new,
+            where=where,
+            **options,
+        )
+        return reply
+
+    def status(self) -> Status:
+        """Personas, default model, candidates waiting, extraction jobs, store path."""
+        return self._chat.status()
+
+    # -- the knowledge graph ----------------------------------------------------------------
+
+    def graph(
+        self, npc: str | None = None, category: str | None = None, as_of: datetime | None = None
+    ) -> Any:
+        """The graph of approved memories (optionally one persona's, one category's, or as
+        it stood at ``as_of``), a networkx ``MultiDiGraph``. Concepts missing for a
+        memory's current text are extracted first, by ``concept_model`` (default: the
+        model setting, else the offline model), and stored."""
+        return self._graph.graph(npc=npc, category=category, as_of=as_of)
+
+    def show_graph(
+        self,
+        npc: str | None = None,
+        category: str | None = None,
+        *,
+        focus: str | None = None,
+        depth: int = 2,
+        as_of: datetime | None = None,
+        max_nodes: int = 250,
+    ) -> Any:
+        """Draw the graph inline (offline). ``focus`` narrows it to the concept's
+        neighbourhood within ``depth`` steps; at most ``max_nodes`` nodes are drawn."""
+        return self._graph.show_graph(
+            npc, category, focus=focus, depth=depth, as_of=as_of, max_nodes=max_nodes
+        )
+
+    def graph_frames(
+        self, npc: str | None = None, category: str | None = None, as_of: datetime | None = None
+    ) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """The graph as a (nodes, edges) pair of DataFrames; edges list their memory ids."""
+        return self._graph.graph_frames(npc=npc, category=category, as_of=as_of)
+
+    def export_graphml(
+        self, path: str | Path, npc: str | None = None, category: str | None = None
+    ) -> Path:
+        """Write the graph as GraphML (memory ids as comma-separated text)."""
+        return self._graph.export_graphml(path, npc=npc, category=category)
+
+
+def _moment(as_of: object) -> datetime | None:
+    if as_of is None:
+        return None
+    try:
+        return to_utc(as_of, name="as_of")
+    except ValueError as exc:
+        raise DecisionError(str(exc)) from exc
+
+
+def _concat(frames_: Any) -> pd.DataFrame:
+    every = list(frames_)
+    filled = [f for f in every if not f.empty]
+    if len(filled) > 1:
+        return pd.concat(filled, ignore_index=True)
+    return filled[0] if filled else every[0]
+
+
+def _first_error(exc: Exception) -> str:
+    errors = getattr(exc, "errors", None)
+    return errors()[0]["msg"] if callable(errors) else str(exc)
+
+
+#: Every open project, so interpreter exit can stop their workers before Python tears
+#: down the modules a worker thread may still be using (that abort was SIGABRT).
+_open_projects: weakref.WeakSet[Project] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_open_projects() -> None:
+    for project in list(_open_projects):
+        project._extraction.stop()

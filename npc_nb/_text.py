@@ -1,0 +1,172 @@
+"""Pure text functions: normalising, hashing, instruction-like detection, evidence checks.
+
+Normalisation decides what counts as "the same content" for tombstones and merges, so
+it is deliberately conservative: Unicode NFKC, casefold, collapsed whitespace, and no
+trailing punctuation. Anything looser is the matcher's job.
+
+Before hashing and before the instruction-like checks, disguises are folded away
+(``unmask``): invisible characters (Unicode's default-ignorable code points: zero-width
+spaces, joiners, bidi controls, variation selectors, U+034F), Braille blanks, simple
+markup (``<b>``, ``**``, list markers) and lookalike letters from another script mixed
+into Latin text (Cyrillic "а" in "аpple"). Lookalikes come from the Unicode consortium's
+confusables data (the ``confusable-homoglyphs`` package), restricted to single Cyrillic
+or Greek letters whose prototype is one ASCII letter: the full TR39 skeleton would also
+equate real words ("modem" and "modern"), which a tombstone must never do.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import re
+import unicodedata
+
+__all__ = [
+    "clean_text",
+    "content_hash",
+    "evidence_occurs_in",
+    "instruction_flags",
+    "normalise",
+    "unmask",
+]
+
+_WHITESPACE = re.compile(r"\s+")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+#: Unicode's Default_Ignorable_Code_Point ranges (DerivedCoreProperties.txt): rendered
+#: as nothing, so they can hide inside a word without changing how it looks.
+_IGNORABLE = re.compile(
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
+    "\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8"
+    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff]"
+)
+_BRAILLE_BLANK = "\u2800"
+_TAGS = re.compile(
+    r"</?(a|b|i|u|s|em|strong|strike|del|ins|mark|small|sub|sup|span|font|code|kbd|p|br|div)"
+    r"\b[^<>]*/?>",
+    re.IGNORECASE,
+)
+_EMPHASIS = re.compile(r"(\*\*|__|~~|`+)")
+_LIST_MARKER = re.compile(r"^\s*(#{1,6}\s+|>\s*|[-*+•·]\s+|\(?\d{1,3}[.)]\s+)")
+_LETTERS = re.compile(r"[^\W\d_]+")
+_FOREIGN_SCRIPTS = (range(0x0370, 0x0400), range(0x0400, 0x0530))
+_TRAILING_PUNCTUATION = " .,;:!?…。、\"'”’)]»"
+_LEADING_MARKERS = " -*•·>\"'“‘([«"
+
+_INSTRUCTION_PATTERNS = {
+    "instruction-like": re.compile(
+        r"\b(from now on|going forward,? (you|always)|ignore (all |any |the |your )*"
+        r"(previous|prior|above|earlier|instructions|rules)|disregard (all |any |the )*"
+        r"(previous|prior|above|earlier|instructions|everything|rules)|forget (all |your )*"
+        r"(previous|instructions|rules)"
+        r"|you (must|should|will) (always|never)|always (respond|reply|answer|say)"
+        r"|never (respond|reply|answer|mention|reveal)|system prompt|new instructions?"
+        r"|act as|pretend (to be|you are))\b",
+        re.IGNORECASE,
+    ),
+    "contains-url": re.compile(
+        r"(https?://|www\.)\S+|\b[\w-]+(\.[\w-]+)*\.(com|org|net|io|ai|dev|app|co|xyz|info)"
+        r"(/\S*)?\b",
+        re.IGNORECASE,
+    ),
+    "tool-directive": re.compile(
+        r"(\b(call|invoke|run|execute|use) (the )?(tool|function|command|shell)\b"
+        r"|<\s*/?\s*(tool|function|npc-memory|system)\b|\bapprove_all\b)",
+        re.IGNORECASE,
+    ),
+}
+
+
+def normalise(text: str) -> str:
+    """The canonical form two statements share when they say the same thing.
+
+    Disguises are folded (``unmask``), then case and spacing; list markers and quotes
+    around the statement are removed.
+    """
+    folded = unmask(text).casefold()
+    collapsed = _WHITESPACE.sub(" ", folded).strip()
+    return collapsed.lstrip(_LEADING_MARKERS).rstrip(_TRAILING_PUNCTUATION).strip()
+
+
+def unmask(text: str) -> str:
+    """The text as a reader sees it: NFKC, no invisible characters, Braille blanks as
+    spaces, no simple markup, lookalike letters in Latin words folded to Latin."""
+    visible = _IGNORABLE.sub("", unicodedata.normalize("NFKC", text))
+    visible = "".join(c for c in visible if unicodedata.category(c) != "Cf")
+    plain = _EMPHASIS.sub("", _TAGS.sub("", visible.replace(_BRAILLE_BLANK, " ")))
+    lines = [_LIST_MARKER.sub("", line, count=1) for line in plain.split("\n")]
+    return _fold_lookalikes("\n".join(lines))
+
+
+def _fold_lookalikes(text: str) -> str:
+    """Cyrillic or Greek lookalikes inside Latin text become their Latin letter.
+
+    A foreign letter is folded when its word also holds Latin letters, or when the whole
+    word is lookalikes and the text is mostly Latin ("рау" in an English sentence).
+    """
+    if text.isascii():
+        return text
+    words = _LETTERS.findall(text)
+    latin = sum(1 for word in words for c in word if c.isascii())
+    mostly_latin = latin * 2 > sum(len(word) for word in words)
+    return _LETTERS.sub(lambda m: _fold_word(m.group(0), mostly_latin), text)
+
+
+def _fold_word(word: str, mostly_latin: bool) -> str:
+    if word.isascii():
+        return word
+    table = _lookalikes()
+    has_latin = any(c.isascii() for c in word)
+    if has_latin or (mostly_latin and all(c in table for c in word)):
+        return "".join(table.get(c, c) for c in word)
+    return word
+
+
+@functools.cache
+def _lookalikes() -> dict[str, str]:
+    """Cyrillic and Greek letters whose one confusable prototype is an ASCII letter."""
+    from confusable_homoglyphs import confusables
+
+    table = {}
+    for char in (chr(cp) for block in _FOREIGN_SCRIPTS for cp in block):
+        found = confusables.is_confusable(char, preferred_aliases=["latin"])
+        glyphs = found[0]["homoglyphs"] if char.isalpha() and isinstance(found, list) else []
+        prototypes = {
+            h["c"] for h in glyphs if len(h["c"]) == 1 and h["c"].isascii() and h["c"].isalpha()
+        }
+        if len(prototypes) == 1:
+            (latin,) = prototypes
+            # TR39 maps capital I-lookalikes to "l"; in text they read as "I".
+            table[char] = "I" if char.isupper() and latin == "l" else latin
+    return table
+
+
+def content_hash(text: str) -> str:
+    """A stable hash of the normalised text (hex, 32 characters)."""
+    return hashlib.sha256(normalise(text).encode("utf-8")).hexdigest()[:32]
+
+
+def instruction_flags(text: str) -> list[str]:
+    """Flags for text that reads like an instruction to the model rather than a memory."""
+    flat = _WHITESPACE.sub(" ", unmask(text))
+    return [flag for flag, pattern in _INSTRUCTION_PATTERNS.items() if pattern.search(flat)]
+
+
+def evidence_occurs_in(evidence: str, source: str) -> bool:
+    """Whether the evidence quote occurs in the source, ignoring case and spacing."""
+    needle = _WHITESPACE.sub(" ", unicodedata.normalize("NFKC", evidence).casefold()).strip()
+    haystack = _WHITESPACE.sub(" ", unicodedata.normalize("NFKC", source).casefold())
+    return bool(needle) and needle in haystack
+
+
+def clean_text(text: str) -> str:
+    """Text that can be stored: lone surrogates (invalid Unicode, as some model APIs
+    and copy-pastes produce) become U+FFFD instead of failing the write."""
+    return _SURROGATE.sub("\ufffd", text) if _has_surrogate(text) else text
+
+
+def _has_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False

@@ -1,0 +1,1 @@
+"""Analytics: ``metrics`` (``nb.metrics``) and ``export`` (Parquet, JSONL, Prodigy)."""

@@ -1,0 +1,44 @@
+"""Exports: take the memory and its review history elsewhere.
+
+- ``export(folder, format="parquet" | "jsonl")``: ``memories`` and ``decisions`` (the
+  analytical views, every column) as two files.
+- ``export_review_log(path)``: the decisions as Prodigy-style JSONL (``text``,
+  ``answer`` accept/reject/ignore, ``label`` = category, ``_annotator_id``,
+  ``_timestamp``), for teams that move review to an annotation server. Edits are
+  accepts with an ``edited_text``; skips and deferrals are ``ignore``; undone
+  decisions are left out.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .._locations import output_path
+from ..errors import NpcError
+from ..store import Store, exports
+
+__all__ = ["export_review_log", "export_tables"]
+
+_SUFFIX = {"parquet": ".parquet", "jsonl": ".jsonl"}
+
+
+def export_tables(
+    store: Store, folder: str | Path, file_format: str = "parquet"
+) -> dict[str, Path]:
+    """Write memories and decisions into ``folder``; return the paths written."""
+    if file_format not in _SUFFIX:
+        raise NpcError(f"format must be 'parquet' or 'jsonl', not {file_format!r}.")
+    target = output_path(folder, is_folder=True)
+    written = {}
+    for name, sql in exports.EXPORTS.items():
+        path = target / f"{name}{_SUFFIX[file_format]}"
+        exports.write(store, sql, path, file_format)
+        written[name] = path
+    return written
+
+
+def export_review_log(store: Store, path: str | Path) -> Path:
+    """Write the review decisions as Prodigy-style JSONL to ``path``."""
+    target = output_path(path)
+    exports.write(store, exports.REVIEW_LOG_SQL, target, "jsonl")
+    return target

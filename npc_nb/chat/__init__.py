@@ -1,0 +1,2 @@
+"""Chat: personas, turns, the prompts, background extraction, and the chat service
+(``Conversations``) the facade builds."""

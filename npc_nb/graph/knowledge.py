@@ -1,0 +1,97 @@
+"""The knowledge-graph service: the graph of approved memories, its drawing, exports.
+
+``KnowledgeGraph`` is given the project store and the settings (for the concept model)
+by the facade. networkx and pyvis are imported on first use.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .._locations import output_path
+from .._settings import Settings
+from .._time import to_utc
+from ..errors import DecisionError
+from ..models import offline
+from ..store import Store, graph_sql
+
+if TYPE_CHECKING:
+    import networkx as nx
+    import pandas as pd
+
+    from .view import GraphView
+
+__all__ = ["KnowledgeGraph"]
+
+
+class KnowledgeGraph:
+    """The knowledge graph of one project's approved memories."""
+
+    def __init__(self, store: Store, settings: Settings) -> None:
+        self._store = store
+        self._settings = settings
+
+    def graph(
+        self, npc: str | None = None, category: str | None = None, as_of: datetime | None = None
+    ) -> nx.MultiDiGraph:
+        """The graph of approved memories (optionally one persona's, one category's, or as
+        it stood at ``as_of``). Concepts missing for a memory's current text are
+        extracted first, by ``concept_model`` (default: the model setting, else the
+        offline model), and stored."""
+        from . import build
+
+        versions = build.approved_versions(self._store, npc, category, _moment(as_of))
+        build.ensure_concepts(self._store, versions, self._concept_model())
+        found, links = graph_sql.concept_rows(self._store, versions)
+        return build.build_graph(versions, found, links)
+
+    def show_graph(
+        self,
+        npc: str | None = None,
+        category: str | None = None,
+        *,
+        focus: str | None = None,
+        depth: int = 2,
+        as_of: datetime | None = None,
+        max_nodes: int = 250,
+    ) -> GraphView:
+        """Draw the graph inline (offline). ``focus`` narrows it to the concept's
+        neighbourhood within ``depth`` steps; at most ``max_nodes`` nodes are drawn."""
+        from . import build, view
+
+        drawn = self.graph(npc=npc, category=category, as_of=as_of)
+        if focus is not None:
+            drawn = build.neighbourhood(drawn, focus, depth)
+        return view.render(drawn, max_nodes=max_nodes)
+
+    def graph_frames(
+        self, npc: str | None = None, category: str | None = None, as_of: datetime | None = None
+    ) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """The graph as a (nodes, edges) pair of DataFrames; edges list their memory ids."""
+        from . import build
+
+        return build.graph_frames(self.graph(npc=npc, category=category, as_of=as_of))
+
+    def export_graphml(
+        self, path: str | Path, npc: str | None = None, category: str | None = None
+    ) -> Path:
+        """Write the graph as GraphML (memory ids as comma-separated text)."""
+        from . import build
+
+        target = output_path(path)
+        build.to_graphml(self.graph(npc=npc, category=category), target)
+        return target
+
+    def _concept_model(self) -> str:
+        return self._settings.concept_model or self._settings.model or offline.MODEL
+
+
+def _moment(as_of: object) -> datetime | None:
+    if as_of is None:
+        return None
+    try:
+        return to_utc(as_of, name="as_of")
+    except ValueError as exc:
+        raise DecisionError(str(exc)) from exc

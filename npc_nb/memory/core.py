@@ -1,0 +1,308 @@
+"""The memory core as one service: propose, decide, undo, and build the memory block.
+
+``MemoryCore`` holds what these operations share (the two stores, the per-process
+decision cache, the settings, approve-all previews) and hands each to the module that
+does the work: ``candidates`` (validate, match, queue), ``transitions`` (what a decision
+would change), ``decisions`` (write changes with their audit events), ``block`` (the
+``<npc-memory>`` text) and ``queue``. The ``Project`` facade builds one and delegates;
+the review session and the chat service receive it (or its methods) explicitly.
+"""
+
+from __future__ import annotations
+
+import functools
+import getpass
+import inspect
+from datetime import datetime
+from pathlib import Path
+from typing import Any, TypedDict, Unpack
+
+import pandas as pd
+
+from .._results import ApproveAllPreview, CandidateOutcome, DecisionResult
+from .._settings import Settings
+from .._time import utc_now
+from ..errors import CandidateError, ConfigError, DecisionError
+from ..store import Stores, memory_rows
+from ..vocabulary import DECISIONS
+from . import candidates, decisions, transitions
+from .block import MemoryBlock, block_room, query_terms, render_block
+from .cache import DecisionCache
+from .queue import QUEUE_COLUMNS, pending_count, queue_filters, review_queue
+
+__all__ = ["MemoryCore", "ReviewContext"]
+
+
+class ReviewContext(TypedDict, total=False):
+    """What a front end records with a decision (every key optional)."""
+
+    time_spent: float  # seconds the reviewer spent on the card
+    session: str  # the review-session id
+    expect_status: str  # the status the reviewer saw; refused if it has changed since
+
+
+class MemoryCore:
+    """Candidates, decisions, undo and the memory block of one project's stores."""
+
+    def __init__(self, stores: Stores, settings: Settings, project: str) -> None:
+        self.stores = stores
+        self.settings = settings
+        self.project = project
+        self.cache = DecisionCache()
+        self._previews: dict[str, tuple[str, ...]] = {}
+
+    @property
+    def store_path(self) -> Path:
+        return self.stores.project.path
+
+    def actor(self, by: str | None) -> str:
+        """Who a decision is recorded for: ``by``, else the reviewer setting or OS user."""
+        if by is None:
+            return self.settings.reviewer or _os_user()
+        if not isinstance(by, str) or not by.strip():
+            raise DecisionError("by= must be a non-empty reviewer name.")
+        return by.strip()
+
+    # -- candidates ---------------------------------------------------------------------
+
+    def add_candidate(self, text: str, **fields: Any) -> CandidateOutcome:
+        """Propose a memory: queued, merged into a pending one, or suppressed."""
+        fields = {"team": None, "scope": "npc"} | fields
+        source = self._source_text(fields.get("source_message_id"))
+        candidate = candidates.build_candidate(
+            {"text": text, "project": self.project, **fields},
+            source_text=source,
+            max_chars=self.settings.max_memory_chars,
+        )
+        target = self.stores.for_scope(candidate.scope)
+        return candidates.propose(
+            target,
+            [store for store in self.stores.existing() if store is not target],
+            candidate,
+            threshold=self.settings.near_duplicate_threshold,
+            actor=self.actor(None),
+            cache=self.cache,
+        )
+
+    def source_message(self, message_id: str | None) -> str | None:
+        """The text of the chat message a candidate was extracted from (None if unknown)."""
+        if not isinstance(message_id, str):
+            return None
+        return memory_rows.message_content(self.stores.project, message_id)
+
+    def _source_text(self, message_id: str | None) -> str | None:
+        if message_id is None:
+            return None
+        content = self.source_message(message_id)
+        if content is None:
+            raise CandidateError(
+                f"No message with id {message_id!r} in this project; pass the id of the "
+                "message the memory was extracted from, or leave source_message_id out."
+            )
+        return content
+
+    # -- the queue ------------------------------------------------------------------------
+
+    def review_queue(self, **filters: Any) -> pd.DataFrame:
+        """Pending and due deferred candidates, skipped ones last, oldest first."""
+        wanted = queue_filters(
+            filters.get("npc"),
+            filters.get("team"),
+            filters.get("category"),
+            filters.get("scope"),
+            filters.get("conversation"),
+        )
+        return review_queue(self.stores, wanted, utc_now())
+
+    def pending_count(self) -> int:
+        return pending_count(self.stores, utc_now())
+
+    def approved_rows(self) -> list[dict[str, Any]]:
+        """Every approved memory now (id, text, scope, npc, team), in both stores."""
+        return [
+            row for store in self.stores.existing() for row in memory_rows.approved_summary(store)
+        ]
+
+    # -- the memory block -----------------------------------------------------------------
+
+    def context_block(
+        self, npc: str, *, team: str | None = None, query: str | None = None, max_chars: Any = None
+    ) -> MemoryBlock:
+        """The memory block for ``npc`` with the ids of the memories in it."""
+        cap = max_chars if max_chars is not None else self.settings.context_max_chars
+        if isinstance(cap, bool) or not isinstance(cap, int) or block_room(cap) < 1:
+            raise ConfigError(
+                f"max_chars must be a whole number of at least {block_room(0) * -1 + 1} "
+                f"(room for the block's own tags), not {cap!r}."
+            )
+        approved = self.cache.approved(list(self.stores.existing()), npc, team)
+        selected = approved.select(query_terms(query), block_room(cap))
+        return render_block(selected, len(approved.rows), cap)
+
+    def approved_versions(self, npc: str, team: str | None) -> dict[str, str]:
+        """{id: text hash} of the approved memories ``npc`` may see now."""
+        return self.cache.approved(list(self.stores.existing()), npc, team).versions
+
+    # -- decisions ------------------------------------------------------------------------
+
+    def decide(self, memory_id: str, decision: str, **kwargs: Any) -> DecisionResult:
+        """Apply a decision named by a string (the form front ends use)."""
+        if decision not in DECISIONS or decision in ("approve_all", "undo"):
+            raise DecisionError(
+                f"Unknown decision {decision!r} for one memory; use one of "
+                "approve, reject, edit, skip, defer (approve_all and undo are methods)."
+            )
+        method = getattr(self, decision)
+        try:
+            inspect.signature(method).bind(memory_id, **kwargs)
+        except TypeError as exc:
+            accepted = ", ".join(accepted_arguments(method))
+            raise DecisionError(f"{decision}: {exc}. It accepts: {accepted}.") from exc
+        return method(memory_id, **kwargs)
+
+    def approve(
+        self,
+        memory_id: str,
+        by: str | None = None,
+        *,
+        reconsider: bool = False,
+        **context: Unpack[ReviewContext],
+    ) -> DecisionResult:
+        return self._decide("approve", memory_id, by, context, reconsider=reconsider)
+
+    def reject(
+        self,
+        memory_id: str,
+        by: str | None = None,
+        reason: str | None = None,
+        **context: Unpack[ReviewContext],
+    ) -> DecisionResult:
+        return self._decide("reject", memory_id, by, context, reason=reason)
+
+    def edit(
+        self,
+        memory_id: str,
+        text: str,
+        by: str | None = None,
+        *,
+        reconsider: bool = False,
+        **context: Unpack[ReviewContext],
+    ) -> DecisionResult:
+        text = candidates.validate_memory_text(text, self.settings.max_memory_chars)
+        return self._decide("edit", memory_id, by, context, text=text, reconsider=reconsider)
+
+    def skip(
+        self, memory_id: str, by: str | None = None, **context: Unpack[ReviewContext]
+    ) -> DecisionResult:
+        return self._decide("skip", memory_id, by, context)
+
+    def defer(
+        self,
+        memory_id: str,
+        until: datetime | None = None,
+        by: str | None = None,
+        **context: Unpack[ReviewContext],
+    ) -> DecisionResult:
+        return self._decide("defer", memory_id, by, context, until=until)
+
+    def supersede(self, memory_id: str, text: str, by: str | None = None) -> DecisionResult:
+        text = candidates.validate_memory_text(text, self.settings.max_memory_chars)
+        store, memory = self.stores.locate(memory_id)
+        actor, now = self.actor(by), utc_now()
+        change = transitions.plan_supersede(memory, text, actor=actor, now=now)
+        return decisions.apply_changes(store, [change], actor=actor, now=now, audit={})
+
+    def set_validity(
+        self, memory_id: str, valid_from: Any, valid_to: Any, by: str | None = None
+    ) -> DecisionResult:
+        return self._decide(
+            "set_validity", memory_id, by, {}, valid_from=valid_from, valid_to=valid_to
+        )
+
+    def _decide(
+        self, decision: str, memory_id: str, by: str | None, context: ReviewContext, **args: Any
+    ) -> DecisionResult:
+        unknown = set(context) - set(ReviewContext.__annotations__)
+        if unknown:
+            raise DecisionError(
+                f"{decision}: unexpected argument(s) {', '.join(sorted(unknown))}; "
+                f"it accepts {', '.join(accepted_arguments(getattr(self, decision)))}."
+            )
+        audit: dict[str, Any] = dict(context)
+        actor = self.actor(by)
+        _check_time_spent(audit.get("time_spent"))
+        expected = audit.pop("expect_status", None)
+        store, memory = self.stores.locate(memory_id)
+        if expected is not None and memory["status"] != expected:
+            # The reviewer decided on what they saw; somebody changed it since.
+            raise DecisionError(
+                f"Memory {memory_id} is {memory['status']} now, not {expected} as shown "
+                "(decided elsewhere meanwhile?). Nothing was written; look at it again."
+            )
+        now = utc_now()
+        change = transitions.plan(decision, memory, actor=actor, now=now, **args)
+        return decisions.apply_changes(store, [change], actor=actor, now=now, audit=audit)
+
+    def approve_all(
+        self,
+        filters: dict[str, Any],
+        *,
+        confirm: bool,
+        by: str | None,
+        sample_size: int,
+        session: str | None,
+    ) -> ApproveAllPreview | DecisionResult:
+        """Preview (or with ``confirm`` apply) the approval of every unflagged candidate
+        matching ``filters``; a confirm approves only what the matching preview showed."""
+        key = repr(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in filters.items()))
+        approved_ids: tuple[str, ...] | None = None
+        if confirm:
+            ids = filters.get("ids")
+            approved_ids = tuple(ids) if ids is not None else self._previews.pop(key, None)
+            if approved_ids is None:
+                raise DecisionError(
+                    "approve_all(confirm=True) approves what a preview showed: call "
+                    "approve_all() with the same filters first (or pass ids=[...])."
+                )
+        result = decisions.approve_all(
+            self.stores,
+            filters,
+            actor=self.actor(by),
+            now=utc_now(),
+            confirm=confirm,
+            approved_ids=approved_ids,
+            sample_size=sample_size,
+            columns=QUEUE_COLUMNS,
+            session=session,
+        )
+        if isinstance(result, ApproveAllPreview):
+            self._previews[key] = result.ids
+        return result
+
+    def undo(self, by: str | None = None, *, session: str | None = None) -> DecisionResult:
+        return decisions.undo(self.stores, actor=self.actor(by), now=utc_now(), session=session)
+
+
+def accepted_arguments(method: Any) -> list[str]:
+    """The keyword arguments a decision method takes, its review context included."""
+    named = [
+        name
+        for name, parameter in inspect.signature(method).parameters.items()
+        if parameter.kind is not parameter.VAR_KEYWORD
+    ]
+    return named[1:] + list(ReviewContext.__annotations__)
+
+
+def _check_time_spent(spent: object) -> None:
+    if spent is not None and (
+        isinstance(spent, bool) or not isinstance(spent, int | float) or spent < 0
+    ):
+        raise DecisionError(f"time_spent must be seconds (a number >= 0), not {spent!r}.")
+
+
+@functools.cache
+def _os_user() -> str:
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):
+        return "unknown"

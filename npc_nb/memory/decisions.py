@@ -1,0 +1,248 @@
+"""The review engine: planned changes in, statuses and audit events out.
+
+Each status change and its ``memory_events`` row commit in one transaction, and the
+update is conditional on the status the change was planned against, so a concurrent
+reviewer in another kernel cannot be silently overwritten. ``approve_all`` and ``undo``
+are the multi-memory decisions: one batch id, one transaction per store.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import pandas as pd
+
+from .._ids import new_id
+from .._results import ApproveAllPreview, DecisionResult
+from ..errors import DecisionError
+from ..store import Connection, Store, Stores, events, memory_rows
+from .transitions import UNDOABLE, Change, dump_state, plan, plan_undo
+
+__all__ = ["apply_changes", "approve_all", "undo"]
+
+
+def apply_changes(
+    store: Store, planned: list[Change], *, actor: str, now: datetime, audit: dict[str, Any]
+) -> DecisionResult:
+    """Write every change and its event in one transaction; all or nothing."""
+    batch_id = audit.pop("batch_id", None)
+    if batch_id is None and (len(planned) > 1 or any(c.new_row for c in planned)):
+        batch_id = new_id()
+    with store.write() as con:
+        for change in planned:
+            _apply_one(store, con, change, actor=actor, now=now, batch_id=batch_id, audit=audit)
+    changes = tuple((c.memory["id"], c.memory["status"], c.to_status) for c in planned)
+    created = next((c.new_row["id"] for c in planned if c.new_row), None)
+    name = planned[0].action if planned else "none"
+    return DecisionResult(name, actor, changes, batch_id, created)
+
+
+def _apply_one(
+    store: Store,
+    con: Connection,
+    change: Change,
+    *,
+    actor: str,
+    now: datetime,
+    batch_id: str | None,
+    audit: dict[str, Any],
+) -> None:
+    memory = change.memory
+    if not memory_rows.update_memory(store, con, memory["id"], memory["status"], change.changes):
+        raise DecisionError(
+            f"Memory {memory['id']} changed while this decision was being made (another "
+            "kernel or reviewer?). Nothing was written; look at it again and retry."
+        )
+    event = _event(memory, change, actor=actor, now=now, batch_id=batch_id, audit=audit)
+    events.insert_event(con, event)
+    if change.new_row is not None:
+        memory_rows.insert_memory(con, change.new_row)
+        created = {
+            "memory_id": change.new_row["id"],
+            "from_status": None,
+            "to_status": change.new_row["status"],
+            "text_before": memory["final_text"],
+            "text_after": change.new_row["final_text"],
+            "state_before": None,
+            "lead_time_ms": 0,
+        }
+        events.insert_event(con, event | created)
+
+
+def _event(
+    memory: dict,
+    change: Change,
+    *,
+    actor: str,
+    now: datetime,
+    batch_id: str | None,
+    audit: dict[str, Any],
+) -> dict[str, Any]:
+    after_text = change.changes.get("final_text", memory["final_text"])
+    lead = (now - memory["recorded_at"]).total_seconds() * 1000
+    time_spent = audit.get("time_spent")
+    return {
+        "memory_id": memory["id"],
+        "occurred_at": now,
+        "actor": actor,
+        "action": change.action,
+        "from_status": memory["status"],
+        "to_status": change.to_status,
+        "text_before": memory["final_text"],
+        "text_after": after_text,
+        "reason": change.reason,
+        "batch_id": batch_id,
+        "undoes": change.undoes,
+        "lead_time_ms": round(lead),
+        "time_spent_ms": round(time_spent * 1000) if time_spent is not None else None,
+        "review_session": audit.get("session"),
+        "state_before": dump_state(memory),
+    }
+
+
+def approve_all(
+    stores: Stores,
+    filters: dict[str, Any],
+    *,
+    actor: str,
+    now: datetime,
+    confirm: bool,
+    approved_ids: tuple[str, ...] | None,
+    sample_size: int,
+    columns: list[str],
+    session: str | None = None,
+) -> ApproveAllPreview | DecisionResult:
+    """Preview, or with ``confirm`` apply, the approval of every unflagged open candidate.
+
+    On confirm only ``approved_ids`` (what a preview showed, or what the caller named)
+    are approved, and only those still open and unflagged: a candidate that arrived
+    after the preview is never approved unseen.
+    """
+    found = [(s, m) for s in stores.existing() for m in memory_rows.open_memories(s, filters, now)]
+    eligible = [(s, m) for s, m in found if not m["flags"]]
+    if not confirm:
+        sample = pd.DataFrame([m for _, m in eligible[:sample_size]], columns=columns)
+        ids = tuple(m["id"] for _, m in eligible)
+        return ApproveAllPreview(len(eligible), sample, len(found) - len(eligible), ids)
+    allowed = set(approved_ids or ())
+    chosen = [(s, m) for s, m in eligible if m["id"] in allowed]
+    parts = [
+        (
+            store,
+            [
+                plan("approve", m, actor=actor, now=now, action="approve_all")
+                for s, m in chosen
+                if s is store
+            ],
+        )
+        for store in stores.existing()
+    ]
+    return _apply_parts(
+        "approve_all", parts, actor=actor, now=now, batch_id=new_id(), session=session
+    )
+
+
+def _apply_parts(
+    name: str,
+    parts: list[tuple[Store, list[Change]]],
+    *,
+    actor: str,
+    now: datetime,
+    batch_id: str | None,
+    session: str | None = None,
+) -> DecisionResult:
+    """Apply a decision spanning both stores: one transaction per store, in order.
+
+    If a later part fails (another reviewer got there first), the message says which
+    earlier part was already applied, so nothing happens silently.
+    """
+    moved: list[tuple[str, str | None, str]] = []
+    for store, changes in parts:
+        if not changes:
+            continue
+        try:
+            result = apply_changes(
+                store,
+                changes,
+                actor=actor,
+                now=now,
+                audit={"batch_id": batch_id, "session": session},
+            )
+        except DecisionError as exc:
+            if not moved:
+                raise
+            raise DecisionError(
+                f"{exc} The other part of this {name} was already applied to "
+                f"{len(moved)} memor{'y' if len(moved) == 1 else 'ies'} (batch {batch_id}); "
+                "undo() reverts it."
+            ) from exc
+        moved.extend(result.changes)
+    return DecisionResult(name, actor, tuple(moved), batch_id)
+
+
+def undo(
+    stores: Stores,
+    *,
+    actor: str,
+    now: datetime,
+    session: str | None = None,
+    search: int = 50,
+) -> DecisionResult:
+    """Revert the actor's latest decision that can still be reverted, with new events.
+
+    A batch (approve_all, supersede) is reverted whole, across both stores. A decision
+    somebody else has changed since cannot be undone without erasing their work: it is
+    skipped, and the result says so.
+    """
+    candidates = sorted(
+        (
+            (s, e)
+            for s in stores.existing()
+            for e in events.recent_undoable(s, actor, UNDOABLE, search, session)
+        ),
+        key=lambda pair: (pair[1]["occurred_at"], pair[1]["seq"]),
+        reverse=True,
+    )
+    if not candidates:
+        where = " in this review" if session else ""
+        raise DecisionError(f"Nothing to undo: {actor} has no decision left to revert{where}.")
+    skipped: list[str] = []
+    seen_batches: set[str] = set()
+    for store, event in candidates:
+        if event["batch_id"] in seen_batches:
+            continue
+        if event["batch_id"] is not None:
+            seen_batches.add(event["batch_id"])
+            parts = [
+                (s, events.batch_events(s, event["batch_id"], UNDOABLE)) for s in stores.existing()
+            ]
+        else:
+            parts = [(store, [event])]
+        try:
+            planned = [
+                (
+                    s,
+                    [
+                        plan_undo(
+                            e,
+                            memory_rows.get_memory(s, e["memory_id"]),
+                            now=now,
+                            changed_since=events.changed_since(s, e),
+                        )
+                        for e in batch
+                    ],
+                )
+                for s, batch in parts
+            ]
+        except DecisionError as exc:
+            skipped.append(str(exc))
+            continue
+        batch_id = new_id() if sum(len(c) for _, c in planned) > 1 else None
+        result = _apply_parts(
+            "undo", planned, actor=actor, now=now, batch_id=batch_id, session=session
+        )
+        return DecisionResult(
+            result.decision, actor, result.changes, batch_id, notes=tuple(skipped)
+        )
+    raise DecisionError(f"Nothing {actor} decided recently can be undone: " + " ".join(skipped[:3]))

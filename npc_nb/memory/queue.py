@@ -1,0 +1,79 @@
+"""The review queue: candidates waiting for a reviewer, across both stores.
+
+Pending and due deferred candidates, skipped ones last, oldest first. The same filters
+select what ``approve_all`` previews, so the two can never disagree about "the queue".
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import pandas as pd
+
+from ..store import Stores, memory_rows
+
+__all__ = ["QUEUE_COLUMNS", "pending_count", "queue_filters", "queue_rows", "review_queue"]
+
+QUEUE_COLUMNS = [
+    "id",
+    "final_text",
+    "category",
+    "scope",
+    "npc",
+    "team",
+    "status",
+    "flags",
+    "confidence",
+    "evidence",
+    "conversation_id",
+    "source_message_id",
+    "extractor_model",
+    "recorded_at",
+    "defer_until",
+]
+
+
+def queue_filters(
+    npc: str | None,
+    team: str | None,
+    category: str | None,
+    scope: str | None,
+    conversation: str | None,
+    ids: list[str] | None = None,
+) -> dict[str, Any]:
+    """The review-queue filters as the store takes them (shared with approve_all)."""
+    return {
+        "npc": npc,
+        "team": team,
+        "category": category,
+        "scope": scope,
+        "conversation_id": conversation,
+        "ids": ids,
+    }
+
+
+def queue_rows(stores: Stores, filters: dict[str, Any], now: datetime) -> list[dict]:
+    """The open memories matching ``filters`` in both stores, in review order."""
+    found = [
+        m for store in stores.existing() for m in memory_rows.open_memories(store, filters, now)
+    ]
+    found.sort(
+        key=lambda m: (
+            m["skipped_at"] is not None,
+            m["skipped_at"] or now,
+            m["recorded_at"],
+            m["id"],
+        )
+    )
+    return found
+
+
+def review_queue(stores: Stores, filters: dict[str, Any], now: datetime) -> pd.DataFrame:
+    """The queue as a DataFrame with ``QUEUE_COLUMNS``."""
+    return pd.DataFrame(queue_rows(stores, filters, now), columns=QUEUE_COLUMNS)
+
+
+def pending_count(stores: Stores, now: datetime) -> int:
+    """How many candidates wait for review now (pending, or deferred and due)."""
+    return sum(memory_rows.count_open(store, now) for store in stores.existing())

@@ -1,0 +1,1 @@
+"""The notebook front end: the IPython magics and opt-in ``{name}`` interpolation."""

@@ -1,0 +1,237 @@
+"""IPython front end: ``%load_ext npc_nb``, then ``%%npc``, ``%npc_status``, ``%npc_config``.
+
+Each magic parses its arguments, calls one Project method and displays the result.
+Domain errors become ``UsageError`` (IPython shows them without a traceback). The reply
+streams into one display, updated at most every 50 ms; the finished reply is the cell's
+result, so it is kept as ``Out[n]``.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import (
+    Magics,
+    cell_magic,
+    line_cell_magic,
+    line_magic,
+    magics_class,
+    no_var_expand,
+)
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+
+from .._markup import plain_text
+from .._results import Reply, reply_html
+from .._text import clean_text
+from ..errors import NpcError
+from .interpolation import interpolate
+
+if TYPE_CHECKING:
+    from .._project import Project
+
+__all__ = ["NpcMagics"]
+
+_UPDATE_EVERY = 0.05
+
+
+@contextmanager
+def _as_usage_errors() -> Iterator[None]:
+    import duckdb  # loaded already whenever a store is open
+
+    try:
+        yield
+    except (NpcError, duckdb.Error) as exc:
+        raise UsageError(str(exc)) from exc
+
+
+_LITERALS = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|--[^\n]*|/\*.*?\*/", re.S)
+
+
+def bind_names(sql: str, namespace: dict[str, Any]) -> dict[str, Any]:
+    """The notebook variables a query names as ``$name``: bound, never pasted into SQL.
+
+    A ``$word`` inside a string literal, a quoted name or a comment is text, not a
+    parameter.
+    """
+    code = _LITERALS.sub(" ", sql)
+    names = dict.fromkeys(re.findall(r"\$([A-Za-z_]\w*)", code))
+    missing = [name for name in names if name not in namespace]
+    if missing:
+        raise UsageError(f"${missing[0]}: no variable {missing[0]!r} in the notebook.")
+    values = {name: namespace[name] for name in names}
+    for name, value in values.items():
+        if isinstance(value, str) and clean_text(value) != value:
+            raise UsageError(f"${name} holds text that is not valid Unicode; clean it first.")
+    return values
+
+
+def _live_bundle(shown: str) -> dict[str, str]:
+    """The reply so far, rendered like the finished one: partial Markdown stays inert."""
+    return {"text/plain": plain_text(shown), "text/html": reply_html(shown)}
+
+
+@magics_class
+class NpcMagics(Magics):
+    """The npc_nb magics; one Project per kernel, opened from the working directory."""
+
+    def __init__(self, shell: Any, project: Project | None = None) -> None:
+        super().__init__(shell)
+        self._project = project
+
+    @property
+    def _shell(self) -> Any:
+        """The shell the magics are registered with (always set once they are)."""
+        if self.shell is None:
+            raise UsageError("The npc_nb magics are not registered with a shell.")
+        return self.shell
+
+    @property
+    def project(self) -> Project:
+        """The Project opened last in this kernel, else the one at the working directory."""
+        from .._project import latest_project, open_project  # pandas, DuckDB: on first use
+
+        latest = latest_project()
+        if latest is not None and latest is not self._project:
+            self._project = latest
+        if self._project is None:
+            with _as_usage_errors():
+                self._project = open_project()
+        return self._project
+
+    @magic_arguments()
+    @argument("name", help="the persona (defined in Python, in npc_team/, or ad hoc)")
+    @argument("--model", "-m", help="litellm model for this turn, e.g. openai/gpt-4o-mini")
+    @argument("--new", action="store_true", help="start a new conversation with the persona")
+    @argument("--no-stream", action="store_true", help="show the reply only when complete")
+    @argument("--vars", action="store_true", help="replace {name} by notebook variables")
+    @no_var_expand
+    @cell_magic
+    def npc(self, line: str, cell: str) -> Reply:
+        """Talk to a persona: the cell is the message; the reply streams in below."""
+        args = parse_argstring(self.npc, line)
+        with _as_usage_errors():
+            message = interpolate(cell, self._shell.user_ns) if args.vars else cell
+            result = self.project.chat(
+                args.name,
+                message.strip(),
+                model=args.model,
+                new=args.new,
+                stream=not args.no_stream,
+                where=self._where(),
+            )
+            reply = result if isinstance(result, Reply) else self._show_stream(result)
+            reply.notices.append(self.project.status().waiting_line)
+        return reply
+
+    def _where(self) -> dict[str, Any]:
+        namespace = self._shell.user_ns
+        return {
+            "execution_count": self._shell.displayhook.prompt_count,
+            # The notebook's path, where the front end says (JupyterLab, VS Code).
+            "notebook_path": namespace.get("__session__") or namespace.get("__vsc_ipynb_file__"),
+        }
+
+    def _show_stream(self, stream: Any) -> Reply:
+        if not getattr(self.shell, "kernel", None):  # a terminal: no live display to update
+            for _ in stream:
+                pass
+            return stream.reply
+        from IPython.display import clear_output, display
+
+        handle = display(_live_bundle("…"), raw=True, display_id=True)
+        shown, last = "", 0.0
+        for chunk in stream:
+            shown += chunk
+            if time.monotonic() - last >= _UPDATE_EVERY:
+                handle.update(_live_bundle(shown), raw=True)
+                last = time.monotonic()
+        clear_output(wait=True)  # the finished reply replaces the live one as Out[n]
+        return stream.reply
+
+    @magic_arguments()
+    @argument("-o", "--output", help="also assign the DataFrame to this notebook variable")
+    @argument("--write", action="store_true", help="allow statements that change the store")
+    @no_var_expand
+    @line_cell_magic
+    def npc_sql(self, line: str, cell: str | None = None) -> Any:
+        """SQL on the project store, as a DataFrame; $name binds a notebook variable.
+
+        %npc_sql SELECT * FROM v_memories WHERE npc = $who
+        %%npc_sql -o frame      (then the query in the cell; --write to allow changes)
+        """
+        if cell is None and re.match(r"\s*(-o\b|--output\b|--write\b)", line):
+            raise UsageError("Options go on a cell: %%npc_sql -o NAME --write, then the SQL.")
+        args = parse_argstring(self.npc_sql, line) if cell is not None else None
+        sql = cell if cell is not None else line
+        with _as_usage_errors():
+            frame = self.project.sql(
+                sql, bind_names(sql, self._shell.user_ns), allow_write=bool(args and args.write)
+            )
+        if args and args.output:
+            self._shell.user_ns[args.output] = frame
+        return frame
+
+    @magic_arguments()
+    @argument("--npc", help="only this persona's memories")
+    @argument("--category", help="only this category")
+    @argument("--focus", help="a concept: draw only its neighbourhood")
+    @argument("--depth", type=int, default=2, help="steps around --focus (default 2)")
+    @argument("--max-nodes", type=int, default=250, help="draw at most this many nodes")
+    @line_magic
+    def npc_graph(self, line: str) -> Any:
+        """Draw the knowledge graph of approved memories inline (offline)."""
+        args = parse_argstring(self.npc_graph, line)
+        with _as_usage_errors():
+            return self.project.show_graph(
+                npc=args.npc,
+                category=args.category,
+                focus=args.focus,
+                depth=args.depth,
+                max_nodes=args.max_nodes,
+            )
+
+    @magic_arguments()
+    @argument("--npc", help="only this persona's candidates")
+    @argument("--category", help="only this category")
+    @argument("--conversation", help="only candidates from this conversation id")
+    @argument("--list", action="store_true", help="the queue as a DataFrame, no panel")
+    @argument("--by", help="reviewer name recorded on decisions (default: the configured one)")
+    @line_magic
+    def npc_review(self, line: str) -> Any:
+        """Open the review panel: one candidate at a time, single keys a r e s d u ?"""
+        args = parse_argstring(self.npc_review, line)
+        filters = dict(npc=args.npc, category=args.category, conversation=args.conversation)
+        with _as_usage_errors():
+            if args.list:
+                return self.project.review_queue(**filters)
+            return self.project.review_panel(**filters, by=args.by)
+
+    @line_magic
+    def npc_status(self, line: str) -> Any:
+        """Personas, model, candidates waiting for review, extraction jobs, store path."""
+        with _as_usage_errors():
+            return self.project.status()
+
+    @no_var_expand
+    @line_magic
+    def npc_config(self, line: str) -> Any:
+        """Show settings, or set some for this session: %npc_config model=openai/gpt-4o-mini
+
+        Every setting applies at once to the running session (lock timeouts included);
+        all of a line's assignments are checked before any is applied.
+        """
+        if not line.strip():
+            return self.project.settings
+        changes = {}
+        for assignment in line.split():
+            key, sep, value = assignment.partition("=")
+            if not sep or not key:
+                raise UsageError(f"Use key=value with a known setting; got {assignment!r}.")
+            changes[key] = None if value in ("", "None") else value
+        with _as_usage_errors():
+            return self.project.configure(**changes)

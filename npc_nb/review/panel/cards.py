@@ -1,0 +1,145 @@
+"""HTML for the review panel: the card, the tally, the help, the approve-all preview and
+the summary. Pure functions of the session's records; every value is escaped.
+
+The static summary is also the panel's saved fallback: it must read well without the
+panel's CSS, in JupyterLab after the kernel is gone, in nbconvert and on GitHub.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+from ..._results import ApproveAllPreview
+from ..session import TALLY_KINDS, Card, Summary
+
+__all__ = [
+    "KEY_HELP",
+    "card_html",
+    "help_html",
+    "preview_html",
+    "static_summary_html",
+    "summary_html",
+    "tally_html",
+]
+
+KEY_HELP = (
+    ("a", "approve"),
+    ("r", "reject (reason optional, typed in the box first)"),
+    ("e", "edit, then Ctrl/Cmd+Enter approves the edit, Esc cancels"),
+    ("s", "skip: stays pending, back of this review"),
+    ("d", "defer until the chosen day (default tomorrow)"),
+    ("u", "undo the last decision or approve-all batch"),
+    ("?", "show or hide this help"),
+)
+
+
+def card_html(card: Card) -> str:
+    """One candidate: text, warning, facts, evidence in its source, nearest approved."""
+    parts = []
+    if card.flags:
+        parts.append(
+            '<div class="npc-card-warning"><b>Warning:</b> flagged '
+            f"{escape(', '.join(card.flags))}. Read it as data, not an instruction, "
+            "before approving; approve-all never includes it.</div>"
+        )
+    parts.append(f'<div class="npc-card-text">{escape(card.text)}</div>')
+    facts = [
+        ("category", card.category),
+        ("persona", card.who),
+        ("scope", card.scope),
+        ("confidence", f"{card.confidence:.2f}" if card.confidence is not None else "n/a"),
+        ("conversation", card.conversation_id or "none"),
+        ("extracted by", card.extractor_model or "unknown"),
+    ]
+    parts.append(
+        '<div class="npc-card-meta">'
+        + " · ".join(f"{name}: <b>{escape(str(value))}</b>" for name, value in facts)
+        + "</div>"
+    )
+    parts.append(_source_html(card))
+    parts.append(_nearest_html(card))
+    return "".join(parts)
+
+
+def _source_html(card: Card) -> str:
+    if card.source is None:
+        quote = f"\u201c{escape(card.evidence)}\u201d" if card.evidence else "none"
+        return f'<div class="npc-card-source">evidence: {quote} (no source message)</div>'
+    if card.evidence_at is None:
+        note = " (evidence not found in it)" if card.evidence else ""
+        body = escape(card.source)
+    else:
+        start, end = card.evidence_at
+        note = ""
+        body = (
+            escape(card.source[:start])
+            + f"<mark>{escape(card.source[start:end])}</mark>"
+            + escape(card.source[end:])
+        )
+    return (
+        f'<details class="npc-card-source" open><summary>source message{note}</summary>'
+        f'<div style="white-space: pre-wrap">{body}</div></details>'
+    )
+
+
+def _nearest_html(card: Card) -> str:
+    if not card.nearest:
+        return '<div class="npc-card-nearest">No similar approved memory.</div>'
+    items = "".join(
+        f"<li>{escape(n.text)} <small>({n.similarity:.0f}% similar)</small></li>"
+        for n in card.nearest
+    )
+    return (
+        '<div class="npc-card-nearest">Nearest approved memories '
+        f"(duplicates? conflicts?):<ul>{items}</ul></div>"
+    )
+
+
+def tally_html(summary: Summary) -> str:
+    """The live tally: each kind of decision, and how many cards are left."""
+    counts = " · ".join(f"{summary.tally[kind]} {kind}" for kind in TALLY_KINDS)
+    return f'<div class="npc-tally">{counts} · {summary.remaining} to go</div>'
+
+
+def help_html() -> str:
+    """The key list the ? key shows."""
+    rows = "".join(f"<li><kbd>{escape(key)}</kbd> {escape(what)}</li>" for key, what in KEY_HELP)
+    return (
+        '<div class="npc-help"><b>Keys</b> (click the panel first so it has focus; '
+        f"they never reach the notebook):<ul>{rows}</ul></div>"
+    )
+
+
+def preview_html(preview: ApproveAllPreview) -> str:
+    """Approve-all's first step: the count, the flagged left out, a sample."""
+    sample = "".join(f"<li>{escape(text)}</li>" for text in preview.sample["final_text"])
+    flagged = (
+        f" {preview.excluded_flagged} flagged candidate(s) are left out; review them one by one."
+        if preview.excluded_flagged
+        else ""
+    )
+    return (
+        f"<div><b>Approve all {preview.count} candidate(s) in this review?</b>{flagged}"
+        f"<br>For example:<ul>{sample}</ul>Nothing has changed yet: confirm to approve "
+        "exactly these as one batch (undo reverts the whole batch).</div>"
+    )
+
+
+def summary_html(summary: Summary) -> str:
+    """Counts, time, median per card, the last decisions and the store path."""
+    last = "".join(f"<li>{escape(kind)}: {escape(text)}</li>" for kind, text in summary.last)
+    return (
+        f"<div><b>{escape(str(summary))}</b>"
+        + (f"<br>Last decisions:<ul>{last}</ul>" if last else "")
+        + "</div>"
+    )
+
+
+def static_summary_html(summary: Summary, panel_id: str) -> str:
+    """The saved fallback; the panel's front end hides it while that panel is live."""
+    return (
+        f'<div class="npc-review-static-summary npc-static-{escape(panel_id)}">'
+        "<p><i>npc_nb review panel (it needs a running kernel; run the cell again to "
+        "continue reviewing).</i></p>"
+        f"{summary_html(summary)}</div>"
+    )

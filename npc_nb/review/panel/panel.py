@@ -1,0 +1,359 @@
+"""The review panel: ipywidgets showing one card at a time, decisions on buttons and keys.
+
+A thin view over ``ReviewSession``: every key, button and edit runs one session method,
+which writes to the store at once; the panel then re-renders from the session. In the
+browser every decision, by key or click, reaches Python through ``KeyBridge`` as one
+message naming the card on screen, so a decision meant for a card that is already gone
+does nothing; until Python answers, the front end drops further decisions (a double
+click is one decision). The answer is one update that draws the next card and frees
+the keyboard together. Errors are rendered into the panel (``print`` from a callback is
+invisible in JupyterLab). Beside the panel a static summary is displayed and kept
+current; hidden while the panel is live, it is what a saved notebook shows once the
+kernel is gone.
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Callable
+from datetime import date, timedelta
+from html import escape
+from typing import Any
+
+import ipywidgets as w
+from IPython.display import DisplayHandle, display
+
+from ...errors import NpcError
+from ..session import ReviewSession, Summary
+from .cards import card_html, help_html, preview_html, static_summary_html, summary_html, tally_html
+from .keys import KeyBridge
+
+__all__ = ["ReviewPanel"]
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+# (key, label, button style): the key is shown on its button.
+BUTTONS = (
+    ("a", "Approve", "success"),
+    ("r", "Reject", "danger"),
+    ("e", "Edit", "info"),
+    ("s", "Skip", ""),
+    ("d", "Defer", "warning"),
+    ("u", "Undo", ""),
+    ("?", "Help", ""),
+)
+#: Keys that decide the card on screen (not undo or help).
+CARD_KEYS = frozenset("arsde")
+HINT = (
+    "Click the panel, then keys: a approve · r reject · e edit · s skip · d defer · u undo"
+    " · ? help · Esc back to the notebook"
+)
+
+
+class ReviewPanel:
+    """The review panel over one ``ReviewSession``; display it in a notebook cell."""
+
+    def __init__(self, session: ReviewSession) -> None:
+        self.session = session
+        self._busy = False
+        self._preview: Any = None
+        self._editing: str | None = None  # the card the edit box was opened on
+        self._shown: str | None = None  # the card drawn last
+        self._static: list[DisplayHandle] = []
+        self.keys = KeyBridge(hint=HINT)
+        self.keys.on_msg(self._on_message)
+        self._build()
+        self._render("")
+
+    # -- building ------------------------------------------------------------------------
+
+    def _build(self) -> None:
+        self.position = w.HTML()
+        self.tally = w.HTML()
+        self.progress = w.IntProgress(min=0, layout=w.Layout(width="100%"))
+        self._build_editor()
+        self._build_controls()
+        self._build_confirm()
+        self.help = w.HTML(help_html(), layout=w.Layout(display="none"))
+        self.status = w.HTML()
+        self.widget = w.VBox(
+            [
+                w.HBox([self.position, self.tally]),
+                self.progress,
+                self.keys,
+                self.editor,
+                w.HBox([self.reason, self.defer_until]),
+                w.HBox([*self.buttons.values(), self.approve_all]),
+                self.confirm_box,
+                self.help,
+                self.status,
+            ]
+        )
+        self.widget.add_class("npc-review-panel")
+        # The buttons the browser names in {"type": "button"} messages.
+        self._by_name = {
+            "approve_all": self.approve_all,
+            "confirm_all": self.confirm_all,
+            "cancel_all": self.cancel_all,
+            "cancel_edit": self.cancel_edit,
+        }
+
+    def _build_editor(self) -> None:
+        self.edit_box = w.Textarea(layout=w.Layout(width="100%", height="5em"))
+        self.save_edit = self._button(
+            "Approve edit (Ctrl+Enter)", "success", "npc-button-save_edit", self._submit_edit
+        )
+        self.cancel_edit = self._button(
+            "Cancel edit (Esc)", "", "npc-button-cancel_edit", self._cancel_edit
+        )
+        self.editor = w.VBox(
+            [self.edit_box, w.HBox([self.save_edit, self.cancel_edit])],
+            layout=w.Layout(display="none"),
+        )
+        self.editor.add_class("npc-edit")
+
+    def _build_controls(self) -> None:
+        self.reason = w.Text(placeholder="reason for rejecting (optional)")
+        self.defer_until = w.DatePicker(value=_tomorrow(), description="defer until")
+        self.buttons = {
+            key: self._button(f"{label} ({key})", style, f"npc-key-{key}", self._key_action(key))
+            for key, label, style in BUTTONS
+        }
+        self.approve_all = self._button(
+            "Approve all…", "", "npc-button-approve_all", self._ask_approve_all
+        )
+
+    def _build_confirm(self) -> None:
+        self.preview = w.HTML()
+        self.confirm_all = self._button(
+            "Confirm approve all", "success", "npc-button-confirm_all", self._confirm_all
+        )
+        self.cancel_all = self._button(
+            "Cancel", "", "npc-button-cancel_all", self._cancel_approve_all
+        )
+        self.confirm_box = w.VBox(
+            [self.preview, w.HBox([self.confirm_all, self.cancel_all])],
+            layout=w.Layout(display="none"),
+        )
+
+    def _button(
+        self, description: str, style: str, name: str, action: Callable[[], str | None]
+    ) -> w.Button:
+        """A panel button: in the browser its click is sent by the keyboard front end
+        (class ``npc-send`` plus its name); ``on_click`` serves clicks made from Python."""
+        button = w.Button(description=description, button_style=style)
+        button.layout.width = "auto"
+        button.add_class("npc-send")
+        button.add_class(name)
+        button.on_click(lambda _: self._run(action))
+        return button
+
+    # -- display -------------------------------------------------------------------------
+
+    def _ipython_display_(self) -> None:
+        summary = self.session.summary()
+        display(
+            {WIDGET_VIEW: _view(self.widget), "text/plain": f"npc_nb review panel: {summary}"},
+            raw=True,
+        )
+        self._static.append(display(self._static_bundle(summary), raw=True, display_id=True))
+
+    def _static_bundle(self, summary: Summary) -> dict[str, str]:
+        html = static_summary_html(summary, self.keys.panel_id)
+        return {"text/html": html, "text/plain": str(summary)}
+
+    # -- messages from the browser --------------------------------------------------------
+
+    def _on_message(self, _: Any, content: dict[str, Any], buffers: Any) -> None:
+        # The card on screen when the reviewer acted ("" when none is shown).
+        kind, card = content.get("type"), str(content.get("card") or "")
+        if kind == "key":
+            self._on_key(str(content.get("key", "")), card)
+        elif kind == "button" and content.get("name") in self._by_name:
+            self._by_name[content["name"]].click()
+        elif kind == "submit_edit":
+            self._run(lambda: self._submit_edit(content.get("text"), card))
+        elif kind == "cancel_edit":
+            self._run(self._cancel_edit)
+        else:
+            self._run(lambda: _refuse(f"Unknown message from the panel's front end: {content!r}"))
+
+    def _on_key(self, key: str, card: str) -> None:
+        if key not in self.buttons:
+            self._run(lambda: _refuse(f"Unknown key {key!r}. {HINT}"))
+        elif key in CARD_KEYS and card != (self.session.current or ""):
+            self._run(
+                lambda: (
+                    "That key was pressed on a card that is no longer the current one; "
+                    "nothing done. (Press ? to redraw if the card looks stale.)"
+                )
+            )
+        else:
+            self._run(self._key_action(key))
+
+    # -- actions -------------------------------------------------------------------------
+
+    def _key_action(self, key: str) -> Callable[[], str | None]:
+        return {
+            "a": lambda: self._decide("approve"),
+            "r": self._reject,
+            "e": self._start_edit,
+            "s": lambda: self._decide("skip"),
+            "d": self._defer,
+            "u": self._undo,
+            "?": self._toggle_help,
+        }[key]
+
+    def _run(self, action: Callable[[], str | None]) -> None:
+        """Run one action, then render; its message or error is shown in the panel."""
+        if self._busy:  # a click from Python while a decision is being written
+            self.keys.revision += 1  # still an answer: the browser must never wait forever
+            return
+        self._busy = True
+        status = ""
+        try:
+            if action not in (self._ask_approve_all, self._confirm_all):
+                self._close_preview()  # a preview is only confirmed right after it is shown
+            status = escape(action() or "", quote=False)
+        except NpcError as exc:
+            status = _error_html(str(exc))
+        except Exception as exc:  # shown, not swallowed: the traceback goes into the panel
+            status = _error_html(f"Unexpected error: {exc!r}", traceback.format_exc())
+        finally:
+            self._busy = False
+            self._render(status)
+
+    def _decide(self, decision: str, **extra: Any) -> str:
+        text = self.session.card_text()
+        result = self.session.decide(decision, **extra)
+        return f"{result.decision}: {extra.get('text', text)}"
+
+    def _reject(self) -> str:
+        return self._decide("reject", reason=self.reason.value.strip() or None)
+
+    def _defer(self) -> str:
+        return self._decide("defer", until=self.defer_until.value)
+
+    def _start_edit(self) -> str:
+        if self.session.current is None:
+            return "Nothing to edit: the review is finished."
+        if self._editing == self.session.current:  # already open: keep what was typed
+            self.keys.focus_edit += 1
+            return "Editing: Ctrl/Cmd+Enter approves the new text, Esc cancels."
+        self._editing = self.session.current
+        self.edit_box.value = self.session.card_text()
+        self.editor.layout.display = "flex"
+        self.keys.focus_edit += 1
+        return "Editing: Ctrl/Cmd+Enter approves the new text, Esc cancels."
+
+    def _submit_edit(self, text: Any = None, card: str | None = None) -> str:
+        aimed_at = self._editing if card is None else card
+        if self._editing is None or aimed_at != self.session.current:
+            self._close_editor()
+            return "The edit box was for a card that is no longer shown; nothing was saved."
+        new_text = self.edit_box.value if text is None else str(text)
+        message = self._decide("edit", text=new_text)
+        self._close_editor()
+        return message
+
+    def _cancel_edit(self) -> str:
+        self._close_editor()
+        return "Edit cancelled; nothing changed."
+
+    def _close_editor(self) -> None:
+        self._editing = None
+        self.editor.layout.display = "none"
+        self.edit_box.value = ""
+
+    def _undo(self) -> str:
+        self._close_editor()
+        return str(self.session.undo())
+
+    def _toggle_help(self) -> None:
+        shown = self.help.layout.display != "none"
+        self.help.layout.display = "none" if shown else "block"
+
+    def _ask_approve_all(self) -> str | None:
+        self._preview = self.session.preview_all()
+        self.preview.value = preview_html(self._preview)
+        self.confirm_box.layout.display = "flex" if self._preview.count else "none"
+        return None if self._preview.count else "Nothing to approve all: no unflagged candidate."
+
+    def _confirm_all(self) -> str:
+        if self._preview is None:
+            return "Press Approve all first to see what it would approve."
+        preview = self._preview
+        self._close_preview()
+        result = self.session.approve_previewed(preview)
+        return f"Approved {len(result.memory_ids)} candidate(s) as one batch; u undoes it."
+
+    def _cancel_approve_all(self) -> str:
+        return "Approve all cancelled; nothing changed."
+
+    def _close_preview(self) -> None:
+        self._preview = None
+        self.confirm_box.layout.display = "none"
+
+    # -- rendering -----------------------------------------------------------------------
+
+    def _render(self, status: str) -> None:
+        """Redraw from the session. The card, its id and the new revision go to the
+        browser in one update, after everything else, so the keyboard is freed exactly
+        when the card it will act on is on screen."""
+        # Until a card is drawn none is on screen, so no key can act on one unseen.
+        html, card_id = "<i>The next card could not be drawn. Press ? to try again.</i>", ""
+        try:
+            html, card_id = self._redraw(), self.session.current or ""
+        except Exception as exc:  # a failing store read must not leave the panel stuck
+            status += _error_html(f"Could not draw the next card: {exc!r}", traceback.format_exc())
+        finally:
+            self.status.value = status
+            with self.keys.hold_sync():
+                self.keys.card_html = html
+                self.keys.card_id = card_id
+                self.keys.revision += 1
+
+    def _redraw(self) -> str:
+        summary = self.session.summary()
+        card = self.session.card()
+        current = card.memory_id if card else None
+        if current != self._shown:  # a new card: nothing typed for the last one carries over
+            self._shown = current
+            self.reason.value = ""
+            if self._editing is not None:
+                self._close_editor()
+        if self.defer_until.value is None or self.defer_until.value <= date.today():
+            self.defer_until.value = _tomorrow()
+        self.progress.max = max(summary.decided + summary.remaining, 1)
+        self.progress.value = summary.decided
+        self.tally.value = tally_html(summary)
+        for key in CARD_KEYS:
+            self.buttons[key].disabled = card is None
+        self.approve_all.disabled = card is None
+        for handle in self._static:
+            handle.update(self._static_bundle(summary), raw=True)
+        if card is None:
+            self.position.value = "<b>Review finished</b>"
+            return summary_html(summary)
+        self.position.value = f"<b>Card {card.position} of {card.total}</b>&nbsp;·&nbsp;"
+        return card_html(card)
+
+
+def _view(widget: w.Widget) -> dict[str, Any]:
+    return {"version_major": 2, "version_minor": 0, "model_id": widget.model_id}
+
+
+def _tomorrow() -> date:
+    return date.today() + timedelta(days=1)
+
+
+def _error_html(message: str, details: str | None = None) -> str:
+    more = (
+        f"<details><summary>traceback</summary><pre>{escape(details)}</pre></details>"
+        if details
+        else ""
+    )
+    return f'<div class="npc-error">{escape(message, quote=False)}{more}</div>'
+
+
+def _refuse(message: str) -> None:
+    raise NpcError(message)

@@ -1,0 +1,376 @@
+"""One reviewer working through the queue: the state behind the panel and ``npc-nb review``.
+
+A ``ReviewSession`` turns the review engine's single decisions into a session: the
+candidates in review order, skipped ones moved to the back, the time spent on each card,
+a live tally that undo takes back, approve-all bound to the preview the reviewer saw,
+and a summary at the end. Every decision is written to the store the moment it is made;
+the session holds nothing that would be lost with the kernel. Front ends (the ipywidgets
+panel, the terminal) only render ``Card`` and ``Summary`` and forward keys.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from rapidfuzz import fuzz, process
+
+from .._ids import new_id
+from .._results import ApproveAllPreview, DecisionResult
+from .._time import to_utc, utc_now
+from ..errors import DecisionError
+from ..memory.core import MemoryCore
+from ..memory.queue import queue_filters
+from ..store.predicates import visible_to
+
+__all__ = ["TALLY_KINDS", "Card", "Nearest", "ReviewSession", "Summary", "evidence_span"]
+
+TALLY_KINDS = ("approved", "edited", "rejected", "skipped", "deferred")
+_KIND_OF = {
+    "approve": "approved",
+    "edit": "edited",
+    "reject": "rejected",
+    "skip": "skipped",
+    "defer": "deferred",
+}
+NEAREST_LIMIT = 3
+NEAREST_MIN_SIMILARITY = 60.0
+
+
+@dataclass(frozen=True)
+class Nearest:
+    """An approved memory close to the candidate: a possible duplicate or conflict."""
+
+    memory_id: str
+    text: str
+    similarity: float  # 0-100, rapidfuzz token-set ratio
+
+
+@dataclass(frozen=True)
+class Card:
+    """Everything a reviewer needs to decide one candidate."""
+
+    memory_id: str
+    text: str
+    category: str
+    npc: str | None
+    scope: str
+    team: str | None
+    confidence: float | None
+    flags: tuple[str, ...]
+    evidence: str | None
+    source: str | None  # the message the candidate was extracted from
+    evidence_at: tuple[int, int] | None  # where the evidence sits in ``source``
+    conversation_id: str | None
+    extractor_model: str | None
+    position: int
+    total: int
+    nearest: tuple[Nearest, ...]
+
+    @property
+    def who(self) -> str:
+        """The persona, or the wider scope the memory would be shared in."""
+        if self.scope == "npc" and self.npc:
+            return self.npc
+        return f"{self.scope} ({self.team})" if self.team else self.scope
+
+    def __str__(self) -> str:
+        about = [self.category, self.who]
+        if self.confidence is not None:
+            about.append(f"confidence {self.confidence:.2f}")
+        lines = [f"[{self.position}/{self.total}] " + " · ".join(about), f"  {self.text}"]
+        if self.flags:
+            lines.append(f"  ! warning: {', '.join(self.flags)} (check before approving)")
+        if self.evidence:
+            lines.append(f"  evidence: \u201c{self.evidence}\u201d")
+        lines += [f"  ~ approved ({n.similarity:.0f}%): {n.text}" for n in self.nearest]
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Where the session stands: counts, time, the last decisions, the store."""
+
+    tally: dict[str, int]
+    decided: int
+    remaining: int
+    seconds: float
+    seconds_per_card: float | None  # median time on a card
+    last: tuple[tuple[str, str], ...]  # (what was done, memory text), newest first
+    store_path: str
+
+    @property
+    def finished(self) -> bool:
+        return self.remaining == 0
+
+    def __str__(self) -> str:
+        done = ", ".join(f"{self.tally[k]} {k}" for k in TALLY_KINDS if self.tally[k])
+        head = "Review finished" if self.finished else f"{self.remaining} still waiting"
+        pace = (
+            f", median {self.seconds_per_card:.1f} s a card"
+            if self.seconds_per_card is not None
+            else ""
+        )
+        return (
+            f"{head}: {done or 'nothing decided'} in {_duration(self.seconds)}{pace}. "
+            f"Store: {self.store_path}"
+        )
+
+
+@dataclass
+class _Step:
+    kind: str
+    memory_ids: list[str]
+    text: str
+    spent: float | None  # seconds on the card; None for a batch
+
+
+@dataclass
+class ReviewSession:
+    """The queue of one review, with its tally; decisions go straight to the store."""
+
+    memory: MemoryCore
+    npc: str | None = None
+    category: str | None = None
+    conversation: str | None = None
+    by: str | None = None
+    clock: Callable[[], float] = time.monotonic
+    session_id: str = field(default_factory=new_id)
+
+    def __post_init__(self) -> None:
+        self._rows: dict[str, dict[str, Any]] = {}
+        self._queue: list[str] = []
+        self._steps: list[_Step] = []
+        self._approved: list[dict[str, Any]] | None = None
+        self._started = self._shown_at = self.clock()
+        self.reload()
+
+    # -- the queue ----------------------------------------------------------------------
+
+    def reload(self, first: list[str] | None = None) -> None:
+        """Re-read the queue from the store, keeping this session's order.
+
+        Candidates decided elsewhere drop out, new ones join at the back, and ``first``
+        (memories an undo has just reopened) go to the front.
+        """
+        frame = self.memory.review_queue(
+            npc=self.npc, category=self.category, conversation=self.conversation
+        )
+        self._rows = {row["id"]: row for row in frame.to_dict("records")}
+        self._approved = None  # approvals made elsewhere show up among the nearest
+        # dicts keep order and drop repeats: the reopened first, this session's order,
+        # then newcomers
+        order = dict.fromkeys([*(first or []), *self._queue, *self._rows])
+        self._queue = [i for i in order if i in self._rows]
+
+    @property
+    def current(self) -> str | None:
+        """The id of the candidate on screen, or None when the queue is empty."""
+        return self._queue[0] if self._queue else None
+
+    @property
+    def remaining(self) -> int:
+        return len(self._queue)
+
+    @property
+    def tally(self) -> dict[str, int]:
+        """Cards per kind of decision in this review (undone ones no longer count)."""
+        counts = dict.fromkeys(TALLY_KINDS, 0)
+        for step in self._steps:
+            counts[step.kind] += len(step.memory_ids)
+        return counts
+
+    @property
+    def decided(self) -> int:
+        return sum(len(step.memory_ids) for step in self._steps if step.kind != "skipped")
+
+    def card_text(self) -> str:
+        """The current candidate's text ("" when the queue is empty)."""
+        memory_id = self.current
+        return self._rows[memory_id]["final_text"] if memory_id is not None else ""
+
+    def card(self) -> Card | None:
+        """The current candidate with its evidence, source and nearest approved memories."""
+        memory_id = self.current
+        if memory_id is None:
+            return None
+        row = self._rows[memory_id]
+        source = self.memory.source_message(row["source_message_id"])
+        confidence = row["confidence"]
+        return Card(
+            memory_id=memory_id,
+            text=row["final_text"],
+            category=row["category"],
+            npc=_text(row["npc"]),
+            scope=row["scope"],
+            team=_text(row["team"]),
+            confidence=None if confidence is None or confidence != confidence else confidence,
+            flags=tuple(row["flags"]),
+            evidence=_text(row["evidence"]),
+            source=source,
+            evidence_at=evidence_span(_text(row["evidence"]), source),
+            conversation_id=_text(row["conversation_id"]),
+            extractor_model=_text(row["extractor_model"]),
+            position=self.decided + 1,
+            total=self.decided + len(self._queue),
+            nearest=self._nearest(row),
+        )
+
+    # -- decisions ----------------------------------------------------------------------
+
+    def decide(self, decision: str, **extra: Any) -> DecisionResult:
+        """Apply ``decision`` (approve, reject, edit, skip, defer) to the current card.
+
+        It is refused if somebody changed the candidate since it was read (another
+        kernel, reviewer or cell): a decision applies only to what the reviewer saw.
+        """
+        memory_id = self.current
+        if memory_id is None:
+            raise DecisionError("Nothing left to review: the queue is empty.")
+        if decision not in _KIND_OF:
+            raise DecisionError(
+                f"Unknown decision {decision!r}; use approve, reject, edit, skip or defer."
+            )
+        if decision == "defer":
+            _require_future(extra.get("until"))
+        row = self._rows[memory_id]
+        spent = max(self.clock() - self._shown_at, 0.0)
+        try:
+            result = self.memory.decide(
+                memory_id,
+                decision,
+                by=self.by,
+                time_spent=spent,
+                session=self.session_id,
+                expect_status=row["status"],
+                **extra,
+            )
+        except DecisionError:
+            self.reload()  # somebody else may have decided it: show what is really open
+            self._shown_at = self.clock()
+            raise
+        # An edit that changes nothing is stored as an approval: count what was stored.
+        kind = _KIND_OF[result.decision] if result.decision in _KIND_OF else _KIND_OF[decision]
+        self._record(kind, [memory_id], row["final_text"], spent)
+        if kind in ("approved", "edited") and self._approved is not None:
+            # Keep the nearest-memory list current without re-reading every approved row.
+            text = extra["text"] if kind == "edited" else row["final_text"]
+            self._approved.append({**_visibility(row), "final_text": text})
+        self._queue.pop(0)
+        if kind == "skipped":
+            self._queue.append(memory_id)
+        return result
+
+    def undo(self) -> DecisionResult:
+        """Revert this review's last decision or batch; its cards come back first.
+
+        Only decisions made in this session are undone, never one from another review
+        or a notebook cell (which could re-open a rejection made long ago).
+        """
+        if not self._steps:
+            raise DecisionError("Nothing to undo: no decision has been made in this review.")
+        result = self.memory.undo(by=self.by, session=self.session_id)
+        undone = set(result.memory_ids)
+        for index in range(len(self._steps) - 1, -1, -1):
+            step = self._steps[index]
+            if set(step.memory_ids) & undone:
+                del self._steps[index]
+                break
+        self.reload(first=result.memory_ids)
+        self._shown_at = self.clock()
+        return result
+
+    def preview_all(self, sample_size: int = 5) -> ApproveAllPreview:
+        """What approve-all would approve under this session's filters (nothing changes)."""
+        filters = queue_filters(self.npc, None, self.category, None, self.conversation)
+        preview = self.memory.approve_all(
+            filters, confirm=False, by=self.by, sample_size=sample_size, session=None
+        )
+        assert isinstance(preview, ApproveAllPreview)
+        return preview
+
+    def approve_previewed(self, preview: ApproveAllPreview) -> DecisionResult:
+        """Approve exactly what ``preview`` showed, as one batch (flagged never included)."""
+        filters = queue_filters(None, None, None, None, None, list(preview.ids))
+        result = self.memory.approve_all(
+            filters, confirm=True, by=self.by, sample_size=0, session=self.session_id
+        )
+        assert isinstance(result, DecisionResult)
+        ids = result.memory_ids
+        if ids:
+            self._record("approved", ids, f"{len(ids)} approved at once", None)
+        self.reload()
+        return result
+
+    def summary(self) -> Summary:
+        last = tuple((step.kind, step.text) for step in reversed(self._steps[-5:]))
+        spent = [step.spent for step in self._steps if step.spent is not None]
+        return Summary(
+            tally=self.tally,
+            decided=self.decided,
+            remaining=self.remaining,
+            seconds=self.clock() - self._started,
+            seconds_per_card=statistics.median(spent) if spent else None,
+            last=last,
+            store_path=str(self.memory.store_path),
+        )
+
+    # -- helpers -------------------------------------------------------------------------
+
+    def _record(self, kind: str, memory_ids: list[str], text: str, spent: float | None) -> None:
+        self._steps.append(_Step(kind, memory_ids, text, spent))
+        self._shown_at = self.clock()
+
+    def _nearest(self, row: dict[str, Any]) -> tuple[Nearest, ...]:
+        if self._approved is None:
+            self._approved = self.memory.approved_rows()
+        visible = [m for m in self._approved if visible_to(m, row["npc"], row["team"])]
+        found = process.extract(
+            row["final_text"],
+            {m["id"]: m["final_text"] for m in visible},
+            scorer=fuzz.token_set_ratio,
+            limit=NEAREST_LIMIT,
+            score_cutoff=NEAREST_MIN_SIMILARITY,
+        )
+        return tuple(Nearest(key, text, score) for text, score, key in found)
+
+
+def evidence_span(evidence: str | None, source: str | None) -> tuple[int, int] | None:
+    """Where ``evidence`` sits in ``source``, ignoring case and runs of whitespace."""
+    if not evidence or not source or not evidence.split():
+        return None
+    pattern = r"\s+".join(re.escape(word) for word in evidence.split())
+    found = re.search(pattern, source, flags=re.IGNORECASE)
+    return found.span() if found else None
+
+
+def _require_future(until: Any) -> None:
+    """A review defers into the future; a past time would leave the card due at once."""
+    if until is None:
+        return
+    try:
+        moment = to_utc(until, name="until")
+    except ValueError as exc:
+        raise DecisionError(str(exc)) from exc
+    if moment <= utc_now():
+        raise DecisionError(
+            f"Defer until a future time; {until} has passed. To see this card again later "
+            "in this review, skip it (s)."
+        )
+
+
+def _visibility(row: dict[str, Any]) -> dict[str, Any]:
+    return {key: row[key] for key in ("id", "scope", "npc", "team")}
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _duration(seconds: float) -> str:
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes} min {rest} s" if minutes else f"{seconds:.1f} s"

@@ -1,0 +1,199 @@
+"""One DuckDB file with the npc_nb schema: connections, transactions, the decision
+generation, and the one builder of INSERT statements.
+
+A project has two stores: its own file (npc, team and project scopes) and the user's
+file (global scope). Callers get plain dicts and DataFrames back, never live relations,
+so no result keeps the file lock. Writes happen inside ``write()``, one transaction: a
+status change and its audit event commit together or not at all. Identifiers that reach
+SQL text come from this package's own constants; values are always bound. The queries
+themselves live in the modules named after what they read or write (``memory_rows``,
+``events``, ``chat_log``, ``jobs``, ...).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import secrets
+import threading
+import weakref
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, ClassVar
+
+import duckdb
+import pandas as pd
+
+from .._locations import make_private, store_path
+from .._settings import Settings
+from ..errors import StoreError
+from ._lease import ConnectionLease
+from .migrations import apply_migrations
+
+__all__ = ["TABLES", "Connection", "Store", "frame", "insert_row", "rows", "scalar"]
+
+Connection = duckdb.DuckDBPyConnection
+#: Errors of the file, not of the statement: a full disk, a read-only folder, a lost file.
+_STORAGE_ERRORS = (duckdb.IOException, duckdb.TransactionException, duckdb.FatalException)
+#: The tables ``insert_row`` writes to (names reach SQL text, so only these).
+TABLES = (
+    "memories",
+    "memory_events",
+    "reproposals",
+    "conversations",
+    "messages",
+    "extraction_jobs",
+)
+
+
+def insert_row(con: Connection, table: str, row: dict[str, Any]) -> None:
+    """Insert one row: the one INSERT builder. ``memory_events`` rows get their ``seq``
+    from the event sequence."""
+    if table not in TABLES:
+        raise ValueError(f"not an npc_nb table: {table}")
+    columns, values = list(row), ["?" for _ in row]
+    if table == "memory_events":
+        columns, values = ["seq", *columns], ["nextval('memory_event_seq')", *values]
+    con.execute(
+        f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join(values)})",
+        list(row.values()),
+    )
+
+
+def scalar(con: Connection, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any:
+    """The single value a one-row, one-column query returns (aggregates always do)."""
+    found = con.execute(sql, params).fetchone()
+    if found is None:
+        raise LookupError(f"no row for: {sql}")
+    return found[0]
+
+
+def rows(con: Connection, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[dict]:
+    """Run a query and materialise its rows as dicts."""
+    cursor = con.execute(sql, params)
+    columns = [d[0] for d in cursor.description or ()]
+    return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+
+
+class Store:
+    """One DuckDB file with the npc_nb schema, opened on demand and released when idle.
+
+    Use ``Store.shared``: one Store (one lease, one connection) per file per process, so
+    every Project and thread in a kernel agrees on what this process has written.
+    """
+
+    _shared: ClassVar[weakref.WeakValueDictionary[Path, Store]] = weakref.WeakValueDictionary()
+    _shared_lock: ClassVar[threading.Lock] = threading.Lock()
+
+    @classmethod
+    def shared(cls, folder: Path, settings: Settings) -> Store:
+        """This process's Store for ``folder``; the latest opener's timeouts apply."""
+        path = store_path(folder).absolute()
+        with cls._shared_lock:
+            store = cls._shared.get(path)
+            if store is None:
+                store = cls._shared[path] = cls(folder, settings)
+            store.configure(settings)
+            return store
+
+    def __init__(self, folder: Path, settings: Settings) -> None:
+        self.folder = folder
+        self.path = store_path(folder)
+        # The decision generation as this process last saw it. None whenever the file
+        # was closed, since another process may have written while it was.
+        self._generation: int | None = None
+        self._lease = ConnectionLease(
+            self.path,
+            lock_timeout=settings.lock_timeout,
+            idle_release=settings.idle_release,
+            on_connect=self._prepare,
+        )
+
+    def __repr__(self) -> str:
+        return f"Store({str(self.path)!r})"
+
+    @property
+    def exists(self) -> bool:
+        return self.path.exists()
+
+    def release(self) -> None:
+        """Close the file now so another process can take the lock at once."""
+        self._lease.release()
+
+    def _prepare(self, con: Connection) -> None:
+        make_private(self.folder)  # the file may have just been created (umask mode)
+        self._generation = None
+        con.execute("SET TimeZone = 'UTC'")
+        # On every (re)connect: another process, maybe a newer npc_nb, may have migrated.
+        apply_migrations(con)
+
+    @contextmanager
+    def read(self) -> Iterator[Connection]:
+        with self._lease.connection() as con:
+            yield con
+
+    @contextmanager
+    def write(self) -> Iterator[Connection]:
+        """One transaction: everything inside commits together or not at all."""
+        with self.read() as con:
+            con.execute("BEGIN TRANSACTION")
+            try:
+                yield con
+                con.execute("COMMIT")
+                make_private(self.folder)  # a new write-ahead log gets the umask's mode
+            except _STORAGE_ERRORS as exc:
+                self._abandon(con)
+                raise StoreError(
+                    f"Could not write to the store {self.path}: {str(exc).splitlines()[0]}. "
+                    "Nothing of this operation was saved; everything saved before is intact. "
+                    "Is the disk full or the folder read-only? Free space or fix the "
+                    "permissions, then retry."
+                ) from exc
+            except BaseException:
+                self._abandon(con)
+                raise
+
+    def _abandon(self, con: Connection) -> None:
+        """Roll back; whatever this transaction bumped did not happen."""
+        self._generation = None
+        with contextlib.suppress(duckdb.Error):
+            con.execute("ROLLBACK")
+
+    def generation(self, con: Connection) -> int:
+        """A token that changes with every decision: caches of approved and rejected sets
+        key on it.
+
+        Each change writes a fresh random value, never a count, so no older state (a
+        rolled-back transaction, a restored or recreated file) can reproduce a token a
+        cache has seen. While this process holds the file no other process can write,
+        so the token is read from the file only after a (re)connect.
+        """
+        if self._generation is None:
+            value = scalar(con, "SELECT value FROM store_state WHERE key = 'decision_generation'")
+            self._generation = int(value)
+        return self._generation
+
+    def bump_generation(self, con: Connection) -> None:
+        token = secrets.randbits(62)
+        con.execute("UPDATE store_state SET value = ? WHERE key = 'decision_generation'", [token])
+        self._generation = token
+
+    def dataframe(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> pd.DataFrame:
+        with self.read() as con:
+            return con.execute(sql, params).df()
+
+    @contextmanager
+    def read_only(self) -> Iterator[Connection]:
+        """A connection of its own that cannot change anything (a caller's SQL)."""
+        with self._lease.read_only_connection() as con:
+            yield con
+
+    def configure(self, settings: Settings) -> None:
+        """Apply ``settings``' lock timeout and idle release to the running lease."""
+        self._lease.lock_timeout = settings.lock_timeout
+        self._lease.idle_release = settings.idle_release
+
+
+def frame(cursor: Connection | None) -> pd.DataFrame:
+    """A result as a DataFrame; a statement without a result gives an empty one."""
+    return cursor.df() if cursor is not None and cursor.description else pd.DataFrame()

@@ -1,0 +1,59 @@
+"""SQL for the audit log (``memory_events``): append events, and find what undo reverts.
+
+The log is append-only: nothing here updates or deletes an event. An undo is a new
+event whose ``undoes`` points at the event it reverts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ._database import Connection, Store, insert_row, rows, scalar
+
+__all__ = ["batch_events", "changed_since", "insert_event", "recent_undoable"]
+
+_NOT_UNDONE = "NOT EXISTS (SELECT 1 FROM memory_events u WHERE u.undoes = e.seq)"
+
+
+def insert_event(con: Connection, event: dict[str, Any]) -> None:
+    insert_row(con, "memory_events", event)
+
+
+def recent_undoable(
+    store: Store, actor: str, actions: Sequence[str], limit: int, session: str | None = None
+) -> list[dict]:
+    """The actor's latest decision events that no undo event points at, newest first
+    (only those of one review session when ``session`` is given)."""
+    with store.read() as con:
+        return rows(
+            con,
+            "SELECT * FROM memory_events e WHERE actor = $actor "
+            "AND list_contains($actions, action) "
+            f"AND ($session IS NULL OR review_session = $session) AND {_NOT_UNDONE} "
+            "ORDER BY seq DESC LIMIT $limit",
+            {"actor": actor, "actions": list(actions), "limit": limit, "session": session},
+        )
+
+
+def changed_since(store: Store, event: dict) -> bool:
+    """Whether the event's memory has a later event that was not itself undone."""
+    with store.read() as con:
+        count = scalar(
+            con,
+            "SELECT count(*) FROM memory_events e WHERE memory_id = ? AND seq > ? "
+            f"AND action NOT IN ('undo', 'propose') AND {_NOT_UNDONE}",
+            [event["memory_id"], event["seq"]],
+        )
+    return count > 0
+
+
+def batch_events(store: Store, batch_id: str, actions: Sequence[str]) -> list[dict]:
+    """The not-yet-undone decision events of one batch, newest first."""
+    with store.read() as con:
+        return rows(
+            con,
+            "SELECT * FROM memory_events e WHERE batch_id = $batch "
+            f"AND list_contains($actions, action) AND {_NOT_UNDONE} ORDER BY seq DESC",
+            {"batch": batch_id, "actions": list(actions)},
+        )

@@ -1,0 +1,171 @@
+"""SQL for the ``memories`` table: read, insert and update memory rows.
+
+Functions that must share the caller's transaction take its connection (``con``); the
+others open their own read on the store. Every approved read goes through
+``predicates.approved_source``, every visibility filter through ``predicates.VISIBLE``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from .._time import utc_now
+from ..vocabulary import APPROVED_STATUSES
+from ._database import Connection, Store, insert_row, rows, scalar
+from .predicates import SCOPE_RANK_SQL, VISIBLE, approved_source, visible_to
+
+__all__ = [
+    "add_flags",
+    "approved_summary",
+    "approved_visible",
+    "count_open",
+    "find_by_hash",
+    "get_memory",
+    "insert_memory",
+    "message_content",
+    "next_validity_change",
+    "open_memories",
+    "rejected_visible",
+    "update_memory",
+]
+
+
+def get_memory(store: Store, memory_id: str, con: Connection | None = None) -> dict | None:
+    if con is None:
+        with store.read() as own:
+            return get_memory(store, memory_id, own)
+    found = rows(con, "SELECT * FROM memories WHERE id = ?", [memory_id])
+    return found[0] if found else None
+
+
+def insert_memory(con: Connection, memory: dict[str, Any]) -> None:
+    insert_row(con, "memories", memory)
+
+
+def update_memory(
+    store: Store, con: Connection, memory_id: str, expected_status: str, changes: dict
+) -> bool:
+    """Apply ``changes`` if the memory still has ``expected_status``; report success.
+
+    Call inside ``write()``: the re-read and the update share its transaction, and the
+    held file lock keeps other processes out in between.
+    """
+    current = con.execute("SELECT status FROM memories WHERE id = ?", [memory_id]).fetchone()
+    if current is None or current[0] != expected_status:
+        return False
+    assignments = ", ".join(f"{column} = ?" for column in changes)
+    con.execute(f"UPDATE memories SET {assignments} WHERE id = ?", [*changes.values(), memory_id])
+    store.bump_generation(con)
+    return True
+
+
+def find_by_hash(con: Connection, digest: str, npc: str | None, team: str | None) -> list[dict]:
+    """Visible memories whose proposed or final text normalises to ``digest``.
+
+    Superseded versions are left out: a fact that changes back ("the deadline is
+    Friday" again) is news a reviewer should see, not a repeat.
+    """
+    # Two plain lookups, each served by its hash index: an OR, a UNION or the visibility
+    # filter in the same scan makes DuckDB read the whole table instead.
+    found = {}
+    for column in ("final_hash", "initial_hash"):
+        for row in rows(
+            con,
+            f"SELECT id, status, scope, npc, team, source_message_id FROM memories "
+            f"WHERE {column} = ?",
+            [digest],
+        ):
+            found[row["id"]] = row
+    return [
+        row
+        for row in found.values()
+        if row["status"] != "superseded" and visible_to(row, npc, team)
+    ]
+
+
+def rejected_visible(con: Connection, npc: str | None, team: str | None) -> list[tuple]:
+    """(id, normalised text) of every rejected memory visible to ``npc``."""
+    return con.execute(
+        f"SELECT id, norm_text FROM memories WHERE status = 'human-rejected' AND {VISIBLE}",
+        {"npc": npc, "team": team},
+    ).fetchall()
+
+
+def add_flags(con: Connection, memory_id: str, flags: list[str]) -> None:
+    con.execute(
+        "UPDATE memories SET flags = list_distinct(list_concat(flags, ?)) WHERE id = ?",
+        [flags, memory_id],
+    )
+
+
+def approved_visible(con: Connection, npc: str, team: str | None) -> list[dict]:
+    """Approved memories visible to ``npc``: most specific scope, then newest, first."""
+    source, params = approved_source()
+    return rows(
+        con,
+        "SELECT id, final_text, final_hash, norm_text, scope, category, valid_from, "
+        f"valid_to, decided_at, {SCOPE_RANK_SQL} AS scope_rank "
+        f"FROM {source} WHERE {VISIBLE} ORDER BY scope_rank, decided_at DESC, id",
+        params | {"npc": npc, "team": team},
+    )
+
+
+def approved_summary(store: Store) -> list[dict]:
+    """Every approved memory now: id, text and who may see it."""
+    source, params = approved_source()
+    with store.read() as con:
+        return rows(con, f"SELECT id, final_text, scope, npc, team FROM {source}", params)
+
+
+def next_validity_change(con: Connection, npc: str, team: str | None) -> datetime | None:
+    """The next moment a visible approved memory enters or leaves its validity window.
+
+    Until then, ``approved_visible`` cannot change without a decision.
+    """
+    moment = scalar(
+        con,
+        "SELECT min(CASE WHEN valid_from > $now THEN valid_from ELSE valid_to END) "
+        "FROM memories WHERE list_contains($approved, status) AND superseded_by IS NULL "
+        f"AND (valid_from > $now OR valid_to > $now) AND {VISIBLE}",
+        {"npc": npc, "team": team, "approved": list(APPROVED_STATUSES), "now": utc_now()},
+    )
+    return moment
+
+
+def message_content(store: Store, message_id: str) -> str | None:
+    with store.read() as con:
+        found = con.execute("SELECT content FROM messages WHERE id = ?", [message_id]).fetchone()
+    return found[0] if found else None
+
+
+def open_memories(store: Store, filters: dict[str, Any], now: datetime) -> list[dict]:
+    """Pending and due deferred memories matching the filters, in review order."""
+    clauses = ["(status = 'pending_approval' OR (status = 'deferred' AND defer_until <= $now))"]
+    params: dict[str, Any] = {"now": now}
+    for column in ("npc", "team", "category", "scope", "conversation_id"):
+        if filters.get(column) is not None:
+            clauses.append(f"{column} = ${column}")
+            params[column] = filters[column]
+    if filters.get("ids") is not None:
+        clauses.append("list_contains($ids, id)")
+        params["ids"] = list(filters["ids"])
+    with store.read() as con:
+        return rows(
+            con,
+            "SELECT * FROM memories WHERE "
+            + " AND ".join(clauses)
+            + " ORDER BY skipped_at NULLS FIRST, recorded_at, id",
+            params,
+        )
+
+
+def count_open(store: Store, now: datetime) -> int:
+    with store.read() as con:
+        count = scalar(
+            con,
+            "SELECT count(*) FROM memories WHERE status = 'pending_approval' "
+            "OR (status = 'deferred' AND defer_until <= ?)",
+            [now],
+        )
+    return int(count)

@@ -1,0 +1,60 @@
+"""The two stores a project reads: its own file and the user's file for ``global`` scope.
+
+The user store is created only when a global memory is first written, so a project
+that never uses global scope never touches ``~/.npc_nb``. A memory id is looked up in
+the project store first, then the user store; ids are UUIDv7 strings, unique across both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+from .._settings import Settings
+from ..errors import UnknownMemoryError
+from ._database import Store
+from .memory_rows import get_memory
+
+__all__ = ["Stores"]
+
+
+class Stores:
+    """Routes reads and writes to the project store or the user store."""
+
+    def __init__(self, project_folder: Path, user_folder: Path, settings: Settings) -> None:
+        self.project = Store.shared(project_folder, settings)
+        self.user = Store.shared(user_folder, settings)
+
+    def for_scope(self, scope: str) -> Store:
+        return self.user if scope == "global" else self.project
+
+    def existing(self) -> Iterator[Store]:
+        """The project store, and the user store if it has been created."""
+        yield self.project
+        if self.user.path != self.project.path and self.user.exists:
+            yield self.user
+
+    def locate(self, memory_id: object) -> tuple[Store, dict]:
+        """The store holding a memory, and its current row."""
+        if not isinstance(memory_id, str) or not memory_id.strip():
+            raise UnknownMemoryError(
+                f"{memory_id!r} is not a memory id; ids are strings such as those in the "
+                "'id' column of review_queue() or memories()."
+            )
+        for store in self.existing():
+            row = get_memory(store, memory_id.strip())
+            if row is not None:
+                return store, row
+        raise UnknownMemoryError(
+            f"No memory with id {memory_id!r} in this project or the user store. "
+            "Look ids up with review_queue() or memories()."
+        )
+
+    def release(self) -> None:
+        self.project.release()
+        self.user.release()
+
+    def configure(self, settings: Settings) -> None:
+        """Apply new lock and release timeouts to both stores' running leases."""
+        self.project.configure(settings)
+        self.user.configure(settings)

@@ -1,0 +1,86 @@
+"""A researcher's own SQL (``nb.sql``, ``%npc_sql``): read-only unless asked, bound
+parameters, and errors that say what went wrong.
+
+Read-only is the engine's doing: the query runs on a connection that opened the file
+read-only and may not touch files, extensions or settings (``Store.read_only``). The
+statement-type check before it only gives the common mistake a clearer message. With
+``allow_write`` the statements run in one transaction of npc_nb's own, and the decision
+generation moves, so every cache re-reads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import duckdb
+import pandas as pd
+
+from ..errors import QueryError
+from ._database import Store, frame
+
+__all__ = ["run_sql"]
+
+_READ_ONLY_STATEMENTS = {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN}
+_TRANSACTION_CONTROL = {
+    duckdb.StatementType.TRANSACTION,
+    duckdb.StatementType.ATTACH,
+    duckdb.StatementType.DETACH,
+}
+Params = Sequence[Any] | dict[str, Any] | None
+
+
+def run_sql(store: Store, sql: str, params: Params, *, allow_write: bool) -> pd.DataFrame:
+    """Run a caller's SQL; unless ``allow_write``, only reads, and nothing persists."""
+    statements = _statements(sql)
+    if not allow_write:
+        writes = [s.type.name for s in statements if s.type not in _READ_ONLY_STATEMENTS]
+        if writes:
+            raise QueryError(
+                f"Refusing a statement that could change the store ({', '.join(writes)}). "
+                "Queries are read-only so analysis cannot corrupt the audit log; pass "
+                "allow_write=True (in %%npc_sql: --write) if you really mean to write."
+            )
+        with store.read_only() as con, _query_errors(read_only=True):
+            return frame(con.execute(sql, params or ()))
+    control = [s.query.strip() for s in statements if s.type in _TRANSACTION_CONTROL]
+    if control:
+        raise QueryError(
+            f"Remove {control[0]!r}: npc_nb runs your statements in one transaction "
+            "of its own, committed only if all of them succeed."
+        )
+    with _query_errors(read_only=False), store.write() as con:
+        result = frame(con.execute(sql, params or ()))
+        store.bump_generation(con)  # the statements may have changed anything
+        return result
+
+
+def _statements(sql: object) -> list[Any]:
+    if not isinstance(sql, str):
+        raise QueryError(f"The query must be SQL text (a str), not {type(sql).__name__}.")
+    with _query_errors(read_only=False):
+        statements = duckdb.extract_statements(sql)
+    if not statements:
+        raise QueryError(
+            "The query is empty; write a SQL statement (e.g. SELECT * FROM v_memories)."
+        )
+    return statements
+
+
+@contextmanager
+def _query_errors(*, read_only: bool) -> Iterator[None]:
+    """A caller's SQL failing is a QueryError that says why (the engine's error kept)."""
+    try:
+        yield
+    except duckdb.Error as exc:
+        message = str(exc)
+        refused = isinstance(exc, duckdb.PermissionException | duckdb.InvalidInputException)
+        if read_only and refused:
+            raise QueryError(
+                f"Refused on the read-only query path: {message.splitlines()[0]}. Queries "
+                "are read-only (no files, extensions, settings or writes); pass "
+                "allow_write=True (in %%npc_sql: --write) if you really mean to change "
+                "the store."
+            ) from exc
+        raise QueryError(f"The query failed: {message}") from exc
