@@ -37,6 +37,7 @@ from .memory import transitions
 from .memory.block import MemoryBlock
 from .memory.core import MemoryCore, ReviewContext
 from .memory.queue import queue_filters
+from .models.judge import ModelJudge
 from .review.session import ReviewSession
 from .store import Stores, frames
 from .store.user_sql import run_sql
@@ -84,7 +85,7 @@ class Project:
         self.settings = settings
         self.name = root.name
         self._stores = Stores(ensure_store_dir(root / STORE_DIR), user_home(), settings)
-        self._memory = MemoryCore(self._stores, settings, self.name)
+        self._memory = MemoryCore(self._stores, settings, self.name, _model_judge)
         store = self._stores.project
         self._extraction = Extraction(store, settings, self._memory.add_candidate)
         self._chat = Conversations(root, self.name, settings, store, self._memory, self._extraction)
@@ -470,6 +471,13 @@ class Project:
     ) -> Path:
         """Write the graph as GraphML (memory ids as comma-separated text)."""
         return self._graph.export_graphml(path, npc=npc, category=category)
+
+
+def _model_judge(model: str) -> ModelJudge:
+    """The same-fact judge of ``matcher="model"``, calling ``model`` through the gateway."""
+    from .models import gateway  # litellm itself is imported on the first call
+
+    return ModelJudge(model, gateway.complete)
 
 
 def _moment(as_of: object) -> datetime | None:

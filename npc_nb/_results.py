@@ -19,16 +19,28 @@ __all__ = ["ApproveAllPreview", "CandidateOutcome", "DecisionResult"]
 class CandidateOutcome:
     """What ``add_candidate`` did with a proposed memory.
 
-    ``action`` is ``queued`` (a new pending memory), ``merged`` (it repeats a pending
-    one) or ``suppressed`` (it repeats a rejected, approved or superseded one).
+    ``action`` is ``queued`` (a new pending card), ``merged`` (the same fact as a pending
+    candidate: kept as a variant on its card), ``suppressed`` (the same fact as a
+    rejected memory: the tombstone holds) or ``reinforced`` (the same fact as an approved
+    memory: kept as more evidence of it). ``memory_id`` is the queued memory, or the one
+    it matched. A candidate queued as a proposed update of an approved memory has that
+    memory's id in ``updates`` (approving it supersedes that memory). ``verdict``,
+    ``matcher`` and ``similarity`` (0-100) say how it was judged, ``differs`` what it
+    asserts differently from its nearest memory, ``error`` a matcher that failed (the
+    candidate was queued and nothing lost).
     """
 
-    action: Literal["queued", "merged", "suppressed"]
+    action: Literal["queued", "merged", "suppressed", "reinforced"]
     memory_id: str
     matched_status: str | None = None
     match_type: Literal["exact", "near"] | None = None
     similarity: float | None = None
     flags: tuple[str, ...] = ()
+    updates: str | None = None
+    verdict: Literal["same", "update", "different"] | None = None
+    matcher: str | None = None
+    differs: str | None = None
+    error: str | None = None
 
     @property
     def queued(self) -> bool:
@@ -36,10 +48,23 @@ class CandidateOutcome:
 
     def __str__(self) -> str:
         if self.action == "queued":
-            warning = f" (flagged: {', '.join(self.flags)})" if self.flags else ""
-            return f"queued for review as {self.memory_id}{warning}"
+            notes = [f"flagged: {', '.join(self.flags)}"] if self.flags else []
+            if self.updates:
+                notes.append(f"a proposed update of approved memory {self.updates}")
+            if self.differs:
+                notes.append(f"differs: {self.differs}")
+            if self.error:
+                notes.append(f"matcher failed: {self.error}")
+            extra = f" ({'; '.join(notes)})" if notes else ""
+            return f"queued for review as {self.memory_id}{extra}"
         how = f"{self.match_type} match, similarity {self.similarity:.0f}"
-        verb = "merged into pending" if self.action == "merged" else "suppressed by"
+        if self.matcher and self.match_type != "exact":
+            how += f", judged {self.verdict} by {self.matcher}"
+        verb = {
+            "merged": "merged into pending",
+            "suppressed": "suppressed by",
+            "reinforced": "reinforced approved",
+        }[self.action]
         return f"{verb} memory {self.memory_id} ({self.matched_status}; {how})"
 
     def _repr_mimebundle_(self, **_: object) -> dict[str, str]:

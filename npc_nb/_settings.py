@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +52,20 @@ class Settings(BaseSettings):
     reviewer: str | None = Field(None, description="actor recorded on decisions (default: OS user)")
     context_max_chars: int = Field(32_000, ge=200, description="cap of the memory block")
     near_duplicate_threshold: float = Field(
-        85.0, ge=50, le=100, description="similarity (0-100) at which a candidate repeats a memory"
+        80.0,
+        ge=50,
+        le=100,
+        description="meaning similarity (0-100, the offline embedding's cosine) at which "
+        "the offline matcher lets one differing word be a rewording of the same fact",
+    )
+    matcher: str | Callable[..., Any] | None = Field(
+        "offline",
+        description="how a re-proposal is judged the same fact as a memory: 'offline', "
+        "'model' (a judge through litellm), 'package.module:attr', a callable, or "
+        "None (exact repeats only)",
+    )
+    match_model: str | None = Field(
+        None, description="litellm model of matcher='model' (default: model, else offline)"
     )
     max_memory_chars: int = Field(2_000, ge=20, description="longest memory text accepted")
     lock_timeout: float = Field(10.0, ge=0, description="seconds to retry a locked store")

@@ -25,6 +25,7 @@ __all__ = [
     "clean_text",
     "content_hash",
     "evidence_occurs_in",
+    "find_evidence",
     "instruction_flags",
     "normalise",
     "unmask",
@@ -151,11 +152,42 @@ def instruction_flags(text: str) -> list[str]:
     return [flag for flag, pattern in _INSTRUCTION_PATTERNS.items() if pattern.search(flat)]
 
 
+def find_evidence(evidence: str | None, source: str | None) -> tuple[int, int] | None:
+    """Where the evidence quote sits in ``source`` (start, end in ``source``'s own
+    characters), ignoring case, Unicode width forms (NFKC) and runs of spacing; None if
+    it is not there. The one evidence matcher: storing a candidate, drawing its card and
+    choosing its source message all use it, so they never disagree."""
+    if not evidence or not source:
+        return None
+    needle, _ = _comparable(evidence)
+    needle = needle.strip()
+    haystack, origin = _comparable(source)
+    start = haystack.find(needle) if needle else -1
+    if start < 0:
+        return None
+    end = start + len(needle) - 1
+    return origin[start], origin[end] + 1
+
+
+def _comparable(text: str) -> tuple[str, list[int]]:
+    """``text`` folded for comparison, and for each folded character the index of the
+    original character it came from (so a match maps back to the original span)."""
+    folded: list[str] = []
+    origin: list[int] = []
+    for index, char in enumerate(text):
+        for piece in unicodedata.normalize("NFKC", char).casefold():
+            if piece.isspace():
+                if folded and folded[-1] == " ":
+                    continue
+                piece = " "
+            folded.append(piece)
+            origin.append(index)
+    return "".join(folded), origin
+
+
 def evidence_occurs_in(evidence: str, source: str) -> bool:
-    """Whether the evidence quote occurs in the source, ignoring case and spacing."""
-    needle = _WHITESPACE.sub(" ", unicodedata.normalize("NFKC", evidence).casefold()).strip()
-    haystack = _WHITESPACE.sub(" ", unicodedata.normalize("NFKC", source).casefold())
-    return bool(needle) and needle in haystack
+    """Whether the evidence quote occurs in the source (see ``find_evidence``)."""
+    return find_evidence(evidence, source) is not None
 
 
 def clean_text(text: str) -> str:

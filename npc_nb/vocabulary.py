@@ -7,7 +7,7 @@ from a caller: public APIs take a decision and the review engine maps it to a st
 
 from __future__ import annotations
 
-from typing import Final, Literal
+from typing import Final
 
 __all__ = [
     "APPROVED_STATUSES",
@@ -18,9 +18,6 @@ __all__ = [
     "SCOPES",
     "SCOPE_RANK",
     "STATUSES",
-    "Category",
-    "Decision",
-    "Scope",
 ]
 
 PENDING: Final = "pending_approval"
@@ -36,16 +33,13 @@ APPROVED_STATUSES: Final = (APPROVED, EDITED)
 #: A memory in one of these still waits for a reviewer.
 OPEN_STATUSES: Final = (PENDING, DEFERRED)
 
-Decision = Literal["approve", "reject", "edit", "skip", "defer", "approve_all", "undo"]
 DECISIONS: Final = ("approve", "reject", "edit", "skip", "defer", "approve_all", "undo")
 
 #: Audit actions: the decisions, plus what the system and revisions record.
 EVENT_ACTIONS: Final = (*DECISIONS, "propose", "supersede", "set_validity")
 
-Category = Literal["decision", "preference", "commitment", "constraint", "open_loop", "fact"]
 CATEGORIES: Final = ("decision", "preference", "commitment", "constraint", "open_loop", "fact")
 
-Scope = Literal["npc", "team", "project", "global"]
 SCOPES: Final = ("npc", "team", "project", "global")
 #: Most specific first: the order a read walks and the context block is laid out in.
 SCOPE_RANK: Final = {scope: rank for rank, scope in enumerate(SCOPES)}

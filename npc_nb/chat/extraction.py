@@ -29,7 +29,7 @@ from .._ids import new_id
 from .._json_items import OutputError, split_items
 from .._results import CandidateOutcome
 from .._settings import Settings
-from .._text import clean_text
+from .._text import clean_text, find_evidence
 from .._time import utc_now
 from ..errors import CandidateError, ModelCallError, NpcError
 from ..models import gateway, offline
@@ -377,9 +377,9 @@ class Extraction:
         quote = item.get("evidence_quote")
         source = job["user_message_id"]
         reply = chat_log.message(self._store, job["message_id"])
-        if quote and reply and quote.casefold() in reply["content"].casefold():
+        if quote and reply and find_evidence(quote, reply["content"]):
             user = chat_log.message(self._store, job["user_message_id"])
-            if user and quote.casefold() not in user["content"].casefold():
+            if user and not find_evidence(quote, user["content"]):
                 source = job["message_id"]
         try:
             outcome = self._propose_candidate(

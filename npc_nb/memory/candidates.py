@@ -1,42 +1,29 @@
-"""Writing candidates: validate, normalise, check against what was already decided, queue.
+"""Candidates: validate what is proposed, and build the rows that record it.
 
-A candidate that repeats a rejected memory (same normalised text, or a near repeat above
-``near_duplicate_threshold``) is suppressed: that is what makes a rejection a tombstone.
-One that repeats an approved or superseded memory is not asked again; one that repeats a
-pending memory is merged into it. Every such outcome writes a ``reproposals`` row, so the
-re-proposal rate is measurable. The check and the insert share one transaction, so two
-kernels proposing the same text at once still queue it once.
+A ``Candidate`` is a validated proposal (text, category, scope, provenance, flags for
+instruction-like text, whether its evidence occurs in its source). What then happens to
+it (queued, merged, suppressed, reinforced) is ``proposal``'s job.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
-
-from rapidfuzz import fuzz, process
+from typing import Any
 
 from .._ids import new_id
-from .._results import CandidateOutcome
+from .._terms import content_terms
 from .._text import content_hash, evidence_occurs_in, instruction_flags, normalise
-from .._time import utc_now
 from ..errors import CandidateError
-from ..store import Connection, Store, events, memory_rows
-from ..store._database import insert_row
 from ..vocabulary import CATEGORIES, PENDING, SCOPES
-from .cache import DecisionCache
 
-__all__ = ["Candidate", "propose", "validate_memory_text"]
-
-_MATCH_KIND = {
-    "human-rejected": "rejected",
-    "human-approved": "approved",
-    "human-edited": "approved",
-    "superseded": "superseded",
-    "pending_approval": "pending",
-    "deferred": "pending",
-}
-#: When one text matches several memories, the strongest verdict wins.
-_PRECEDENCE = ("rejected", "approved", "superseded", "pending")
+__all__ = [
+    "Candidate",
+    "build_candidate",
+    "memory_row",
+    "proposal_event",
+    "reproposal_row",
+    "validate_memory_text",
+]
 
 
 @dataclass(frozen=True)
@@ -62,6 +49,11 @@ class Candidate:
     @property
     def norm_text(self) -> str:
         return normalise(self.text)
+
+    @property
+    def terms(self) -> frozenset[str]:
+        """The content terms the neighbour index finds it by (``matching.content_terms``)."""
+        return content_terms(self.text)
 
 
 def validate_memory_text(text: object, max_chars: int) -> str:
@@ -122,100 +114,8 @@ def check_confidence(confidence: object) -> float | None:
     return float(confidence)
 
 
-#: (memory id, its status, how it matched, similarity 0-100)
-Match = tuple[str, str, Literal["exact", "near"], float]
-
-
-def propose(
-    target: Store,
-    others: list[Store],
-    candidate: Candidate,
-    *,
-    threshold: float,
-    actor: str,
-    cache: DecisionCache,
-) -> CandidateOutcome:
-    """Queue, merge or suppress a candidate in ``target``, recording what happened.
-
-    ``others`` are the stores whose memories the same readers also see (the user store
-    for a project candidate, the project store for a global one): a tombstone there
-    suppresses the candidate too. They are checked first and never while ``target`` is
-    in a transaction, so no process ever waits for one store while holding the other.
-    """
-    for store in others:
-        with store.read() as con:
-            match = _match(store, con, candidate, threshold, cache)
-        if match is not None:
-            with store.write() as con:
-                return _record_match(store, con, candidate, match)
-    with target.write() as con:
-        match = _match(target, con, candidate, threshold, cache)
-        if match is not None:
-            return _record_match(target, con, candidate, match)
-        memory_id, now = new_id(), utc_now()
-        memory_rows.insert_memory(con, _memory_row(memory_id, candidate, now))
-        events.insert_event(con, _proposal_event(memory_id, candidate, now, actor))
-    return CandidateOutcome("queued", memory_id, flags=candidate.flags)
-
-
-def _match(
-    store: Store, con: Connection, candidate: Candidate, threshold: float, cache: DecisionCache
-) -> Match | None:
-    return _exact_match(store, con, candidate) or _near_rejected(
-        cache.rejected(store, candidate.npc, candidate.team), candidate, threshold
-    )
-
-
-def _record_match(
-    store: Store, con: Connection, candidate: Candidate, match: Match
-) -> CandidateOutcome:
-    memory_id, status, match_type, similarity = match
-    insert_row(con, "reproposals", _reproposal(candidate, match, utc_now()))
-    merged = _MATCH_KIND[status] == "pending"
-    if merged and candidate.flags:
-        memory_rows.add_flags(con, memory_id, list(candidate.flags))  # a warning is never lost
-    return CandidateOutcome(
-        "merged" if merged else "suppressed",
-        memory_id,
-        status,
-        match_type,
-        similarity,
-        candidate.flags,
-    )
-
-
-def _exact_match(store: Store, con: Connection, candidate: Candidate) -> Match | None:
-    found = memory_rows.find_by_hash(
-        con, content_hash(candidate.text), candidate.npc, candidate.team
-    )
-    if not found:
-        return None
-    best = min(found, key=lambda m: (_PRECEDENCE.index(_MATCH_KIND[m["status"]]), m["id"]))
-    return best["id"], best["status"], "exact", 100.0
-
-
-def _near_rejected(
-    rejected: dict[str, str], candidate: Candidate, threshold: float
-) -> Match | None:
-    """The most similar rejected memory at or above ``threshold``, if any.
-
-    Only rejections: a near repeat of an approved memory may be a changed fact ("budget
-    is 20k" after "budget is 10k") and must reach a reviewer. Plain Indel similarity on
-    normalised text, not a token-sorted one: "coffee over tea" must not match "tea over
-    coffee".
-    """
-    if not rejected:
-        return None
-    best = process.extractOne(
-        candidate.norm_text, rejected, scorer=fuzz.ratio, score_cutoff=threshold
-    )
-    if best is None:
-        return None
-    _, score, memory_id = best
-    return memory_id, "human-rejected", "near", float(score)
-
-
-def _memory_row(memory_id: str, c: Candidate, now: Any) -> dict[str, Any]:
+def memory_row(memory_id: str, c: Candidate, now: Any) -> dict[str, Any]:
+    """The new memory row of a queued candidate (content terms included, for the index)."""
     digest = content_hash(c.text)
     return {
         "id": memory_id,
@@ -240,10 +140,12 @@ def _memory_row(memory_id: str, c: Candidate, now: Any) -> dict[str, Any]:
         "flags": list(c.flags),
         "confidence": c.confidence,
         "recorded_at": now,
+        "match_terms": sorted(c.terms),
     }
 
 
-def _proposal_event(memory_id: str, c: Candidate, now: Any, actor: str) -> dict[str, Any]:
+def proposal_event(memory_id: str, c: Candidate, now: Any, actor: str) -> dict[str, Any]:
+    """The audit event that records a candidate's proposal."""
     return {
         "memory_id": memory_id,
         "occurred_at": now,
@@ -257,13 +159,15 @@ def _proposal_event(memory_id: str, c: Candidate, now: Any, actor: str) -> dict[
     }
 
 
-def _reproposal(c: Candidate, match: tuple[str, str, str, float], now: Any) -> dict[str, Any]:
-    memory_id, status, match_type, similarity = match
+def reproposal_row(
+    c: Candidate, memory_id: str, kind: str, match_type: str, similarity: float, now: Any
+) -> dict[str, Any]:
+    """The ``reproposals`` row of a candidate that repeated memory ``memory_id``."""
     return {
         "id": new_id(),
         "recorded_at": now,
         "memory_id": memory_id,
-        "match_kind": _MATCH_KIND[status],
+        "match_kind": kind,
         "match_type": match_type,
         "similarity": similarity,
         "proposed_text": c.text,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import getpass
 import inspect
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TypedDict, Unpack
@@ -23,11 +24,14 @@ from .._results import ApproveAllPreview, CandidateOutcome, DecisionResult
 from .._settings import Settings
 from .._time import utc_now
 from ..errors import CandidateError, ConfigError, DecisionError
-from ..store import Stores, memory_rows
-from ..vocabulary import DECISIONS
+from ..store import Store, Stores, memory_rows
+from ..vocabulary import APPROVED_STATUSES, DECISIONS
 from . import candidates, decisions, transitions
 from .block import MemoryBlock, block_room, query_terms, render_block
 from .cache import DecisionCache
+from .matching import Matcher, resolve_matcher
+from .neighbours import NeighbourIndex
+from .proposal import Matching, propose
 from .queue import QUEUE_COLUMNS, pending_count, queue_filters, review_queue
 
 __all__ = ["MemoryCore", "ReviewContext"]
@@ -44,12 +48,21 @@ class ReviewContext(TypedDict, total=False):
 class MemoryCore:
     """Candidates, decisions, undo and the memory block of one project's stores."""
 
-    def __init__(self, stores: Stores, settings: Settings, project: str) -> None:
+    def __init__(
+        self,
+        stores: Stores,
+        settings: Settings,
+        project: str,
+        model_judge: Callable[[str], Matcher] | None = None,
+    ) -> None:
         self.stores = stores
         self.settings = settings
         self.project = project
         self.cache = DecisionCache()
         self._previews: dict[str, tuple[str, ...]] = {}
+        self._model_judge = model_judge  # given by the facade: the models layer is above
+        self._indexes: dict[Path, NeighbourIndex] = {}
+        self._matching: tuple[Any, Matching] | None = None
 
     @property
     def store_path(self) -> Path:
@@ -75,14 +88,33 @@ class MemoryCore:
             max_chars=self.settings.max_memory_chars,
         )
         target = self.stores.for_scope(candidate.scope)
-        return candidates.propose(
+        return propose(
             target,
             [store for store in self.stores.existing() if store is not target],
             candidate,
-            threshold=self.settings.near_duplicate_threshold,
             actor=self.actor(None),
-            cache=self.cache,
+            matching=self.matching(),
         )
+
+    def matching(self) -> Matching:
+        """How candidates are matched now (the ``matcher`` setting, resolved once)."""
+        settings = self.settings
+        key = (
+            settings.matcher,
+            settings.match_model,
+            settings.model,
+            settings.near_duplicate_threshold,
+        )
+        if self._matching is None or self._matching[0] != key:
+            matcher, name = resolve_matcher(self.settings, self._model_judge)
+            self._matching = (key, Matching(matcher, name, self.index_for))
+        return self._matching[1]
+
+    def index_for(self, store: Store) -> NeighbourIndex:
+        """This process's neighbour index of ``store``."""
+        if store.path not in self._indexes:
+            self._indexes[store.path] = NeighbourIndex(store)
+        return self._indexes[store.path]
 
     def source_message(self, message_id: str | None) -> str | None:
         """The text of the chat message a candidate was extracted from (None if unknown)."""
@@ -241,7 +273,22 @@ class MemoryCore:
             )
         now = utc_now()
         change = transitions.plan(decision, memory, actor=actor, now=now, **args)
-        return decisions.apply_changes(store, [change], actor=actor, now=now, audit=audit)
+        planned = [change, *self._replaced_by(store, memory, change, now)]
+        return decisions.apply_changes(store, planned, actor=actor, now=now, audit=audit)
+
+    def _replaced_by(
+        self, store: Store, memory: dict, change: transitions.Change, now: datetime
+    ) -> list[transitions.Change]:
+        """Approving a proposed update supersedes the memory it updates, in one batch;
+        if that memory is no longer approved, the candidate is approved alone."""
+        replaces = memory.get("updates")
+        if not replaces or change.to_status not in APPROVED_STATUSES or change.new_row:
+            return []
+        old = memory_rows.get_memory(store, replaces)
+        if old is None or old["status"] not in APPROVED_STATUSES or old["superseded_by"]:
+            return []
+        change.changes["supersedes"] = replaces
+        return [transitions.plan_replaced(old, memory["id"], now=now)]
 
     def approve_all(
         self,

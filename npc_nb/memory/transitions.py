@@ -12,13 +12,14 @@ reverts (``state_before``, serialised by ``dump_state``).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from rapidfuzz.distance import Levenshtein
 
 from .._ids import new_id
+from .._terms import content_terms
 from .._text import content_hash, normalise
 from .._time import to_utc
 from ..errors import DecisionError
@@ -39,6 +40,7 @@ __all__ = [
     "Change",
     "dump_state",
     "plan",
+    "plan_replaced",
     "plan_supersede",
     "plan_undo",
 ]
@@ -57,7 +59,9 @@ MUTABLE = (
     "valid_to",
     "superseded_by",
     "superseded_at",
+    "supersedes",
     "text_change",
+    "match_terms",
 )
 _TIMES = {"decided_at", "defer_until", "skipped_at", "valid_from", "valid_to", "superseded_at"}
 UNDOABLE = (
@@ -83,7 +87,6 @@ class Change:
     reason: str | None = None
     new_row: dict | None = None  # set when the decision creates a memory (supersede)
     undoes: int | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def to_status(self) -> str:
@@ -222,6 +225,7 @@ def _text_fields(text: str, initial: str) -> dict[str, Any]:
         "final_hash": content_hash(text),
         "norm_text": normalise(text),
         "text_change": text_change(initial, text),
+        "match_terms": sorted(content_terms(initial) | content_terms(text)),
     }
 
 
@@ -239,7 +243,7 @@ def plan_supersede(memory: dict, text: str, *, actor: str, now: datetime) -> Cha
         )
     new_id_ = new_id()
     new_row = (
-        {k: v for k, v in memory.items() if k not in ("id", "flags")}
+        {k: v for k, v in memory.items() if k not in ("id", "flags", "insert_seq")}
         | {
             "id": new_id_,
             "flags": list(memory["flags"] or ()),
@@ -250,12 +254,26 @@ def plan_supersede(memory: dict, text: str, *, actor: str, now: datetime) -> Cha
             "superseded_by": None,
             "superseded_at": None,
             "skipped_at": None,
+            "updates": None,
+            "differs": None,
+            "match_error": None,
         }
         | _decided(actor, now, EDITED)
         | _text_fields(text, text)
     )
     changes = {"status": SUPERSEDED, "superseded_by": new_id_, "superseded_at": now}
     return Change(memory, "supersede", changes, new_row=new_row)
+
+
+def plan_replaced(old: dict, new_id_: str, *, now: datetime) -> Change:
+    """The approved memory an approved update replaces: superseded by it, in the same
+    batch as the approval (so undo restores both)."""
+    if old["status"] not in APPROVED_STATUSES or old["superseded_by"] is not None:
+        raise DecisionError(
+            f"Memory {old['id']} is {old['status']} now; the update no longer replaces it."
+        )
+    changes = {"status": SUPERSEDED, "superseded_by": new_id_, "superseded_at": now}
+    return Change(old, "supersede", changes)
 
 
 def plan_undo(event: dict, memory: dict | None, *, now: datetime, changed_since: bool) -> Change:

@@ -291,6 +291,8 @@ def _offline_text(kwargs: dict[str, Any]) -> str:
     messages = kwargs["messages"]
     if any(offline.CONCEPT_MARKER in offline.message_text(m) for m in messages):
         return offline_concepts(messages)
+    if any(offline.JUDGE_MARKER in offline.message_text(m) for m in messages):
+        return offline.judge(messages)
     if any(offline.EXTRACTION_MARKER in offline.message_text(m) for m in messages):
         return offline.extract(messages, limit=int(params.get("max_memories", 5)))
     return offline.chat_reply(messages)

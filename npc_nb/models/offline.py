@@ -17,11 +17,13 @@ from ..memory.block import BLOCK_CLOSE, BLOCK_OPEN
 __all__ = [
     "CONCEPT_MARKER",
     "EXTRACTION_MARKER",
+    "JUDGE_MARKER",
     "LABEL",
     "MODEL",
     "chat_reply",
     "extract",
     "is_offline",
+    "judge",
     "message_text",
 ]
 
@@ -31,6 +33,8 @@ LABEL = "offline demo model (npc_nb/offline): not a real LLM"
 EXTRACTION_MARKER = "[npc_nb memory extraction]"
 #: Present in every concept prompt of the knowledge graph, for the same reason.
 CONCEPT_MARKER = "[npc_nb concept extraction]"
+#: Present in every prompt of the model judge (``matcher="model"``).
+JUDGE_MARKER = "[npc_nb same-fact judge]"
 
 _MEMORY_LINE = re.compile(r"^- \[(\w+)/(\w+)\] (.+)$", re.MULTILINE)
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
@@ -121,3 +125,13 @@ def message_text(message: dict) -> str:
     if isinstance(content, list):  # content blocks (prompt-cache breakpoints)
         return "\n".join(part.get("text", "") for part in content if isinstance(part, dict))
     return str(content)
+
+
+def judge(messages: list[dict]) -> str:
+    """The offline model's answer to the judge prompt: the offline matcher's verdicts
+    (deterministic), as the JSON a model would give."""
+    from ..memory.matching import offline_matcher
+
+    payload = json.loads(message_text(messages[-1]))
+    verdicts = offline_matcher(payload["candidate"], list(payload["existing"]))
+    return json.dumps({"verdicts": [{"verdict": v, "score": round(s)} for v, s in verdicts]})

@@ -10,7 +10,6 @@ panel, the terminal) only render ``Card`` and ``Summary`` and forward keys.
 
 from __future__ import annotations
 
-import re
 import statistics
 import time
 from collections.abc import Callable
@@ -21,6 +20,7 @@ from rapidfuzz import fuzz, process
 
 from .._ids import new_id
 from .._results import ApproveAllPreview, DecisionResult
+from .._text import find_evidence
 from .._time import to_utc, utc_now
 from ..errors import DecisionError
 from ..memory.core import MemoryCore
@@ -340,12 +340,8 @@ class ReviewSession:
 
 
 def evidence_span(evidence: str | None, source: str | None) -> tuple[int, int] | None:
-    """Where ``evidence`` sits in ``source``, ignoring case and runs of whitespace."""
-    if not evidence or not source or not evidence.split():
-        return None
-    pattern = r"\s+".join(re.escape(word) for word in evidence.split())
-    found = re.search(pattern, source, flags=re.IGNORECASE)
-    return found.span() if found else None
+    """Where ``evidence`` sits in ``source`` (the one evidence matcher, ``find_evidence``)."""
+    return find_evidence(evidence, source)
 
 
 def _require_future(until: Any) -> None:

@@ -46,14 +46,21 @@ TABLES = (
 )
 
 
+_SEQUENCED = {
+    "memory_events": ("seq", "memory_event_seq"),
+    "memories": ("insert_seq", "memory_insert_seq"),
+}
+
+
 def insert_row(con: Connection, table: str, row: dict[str, Any]) -> None:
-    """Insert one row: the one INSERT builder. ``memory_events`` rows get their ``seq``
-    from the event sequence."""
+    """Insert one row: the one INSERT builder. Events get their ``seq`` and memories their
+    ``insert_seq`` from their sequences (never from the caller)."""
     if table not in TABLES:
         raise ValueError(f"not an npc_nb table: {table}")
     columns, values = list(row), ["?" for _ in row]
-    if table == "memory_events":
-        columns, values = ["seq", *columns], ["nextval('memory_event_seq')", *values]
+    if table in _SEQUENCED:
+        column, sequence = _SEQUENCED[table]
+        columns, values = [column, *columns], [f"nextval('{sequence}')", *values]
     con.execute(
         f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join(values)})",
         list(row.values()),

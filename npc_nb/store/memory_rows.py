@@ -22,11 +22,13 @@ __all__ = [
     "count_open",
     "find_by_hash",
     "get_memory",
+    "index_entries",
     "insert_memory",
     "message_content",
     "next_validity_change",
     "open_memories",
     "rejected_visible",
+    "rows_by_id",
     "update_memory",
 ]
 
@@ -131,6 +133,33 @@ def next_validity_change(con: Connection, npc: str, team: str | None) -> datetim
         {"npc": npc, "team": team, "approved": list(APPROVED_STATUSES), "now": utc_now()},
     )
     return moment
+
+
+def index_entries(store: Store, after_seq: int) -> tuple[list[tuple], int]:
+    """(insert_seq, id, match_terms, scope, npc, team) of memories inserted after
+    ``after_seq``, oldest first, and the newest insert_seq in the store: what the
+    neighbour index loads, incrementally."""
+    with store.read() as con:
+        newest = scalar(con, "SELECT coalesce(max(insert_seq), 0) FROM memories")
+        found = con.execute(
+            "SELECT insert_seq, id, match_terms, scope, npc, team FROM memories "
+            "WHERE insert_seq > ? ORDER BY insert_seq",
+            [after_seq],
+        ).fetchall()
+    return found, int(newest)
+
+
+def rows_by_id(store: Store, ids: list[str]) -> list[dict]:
+    """The current rows of these memories (any order; missing ids left out)."""
+    if not ids:
+        return []
+    with store.read() as con:
+        return rows(
+            con,
+            "SELECT id, status, final_text, final_hash, scope, npc, team, superseded_by, "
+            f"recorded_at FROM memories WHERE id IN ({', '.join('?' for _ in ids)})",
+            ids,
+        )
 
 
 def message_content(store: Store, message_id: str) -> str | None:

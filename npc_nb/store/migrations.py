@@ -14,10 +14,10 @@ database enforce the very same closed sets.
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime
 
 import duckdb
 
+from .._time import utc_now
 from ..errors import StoreError
 from ..vocabulary import APPROVED_STATUSES, CATEGORIES, EVENT_ACTIONS, SCOPES, STATUSES
 
@@ -57,7 +57,7 @@ def apply_migrations(con: duckdb.DuckDBPyConnection) -> list[str]:
             step(con)
             con.execute(
                 "INSERT INTO _migrations VALUES (?, ?)",
-                [step.__name__, datetime.now(UTC).replace(tzinfo=None)],
+                [step.__name__, utc_now()],
             )
             con.execute("COMMIT")
         except Exception:
@@ -428,3 +428,52 @@ def m010_job_endpoint(con: duckdb.DuckDBPyConnection) -> None:
     # options that carried them, so a job whose key is gone can say what it needs.
     con.execute("ALTER TABLE extraction_jobs ADD COLUMN endpoint VARCHAR")
     con.execute("ALTER TABLE extraction_jobs ADD COLUMN secret_options VARCHAR[]")
+
+
+@migration
+def m011_same_fact_matching(con: duckdb.DuckDBPyConnection) -> None:
+    # Same-fact matching. Memories keep the content terms the neighbour index reads
+    # (computed once, at insert: opening a project never re-indexes it), an insert
+    # sequence so every kernel can pick up others' new memories since a watermark, and,
+    # for a candidate queued as an update, the approved memory it would replace and what
+    # differs. Re-proposals record the matcher's verdict, score and the outcome.
+    from .._terms import content_terms
+
+    for statement in (
+        "CREATE SEQUENCE memory_insert_seq START 1",
+        "ALTER TABLE memories ADD COLUMN insert_seq BIGINT",
+        "ALTER TABLE memories ADD COLUMN match_terms VARCHAR[]",
+        "ALTER TABLE memories ADD COLUMN updates VARCHAR",
+        "ALTER TABLE memories ADD COLUMN differs VARCHAR",
+        "ALTER TABLE memories ADD COLUMN match_error VARCHAR",
+        # DuckDB cannot add a column with a CHECK; the closed sets are held by the code
+        # (matching.VERDICTS, proposal's outcomes) and tested.
+        "ALTER TABLE reproposals ADD COLUMN verdict VARCHAR",
+        "ALTER TABLE reproposals ADD COLUMN matcher VARCHAR",
+        "ALTER TABLE reproposals ADD COLUMN outcome VARCHAR",
+    ):
+        con.execute(statement)
+    rows = con.execute("SELECT id, initial_text, final_text FROM memories ORDER BY recorded_at, id")
+    backfill = [
+        (memory_id, sorted(content_terms(initial) | content_terms(final)))
+        for memory_id, initial, final in rows.fetchall()
+    ]
+    for memory_id, terms in backfill:
+        con.execute(
+            "UPDATE memories SET match_terms = ?, insert_seq = nextval('memory_insert_seq') "
+            "WHERE id = ?",
+            [terms, memory_id],
+        )
+    con.execute(
+        "UPDATE reproposals SET verdict = 'same', matcher = match_type, outcome = CASE "
+        "match_kind WHEN 'rejected' THEN 'suppressed' WHEN 'pending' THEN 'merged' "
+        "ELSE 'reinforced' END"
+    )
+    con.execute(
+        """CREATE OR REPLACE VIEW v_reproposals AS
+        SELECT id, recorded_at, memory_id, match_kind AS kind, match_type, similarity,
+            verdict, matcher, outcome, proposed_text, category, scope, npc, team,
+            conversation_id, source_message_id, extractor_model AS model, provider,
+            prompt_version
+        FROM reproposals"""
+    )

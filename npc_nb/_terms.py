@@ -1,0 +1,93 @@
+"""Content terms: the words that carry what a statement asserts, as stems.
+
+Function words ("the", "of"), filler that changes nothing a memory asserts ("Note:",
+"as discussed", "a lot") and negations are left out; the rest is stemmed with the
+English Snowball stemmer, so "attends" and "attended" are one term. The neighbour index
+stores these terms with every memory, and the offline matcher compares them.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Any
+
+from ._text import normalise
+
+__all__ = [
+    "DATE_WORDS",
+    "FUNCTION_WORDS",
+    "NEGATIONS",
+    "NUMBER",
+    "NUMBER_WORDS",
+    "WORD",
+    "content_sequence",
+    "content_terms",
+    "stem",
+    "words",
+]
+
+WORD = re.compile(r"[^\W_](?:[\w'’.+-]*[^\W_])?")
+NUMBER = re.compile(r"^(v?\d[\d.,:/-]*(k|m|bn|st|nd|rd|th|%)?)$")
+FUNCTION_WORDS = frozenset(
+    """a an the and or but nor of to in on at by for with from as into onto about over
+    under after before during while than then so such very really just also too quite
+    is are was were be been being am has have had do does did done this that these those
+    it its it's he she they them her his their our we you your i me my mine us him hers
+    theirs ours there here which who whom whose what when where why how all both each
+    every some any many much more most other others own same can could would should will
+    shall may might must s t get gets got getting make makes made one ones""".split()
+)
+#: Words that change nothing a memory asserts ("Note: ...", "..., as discussed.").
+_FILLER = frozenset(
+    """note noted notes reminder remember fyi btw discussed discussing mentioned mention
+    said says told tell recall recalled recap summary update basically actually again
+    still currently recently already indeed okay ok lot lots bit pretty truly
+    definitely certainly generally usually typically""".split()
+)
+NEGATIONS = frozenset(
+    """not no never none nobody nothing neither nor without cannot can't won't don't
+    doesn't didn't isn't aren't wasn't weren't shouldn't mustn't hasn't haven't hadn't
+    longer stopped stop quit dropped""".split()
+)
+NUMBER_WORDS = frozenset(
+    """zero one two three four five six seven eight nine ten eleven twelve thirteen
+    fourteen fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty
+    seventy eighty ninety hundred thousand million billion half twice first second third
+    fourth fifth""".split()
+)
+#: Words that name a date; vague spans ("week", "month") are left out, so "last week"
+#: and "a weekend" are not taken for two different dates.
+DATE_WORDS = frozenset(
+    """january february march april may june july august september october november
+    december jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday
+    thursday friday saturday sunday today tomorrow yesterday q1 q2 q3 q4""".split()
+)
+
+
+@functools.cache
+def _stemmer() -> Any:
+    import snowballstemmer  # pure Python, on first use
+
+    return snowballstemmer.stemmer("english")
+
+
+def stem(words_: list[str]) -> list[str]:
+    return list(_stemmer().stemWords(words_))
+
+
+def words(text: str) -> list[str]:
+    """The words of ``text``, normalised (case, width, disguises folded)."""
+    return WORD.findall(normalise(text).replace("’", "'"))
+
+
+def content_terms(text: str) -> frozenset[str]:
+    """The stems of the words that carry what ``text`` asserts (no function words, no
+    filler, no negation); what the neighbour index stores for a memory."""
+    return frozenset(content_sequence(text))
+
+
+def content_sequence(text: str) -> list[str]:
+    """The content stems of ``text`` in the order they occur."""
+    kept = [w for w in words(text) if w not in FUNCTION_WORDS | _FILLER | NEGATIONS]
+    return stem(kept)

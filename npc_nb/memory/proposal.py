@@ -1,0 +1,295 @@
+"""What happens to a candidate: queued, merged, suppressed or reinforced.
+
+1. **Exact repeats** are decided first, by normalisation and hash, with no matcher:
+   the same text as a rejected memory is suppressed (the tombstone), as an approved one
+   reinforces it, as a pending one is merged into its card.
+2. Otherwise the **neighbour index** finds the nearest memories the candidate's persona
+   could see (pending, approved, rejected), and the **matcher** judges each: same,
+   update or different. The guards of ``matching`` turn any "same" on a changed number,
+   date, name or negation into "update".
+3. The **outcome**: same as a rejected memory, suppressed; as an approved one,
+   reinforced; as a pending one, merged. An update of an approved memory is queued as a
+   proposed update (approving it supersedes that memory); anything else is queued, with
+   what differs from its nearest memory recorded for the card.
+
+The matcher runs outside any write transaction (a model judge must never hold the
+DuckDB lock); the write then re-checks, inside its transaction, that no exact repeat
+arrived and that the judged memories' statuses did not change meanwhile, and starts
+over if they did. A matcher that raises or answers the wrong number of verdicts leaves
+the candidate queued, the error recorded, nothing lost. Every non-queued outcome writes
+a ``reproposals`` row (verdict, score, matcher, the memory it matched).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from rapidfuzz import fuzz
+
+from .._ids import new_id
+from .._results import CandidateOutcome
+from .._terms import content_terms
+from .._text import content_hash, normalise
+from .._time import utc_now
+from ..store import Connection, Store, events, memory_rows
+from ..store._database import insert_row
+from .candidates import Candidate, memory_row, proposal_event, reproposal_row
+from .matching import Judgement, Matcher, guard, read_verdicts
+from .neighbours import NeighbourIndex
+
+__all__ = ["MATCH_KIND", "Matching", "propose"]
+
+MATCH_KIND = {
+    "human-rejected": "rejected",
+    "human-approved": "approved",
+    "human-edited": "approved",
+    "superseded": "superseded",
+    "pending_approval": "pending",
+    "deferred": "pending",
+}
+Outcome = Literal["suppressed", "reinforced", "merged"]
+_OUTCOME: dict[str, Outcome] = {
+    "rejected": "suppressed",
+    "approved": "reinforced",
+    "pending": "merged",
+}
+#: When a candidate is the same as several memories, the strongest outcome wins.
+_PRECEDENCE = ("rejected", "approved", "superseded", "pending")
+_ATTEMPTS = 3
+
+
+@dataclass
+class Matching:
+    """How candidates are matched: the matcher (None: exact repeats only), its name for
+    the record, the neighbour indexes, and how many neighbours it sees."""
+
+    matcher: Matcher | None
+    name: str
+    index_for: Callable[[Store], NeighbourIndex]
+    limit: int = 10
+
+
+@dataclass
+class _Judged:
+    store: Store
+    row: dict[str, Any]
+    judgement: Judgement
+
+
+def propose(
+    target: Store, others: list[Store], candidate: Candidate, *, actor: str, matching: Matching
+) -> CandidateOutcome:
+    """Decide and record what happens to ``candidate`` (see the module docstring).
+
+    ``others`` are the stores whose memories the same readers also see (the user store
+    for a project candidate, the project store for a global one). They are checked
+    before ``target`` and never while ``target`` is in a transaction, so no process ever
+    waits for one store while holding the other.
+    """
+    for _ in range(_ATTEMPTS):
+        for store in others:
+            if (outcome := _exact_in(store, candidate)) is not None:
+                return outcome
+        judged, error = _judge(candidate, [*others, target], matching)
+        same = _strongest_same(judged)
+        if same is not None:
+            outcome = _record_same(same, candidate, matching.name)
+        else:
+            outcome = _queue(target, candidate, judged, error, actor, matching.name)
+        if outcome is not None:
+            return outcome
+    # Decisions kept changing the judged memories: queue it; a reviewer sees it.
+    outcome = _queue(target, candidate, [], None, actor, matching.name, recheck=False)
+    assert outcome is not None  # without a re-check it is always queued
+    return outcome
+
+
+# -- exact repeats -----------------------------------------------------------------------
+
+
+def _exact_in(store: Store, candidate: Candidate) -> CandidateOutcome | None:
+    with store.read() as con:
+        match = _exact_match(con, candidate)
+    if match is None:
+        return None
+    with store.write() as con:
+        match = _exact_match(con, candidate)  # again, inside the transaction
+        return _record(con, candidate, match, "exact", 100.0, "exact") if match else None
+
+
+def _exact_match(con: Connection, candidate: Candidate) -> dict | None:
+    found = memory_rows.find_by_hash(
+        con, content_hash(candidate.text), candidate.npc, candidate.team
+    )
+    if not found:
+        return None
+    return min(found, key=lambda m: (_PRECEDENCE.index(MATCH_KIND[m["status"]]), m["id"]))
+
+
+# -- judging -------------------------------------------------------------------------------
+
+
+def _judge(
+    candidate: Candidate, stores: list[Store], matching: Matching
+) -> tuple[list[_Judged], str | None]:
+    if matching.matcher is None:
+        return [], None
+    found = _neighbours(candidate, stores, matching)
+    if not found:
+        return [], None  # the matcher is not called when there is no neighbour
+    texts = [row["final_text"] for _, row in found]
+    try:
+        verdicts = read_verdicts(matching.matcher(candidate.text, texts), len(texts))
+    except Exception as exc:  # any matcher, any failure: queue and record it
+        return [], f"{matching.name} matcher failed: {type(exc).__name__}: {exc}"[:500]
+    judged = []
+    for (store, row), (verdict, score) in zip(found, verdicts, strict=True):
+        verdict, differs = guard(candidate.text, row["final_text"], verdict)
+        lexical = float(fuzz.token_set_ratio(candidate.norm_text, normalise(row["final_text"])))
+        judged.append(_Judged(store, row, Judgement(verdict, score or lexical, differs)))
+    return judged, None
+
+
+def _neighbours(
+    candidate: Candidate, stores: list[Store], matching: Matching
+) -> list[tuple[Store, dict]]:
+    terms = candidate.terms
+    found = []
+    for store in stores:
+        if not store.exists:
+            continue
+        ids = matching.index_for(store).nearest(
+            terms, candidate.npc, candidate.team, matching.limit
+        )
+        by_id = {row["id"]: row for row in memory_rows.rows_by_id(store, ids)}
+        found += [
+            (store, by_id[i]) for i in ids if i in by_id and by_id[i]["status"] != "superseded"
+        ]
+    return found[: matching.limit]
+
+
+def _strongest_same(judged: list[_Judged]) -> _Judged | None:
+    same = [j for j in judged if j.judgement.verdict == "same"]
+    if not same:
+        return None
+    return min(
+        same,
+        key=lambda j: (_PRECEDENCE.index(MATCH_KIND[j.row["status"]]), -j.judgement.score),
+    )
+
+
+# -- recording -----------------------------------------------------------------------------
+
+
+def _record_same(same: _Judged, candidate: Candidate, matcher: str) -> CandidateOutcome | None:
+    """Suppress, reinforce or merge, if the matched memory is still as it was judged."""
+    with same.store.write() as con:
+        if _exact_match(con, candidate) is not None:
+            return None  # an exact repeat arrived meanwhile: start over
+        current = memory_rows.get_memory(same.store, same.row["id"], con)
+        if current is None or current["status"] != same.row["status"]:
+            return None  # decided meanwhile: judge again
+        score = same.judgement.score
+        return _record(con, candidate, current, "near", score, matcher, "same")
+
+
+def _record(
+    con: Connection,
+    candidate: Candidate,
+    memory: dict,
+    match_type: str,
+    score: float,
+    matcher: str,
+    verdict: str = "same",
+) -> CandidateOutcome:
+    kind = MATCH_KIND[memory["status"]]
+    outcome = _OUTCOME.get(kind, "suppressed")
+    how: Literal["exact", "near"] = "exact" if match_type == "exact" else "near"
+    row = reproposal_row(candidate, memory["id"], kind, match_type, score, utc_now())
+    insert_row(
+        con, "reproposals", row | {"verdict": verdict, "matcher": matcher, "outcome": outcome}
+    )
+    if outcome == "merged" and candidate.flags:
+        memory_rows.add_flags(con, memory["id"], list(candidate.flags))  # never lose a warning
+    return CandidateOutcome(
+        outcome,
+        memory["id"],
+        memory["status"],
+        how,
+        score,
+        candidate.flags,
+        verdict="same",
+        matcher=matcher,
+    )
+
+
+def _queue(
+    target: Store,
+    candidate: Candidate,
+    judged: list[_Judged],
+    error: str | None,
+    actor: str,
+    matcher: str,
+    *,
+    recheck: bool = True,
+) -> CandidateOutcome | None:
+    """Insert the candidate as a new card (a proposed update when it updates an approved
+    memory), unless something it was judged against changed meanwhile."""
+    nearest = next((j for j in judged if j.judgement.verdict == "update"), None)
+    approved = nearest is not None and MATCH_KIND[nearest.row["status"]] == "approved"
+    updates = nearest.row["id"] if nearest and approved else None
+    differs = _differs_note(nearest, candidate) if nearest else None
+    with target.write() as con:
+        if (match := _exact_match(con, candidate)) is not None:
+            return _record(con, candidate, match, "exact", 100.0, "exact")
+        if recheck and _changed(con, target, judged):
+            return None
+        memory_id, now = new_id(), utc_now()
+        row = memory_row(memory_id, candidate, now) | {
+            "updates": updates,
+            "differs": differs,
+            "match_error": error,
+        }
+        memory_rows.insert_memory(con, row)
+        events.insert_event(con, proposal_event(memory_id, candidate, now, actor))
+    best = judged[0].judgement if judged else None
+    return CandidateOutcome(
+        "queued",
+        memory_id,
+        flags=candidate.flags,
+        similarity=best.score if best else None,
+        updates=updates,
+        verdict=nearest.judgement.verdict if nearest else (best.verdict if best else None),
+        matcher=matcher if judged or error else None,
+        differs=differs,
+        error=error,
+    )
+
+
+def _differs_note(judged: _Judged, candidate: Candidate) -> str:
+    """What the card shows: which memory the candidate changes, and how."""
+    kind = MATCH_KIND[judged.row["status"]]
+    what = judged.judgement.differs or _word_changes(candidate.text, judged.row["final_text"])
+    return f"differs from {kind} memory {judged.row['id']} ({judged.row['final_text']!r}): {what}"
+
+
+def _word_changes(candidate: str, memory: str) -> str:
+    ours, theirs = content_terms(candidate), content_terms(memory)
+    parts = []
+    if added := ours - theirs:
+        parts.append(f"adds {', '.join(sorted(added))}")
+    if dropped := theirs - ours:
+        parts.append(f"leaves out {', '.join(sorted(dropped))}")
+    return "; ".join(parts) or "worded as a change"
+
+
+def _changed(con: Connection, target: Store, judged: list[_Judged]) -> bool:
+    """Whether a judged memory of ``target`` changed status since it was judged."""
+    for j in judged:
+        if j.store is target:
+            current = memory_rows.get_memory(target, j.row["id"], con)
+            if current is None or current["status"] != j.row["status"]:
+                return True
+    return False
