@@ -7,7 +7,8 @@ project scopes; pending, approved, edited, rejected and superseded memories with
 audit events), generated set-wise in DuckDB rather than row by row, then prints p50 and
 p95 in milliseconds of:
 
-- add_candidate   a new, unique candidate (exact and near-duplicate checks included)
+- add_candidate   a new candidate worded like the stored ones (exact check, neighbour
+                  index and the default offline matcher on its nearest memories)
 - decision        approve() of a pending candidate (lookup, check, update, audit event)
 - context         context(npc, query=...) through the Project, warm (no decision since
                   the last call: one generation check, then selection in memory)
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import random
 import statistics
 import sys
 import tempfile
@@ -33,6 +35,7 @@ import duckdb
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import npc_nb
+from npc_nb._terms import content_terms
 from npc_nb.memory.block import query_terms
 
 PERSONAS = 10
@@ -59,10 +62,58 @@ RAW_CONTEXT_SQL = """
     )
     SELECT * FROM ranked WHERE running <= $budget
 """
-QUERY = "What did we decide about topic 42 and the analysis deadline?"
+QUERY = "What did we decide about the survey data and the March deadline?"
 
-SEED_SQL = """
-INSERT INTO memories
+#: Realistic, varied statements: a subject, a verb phrase, an object and a qualifier
+#: chosen by different hashes of the row number (640,000 combinations), so neighbours
+#: share some words and differ in others, as real memories do.
+_SUBJECTS = [
+    "We", "The team", "Ada", "Grace", "Linus", "The lab", "Our group", "The reviewer",
+    "Maria", "The analyst", "Tomas", "The PI", "Priya", "The student", "Kenji", "The client",
+    "Amara", "The board", "Omar", "The editor",
+]
+_VERBS = [
+    "decided to use", "prefers", "plans to migrate", "will publish", "must not share",
+    "agreed to drop", "keeps", "needs", "reviewed", "scheduled", "wants to revisit",
+    "rejected", "approved", "is rewriting", "asked about", "will archive", "trusts",
+    "stopped using", "is testing", "documented",
+]
+_OBJECTS = [
+    "DuckDB", "the survey data", "a new baseline model", "the field notes", "weekly plots",
+    "the 2025 cohort", "Parquet exports", "the interview transcripts", "a shared notebook",
+    "the grant budget", "the annotation guide", "a pilot study", "the ethics protocol",
+    "the regression tables", "a cleaned dataset", "the sampling plan", "the lab wiki",
+    "a preprint", "the evaluation script", "the codebook", "the consent forms",
+    "a GPU cluster", "the literature review", "a dashboard", "the raw audio",
+    "the coding scheme", "a power analysis", "the figures", "the appendix", "a data paper",
+    "the replication package", "the poster", "the slide deck", "a holdout set",
+    "the error analysis", "the API keys", "the backup drive", "the survey weights",
+    "a style guide", "the timeline",
+]
+_QUALIFIERS = [
+    "for the pilot study", "before the March deadline", "in the methods section",
+    "with the ethics board", "on Fridays", "for reproducibility", "after the workshop",
+    "in the shared drive", "for the second paper", "until the audit", "during fieldwork",
+    "for the journal resubmission", "with the partner lab", "in Python 3.12",
+    "for the conference talk", "every quarter", "at the retreat", "for external reviewers",
+    "in the final report", "with version control", "for the thesis chapter",
+    "on the lab server", "for the grant renewal", "in the appendix tables",
+    "before data collection", "with anonymised ids", "for the teaching module",
+    "in the next sprint", "for the press release", "under the new licence",
+    "with two coders", "for the baseline comparison", "in the weekly meeting",
+    "for the open data release", "with the statistician", "for the summer school",
+    "in German and English", "for the replication", "on the cloud bucket",
+    "for the annual review",
+]
+
+
+def _choice(words: list[str], multiplier: int) -> str:
+    listed = ", ".join("'" + w.replace("'", "''") + "'" for w in words)
+    return f"[{listed}][1 + (hash(i * {multiplier}) % {len(words)})::BIGINT]"
+
+
+SEED_SQL = f"""
+INSERT INTO memories BY NAME
 SELECT
     printf('00000000-0000-7000-8000-%012d', i) AS id,
     text AS initial_text,
@@ -70,7 +121,8 @@ SELECT
     substr(sha256(lower(text)), 1, 32) AS initial_hash,
     substr(sha256(lower(text)), 1, 32) AS final_hash,
     lower(text) AS norm_text,
-    ['decision', 'preference', 'commitment', 'constraint', 'open_loop', 'fact'][1 + i % 6],
+    ['decision', 'preference', 'commitment', 'constraint', 'open_loop', 'fact'][1 + i % 6]
+        AS category,
     CASE WHEN i % 20 < 8 THEN 'human-approved' WHEN i % 20 < 10 THEN 'human-edited'
          WHEN i % 20 < 14 THEN 'human-rejected' WHEN i % 20 < 19 THEN 'pending_approval'
          ELSE 'superseded' END AS status,
@@ -79,16 +131,17 @@ SELECT
     'team' || (i % 3) AS team,
     'bench' AS project,
     'conv' || (i // 20) AS conversation_id,
-    NULL, NULL, NULL, 'bench/model', 'bench', 'v1', [], 0.8,
+    'bench/model' AS extractor_model, 'bench' AS provider, 'v1' AS prompt_version,
+    []::VARCHAR[] AS flags, 0.8 AS confidence,
     TIMESTAMP '2026-01-01' + INTERVAL (i) SECOND AS recorded_at,
     TIMESTAMP '2026-01-01' + INTERVAL (i + 60) SECOND AS decided_at,
-    'bench', NULL, NULL, NULL,
-    CASE WHEN i % 20 = 19 THEN printf('00000000-0000-7000-8000-%012d', i - 1) END,
-    NULL, NULL, NULL, NULL  -- ..., skipped_at, text_change
+    'bench' AS decided_by,
+    CASE WHEN i % 20 = 19 THEN printf('00000000-0000-7000-8000-%012d', i - 1) END
+        AS superseded_by
 FROM (
-    SELECT i, 'memory ' || i || ' about topic ' || (i % 97) || ' from the ' ||
-           ['analysis', 'deadline', 'dataset', 'review', 'budget'][1 + i % 5] ||
-           ' thread, noted for later reference' AS text
+    SELECT i, {_choice(_SUBJECTS, 7919)} || ' ' || {_choice(_VERBS, 104729)} || ' ' ||
+           {_choice(_OBJECTS, 1299709)} || ' ' || {_choice(_QUALIFIERS, 15485863)} || '.'
+           AS text
     FROM range($n) t(i)
 )
 """
@@ -103,6 +156,16 @@ SELECT nextval('memory_event_seq'), id, decided_at, 'bench', 'approve', 'pending
        status, final_text, final_text, NULL, NULL, NULL, 60000, NULL, NULL, NULL
 FROM memories WHERE status <> 'pending_approval';
 """
+
+
+def new_statement(i: int) -> str:
+    """A realistic candidate, worded like the seeded memories but new (a fresh pairing of
+    subject, verb, object and qualifier, and a trailing detail), so the matcher really
+    judges its neighbours."""
+    pick = random.Random(i)
+    parts = (_SUBJECTS, _VERBS, _OBJECTS, _QUALIFIERS)
+    subject, verb, thing, qualifier = (pick.choice(words) for words in parts)
+    return f"{subject} {verb} {thing} {qualifier}, as agreed in meeting {i}."
 
 
 def percentiles(samples: list[float]) -> tuple[float, float]:
@@ -133,7 +196,22 @@ def build(n: int, folder: Path) -> npc_nb.Project:
     project.sql(SEED_SQL, {"n": n, "personas": PERSONAS}, allow_write=True)
     project.sql(EVENTS_SQL, allow_write=True)
     project.close()  # closing checkpoints the file
+    index_terms(project.store_path)
     return project
+
+
+def index_terms(path: Path) -> None:
+    """What add_candidate stores with each memory for the neighbour index: its content
+    terms and insert sequence (seeding in SQL skips add_candidate)."""
+    con = duckdb.connect(str(path))
+    con.create_function(
+        "content_terms", lambda text: sorted(content_terms(text)), [str], list[str]
+    )
+    con.execute(
+        "UPDATE memories SET match_terms = content_terms(final_text), "
+        "insert_seq = nextval('memory_insert_seq')"
+    )
+    con.close()
 
 
 def bench_size(n: int, repeat: int) -> dict[str, tuple[float, float]]:
@@ -148,11 +226,7 @@ def bench_size(n: int, repeat: int) -> dict[str, tuple[float, float]]:
     )
     results = {}
     results["add_candidate"] = timed(
-        lambda i: project.add_candidate(
-            f"benchmark candidate {i} says the analysis of topic {i % 97} is done",
-            category="fact",
-            npc="npc3",
-        ),
+        lambda i: project.add_candidate(new_statement(i), category="fact", npc="npc3"),
         repeat,
     )
     results["decision"] = timed(lambda i: project.approve(pending[i + 1], by="bench"), repeat)

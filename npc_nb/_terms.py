@@ -65,6 +65,9 @@ DATE_WORDS = frozenset(
 )
 
 
+_NOT_CONTENT = FUNCTION_WORDS | _FILLER | NEGATIONS
+
+
 @functools.cache
 def _stemmer() -> Any:
     import snowballstemmer  # pure Python, on first use
@@ -73,7 +76,13 @@ def _stemmer() -> Any:
 
 
 def stem(words_: list[str]) -> list[str]:
-    return list(_stemmer().stemWords(words_))
+    return [_stem(word) for word in words_]
+
+
+@functools.lru_cache(maxsize=65_536)
+def _stem(word: str) -> str:
+    """One word's stem, remembered: the vocabulary is small, stemming is pure Python."""
+    return str(_stemmer().stemWord(word))
 
 
 def words(text: str) -> list[str]:
@@ -81,13 +90,15 @@ def words(text: str) -> list[str]:
     return WORD.findall(normalise(text).replace("’", "'"))
 
 
+@functools.lru_cache(maxsize=4_096)
 def content_terms(text: str) -> frozenset[str]:
     """The stems of the words that carry what ``text`` asserts (no function words, no
     filler, no negation); what the neighbour index stores for a memory."""
     return frozenset(content_sequence(text))
 
 
-def content_sequence(text: str) -> list[str]:
+@functools.lru_cache(maxsize=4_096)
+def content_sequence(text: str) -> tuple[str, ...]:
     """The content stems of ``text`` in the order they occur."""
-    kept = [w for w in words(text) if w not in FUNCTION_WORDS | _FILLER | NEGATIONS]
-    return stem(kept)
+    kept = [w for w in words(text) if w not in _NOT_CONTENT]
+    return tuple(stem(kept))

@@ -77,6 +77,7 @@ _INSTRUCTION_PATTERNS = {
 }
 
 
+@functools.lru_cache(maxsize=8_192)
 def normalise(text: str) -> str:
     """The canonical form two statements share when they say the same thing.
 

@@ -4,9 +4,10 @@ Each memory's content terms are stored with it when it is inserted (``match_term
 so opening a project never re-indexes anything. Each process keeps an inverted index
 (term -> memories) per store, loaded on first use and brought up to date before every
 lookup with the memories inserted since its watermark (``insert_seq``), so other
-kernels' writes are seen. Terms are weighted by rarity (inverse document frequency); a
-term found in more than a fifth of a large store is noise and is not followed. Scores are
-BM25 (Robertson and Zaragoza), so a long memory does not outrank a close short one.
+kernels' writes are seen (zone maps make that read cheap). Scores are BM25 (Robertson
+and Zaragoza) over the terms, computed with numpy, so a long memory does not outrank a
+close short one; a term found in more than a fifth of a large store is noise and is not
+followed.
 
 Statuses are not kept here (they change with every decision): a lookup returns ids, and
 the caller reads their current rows.
@@ -14,10 +15,11 @@ the caller reads their current rows.
 
 from __future__ import annotations
 
-import math
 import threading
 from collections import defaultdict
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from ..store import Store, memory_rows
 from ..store.predicates import visible_to
@@ -28,12 +30,12 @@ __all__ = ["NeighbourIndex"]
 _NOISE_FLOOR = 1_000
 _NOISE_SHARE = 0.2
 _K1, _B = 1.2, 0.75  # BM25's usual constants
+_OVERFETCH = 8  # ranked candidates examined per wanted neighbour (visibility filters)
 
 
 @dataclass
 class _Entry:
     memory_id: str
-    terms: frozenset[str]
     scope: str
     npc: str | None
     team: str | None
@@ -49,8 +51,9 @@ class NeighbourIndex:
     store: Store
     _entries: list[_Entry] = field(default_factory=list)
     _postings: dict[str, list[int]] = field(default_factory=lambda: defaultdict(list))
+    _lengths: np.ndarray = field(default_factory=lambda: np.zeros(1024, dtype=np.float32))
     _watermark: int = 0
-    _term_count: int = 0
+    _connections: int = -1  # the store's connection count at the last check
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def nearest(
@@ -60,10 +63,8 @@ class NeighbourIndex:
         among those ``npc`` may see; best first."""
         with self._lock:
             self._refresh()
-            scores = self._scores(terms)
-            ranked = sorted(scores, key=lambda position: -scores[position])
-            found = []
-            for position in ranked:
+            found: list[str] = []
+            for position in self._ranked(terms, limit * _OVERFETCH):
                 entry = self._entries[position]
                 if entry.visible_to(npc, team):
                     found.append(entry.memory_id)
@@ -71,37 +72,56 @@ class NeighbourIndex:
                         break
             return found
 
-    def _scores(self, terms: frozenset[str]) -> dict[int, float]:
-        """BM25 over content terms (each term once per memory): rare shared terms
-        count most, and a long memory does not win just by having many terms."""
-        total = max(len(self._entries), 1)
-        average = self._term_count / total or 1.0
-        scores: dict[int, float] = defaultdict(float)
+    def _ranked(self, terms: frozenset[str], wanted: int) -> list[int]:
+        total = len(self._entries)
+        if not total:
+            return []
+        positions, weights = [], []
         for term in terms:
             posting = self._postings.get(term)
-            if not posting:
+            if not posting or (total > _NOISE_FLOOR and len(posting) > _NOISE_SHARE * total):
                 continue
-            if total > _NOISE_FLOOR and len(posting) > _NOISE_SHARE * total:
-                continue
-            weight = math.log(1 + (total - len(posting) + 0.5) / (len(posting) + 0.5))
-            for position in posting:
-                length = len(self._entries[position].terms) / average
-                scores[position] += weight * (_K1 + 1) / (1 + _K1 * (1 - _B + _B * length))
-        return scores
+            positions.append(np.asarray(posting, dtype=np.int64))
+            idf = np.log(1 + (total - len(posting) + 0.5) / (len(posting) + 0.5))
+            weights.append(np.full(len(posting), idf, dtype=np.float64))
+        if not positions:
+            return []
+        where, idf = np.concatenate(positions), np.concatenate(weights)
+        lengths = self._lengths[:total]
+        norm = lengths[where] / max(float(lengths.mean()), 1.0)
+        scores = np.bincount(
+            where, weights=idf * (_K1 + 1) / (1 + _K1 * (1 - _B + _B * norm)), minlength=total
+        )
+        hits = np.flatnonzero(scores)
+        if len(hits) > wanted:
+            hits = hits[np.argpartition(-scores[hits], wanted)[:wanted]]
+        return [int(p) for p in hits[np.argsort(-scores[hits], kind="stable")]]
 
     def _refresh(self) -> None:
         """Load the memories inserted since the watermark (all of them the first time).
         A store whose sequence went back (a recreated file) is loaded afresh."""
-        entries, newest = memory_rows.index_entries(self.store, self._watermark)
-        if newest < self._watermark:
-            self._entries, self._postings, self._watermark = [], defaultdict(list), 0
-            self._term_count = 0
-            entries, newest = memory_rows.index_entries(self.store, 0)
-        for seq, memory_id, terms, scope, npc, team in entries:
-            position = len(self._entries)
-            entry = _Entry(memory_id, frozenset(terms or ()), scope, npc, team)
-            self._entries.append(entry)
-            self._term_count += len(entry.terms)
-            for term in entry.terms:
-                self._postings[term].append(position)
+        if self._connections != self.store.connections:  # reopened: was it replaced?
+            if memory_rows.newest_insert(self.store) < self._watermark:
+                self._reset()
+            self._connections = self.store.connections
+        for seq, memory_id, terms, scope, npc, team in memory_rows.index_entries(
+            self.store, self._watermark
+        ):
+            self._add(memory_id, frozenset(terms or ()), scope, npc, team)
             self._watermark = seq
+
+    def _add(
+        self, memory_id: str, terms: frozenset[str], scope: str, npc: str | None, team: str | None
+    ) -> None:
+        position = len(self._entries)
+        self._entries.append(_Entry(memory_id, scope, npc, team))
+        if position >= len(self._lengths):
+            self._lengths = np.resize(self._lengths, 2 * len(self._lengths))
+        self._lengths[position] = len(terms)
+        for term in terms:
+            self._postings[term].append(position)
+
+    def _reset(self) -> None:
+        self._entries, self._postings = [], defaultdict(list)
+        self._lengths = np.zeros(1024, dtype=np.float32)
+        self._watermark = 0

@@ -287,9 +287,5 @@ def _word_changes(candidate: str, memory: str) -> str:
 
 def _changed(con: Connection, target: Store, judged: list[_Judged]) -> bool:
     """Whether a judged memory of ``target`` changed status since it was judged."""
-    for j in judged:
-        if j.store is target:
-            current = memory_rows.get_memory(target, j.row["id"], con)
-            if current is None or current["status"] != j.row["status"]:
-                return True
-    return False
+    seen = {j.row["id"]: j.row["status"] for j in judged if j.store is target}
+    return memory_rows.statuses(con, list(seen)) != seen

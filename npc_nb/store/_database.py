@@ -109,6 +109,7 @@ class Store:
         # The decision generation as this process last saw it. None whenever the file
         # was closed, since another process may have written while it was.
         self._generation: int | None = None
+        self.connections = 0  # how many times the file was (re)opened by this process
         self._lease = ConnectionLease(
             self.path,
             lock_timeout=settings.lock_timeout,
@@ -130,6 +131,7 @@ class Store:
     def _prepare(self, con: Connection) -> None:
         make_private(self.folder)  # the file may have just been created (umask mode)
         self._generation = None
+        self.connections += 1  # the file may have changed while it was closed
         con.execute("SET TimeZone = 'UTC'")
         # On every (re)connect: another process, maybe a newer npc_nb, may have migrated.
         apply_migrations(con)

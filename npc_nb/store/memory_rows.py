@@ -25,10 +25,12 @@ __all__ = [
     "index_entries",
     "insert_memory",
     "message_content",
+    "newest_insert",
     "next_validity_change",
     "open_memories",
     "rejected_visible",
     "rows_by_id",
+    "statuses",
     "update_memory",
 ]
 
@@ -135,18 +137,21 @@ def next_validity_change(con: Connection, npc: str, team: str | None) -> datetim
     return moment
 
 
-def index_entries(store: Store, after_seq: int) -> tuple[list[tuple], int]:
+def index_entries(store: Store, after_seq: int) -> list[tuple]:
     """(insert_seq, id, match_terms, scope, npc, team) of memories inserted after
-    ``after_seq``, oldest first, and the newest insert_seq in the store: what the
-    neighbour index loads, incrementally."""
+    ``after_seq``, oldest first: what the neighbour index loads, incrementally."""
     with store.read() as con:
-        newest = scalar(con, "SELECT coalesce(max(insert_seq), 0) FROM memories")
-        found = con.execute(
+        return con.execute(
             "SELECT insert_seq, id, match_terms, scope, npc, team FROM memories "
             "WHERE insert_seq > ? ORDER BY insert_seq",
             [after_seq],
         ).fetchall()
-    return found, int(newest)
+
+
+def newest_insert(store: Store) -> int:
+    """The highest ``insert_seq`` in the store (0 when empty)."""
+    with store.read() as con:
+        return int(scalar(con, "SELECT coalesce(max(insert_seq), 0) FROM memories"))
 
 
 def rows_by_id(store: Store, ids: list[str]) -> list[dict]:
@@ -157,9 +162,17 @@ def rows_by_id(store: Store, ids: list[str]) -> list[dict]:
         return rows(
             con,
             "SELECT id, status, final_text, final_hash, scope, npc, team, superseded_by, "
-            f"recorded_at FROM memories WHERE id IN ({', '.join('?' for _ in ids)})",
-            ids,
+            "recorded_at FROM memories WHERE id = ANY(?)",
+            [ids],
         )
+
+
+def statuses(con: Connection, ids: list[str]) -> dict[str, str]:
+    """{id: status} of these memories (missing ids left out), in the caller's transaction."""
+    if not ids:
+        return {}
+    found = con.execute("SELECT id, status FROM memories WHERE id = ANY(?)", [ids]).fetchall()
+    return dict(found)
 
 
 def message_content(store: Store, message_id: str) -> str | None:
