@@ -92,6 +92,7 @@ class Project:
         self._graph = KnowledgeGraph(store, settings)
         with store.read():
             pass  # create and migrate now, so a broken store fails at open()
+        self._memory.matching()  # so does a matcher setting that names nothing usable
         _open_projects.add(self)
         self._extraction.recover()  # jobs a killed kernel left behind
 

@@ -16,7 +16,8 @@ their denominator is 0: "no decisions yet" is not a rate of zero. The definition
   proposed and approved text of those (0 = unchanged, 1 = all different).
 - **re-proposal rate**: repeats of already decided content (matching a rejected or an
   approved memory) per new candidate; ``pending_rate`` counts repeats merged into a
-  candidate still waiting.
+  candidate still waiting, ``reinforced_rate`` the repeats kept as more evidence of an
+  approved memory.
 - **time to decision**: from proposal to the first decision that was not undone.
 - **reviewer throughput**: cards per minute of active review (gaps over 5 minutes are
   breaks), and the median time per card.
@@ -73,7 +74,7 @@ class Metrics:
         frame = _merge(new.rename(columns={"proposed": "new_candidates"}), repeats, dims)
         decided_repeats = frame["rejected"] + frame["approved"]
         frame["reproposal_rate"] = _rate(decided_repeats, frame["new_candidates"])
-        for kind in ("rejected", "approved", "pending"):
+        for kind in ("rejected", "approved", "pending", "reinforced"):
             frame[f"{kind}_rate"] = _rate(frame[kind], frame["new_candidates"])
         return frame
 

@@ -89,8 +89,8 @@ def propose(
     waits for one store while holding the other.
     """
     for _ in range(_ATTEMPTS):
-        for store in others:
-            if (outcome := _exact_in(store, candidate)) is not None:
+        for store in [*others, target]:  # exact repeats first: no matcher for those
+            if store.exists and (outcome := _exact_in(store, candidate)) is not None:
                 return outcome
         judged, error = _judge(candidate, [*others, target], matching)
         same = _strongest_same(judged)

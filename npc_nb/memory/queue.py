@@ -31,6 +31,8 @@ QUEUE_COLUMNS = [
     "extractor_model",
     "recorded_at",
     "defer_until",
+    "updates",
+    "differs",
 ]
 
 

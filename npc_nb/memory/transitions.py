@@ -259,7 +259,7 @@ def plan_supersede(memory: dict, text: str, *, actor: str, now: datetime) -> Cha
             "match_error": None,
         }
         | _decided(actor, now, EDITED)
-        | _text_fields(text, text)
+        | _text_fields(text, memory["final_text"])
     )
     changes = {"status": SUPERSEDED, "superseded_by": new_id_, "superseded_at": now}
     return Change(memory, "supersede", changes, new_row=new_row)

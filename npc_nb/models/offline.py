@@ -3,7 +3,7 @@
 Chat replies show which memories were in the prompt, so a researcher (or a test) can see
 the trust gate work. Extraction is deterministic and cue-based ("we decided ...", "I
 prefer ...", "must/never ...", "by Friday ...", "TODO ..."), and emits the same JSON a
-real model is asked for. Nothing here imports litellm: ``npc_nb.llm`` wraps these
+real model is asked for. Nothing here imports litellm: ``npc_nb.models.gateway`` wraps these
 functions in a litellm custom provider named ``npc_nb/offline``.
 """
 

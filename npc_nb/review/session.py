@@ -70,6 +70,8 @@ class Card:
     position: int
     total: int
     nearest: tuple[Nearest, ...]
+    updates: str | None = None  # the approved memory this candidate would replace
+    differs: str | None = None  # what it asserts differently from its nearest memory
 
     @property
     def who(self) -> str:
@@ -85,6 +87,10 @@ class Card:
         lines = [f"[{self.position}/{self.total}] " + " · ".join(about), f"  {self.text}"]
         if self.flags:
             lines.append(f"  ! warning: {', '.join(self.flags)} (check before approving)")
+        if self.updates:
+            lines.append(f"  proposed update: approving it replaces memory {self.updates}")
+        if self.differs:
+            lines.append(f"  {self.differs}")
         if self.evidence:
             lines.append(f"  evidence: \u201c{self.evidence}\u201d")
         lines += [f"  ~ approved ({n.similarity:.0f}%): {n.text}" for n in self.nearest]
@@ -218,6 +224,8 @@ class ReviewSession:
             position=self.decided + 1,
             total=self.decided + len(self._queue),
             nearest=self._nearest(row),
+            updates=_text(row.get("updates")),
+            differs=_text(row.get("differs")),
         )
 
     # -- decisions ----------------------------------------------------------------------

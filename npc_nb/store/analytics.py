@@ -89,14 +89,16 @@ def outcomes(store: Store, by: Sequence[str]) -> pd.DataFrame:
 
 
 def reproposals(store: Store, by: Sequence[str]) -> pd.DataFrame:
-    """Per group: how many re-proposals matched rejected, approved and pending memories."""
+    """Per group: how many re-proposals matched rejected, approved and pending memories,
+    and how many reinforced an approved one."""
     dims, group = _select("reproposals", by)
     return store.dataframe(
         f"""SELECT {dims}
             count(*)::BIGINT AS reproposals,
             count(*) FILTER (WHERE kind = 'rejected')::BIGINT AS rejected,
             count(*) FILTER (WHERE kind = 'approved')::BIGINT AS approved,
-            count(*) FILTER (WHERE kind = 'pending')::BIGINT AS pending
+            count(*) FILTER (WHERE kind = 'pending')::BIGINT AS pending,
+            count(*) FILTER (WHERE outcome = 'reinforced')::BIGINT AS reinforced
         FROM v_reproposals {group} {_order(by)}"""
     )
 

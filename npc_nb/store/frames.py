@@ -46,4 +46,7 @@ def decisions_frame(store: Store, *, memory_id: str | None) -> pd.DataFrame:
 
 
 def reproposals_frame(store: Store) -> pd.DataFrame:
-    return store.dataframe("SELECT * FROM reproposals ORDER BY recorded_at, id")
+    """Every re-proposal; ``score`` is the matcher's score (``similarity``, 0-100)."""
+    return store.dataframe(
+        "SELECT *, similarity AS score FROM reproposals ORDER BY recorded_at, id"
+    )

@@ -75,6 +75,8 @@ def _one_of(column: str, values: tuple[str, ...]) -> str:
 
 @migration
 def m001_initial(con: duckdb.DuckDBPyConnection) -> None:
+    """The first schema: conversations, messages, memories, the audit log, re-proposals,
+    context injections, the approval view and the extraction queue."""
     statements = [
         """CREATE TABLE conversations (
             id VARCHAR PRIMARY KEY,

@@ -43,6 +43,13 @@ def card_html(card: Card) -> str:
             "before approving; approve-all never includes it.</div>"
         )
     parts.append(f'<div class="npc-card-text">{escape(card.text)}</div>')
+    if card.updates:
+        parts.append(
+            '<div class="npc-card-update"><b>Proposed update:</b> approving it replaces '
+            f"approved memory <code>{escape(card.updates)}</code>; undo restores both.</div>"
+        )
+    if card.differs:
+        parts.append(f'<div class="npc-card-differs">{escape(card.differs)}</div>')
     facts = [
         ("category", card.category),
         ("persona", card.who),

@@ -1,0 +1,259 @@
+"""Ask once per fact: each matcher verdict's outcome, the guards that keep a tombstone
+from swallowing a correction, failing matchers, and proposed updates that supersede."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import npc_nb
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def always(verdict: str, score: float = 95.0):
+    def matcher(candidate: str, neighbours: list[str]) -> list:
+        always.calls.append((candidate, list(neighbours)))
+        return [(verdict, score)] * len(neighbours)
+
+    return matcher
+
+
+always.calls = []
+
+
+@pytest.fixture
+def open_with(project_dir: Path):
+    opened = []
+
+    def opener(**settings: object) -> npc_nb.Project:
+        nb = npc_nb.open(project_dir, **settings)
+        opened.append(nb)
+        return nb
+
+    yield opener
+    for nb in opened:
+        nb.close()
+
+
+def add(nb: npc_nb.Project, text: str, **fields: object) -> npc_nb.CandidateOutcome:
+    fields.setdefault("category", "fact")
+    fields.setdefault("npc", "analyst")
+    return nb.add_candidate(text, **fields)
+
+
+@pytest.mark.parametrize(
+    ("decide", "action", "kind"),
+    [("reject", "suppressed", "rejected"), ("approve", "reinforced", "approved"),
+     (None, "merged", "pending")],
+)  # fmt: skip
+def test_the_same_fact_is_not_asked_again(
+    open_with, decide: str | None, action: str, kind: str
+) -> None:
+    nb = open_with(matcher=always("same", 91))
+    first = add(nb, "The field team uses tablets for the survey.")
+    if decide:
+        getattr(nb, decide)(first.memory_id)
+    again = add(nb, "Survey answers are collected on tablets by the field team.")
+    assert (again.action, again.memory_id, again.verdict) == (action, first.memory_id, "same")
+    assert again.similarity == 91.0
+    row = nb.reproposals().iloc[-1]
+    assert (row["match_kind"], row["verdict"], row["outcome"], row["score"]) == (
+        kind,
+        "same",
+        action,
+        91.0,
+    )
+    assert row["matcher"] == "matcher"  # the callable's name
+    assert len(nb.review_queue()) == (1 if decide is None else 0)
+
+
+def test_a_different_fact_is_queued(open_with) -> None:
+    nb = open_with(matcher=always("different"))
+    nb.reject(add(nb, "The field team uses tablets for the survey.").memory_id)
+    assert add(nb, "The field team works on weekends.").queued
+
+
+@pytest.mark.parametrize(
+    ("rejected", "correction", "what"),
+    [
+        ("The batch size is 32.", "The batch size is 64.", "number: 32 → 64"),
+        ("We use DuckDB for the store.", "We no longer use DuckDB for the store.", "negation"),
+        ("Maria leads the survey.", "Mario leads the survey.", "name: maria → mario"),
+        ("We use Python 3.11.", "We use Python 3.12.", "3.11 → 3.12"),
+        ("The paper is due on March 15.", "The paper is due on March 25.", "15 → 25"),
+    ],
+)
+def test_a_matcher_that_always_says_same_never_swallows_a_correction(
+    open_with, rejected: str, correction: str, what: str
+) -> None:
+    nb = open_with(matcher=always("same"))
+    old = add(nb, rejected)
+    nb.reject(old.memory_id)
+    outcome = add(nb, correction)
+    assert outcome.queued and outcome.verdict == "update"
+    assert old.memory_id in outcome.differs and what in outcome.differs
+    card = nb.review_queue().iloc[0]
+    assert card["final_text"] == correction and what in card["differs"]
+
+
+def test_the_default_matcher_catches_filler_variants_but_not_corrections(open_with) -> None:
+    nb = open_with()  # matcher="offline"
+    rejected = add(nb, "The batch size is 32.")
+    nb.reject(rejected.memory_id)
+    approved = add(nb, "We use DuckDB for the store.")
+    nb.approve(approved.memory_id)
+    assert add(nb, "Note: the batch size is 32").action == "suppressed"
+    assert add(nb, "We use DuckDB for the store, as discussed.").action == "reinforced"
+    assert add(nb, "The batch size is 64.").queued
+    assert add(nb, "We prefer coffee over tea").queued
+    assert add(nb, "We prefer tea over coffee").queued  # the same words, another claim
+
+
+def test_an_update_of_an_approved_memory_supersedes_it_when_approved_and_undo_restores(
+    open_with,
+) -> None:
+    nb = open_with()
+    old = add(nb, "We use DuckDB for the store.")
+    nb.approve(old.memory_id)
+    update = add(nb, "We no longer use DuckDB for the store.")
+    assert update.queued and update.updates == old.memory_id
+    assert nb.review_queue().iloc[0]["updates"] == old.memory_id
+    result = nb.approve(update.memory_id)
+    assert dict((m, to) for m, _, to in result.changes) == {
+        update.memory_id: "human-approved",
+        old.memory_id: "superseded",
+    }
+    assert "no longer" in nb.context("analyst") and "- [npc/fact] We use" not in nb.context(
+        "analyst"
+    )
+    rows = nb.memories().set_index("id")
+    assert rows.loc[old.memory_id, "superseded_by"] == update.memory_id
+    assert rows.loc[update.memory_id, "supersedes"] == old.memory_id
+    nb.undo()
+    rows = nb.memories().set_index("id")
+    assert rows.loc[old.memory_id, "status"] == "human-approved"
+    assert rows.loc[update.memory_id, "status"] == "pending_approval"
+    assert "We use DuckDB" in nb.context("analyst")
+
+
+@pytest.mark.parametrize(
+    "broken",
+    [
+        lambda candidate, neighbours: 1 / 0,
+        lambda candidate, neighbours: ["same"] * (len(neighbours) + 1),
+        lambda candidate, neighbours: ["maybe"] * len(neighbours),
+        lambda candidate, neighbours: "same",
+    ],
+)
+def test_a_failing_matcher_queues_the_candidate_and_records_why(open_with, broken) -> None:
+    nb = open_with(matcher=broken)
+    nb.reject(add(nb, "The field team uses tablets.").memory_id)
+    outcome = add(nb, "The field team uses tablets for the survey.")
+    assert outcome.queued and outcome.error
+    stored = nb.memories().set_index("id").loc[outcome.memory_id]
+    assert stored["match_error"] == outcome.error
+
+
+def test_the_matcher_is_not_called_without_neighbours(open_with) -> None:
+    always.calls.clear()
+    nb = open_with(matcher=always("same"))
+    assert add(nb, "The first memory of this persona.").queued
+    assert always.calls == []
+
+
+def test_exact_repeats_are_decided_without_a_matcher(open_with) -> None:
+    always.calls.clear()
+    nb = open_with(matcher=always("different"))
+    first = add(nb, "The lab meets on Mondays.")
+    nb.reject(first.memory_id)
+    again = add(nb, "the lab meets on mondays!")
+    assert (again.action, again.match_type, again.matcher) == ("suppressed", "exact", "exact")
+    assert always.calls == []
+
+
+def test_no_matcher_means_exact_repeats_only(open_with) -> None:
+    nb = open_with(matcher=None)
+    nb.reject(add(nb, "Note: the batch size is 32").memory_id)
+    assert add(nb, "The batch size is 32.").queued
+
+
+def test_the_model_judge_runs_through_the_offline_stand_in(open_with) -> None:
+    nb = open_with(matcher="model")
+    nb.reject(add(nb, "The batch size is 32.").memory_id)
+    outcome = add(nb, "Note: the batch size is 32")
+    assert outcome.action == "suppressed" and outcome.matcher == "model:npc_nb/offline"
+    assert add(nb, "The batch size is 64.").queued
+
+
+def test_a_matcher_named_by_module_and_attribute_is_loaded(
+    open_with, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "my_judges.py").write_text(
+        "def everything_same(candidate, neighbours):\n    return ['same'] * len(neighbours)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    nb = open_with(matcher="my_judges:everything_same")
+    nb.approve(add(nb, "The field team uses tablets.").memory_id)
+    outcome = add(nb, "Tablets are what the field team uses.")
+    assert (outcome.action, outcome.matcher) == ("reinforced", "my_judges:everything_same")
+
+
+def test_a_matcher_setting_naming_nothing_is_refused_at_open(project_dir: Path) -> None:
+    with pytest.raises(npc_nb.ConfigError, match="nowhere_module"):
+        npc_nb.open(project_dir, matcher="nowhere_module:judge")
+    with pytest.raises(npc_nb.ConfigError, match="Unknown matcher"):
+        npc_nb.open(project_dir, matcher="clever")
+
+
+def test_the_matcher_runs_outside_any_store_transaction(open_with) -> None:
+    """A model judge must never hold the store's lock: the matcher can itself use the
+    store (a read-only query needs the lease free), which it could not inside a write."""
+    holder: list[npc_nb.Project] = []
+
+    def reading_matcher(candidate: str, neighbours: list[str]) -> list:
+        holder[0].sql("SELECT count(*) FROM memories")
+        return ["same"] * len(neighbours)
+
+    nb = open_with(matcher=reading_matcher)
+    holder.append(nb)
+    nb.reject(add(nb, "The field team uses tablets.").memory_id)
+    assert add(nb, "The field team uses tablets for the survey.").action == "suppressed"
+
+
+def test_neighbours_written_by_another_kernel_are_seen(open_with, isolated_home: Path) -> None:
+    nb = open_with(matcher=always("same"), idle_release=0)
+    add(nb, "Something to load the index with.")
+    code = f"""
+        import npc_nb
+        other = npc_nb.open({str(nb.root)!r})
+        made = other.add_candidate("The field team uses tablets.", category="fact", npc="analyst")
+        other.reject(made.memory_id)
+        print(made.memory_id)
+    """
+    env = {**os.environ, "NPC_NB_HOME": str(isolated_home), "PYTHONPATH": str(REPO)}
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    other_id = done.stdout.strip()
+    outcome = add(nb, "Survey data is collected on tablets by the field team.")
+    assert (outcome.action, outcome.memory_id) == ("suppressed", other_id)
+
+
+def test_reproposal_rate_counts_reinforcements(open_with) -> None:
+    nb = open_with()
+    nb.approve(add(nb, "We use DuckDB for the store.").memory_id)
+    add(nb, "We use DuckDB for the store, as discussed.")
+    frame = nb.metrics.reproposal_rate()
+    assert frame["reinforced"].tolist() == [1] and frame["approved"].tolist() == [1]
+    assert frame["reinforced_rate"].tolist() == [1.0]
