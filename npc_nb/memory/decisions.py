@@ -57,7 +57,7 @@ def _apply_one(
     event = _event(memory, change, actor=actor, now=now, batch_id=batch_id, audit=audit)
     events.insert_event(con, event)
     if change.new_row is not None:
-        memory_rows.insert_memory(con, change.new_row)
+        memory_rows.insert_memory(store, con, change.new_row)
         created = {
             "memory_id": change.new_row["id"],
             "from_status": None,

@@ -4,7 +4,9 @@ Each memory's content terms are stored with it when it is inserted (``match_term
 so opening a project never re-indexes anything. Each process keeps an inverted index
 (term -> memories) per store, loaded on first use and brought up to date before every
 lookup with the memories inserted since its watermark (``insert_seq``), so other
-kernels' writes are seen (zone maps make that read cheap). Scores are BM25 (Robertson
+kernels' writes are seen. While this process holds the file no other process can
+write, so the index looks again only after the file was reopened or this process
+inserted a memory. Scores are BM25 (Robertson
 and Zaragoza) over the terms, computed with numpy, so a long memory does not outrank a
 close short one; a term found in more than a fifth of a large store is noise and is not
 followed.
@@ -53,7 +55,7 @@ class NeighbourIndex:
     _postings: dict[str, list[int]] = field(default_factory=lambda: defaultdict(list))
     _lengths: np.ndarray = field(default_factory=lambda: np.zeros(1024, dtype=np.float32))
     _watermark: int = 0
-    _connections: int = -1  # the store's connection count at the last check
+    _seen: tuple[int, int] = (-1, -1)  # the store's (connections, inserts) last looked at
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def nearest(
@@ -99,11 +101,17 @@ class NeighbourIndex:
 
     def _refresh(self) -> None:
         """Load the memories inserted since the watermark (all of them the first time).
-        A store whose sequence went back (a recreated file) is loaded afresh."""
-        if self._connections != self.store.connections:  # reopened: was it replaced?
-            if memory_rows.newest_insert(self.store) < self._watermark:
-                self._reset()
-            self._connections = self.store.connections
+
+        Only needed when the file was reopened (while this process holds it, no other
+        process can write) or this process inserted a memory; a store whose sequence
+        went back (a recreated file) is loaded afresh.
+        """
+        seen = (self.store.connections, self.store.memory_inserts)
+        if seen == self._seen:
+            return
+        if self._seen[0] != seen[0] and memory_rows.newest_insert(self.store) < self._watermark:
+            self._reset()
+        self._seen = seen
         for seq, memory_id, terms, scope, npc, team in memory_rows.index_entries(
             self.store, self._watermark
         ):

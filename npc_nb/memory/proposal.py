@@ -252,7 +252,7 @@ def _queue(
             "differs": differs,
             "match_error": error,
         }
-        memory_rows.insert_memory(con, row)
+        memory_rows.insert_memory(target, con, row)
         events.insert_event(con, proposal_event(memory_id, candidate, now, actor))
     best = judged[0].judgement if judged else None
     return CandidateOutcome(

@@ -110,6 +110,7 @@ class Store:
         # was closed, since another process may have written while it was.
         self._generation: int | None = None
         self.connections = 0  # how many times the file was (re)opened by this process
+        self.memory_inserts = 0  # memories this process inserted (indexes look again)
         self._lease = ConnectionLease(
             self.path,
             lock_timeout=settings.lock_timeout,

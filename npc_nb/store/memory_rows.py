@@ -43,8 +43,9 @@ def get_memory(store: Store, memory_id: str, con: Connection | None = None) -> d
     return found[0] if found else None
 
 
-def insert_memory(con: Connection, memory: dict[str, Any]) -> None:
+def insert_memory(store: Store, con: Connection, memory: dict[str, Any]) -> None:
     insert_row(con, "memories", memory)
+    store.memory_inserts += 1  # this process's neighbour indexes look again
 
 
 def update_memory(
@@ -70,17 +71,18 @@ def find_by_hash(con: Connection, digest: str, npc: str | None, team: str | None
     Superseded versions are left out: a fact that changes back ("the deadline is
     Friday" again) is news a reviewer should see, not a repeat.
     """
-    # Two plain lookups, each served by its hash index: an OR, a UNION or the visibility
-    # filter in the same scan makes DuckDB read the whole table instead.
-    found = {}
-    for column in ("final_hash", "initial_hash"):
+    # Two plain lookups, each served by its hash index, in one statement: an OR, or the
+    # visibility filter in the same scan, makes DuckDB read the whole table instead.
+    columns = "id, status, scope, npc, team, source_message_id"
+    found = {
+        row["id"]: row
         for row in rows(
             con,
-            f"SELECT id, status, scope, npc, team, source_message_id FROM memories "
-            f"WHERE {column} = ?",
-            [digest],
-        ):
-            found[row["id"]] = row
+            f"SELECT {columns} FROM memories WHERE final_hash = $digest UNION ALL "
+            f"SELECT {columns} FROM memories WHERE initial_hash = $digest",
+            {"digest": digest},
+        )
+    }
     return [
         row
         for row in found.values()
@@ -162,8 +164,8 @@ def rows_by_id(store: Store, ids: list[str]) -> list[dict]:
         return rows(
             con,
             "SELECT id, status, final_text, final_hash, scope, npc, team, superseded_by, "
-            "recorded_at FROM memories WHERE id = ANY(?)",
-            [ids],
+            f"recorded_at FROM memories WHERE id IN ({', '.join('?' for _ in ids)})",
+            ids,
         )
 
 
@@ -171,7 +173,9 @@ def statuses(con: Connection, ids: list[str]) -> dict[str, str]:
     """{id: status} of these memories (missing ids left out), in the caller's transaction."""
     if not ids:
         return {}
-    found = con.execute("SELECT id, status FROM memories WHERE id = ANY(?)", [ids]).fetchall()
+    found = con.execute(
+        f"SELECT id, status FROM memories WHERE id IN ({', '.join('?' for _ in ids)})", ids
+    ).fetchall()
     return dict(found)
 
 
