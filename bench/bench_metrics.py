@@ -24,7 +24,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import npc_nb
 
 MEMORIES = """
-INSERT INTO memories
+INSERT INTO memories (id, initial_text, final_text, initial_hash, final_hash, norm_text,
+    category, status,
+    scope, npc, team, project, conversation_id, source_message_id, evidence,
+    evidence_verified, extractor_model, provider, prompt_version, flags, confidence,
+    recorded_at, decided_at, decided_by, valid_from, valid_to, supersedes, superseded_by,
+    superseded_at, defer_until, skipped_at, text_change)
 SELECT printf('m%09d', i), text, final, substr(md5(text), 1, 32), substr(md5(final), 1, 32),
     lower(final), ['decision','preference','commitment','constraint','open_loop','fact'][1 + i % 6],
     status, 'npc', 'npc' || (i % 8), 'team' || (i % 2), 'bench', 'c' || (i // 10), NULL, NULL,
@@ -72,7 +77,9 @@ FROM (
 """
 
 REPROPOSALS = """
-INSERT INTO reproposals
+INSERT INTO reproposals (id, recorded_at, memory_id, match_kind, match_type, similarity,
+    proposed_text, category, scope, npc, team, conversation_id, source_message_id,
+    extractor_model, provider, prompt_version)
 SELECT printf('r%09d', i), TIMESTAMP '2026-01-01' + to_seconds((i * 150)::BIGINT),
     printf('m%09d', (i * 5) % $n), ['rejected', 'approved', 'pending'][1 + i % 3],
     CASE WHEN i % 4 = 0 THEN 'near' ELSE 'exact' END, 100 - (i % 4) * 3, 'repeat ' || i,

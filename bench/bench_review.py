@@ -26,10 +26,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench_store import index_terms
+
 import npc_nb
 
 SEED = """
-INSERT INTO memories
+INSERT INTO memories (id, initial_text, final_text, initial_hash, final_hash, norm_text,
+    category, status,
+    scope, npc, team, project, conversation_id, source_message_id, evidence,
+    evidence_verified, extractor_model, provider, prompt_version, flags, confidence,
+    recorded_at, decided_at, decided_by, valid_from, valid_to, supersedes, superseded_by,
+    superseded_at, defer_until, skipped_at, text_change)
 SELECT printf('r%09d', i), text, text, substr(md5(text), 1, 32), substr(md5(text), 1, 32),
     lower(text), ['decision', 'fact', 'constraint'][1 + i % 3],
     CASE WHEN i % 2 = 0 THEN 'pending_approval' ELSE 'human-approved' END, 'npc',
@@ -61,6 +68,9 @@ def main() -> None:
         os.environ["NPC_NB_HOME"] = str(folder / "home")
         nb = npc_nb.open(folder)
         nb.sql(SEED, {"n": 2 * n}, allow_write=True)
+        nb.close()
+        index_terms(nb.store_path)  # what add_candidate stores for the neighbour index
+        nb = npc_nb.open(folder)
         started = time.perf_counter()
         panel: ReviewPanel = nb.review_panel(by="bench")
         opened = time.perf_counter() - started

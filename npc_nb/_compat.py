@@ -68,11 +68,19 @@ class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             return None
         return importlib.util.spec_from_loader(fullname, self)
 
+    def __init__(self) -> None:
+        self._own_specs: dict[str, importlib.machinery.ModuleSpec | None] = {}
+
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
-        return importlib.import_module(MOVED[spec.name])
+        module = importlib.import_module(MOVED[spec.name])
+        self._own_specs[module.__name__] = module.__spec__
+        return module
 
     def exec_module(self, module: ModuleType) -> None:
-        """Nothing to run: the new module ran when it was imported."""
+        """Nothing to run: the new module ran when it was imported. The import system
+        has just set its ``__spec__`` to the old name's; give it back its own, or its
+        relative imports (and pickling, and reloads) would resolve against the old name."""
+        module.__spec__ = self._own_specs.pop(module.__name__, module.__spec__)
 
 
 def install_module_aliases() -> None:

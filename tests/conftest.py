@@ -1,15 +1,18 @@
 """Shared fixtures: every test gets its own project folder and its own user store.
 
 Nothing a test does may touch the real ``~/.npc_nb`` or the developer's settings.
+Helper functions the test files share are in ``tests/helpers.py``, not here.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
+from IPython.core.interactiveshell import InteractiveShell
 
 import npc_nb
 
@@ -41,21 +44,19 @@ def project_dir(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def nb(project_dir: Path) -> npc_nb.Project:
+def nb(project_dir: Path) -> Iterator[npc_nb.Project]:
     project = npc_nb.open(project_dir)
     yield project
     project.close()
 
 
-def propose(nb: npc_nb.Project, text: str, **fields: object) -> str:
-    """Queue a candidate and return its id (fails the test if it was not queued)."""
-    fields.setdefault("category", "fact")
-    fields.setdefault("npc", "analyst")
-    outcome = nb.add_candidate(text, **fields)
-    assert outcome.action == "queued", outcome
-    return outcome.memory_id
-
-
-def status_of(nb: npc_nb.Project, memory_id: str) -> str:
-    frame = nb.memories()
-    return frame.loc[frame["id"] == memory_id, "status"].item()
+@pytest.fixture
+def shell(project_dir: Path) -> Iterator[InteractiveShell]:
+    """IPython's shell with the npc_nb extension loaded, its magics on a fresh project."""
+    ip = InteractiveShell.instance()
+    ip.run_line_magic("load_ext", "npc_nb")
+    magics = ip.magics_manager.registry["NpcMagics"]
+    opened = npc_nb.open(project_dir)  # the magics follow the Project opened last
+    yield ip
+    opened.close()
+    magics._project = None

@@ -1,12 +1,14 @@
 """A scriptable model registered through litellm's real custom-provider hook.
 
 Tests put raw outputs on ``SCRIPT``; each call of model ``scripted/any`` returns the next
-one (or raises it, if it is an exception) and records the messages it received.
+one (or raises it, if it is an exception) and records the messages it received. A
+``Gate`` on the script holds the call that takes it until the test opens the gate.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -19,10 +21,38 @@ SCRIPT: list[Any] = []
 RECEIVED: list[list[dict]] = []
 
 
+class Gate:
+    """A scripted output the model call returns only once the test calls ``open()``: the
+    thread making the call (the extraction worker) is held inside it until then."""
+
+    def __init__(self, output: str) -> None:
+        self.output = output
+        self.entered = threading.Event()  # a model call is waiting at the gate
+        self.finished = threading.Event()  # ... and has returned
+        self._opened = threading.Event()
+        self._test_thread = threading.get_ident()
+
+    def open(self) -> None:
+        self._opened.set()
+
+    def __call__(self) -> str:
+        self.entered.set()
+        try:
+            if threading.get_ident() == self._test_thread:  # waiting would never end
+                raise RuntimeError("the gated model call ran in the test's own thread")
+            if not self._opened.wait(timeout=300):
+                raise TimeoutError("the test never opened the gate")
+            return self.output
+        finally:
+            self.finished.set()
+
+
 class ScriptedModel(litellm.CustomLLM):
     def completion(self, *args: Any, **kwargs: Any) -> Any:
         RECEIVED.append(kwargs["messages"])
         output = SCRIPT.pop(0) if SCRIPT else '{"memories": []}'
+        if isinstance(output, Gate):
+            output = output()
         if isinstance(output, Exception):
             raise output
         response = kwargs["model_response"]

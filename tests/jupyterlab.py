@@ -186,12 +186,13 @@ def _run_cell(page: object, index: int) -> None:
 
 
 def _executed(page: object, index: int) -> bool:
-    """Whether cell ``index`` started (``[*]`` or a count) within a few seconds of the
-    command; if so, wait (generously) until it has finished and the kernel is idle."""
+    """Whether cell ``index`` started (``[*]`` or a count, which JupyterLab shows as soon
+    as the command runs) within 30 s of the command; if so, wait (generously) until it
+    has finished and the kernel is idle."""
     prompt = _cell(page, index).locator(".jp-InputPrompt")
     try:
         prompt.filter(has_text=re.compile(r"\[(\d+|\*)\]")).wait_for(  # type: ignore[attr-defined]
-            timeout=15_000
+            timeout=30_000
         )
     except Exception:
         return False  # the command was lost: nothing ran

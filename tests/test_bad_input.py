@@ -8,11 +8,12 @@ import contextlib
 import inspect
 from functools import cached_property
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import npc_nb
-from tests.conftest import propose
+from tests.helpers import propose, status_of
 
 PUBLIC = sorted(
     name
@@ -82,3 +83,30 @@ def test_wrong_input_loses_nothing(nb: npc_nb.Project) -> None:
             raise AssertionError("wrong input was accepted")
     assert "We use DuckDB" in nb.context("analyst")
     assert len(nb.decisions(kept)) == 2
+
+
+@pytest.mark.parametrize(
+    ("call", "error"),
+    [
+        (lambda nb, m: nb.defer(m, until="tomorrow"), npc_nb.DecisionError),
+        (lambda nb, m: nb.set_validity(m, valid_from=42), npc_nb.DecisionError),
+        (lambda nb, m: nb.memories(as_of="last week"), npc_nb.DecisionError),
+        (lambda nb, m: nb.context("analyst", max_chars=50), npc_nb.ConfigError),
+        (lambda nb, m: nb.context("analyst", max_chars="1000"), npc_nb.ConfigError),
+        (
+            lambda nb, m: nb.add_candidate("bad \ud800 text", category="fact", npc="a"),
+            npc_nb.CandidateError,
+        ),
+        (lambda nb, m: nb.add_candidate("x", category="fact", npc=["a"]), npc_nb.CandidateError),
+        (lambda nb, m: nb.approve(m, time_spent="2"), npc_nb.DecisionError),
+        (lambda nb, m: nb.decide(m, "approve", text="x"), npc_nb.DecisionError),
+    ],
+)
+def test_bad_arguments_are_domain_errors_and_change_nothing(
+    nb: npc_nb.Project, call, error
+) -> None:
+    memory = propose(nb, "untouched")
+    with pytest.raises(error):
+        call(nb, memory)
+    assert status_of(nb, memory) == "pending_approval"
+    assert len(nb.decisions()) == 1

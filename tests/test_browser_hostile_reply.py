@@ -133,7 +133,12 @@ def run_notebook(base: Path, cells: list[str]) -> tuple[dict, list, list[str], l
             try:
                 run_all_cells(page, len(cells))
                 page.wait_for_selector(".jp-OutputArea-output .npc-nb-reply pre", timeout=60_000)
-                page.wait_for_timeout(1_000)  # anything that would run has had its chance
+                # Two animation frames: the page has rendered all it received. Nothing can
+                # run later: the checks below find no script, image or handler in it.
+                page.evaluate(
+                    "() => new Promise(done => requestAnimationFrame("
+                    "() => requestAnimationFrame(done)))"
+                )
                 facts = page.evaluate(OUTPUT_FACTS)
                 sent = page.evaluate("() => window.npcSent")
             except Exception:

@@ -19,6 +19,7 @@ pytestmark = pytest.mark.browser
 
 CANDIDATES = 40
 LATENCY_PRESSES = 24
+WAIT_MS = 30_000  # the longest wait for something the page or kernel should do at once
 
 SETUP = """
 import os
@@ -68,7 +69,7 @@ def press_and_wait(page: object, key: str) -> str:
         "before => document.querySelector('.npc-review-panel .npc-card-text')"
         "?.textContent !== before",
         arg=before,
-        timeout=15_000,
+        timeout=WAIT_MS,
     )
     return card_text(page)
 
@@ -78,15 +79,27 @@ def wait_for_card(page: object, text: str) -> None:
     page.wait_for_function(  # type: ignore[attr-defined]
         "text => document.querySelector('.npc-review-panel .npc-card-text')?.textContent === text",
         arg=text,
-        timeout=15_000,
+        timeout=WAIT_MS,
     )
     wait_idle(page)
 
 
 def wait_idle(page: object) -> None:
     page.wait_for_function(  # type: ignore[attr-defined]
-        "() => !document.querySelector('.npc-review-panel.npc-busy')", timeout=15_000
+        "() => !document.querySelector('.npc-review-panel.npc-busy')", timeout=WAIT_MS
     )
+
+
+def settle(page: object) -> None:
+    """Wait until the kernel has answered every message the panel has sent: the help key
+    is one more message (shown, then hidden again), and the kernel answers in order."""
+    for state in ("visible", "hidden"):
+        wait_idle(page)
+        page.keyboard.press("?")  # type: ignore[attr-defined]
+        page.wait_for_selector(  # type: ignore[attr-defined]
+            ".npc-review-panel .npc-help", state=state, timeout=WAIT_MS
+        )
+    wait_idle(page)
 
 
 def test_review_with_single_keys_in_jupyterlab(tmp_path: Path) -> None:
@@ -165,7 +178,7 @@ def _review(page: object) -> list[float]:
     assert press_and_wait(page, "a") == "browser candidate number 01"
     assert press_and_wait(page, "r") == "browser candidate number 02"
     page.keyboard.press("e")  # type: ignore[attr-defined]
-    box = page.wait_for_selector(".npc-edit textarea:focus", timeout=15_000)  # type: ignore[attr-defined]
+    box = page.wait_for_selector(".npc-edit textarea:focus", timeout=WAIT_MS)  # type: ignore[attr-defined]
     assert box.input_value() == "browser candidate number 02"
     page.keyboard.press("Control+a")  # type: ignore[attr-defined]
     page.keyboard.type("edited in the browser")  # type: ignore[attr-defined]  # a, r, e, s, d, u typed
@@ -185,14 +198,14 @@ def _review(page: object) -> list[float]:
     page.click(".npc-review-panel button:has-text('Skip (s)')")  # type: ignore[attr-defined]
     wait_for_card(page, "browser candidate number 05")
     page.keyboard.press("Enter")  # not a click on the button that was just clicked
-    page.wait_for_timeout(300)  # type: ignore[attr-defined]
+    settle(page)  # had it sent a decision, the kernel would have answered it by now
     assert card_text(page) == "browser candidate number 05"
     assert press_and_wait(page, "s") == "browser candidate number 06"
     assert not page.is_visible(".npc-review-static-summary")  # type: ignore[attr-defined]
 
     page.dblclick(".npc-review-panel button:has-text('Approve (a)')")  # type: ignore[attr-defined]
     wait_for_card(page, "browser candidate number 07")
-    page.wait_for_timeout(500)  # a second decision would land now
+    settle(page)  # a second decision would have been answered by now
     assert card_text(page) == "browser candidate number 07"
     assert page.evaluate(CELLS) == cells_before, "a key reached the notebook"  # type: ignore[attr-defined]
     latencies = _measure(page)
@@ -217,8 +230,18 @@ def _measure(page: object) -> list[float]:
 def _kernel_gone_shows_static_summary(page: object, lab: object) -> None:
     """Save, shut the kernel down, reopen: the saved output shows the static summary."""
     page.click(".jp-Cell:last-child .jp-InputPrompt")  # type: ignore[attr-defined]
-    page.keyboard.press("Control+s")  # type: ignore[attr-defined]
-    page.wait_for_timeout(1000)  # type: ignore[attr-defined]
+
+    def saving(response: object) -> bool:
+        request = response.request  # type: ignore[attr-defined]
+        return request.method == "PUT" and "/api/contents/review.ipynb" in request.url
+
+    # Wait for the server's answer to the save (Playwright's own wait: the page's requests
+    # pass through this process's route handler, which runs only inside Playwright calls).
+    with page.expect_response(saving, timeout=WAIT_MS) as saved:  # type: ignore[attr-defined]
+        page.keyboard.press("Control+s")  # type: ignore[attr-defined]
+    assert saved.value.ok
+    saved_file = (lab.root / "review.ipynb").read_text()  # type: ignore[attr-defined]
+    assert "npc-review-static-summary" in saved_file
     base = f"{lab.url}/api/kernels?token={lab.token}"  # type: ignore[attr-defined]
     with urllib.request.urlopen(base) as response:
         kernels = json.load(response)
@@ -230,8 +253,13 @@ def _kernel_gone_shows_static_summary(page: object, lab: object) -> None:
         urllib.request.urlopen(request).close()
     page.reload()  # type: ignore[attr-defined]
     summary = page.wait_for_selector(".npc-review-static-summary", timeout=60_000)  # type: ignore[attr-defined]
-    page.wait_for_timeout(1500)  # type: ignore[attr-defined]
     assert summary.is_visible()
+    # Only a live panel hides the summary (with a style it adds); none is left to do so.
+    hiding = page.evaluate(  # type: ignore[attr-defined]
+        "() => [...document.querySelectorAll('style')]"
+        ".filter(s => s.textContent.includes('.npc-static-')).length"
+    )
+    assert hiding == 0
     text = summary.inner_text()
     assert "approved" in text and "Store:" in text and "browser candidate number" in text
     page.screenshot(path=str(ARTIFACTS / "review-panel-after-kernel.png"))  # type: ignore[attr-defined]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import npc_nb
 from npc_nb.cli import main
-from tests.conftest import propose, status_of
+from tests.helpers import propose, status_of
 
 
 def review(project_dir: Path, keys: str) -> str:

@@ -83,3 +83,17 @@ def test_a_broken_config_loses_nothing(
         npc_nb.open(project_dir)
     config_file.write_text("")
     assert "kept" in npc_nb.open(project_dir).context("a")
+
+
+def test_a_dotenv_with_provider_keys_is_fine(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".env").write_text("OPENAI_API_KEY=sk-test\nNPC_NB_CONTEXT_MAX_CHARS=5000\n")
+    assert npc_nb.load_settings().context_max_chars == 5000
+    (tmp_path / ".env").write_text("NPC_NB_CONTEXT_MAX_CHAR=5000\n")
+    with pytest.raises(npc_nb.ConfigError, match="NPC_NB_CONTEXT_MAX_CHAR"):
+        npc_nb.load_settings()
+
+
+def test_a_lowercase_environment_setting_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("npc_nb_lock_timeout", "4")
+    assert npc_nb.load_settings().lock_timeout == 4

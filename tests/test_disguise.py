@@ -11,7 +11,7 @@ import pytest
 
 import npc_nb
 from npc_nb._text import content_hash, instruction_flags, normalise
-from tests.conftest import propose
+from tests.helpers import propose
 
 REJECTED = "The batch size is 32."
 DISGUISES = {
@@ -45,6 +45,15 @@ def test_a_disguised_repeat_of_a_rejected_memory_is_suppressed_exactly(
         "exact",
     )
     assert nb.review_queue().empty
+
+
+def test_invisible_characters_and_list_markers_do_not_dodge_a_tombstone(
+    nb: npc_nb.Project,
+) -> None:
+    nb.reject(propose(nb, "The lab meets on Mondays"))
+    for variant in ("- The lab meets on Mondays", "\u201cThe lab meets on Mondays\u201d",
+                    "The lab meets on Mondays\u200b"):  # fmt: skip
+        assert nb.add_candidate(variant, category="fact", npc="analyst").action == "suppressed"
 
 
 @pytest.mark.parametrize(

@@ -1,24 +1,29 @@
-"""Background extraction never crashes, never loses a job, and survives a killed kernel."""
+"""Background extraction: the cell never waits for it; it never crashes, never loses a
+job, names what it refused, learns from reviewed examples, and survives a killed kernel."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 import npc_nb
+from npc_nb.chat import prompts
 from tests import fake_models
-from tests.test_store import run_python
+from tests.helpers import propose, run_python
 
 GOOD = {"statement": "The user studies bird migration.", "category": "fact",
         "evidence_quote": "I study bird migration", "confidence": 0.9}  # fmt: skip
 
 
 @pytest.fixture
-def scripted(project_dir: Path) -> npc_nb.Project:
+def scripted(project_dir: Path) -> Iterator[npc_nb.Project]:
     fake_models.install()
-    return npc_nb.open(project_dir, extraction_model="scripted/any", extraction_retry_delay=0)
+    nb = npc_nb.open(project_dir, extraction_model="scripted/any", extraction_retry_delay=0)
+    yield nb
+    nb.close()
 
 
 def run_job(nb: npc_nb.Project, *outputs: object) -> dict:
@@ -26,6 +31,45 @@ def run_job(nb: npc_nb.Project, *outputs: object) -> dict:
     nb.chat("analyst", "I study bird migration. Tell me about storks.")
     nb.extraction.wait(timeout=30)
     return nb.extraction.jobs().iloc[-1].to_dict()
+
+
+def test_chat_returns_while_its_extraction_is_still_running(scripted: npc_nb.Project) -> None:
+    found = [
+        {"statement": "We use DuckDB.", "category": "decision",
+         "evidence_quote": "We decided to use DuckDB."},
+        {"statement": "The user prefers short answers.", "category": "preference",
+         "evidence_quote": "I prefer short answers."},
+    ]  # fmt: skip
+    gate = fake_models.Gate(json.dumps({"memories": found}))
+    fake_models.SCRIPT.append(gate)
+    try:
+        reply = scripted.chat("analyst", "We decided to use DuckDB. I prefer short answers.")
+        assert isinstance(reply, npc_nb.Reply)  # the turn is done ...
+        assert gate.entered.wait(timeout=30)  # ... while the extraction is held in its call
+        assert not gate.finished.is_set()
+        status = scripted.extraction.status()
+        assert (status.running, status.pending) == (1, 1)
+        assert scripted.review_queue().empty
+    finally:
+        gate.open()
+    status = scripted.extraction.wait(timeout=30)
+    assert (status.done, status.pending) == (1, 0)
+    queue = scripted.review_queue()
+    assert sorted(queue["category"]) == ["decision", "preference"]
+    rows = scripted.memories()
+    assert set(rows["prompt_version"]) == {prompts.EXTRACTION_VERSION}
+    assert set(rows["evidence_verified"]) == {True}
+
+
+def test_the_offline_model_extracts_what_the_user_said(project_dir: Path) -> None:
+    nb = npc_nb.open(project_dir)
+    nb.chat("analyst", "We decided to use DuckDB. I prefer short answers.")
+    assert nb.extraction.wait(timeout=30).done == 1
+    assert sorted(nb.review_queue()["category"]) == ["decision", "preference"]
+    rows = nb.memories()
+    assert set(rows["extractor_model"]) == {"npc_nb/offline"}
+    assert set(rows["evidence_verified"]) == {True}
+    nb.close()
 
 
 def test_valid_output_becomes_candidates_with_provenance(scripted: npc_nb.Project) -> None:
@@ -77,6 +121,20 @@ def test_unusable_items_are_skipped_and_the_rest_kept(scripted: npc_nb.Project) 
     assert list(scripted.review_queue()["final_text"]) == [GOOD["statement"]]
 
 
+def test_refused_items_are_named_on_the_job(scripted: npc_nb.Project) -> None:
+    items = [
+        {"statement": "x" * 3000, "category": "fact"},
+        {"statement": "...", "category": "fact"},
+        {"statement": "We use DuckDB.", "category": "decision"},
+    ]
+    fake_models.SCRIPT.append(json.dumps({"memories": items}))
+    scripted.chat("analyst", "We use DuckDB.")
+    scripted.extraction.wait(timeout=30)
+    job = scripted.extraction.jobs().iloc[0]
+    assert (job["status"], job["candidates"]) == ("done", 1)
+    assert "limit is 2,000" in job["error"] and "empty" in job["error"]
+
+
 def test_oversized_output_is_refused_not_parsed(scripted: npc_nb.Project) -> None:
     huge = json.dumps({"memories": [GOOD] * 3000})
     job = run_job(scripted, huge, huge, huge)
@@ -102,12 +160,49 @@ def test_a_model_error_during_extraction_is_recorded(scripted: npc_nb.Project) -
     assert job["status"] == "failed" and "ModelCallError" in job["error"]
 
 
+def test_a_job_whose_result_cannot_be_recorded_is_not_left_running(
+    project_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from npc_nb.store import jobs
+
+    real_finish, calls = jobs.finish, []
+
+    def flaky_finish(*args, **kwargs):
+        calls.append(kwargs.get("status"))
+        if len(calls) == 1:
+            raise npc_nb.StoreLockedError("simulated: the store stayed locked")
+        return real_finish(*args, **kwargs)
+
+    monkeypatch.setattr(jobs, "finish", flaky_finish)
+    nb = npc_nb.open(project_dir)
+    nb.chat("analyst", "We decided to use DuckDB.")
+    status = nb.extraction.wait(timeout=30)
+    assert status.running == 0 and status.queued == 0
+    nb.close()
+
+
+def test_reviewed_examples_feed_the_extraction_prompt(project_dir: Path) -> None:
+    fake_models.install()
+    nb = npc_nb.open(project_dir, extraction_model="scripted/any")
+    nb.approve(propose(nb, "The user works on bird migration"))
+    nb.reject(propose(nb, "The user likes small talk"))
+    nb.edit(propose(nb, "deadline friday"), "The paper deadline is Friday 17:00")
+    nb.chat("analyst", "hello")
+    nb.extraction.wait(timeout=30)
+    system = fake_models.RECEIVED[-1][0]["content"]
+    assert "The user works on bird migration" in system
+    assert "deadline friday -> The paper deadline is Friday 17:00" in system
+    assert "never propose these" in system and "The user likes small talk" in system
+    nb.close()
+
+
 def test_jobs_can_be_cancelled(project_dir: Path) -> None:
     nb = npc_nb.open(project_dir, extract_in_background=False)
     nb.chat("analyst", "We decided to use DuckDB.")
     assert nb.extraction.cancel() == 1
     assert nb.extraction.wait().cancelled == 1
     assert nb.review_queue().empty
+    nb.close()
 
 
 def test_a_queued_job_left_by_a_killed_kernel_runs_on_the_next_open(
@@ -126,6 +221,7 @@ def test_a_queued_job_left_by_a_killed_kernel_runs_on_the_next_open(
     nb = npc_nb.open(project_dir)
     assert nb.extraction.wait(timeout=30).done == 1
     assert list(nb.review_queue()["final_text"]) == ["We decided to use DuckDB for the store."]
+    nb.close()
 
 
 def test_a_running_job_interrupted_by_a_kill_completes_after_reopening(
@@ -134,7 +230,8 @@ def test_a_running_job_interrupted_by_a_kill_completes_after_reopening(
     run_python(
         f"""
         import os, signal, time, npc_nb
-        nb = npc_nb.open({str(project_dir)!r}, offline_delay=30)
+        # The model call takes an hour: the job is surely still running when killed.
+        nb = npc_nb.open({str(project_dir)!r}, offline_delay=3600)
         nb.chat("analyst", "I prefer plots with large fonts.")
         while nb.extraction.status().running == 0:
             time.sleep(0.05)
@@ -149,3 +246,4 @@ def test_a_running_job_interrupted_by_a_kill_completes_after_reopening(
     job = nb.extraction.jobs().iloc[0]
     assert job["attempts"] == 2
     assert list(nb.review_queue()["category"]) == ["preference"]
+    nb.close()

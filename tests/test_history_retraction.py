@@ -14,7 +14,7 @@ import pytest
 
 import npc_nb
 from npc_nb.chat.prompts import WITHHELD
-from tests.conftest import propose
+from tests.helpers import propose
 
 SECRET = "The launch code is 1234"
 

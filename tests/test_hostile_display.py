@@ -27,7 +27,7 @@ import npc_nb
 from npc_nb._markup import markdown_html, terminal_text
 from npc_nb.cli import main
 from tests import fake_models
-from tests.conftest import propose
+from tests.helpers import cell, propose
 
 # Elements that run code, load something or take input: none may come out of our HTML.
 FORBIDDEN_ELEMENTS = frozenset(
@@ -201,27 +201,9 @@ class RecordingPublisher(DisplayPublisher):
         self.bundles.append(data)
 
 
-@pytest.fixture
-def shell(project_dir: Path) -> Iterator[InteractiveShell]:
-    ip = InteractiveShell.instance()
-    ip.run_line_magic("load_ext", "npc_nb")
-    magics = ip.magics_manager.registry["NpcMagics"]
-    opened = npc_nb.open(project_dir)  # the magics follow the Project opened last
-    yield ip
-    opened.close()
-    magics._project = None
-
-
-def run_cell(ip: InteractiveShell, source: str) -> Any:
-    result = ip.run_cell(source, store_history=True)
-    if result.error_in_exec is not None:
-        raise result.error_in_exec
-    return result.result
-
-
 def test_an_npc_cell_result_is_inert(shell: InteractiveShell, scripted: list[Any]) -> None:
     scripted.append(ALL_HOSTILE)
-    reply = run_cell(shell, "%%npc analyst --model scripted/any\nhello")
+    reply = cell(shell, "%%npc analyst --model scripted/any\nhello")
     bundle, _ = shell.display_formatter.format(reply)
     assert "text/markdown" not in bundle
     page = assert_inert(bundle["text/html"])
@@ -236,7 +218,7 @@ def test_every_streamed_update_is_inert(
     publisher = RecordingPublisher(shell=shell)
     monkeypatch.setattr(shell, "display_pub", publisher)
     scripted.append(ALL_HOSTILE)  # streamed in 3-character chunks: tags are cut apart
-    run_cell(shell, "%%npc analyst --model scripted/any\nhello")
+    cell(shell, "%%npc analyst --model scripted/any\nhello")
     updates = [bundle for bundle in publisher.bundles if "text/html" in bundle]
     assert len(updates) >= 2  # the placeholder, then at least one update
     for bundle in updates:
@@ -308,9 +290,10 @@ def test_review_in_a_terminal_shows_escapes_never_sends_them(
 ) -> None:
     # New candidates refuse control characters, but a store written before that rule (or
     # by --write SQL) may hold them: put them in through SQL, as such a store would.
-    approved = propose(nb, "placeholder approved")
+    # (placeholders worded alike, so the neighbour index finds the one for the other)
+    approved = propose(nb, "Clear bell flip kcab approved")
     nb.approve(approved)
-    pending = propose(nb, "placeholder pending", evidence="flip \u202e kcab")
+    pending = propose(nb, "Clear bell flip kcab pending", evidence="flip \u202e kcab")
     for memory, text in (
         (approved, "Clear \x1b[2J bell \x07 flip \u202e kcab approved \x9b31m"),
         (pending, CANDIDATE),

@@ -1,11 +1,12 @@
-"""The magics in a real IPython shell: thin, quiet, and strict about user mistakes."""
+"""The ``%%npc`` cell and the status and config magics in a real IPython shell: thin,
+quiet, and strict about user mistakes. ``%npc_sql`` is in test_sql.py, ``%npc_review``
+in test_review_panel.py, ``%npc_graph`` in test_graph.py."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
-import time
-from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -14,35 +15,15 @@ from IPython.core.interactiveshell import InteractiveShell
 
 import npc_nb
 from npc_nb.notebook.magics import NpcMagics
-
-
-@pytest.fixture
-def shell(project_dir: Path) -> InteractiveShell:
-    ip = InteractiveShell.instance()
-    ip.run_line_magic("load_ext", "npc_nb")
-    magics = ip.magics_manager.registry["NpcMagics"]
-    opened = npc_nb.open(project_dir)  # the magics follow the Project opened last
-    yield ip
-    opened.close()
-    magics._project = None
-
-
-def cell(ip: InteractiveShell, source: str) -> object:
-    result = ip.run_cell(source, store_history=True)
-    if result.error_in_exec is not None:
-        raise result.error_in_exec
-    return result.result
-
-
-def project(ip: InteractiveShell) -> npc_nb.Project:
-    return ip.magics_manager.registry["NpcMagics"].project
+from tests import fake_models
+from tests.helpers import cell, magics_project
 
 
 def test_npc_cell_records_both_turns_and_returns_the_reply(shell: InteractiveShell) -> None:
     reply = cell(shell, "%%npc analyst\nWhat should we call the dataset?")
     assert isinstance(reply, npc_nb.Reply)
     (number,) = [n for n, value in shell.user_ns["Out"].items() if value is reply]
-    rows = project(shell).sql("SELECT role, content, execution_count FROM messages")
+    rows = magics_project(shell).sql("SELECT role, content, execution_count FROM messages")
     assert list(rows["role"]) == ["user", "assistant"]
     assert rows["content"].iloc[0] == "What should we call the dataset?"
     assert rows["execution_count"].iloc[0] == number
@@ -52,7 +33,7 @@ def test_npc_cell_records_both_turns_and_returns_the_reply(shell: InteractiveShe
 
 
 def test_npc_injects_only_approved_memories(shell: InteractiveShell) -> None:
-    nb = project(shell)
+    nb = magics_project(shell)
     approved = nb.add_candidate("The user prefers SI units", category="preference", npc="analyst")
     nb.approve(approved.memory_id)
     nb.add_candidate("The user prefers imperial units", category="preference", npc="analyst")
@@ -63,7 +44,7 @@ def test_npc_injects_only_approved_memories(shell: InteractiveShell) -> None:
 
 def test_braces_in_a_prompt_are_literal(shell: InteractiveShell) -> None:
     cell(shell, '%%npc analyst\nParse {"a": 1} and {undefined} and $HOME')
-    sent = project(shell).sql("SELECT content FROM messages WHERE role = 'user'")["content"]
+    sent = magics_project(shell).sql("SELECT content FROM messages WHERE role = 'user'")["content"]
     assert sent.item() == 'Parse {"a": 1} and {undefined} and $HOME'
 
 
@@ -71,7 +52,11 @@ def test_vars_interpolates_on_request_and_summarises_dataframes(shell: Interacti
     shell.user_ns["df"] = pd.DataFrame({"species": ["stork", "crane", "heron"], "n": [3, 5, 8]})
     shell.user_ns["site"] = "Lake Neusiedl"
     cell(shell, "%%npc analyst --vars\nAt {site}, look at {df}; keep {{literal}} braces")
-    sent = project(shell).sql("SELECT content FROM messages WHERE role = 'user'")["content"].item()
+    sent = (
+        magics_project(shell)
+        .sql("SELECT content FROM messages WHERE role = 'user'")["content"]
+        .item()
+    )
     assert sent.startswith("At Lake Neusiedl, look at [DataFrame: 3 rows x 2 columns")
     assert "stork" in sent and sent.endswith("keep {literal} braces")
 
@@ -79,7 +64,7 @@ def test_vars_interpolates_on_request_and_summarises_dataframes(shell: Interacti
 def test_unknown_variable_is_a_usage_error(shell: InteractiveShell) -> None:
     with pytest.raises(UsageError, match="no variable 'missing'"):
         cell(shell, "%%npc analyst --vars\nLook at {missing}")
-    assert project(shell).sql("SELECT count(*) AS n FROM messages")["n"].item() == 0
+    assert magics_project(shell).sql("SELECT count(*) AS n FROM messages")["n"].item() == 0
 
 
 def test_a_provider_failure_is_a_usage_error_and_keeps_the_message(
@@ -88,7 +73,7 @@ def test_a_provider_failure_is_a_usage_error_and_keeps_the_message(
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with pytest.raises(UsageError, match="OPENAI_API_KEY"):
         cell(shell, "%%npc analyst --model openai/gpt-4o-mini\nhello")
-    assert project(shell).sql("SELECT role FROM messages")["role"].tolist() == ["user"]
+    assert magics_project(shell).sql("SELECT role FROM messages")["role"].tolist() == ["user"]
 
 
 def test_missing_persona_name_is_a_usage_error(shell: InteractiveShell) -> None:
@@ -112,7 +97,7 @@ def test_status_and_config(shell: InteractiveShell) -> None:
     status = cell(shell, "%npc_status")
     assert "npc_nb/offline" in str(status) and "waiting:" in str(status)
     cell(shell, "%npc_config history_messages=4 reviewer=ada")
-    settings = project(shell).settings
+    settings = magics_project(shell).settings
     assert (settings.history_messages, settings.reviewer) == (4, "ada")
     with pytest.raises(UsageError, match="known setting"):
         cell(shell, "%npc_config colour=blue")
@@ -123,7 +108,7 @@ def test_status_and_config(shell: InteractiveShell) -> None:
 
 def test_load_ext_does_not_import_litellm() -> None:
     code = (
-        "import sys, time; t = time.perf_counter(); import npc_nb; "
+        "import sys, npc_nb; "
         "from IPython.core.interactiveshell import InteractiveShell; "
         "ip = InteractiveShell.instance(); ip.run_line_magic('load_ext', 'npc_nb'); "
         "print('litellm' in sys.modules, 'ipywidgets' in sys.modules)"
@@ -140,57 +125,36 @@ def test_magics_are_thin() -> None:
         assert len(lines) < 30, name
 
 
-def test_npc_sql_refuses_writes_unless_allowed(shell: InteractiveShell) -> None:
-    nb = project(shell)
-    nb.add_candidate("a fact", category="fact", npc="analyst")
-    with pytest.raises(UsageError, match="--write"):
-        cell(shell, "%npc_sql DELETE FROM memory_events")
-    with pytest.raises(UsageError, match="could change the store"):
-        cell(shell, "%%npc_sql\nUPDATE memories SET final_text = 'forged'")
-    assert nb.memories()["final_text"].tolist() == ["a fact"]
-    assert len(nb.decisions()) == 1
-    cell(shell, "%%npc_sql --write\nUPDATE memories SET confidence = 0.5")
-    assert nb.memories()["confidence"].tolist() == [0.5]
-
-
-def test_npc_sql_binds_notebook_variables(shell: InteractiveShell) -> None:
-    nb = project(shell)
-    nb.add_candidate("O'Brien prefers tea", category="preference", npc="analyst")
-    shell.user_ns["text"] = "O'Brien prefers tea"
-    shell.user_ns["attack"] = "x' OR '1'='1"
-    found = cell(shell, "%npc_sql SELECT npc FROM v_memories WHERE final_text = $text")
-    assert found["npc"].tolist() == ["analyst"]
-    nothing = cell(shell, "%npc_sql SELECT npc FROM v_memories WHERE final_text = $attack")
-    assert nothing.empty
-    with pytest.raises(UsageError, match="no variable 'absent'"):
-        cell(shell, "%npc_sql SELECT $absent")
-
-
-def test_npc_sql_assigns_and_reports_errors_with_position(shell: InteractiveShell) -> None:
-    cell(shell, "%%npc_sql -o counts\nSELECT count(*) AS n FROM v_memories")
-    assert shell.user_ns["counts"]["n"].tolist() == [0]
-    with pytest.raises(UsageError, match=r"(?s)Referenced column.*LINE 1"):
-        cell(shell, "%npc_sql SELECT nope FROM v_memories")
-
-
 def test_npc_scrubs_a_memory_tag_split_across_stream_chunks(shell: InteractiveShell) -> None:
-    from tests import fake_models
-
     fake_models.install()
     fake_models.SCRIPT.append("Noted.</npc-memory><npc-memory>Anything else?")
     reply = cell(shell, "%%npc analyst --model scripted/any\nhello")
-    stored = project(shell).sql("SELECT content FROM messages WHERE role = 'assistant'")
+    stored = magics_project(shell).sql("SELECT content FROM messages WHERE role = 'assistant'")
     assert reply.text == stored["content"].item() == "Noted.Anything else?"
 
 
-def test_npc_returns_before_extraction_and_wait_shows_candidates(
+def test_an_npc_cell_returns_while_its_extraction_is_still_running(
     shell: InteractiveShell,
 ) -> None:
-    nb = project(shell)
-    nb.settings.offline_delay = 1.0
-    started = time.monotonic()
-    cell(shell, "%%npc analyst\nWe decided to use DuckDB. I prefer short answers.")
-    assert time.monotonic() - started < 0.9
-    assert nb.review_queue().empty
-    nb.extraction.wait(timeout=30)
+    nb = magics_project(shell)
+    nb.configure(extraction_model="scripted/any")
+    fake_models.install()
+    found = [
+        {"statement": "We use DuckDB.", "category": "decision",
+         "evidence_quote": "We decided to use DuckDB."},
+        {"statement": "The user prefers short answers.", "category": "preference",
+         "evidence_quote": "I prefer short answers."},
+    ]  # fmt: skip
+    gate = fake_models.Gate(json.dumps({"memories": found}))
+    fake_models.SCRIPT.append(gate)
+    try:
+        reply = cell(shell, "%%npc analyst\nWe decided to use DuckDB. I prefer short answers.")
+        assert isinstance(reply, npc_nb.Reply)  # the cell is done ...
+        assert gate.entered.wait(timeout=30)  # ... while the extraction is held in its call
+        assert not gate.finished.is_set()
+        assert nb.extraction.status().running == 1
+        assert nb.review_queue().empty
+    finally:
+        gate.open()
+    assert nb.extraction.wait(timeout=30).done == 1
     assert sorted(nb.review_queue()["category"]) == ["decision", "preference"]

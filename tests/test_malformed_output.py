@@ -5,7 +5,6 @@ surrogate reaching DuckDB) escapes or breaks the store."""
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,7 @@ from npc_nb.chat.extraction import parse_candidates
 from npc_nb.graph import concepts
 from npc_nb.store import graph_sql
 from tests import fake_models
-from tests.conftest import propose
+from tests.helpers import propose
 
 FIRST = {"statement": "The user studies bird migration.", "category": "fact",
          "evidence_quote": "I study bird migration", "confidence": 0.9}  # fmt: skip
@@ -139,11 +138,12 @@ def test_a_fenced_answer_still_parses() -> None:
     assert strip_fence("```\n[1]\n```") == "[1]"
 
 
-def test_stripping_a_fence_is_linear_in_the_length() -> None:
-    text = "a" + " " * 150_000 + "b"
-    started = time.perf_counter()
+def test_a_long_run_of_spaces_does_not_hang_fence_stripping() -> None:
+    # A backtracking regex took minutes on 150,000 spaces and would take hours on these;
+    # the suite's timeout is the guard, not a stopwatch (speed is measured in bench/).
+    text = "a" + " " * 1_000_000 + "b"
     assert strip_fence(text) == text
-    assert time.perf_counter() - started < 5  # the old regex took minutes here
+    assert strip_fence("```json" + " " * 1_000_000 + "[1]" + " " * 1_000_000 + "```") == "[1]"
 
 
 @pytest.mark.parametrize(

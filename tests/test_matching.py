@@ -134,7 +134,7 @@ def test_an_update_of_an_approved_memory_supersedes_it_when_approved_and_undo_re
     )
     rows = nb.memories().set_index("id")
     assert rows.loc[old.memory_id, "superseded_by"] == update.memory_id
-    assert rows.loc[update.memory_id, "supersedes"] == old.memory_id
+    assert rows.loc[update.memory_id, "updates"] == old.memory_id
     nb.undo()
     rows = nb.memories().set_index("id")
     assert rows.loc[old.memory_id, "status"] == "human-approved"

@@ -13,7 +13,7 @@ import pytest
 
 import npc_nb
 from npc_nb.store.views import VIEW_COLUMNS
-from tests.conftest import propose
+from tests.helpers import propose
 
 matplotlib.use("Agg")
 
@@ -81,6 +81,25 @@ def test_rates_by_model_match_hand_counts(nb: npc_nb.Project) -> None:
     assert str(frame["proposed"].dtype) == "int64"
 
 
+def test_text_change_counts_characters_not_bytes(nb: npc_nb.Project) -> None:
+    memory = propose(nb, "会議は月曜日です")
+    nb.edit(memory, "会議は火曜日です")
+    change = nb.sql("SELECT text_change FROM v_memories")["text_change"].item()
+    assert change == pytest.approx(1 / 8)
+
+
+def test_an_approved_update_counts_as_a_proposal_of_its_model(nb: npc_nb.Project) -> None:
+    old = propose(nb, "The batch size is 32", model="m1")
+    nb.approve(old)
+    update = nb.add_candidate("The batch size is 64", category="fact", npc="analyst", model="m2")
+    assert update.queued and update.updates == old  # a correction, queued as an update
+    nb.approve(update.memory_id)  # ... which supersedes the old value
+    frame = nb.metrics.approval_rate(by="model")
+    m1, m2 = row(frame, model="m1"), row(frame, model="m2")
+    assert (m1["proposed"], m1["decided"], m1["approved"]) == (1, 1, 1)
+    assert (m2["proposed"], m2["decided"], m2["approved"]) == (1, 1, 1)
+
+
 def test_an_undone_approval_is_not_an_approval(nb: npc_nb.Project) -> None:
     nb.approve(propose(nb, "approved then undone"))
     nb.undo()
@@ -103,11 +122,15 @@ def test_reproposal_rate_splits_by_what_was_repeated(nb: npc_nb.Project) -> None
     propose(nb, "another pending statement", model="m1")
     nb.approve(approved)
     nb.reject(rejected)
-    for text in ("The user likes jazz music.", "the user likes jazz music",
-                 "the user likes jazz musics", "The lab meets on Mondays",
-                 "pending fact about ringing"):  # fmt: skip
+    for text, action in [
+        ("The user likes jazz music.", "suppressed"),
+        ("the user likes jazz music", "suppressed"),
+        ("the user likes jazz musics", "suppressed"),
+        ("The lab meets on Mondays", "reinforced"),
+        ("pending fact about ringing", "merged"),
+    ]:
         outcome = nb.add_candidate(text, category="fact", npc="analyst", model="m1")
-        assert outcome.action in ("suppressed", "merged")
+        assert outcome.action == action, (text, outcome)
     record = row(nb.metrics.reproposal_rate(by="model"), model="m1")
     assert (record["new_candidates"], record["reproposals"]) == (4, 5)
     assert (record["rejected"], record["approved"], record["pending"]) == (3, 1, 1)
@@ -170,6 +193,16 @@ def test_reviewer_throughput_leaves_out_breaks(nb: npc_nb.Project) -> None:
     assert (by_persona["cards"], by_persona["active_minutes"]) == (4, pytest.approx(1.5))
 
 
+def test_batch_approvals_count_batches(nb: npc_nb.Project) -> None:
+    for n in range(4):
+        propose(nb, f"batch fact number {n}")
+    nb.approve_all()
+    nb.approve_all(confirm=True, by="ada")
+    (record,) = nb.metrics.reviewer_throughput().to_dict("records")
+    assert (record["batch_approvals"], record["batch_approved_memories"]) == (1, 4)
+    assert (record["cards"], record["active_minutes"]) == (0, 0.0)
+
+
 def test_injections_per_memory_counts_prompts(nb: npc_nb.Project) -> None:
     used = propose(nb, "the user prefers SI units")
     unused = propose(nb, "the writer's own fact", npc="writer")
@@ -190,6 +223,7 @@ def test_unknown_dimension_is_a_clear_error(nb: npc_nb.Project) -> None:
 
 
 def test_plots_render_headless(nb: npc_nb.Project) -> None:
+    nb.configure(matcher=None)  # not about matching: each numbered statement is its own
     for n, model in enumerate(["m1", "m2", "m1"]):
         memory = propose(nb, f"plotted statement {n}", model=model)
         nb.approve(memory)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
 import npc_nb
+from tests.helpers import REPO
 
 
 def test_public_names_are_pinned() -> None:
@@ -147,13 +149,40 @@ def test_project_public_methods_and_properties_are_pinned() -> None:
     assert public == {*PROJECT_METHODS, *PROJECT_PROPERTIES}
 
 
+def run_fresh(code: str) -> str:
+    """Run ``code`` in a fresh interpreter: importing the old paths changes process-wide
+    import state, which no other test may inherit."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    out = subprocess.run(
+        [sys.executable, "-W", "error", "-c", code], capture_output=True, text=True, env=env
+    )
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
 def test_module_paths_of_earlier_releases_still_import() -> None:
-    import importlib
+    run_fresh(
+        "import importlib\n"
+        "from npc_nb._compat import MOVED\n"
+        "for old, new in MOVED.items():\n"
+        "    assert importlib.import_module(old) is importlib.import_module(new), old\n"
+        "from npc_nb.metrics import Metrics  # the path the docs of earlier releases used\n"
+        "assert Metrics.__module__ == 'npc_nb.analytics.metrics'\n"
+    )
 
-    from npc_nb._compat import MOVED
 
-    for old, new in MOVED.items():
-        assert importlib.import_module(old) is importlib.import_module(new), old
-    from npc_nb.metrics import Metrics  # the path the docs of earlier releases used
-
-    assert Metrics.__module__ == "npc_nb.analytics.metrics"
+def test_an_old_module_path_leaves_the_new_module_as_it_was(tmp_path) -> None:
+    run_fresh(
+        "import importlib, os\n"
+        f"os.chdir({str(tmp_path)!r})\n"
+        "import npc_nb.magics  # an old notebook's import\n"
+        "from IPython.core.interactiveshell import InteractiveShell\n"
+        "ip = InteractiveShell.instance()\n"
+        "ip.run_line_magic('load_ext', 'npc_nb')\n"
+        "assert ip.run_line_magic('npc_sql', 'SELECT 1 AS x')['x'].tolist() == [1]\n"
+        "from npc_nb._compat import MOVED\n"
+        "for old, new in MOVED.items():\n"
+        "    module = importlib.import_module(new)\n"
+        "    importlib.import_module(old)\n"
+        "    assert module.__spec__.name == new, (old, module.__spec__.name)\n"
+    )

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import npc_nb
-from tests.conftest import propose
+from tests.helpers import propose
 
 WRITES_A_FILE = [
     "COPY (SELECT * FROM memories) TO '{out}'",

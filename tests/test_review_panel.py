@@ -12,7 +12,7 @@ from IPython.core.interactiveshell import InteractiveShell
 
 import npc_nb
 from npc_nb.review.panel import ReviewPanel
-from tests.conftest import propose, status_of
+from tests.helpers import propose, status_of
 
 # The statuses of five candidates after approve, reject, edit, defer and skip.
 AFTER_A_R_E_D_S = [
@@ -123,6 +123,33 @@ def test_undo_reverts_the_last_decision_and_shows_its_card_again(
     assert panel.session.tally["rejected"] == 0 and panel.session.tally["approved"] == 1
     assert events(nb, queued[1])[-1]["action"] == "undo"
     assert "Card 2 of 5" in panel.position.value
+
+
+def test_undo_in_the_panel_never_reverts_a_decision_made_outside_it(
+    nb: npc_nb.Project, queued: list[str]
+) -> None:
+    earlier = queued[4]
+    nb.approve(earlier)  # a cell, before the panel opens (same reviewer)
+    panel = nb.review_panel()
+    key(panel, "u")  # nothing has been decided in this review
+    assert status_of(nb, earlier) == "human-approved"
+    assert "npc-error" in panel.status.value
+    key(panel, "a")  # the panel approves the first card ...
+    nb.reject(queued[2])  # ... and a cell rejects another while the panel is open
+    key(panel, "u")
+    assert status_of(nb, queued[0]) == "pending_approval"  # the panel's own decision
+    assert status_of(nb, queued[2]) == "human-rejected"
+    assert status_of(nb, earlier) == "human-approved"
+    key(panel, "u")  # nothing of this review is left to undo
+    assert [status_of(nb, m) for m in queued] == [
+        "pending_approval",
+        "pending_approval",
+        "human-rejected",
+        "pending_approval",
+        "human-approved",
+    ]
+    undone = [e for m in queued for e in events(nb, m) if e["action"] == "undo"]
+    assert [e["memory_id"] for e in undone] == [queued[0]]
 
 
 def test_approve_all_previews_then_confirms_one_batch_without_flagged(
@@ -321,6 +348,7 @@ def test_help_toggles_and_keys_are_shown_on_buttons(nb: npc_nb.Project, queued: 
 def test_card_shows_evidence_in_its_source_warning_and_nearest_approved(
     nb: npc_nb.Project,
 ) -> None:
+    nb.configure(matcher=None)  # the approved near repeat below is queued, not merged
     nb.npc("analyst", directive="You analyse survey data.")
     nb.chat("analyst", "We decided to use DuckDB for all survey data. I prefer large fonts.")
     nb.extraction.wait()

@@ -140,6 +140,22 @@ def test_undo_never_reaches_outside_the_review(nb: npc_nb.Project) -> None:
     assert events[events["action"] == "undo"]["review_session"].tolist() == [session.session_id]
 
 
+def test_undo_never_reverts_a_decision_made_beside_the_review(nb: npc_nb.Project) -> None:
+    first, second = (
+        nb.add_candidate(f"candidate {n} for alice", category="fact", npc="analyst").memory_id
+        for n in (1, 2)
+    )
+    session = nb.review_session(by="alice")
+    session.decide("approve")  # the review approves the first card
+    nb.approve(second, by="alice")  # a cell approves the second meanwhile, same reviewer
+    session.undo()
+    statuses = nb.memories().set_index("id")["status"]
+    assert (statuses[first], statuses[second]) == ("pending_approval", "human-approved")
+    with pytest.raises(DecisionError):
+        session.undo()
+    assert nb.memories().set_index("id").loc[second, "status"] == "human-approved"
+
+
 def test_a_batch_undo_writes_one_linked_event_per_memory(nb: npc_nb.Project) -> None:
     for n in range(3):
         nb.add_candidate(f"batch candidate {n}", category="fact", npc="analyst")
@@ -191,6 +207,7 @@ def test_time_after_a_refused_decision_counts_from_the_refusal(nb: npc_nb.Projec
 def test_nearest_approved_includes_project_scope_and_approvals_made_elsewhere(
     nb: npc_nb.Project,
 ) -> None:
+    nb.configure(matcher=None)  # near repeats are queued, so they have nearest memories
     nb.approve(
         nb.add_candidate(
             "The team uses DuckDB for storage", category="fact", npc=None, scope="project"

@@ -1,14 +1,22 @@
-"""Revising what was approved: supersede, validity, and reading the past from the audit log."""
+"""Revising what was approved: supersede, validity windows, and reading the past from the
+audit log."""
 
 from __future__ import annotations
 
-import time
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 
+import pandas as pd
 import pytest
 
 import npc_nb
-from tests.conftest import propose, status_of
+from tests.helpers import propose, status_of
+
+
+def occurred_at(nb: npc_nb.Project, memory_id: str, action: str) -> datetime:
+    """When the audit log recorded ``action`` on the memory (as an aware UTC time)."""
+    events = nb.decisions(memory_id)
+    (moment,) = events.loc[events["action"] == action, "occurred_at"].tolist()
+    return moment.to_pydatetime().replace(tzinfo=UTC)
 
 
 def test_supersede_keeps_both_versions_linked(nb: npc_nb.Project) -> None:
@@ -36,6 +44,14 @@ def test_editing_an_approved_memory_supersedes_it(nb: npc_nb.Project) -> None:
     assert status_of(nb, result.new_memory_id) == "human-edited"
 
 
+def test_editing_an_approved_memory_to_the_same_text_is_refused(nb: npc_nb.Project) -> None:
+    memory = propose(nb, "same words")
+    nb.approve(memory)
+    with pytest.raises(npc_nb.DecisionError, match="already says"):
+        nb.edit(memory, "same words")
+    assert len(nb.memories()) == 1
+
+
 def test_only_approved_memories_can_be_superseded(nb: npc_nb.Project) -> None:
     memory = propose(nb, "pending")
     with pytest.raises(npc_nb.DecisionError, match="only an approved memory"):
@@ -50,24 +66,24 @@ def test_superseded_memory_accepts_no_decision(nb: npc_nb.Project) -> None:
         nb.reject(old)
 
 
-def test_undo_of_a_supersede_restores_the_old_version(nb: npc_nb.Project) -> None:
-    old = propose(nb, "Deadline Friday")
-    nb.approve(old)
-    new = nb.supersede(old, "Deadline Monday").new_memory_id
-    nb.undo()
-    assert status_of(nb, old) == "human-approved"
-    assert status_of(nb, new) == "superseded"
-    assert "Friday" in nb.context("analyst") and "Monday" not in nb.context("analyst")
+def test_set_validity_keeps_the_bound_you_leave_out(nb: npc_nb.Project) -> None:
+    memory = propose(nb, "starts next week")
+    nb.approve(memory)
+    nb.set_validity(memory, valid_from=datetime.now() + timedelta(days=7))
+    nb.set_validity(memory, valid_to=datetime.now() + timedelta(days=30))
+    row = nb.memories().set_index("id").loc[memory]
+    assert not pd.isna(row["valid_from"]) and not pd.isna(row["valid_to"])
+    assert nb.context("analyst") == ""
+    nb.set_validity(memory, valid_from=None)
+    assert "starts next week" in nb.context("analyst")
 
 
 def test_as_of_answers_what_was_approved_at_that_moment(nb: npc_nb.Project) -> None:
     old = propose(nb, "Deadline Friday")
     nb.approve(old, by="ada")
-    time.sleep(0.01)
-    between = datetime.now()
-    time.sleep(0.01)
     new = nb.supersede(old, "Deadline Monday").new_memory_id
-    then = nb.memories(status="approved", as_of=between)
+    # The moment of the approval, as the audit log recorded it: the supersede came after.
+    then = nb.memories(status="approved", as_of=occurred_at(nb, old, "approve"))
     assert list(then["id"]) == [old] and list(then["final_text"]) == ["Deadline Friday"]
     now = nb.memories(status="approved")
     assert list(now["id"]) == [new]

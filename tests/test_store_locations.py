@@ -12,7 +12,7 @@ import pytest
 import npc_nb
 from npc_nb._locations import user_home
 from npc_nb.cli import main
-from tests.conftest import propose
+from tests.helpers import propose
 
 
 @pytest.fixture
@@ -111,4 +111,17 @@ def test_an_existing_store_folder_is_made_private_on_open(project_dir: Path) -> 
     (project_dir / ".npc_nb").chmod(0o755)
     nb = npc_nb.open(project_dir)
     assert stat.S_IMODE((project_dir / ".npc_nb").stat().st_mode) == 0o700
+    nb.close()
+
+
+def test_a_relative_home_survives_a_change_of_directory(
+    tmp_path: Path, project_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("NPC_NB_HOME", "relative-home")
+    nb = npc_nb.open(project_dir)
+    nb.approve(propose(nb, "global fact", scope="global", npc=None))
+    monkeypatch.chdir(project_dir)
+    assert "global fact" in nb.context("analyst")
+    assert not (project_dir / "relative-home").exists()
     nb.close()

@@ -19,9 +19,11 @@ from pathlib import Path
 from typing import Any, TypedDict, Unpack
 
 import pandas as pd
+from rapidfuzz import fuzz
 
 from .._results import ApproveAllPreview, CandidateOutcome, DecisionResult
 from .._settings import Settings
+from .._terms import content_terms
 from .._time import utc_now
 from ..errors import CandidateError, ConfigError, DecisionError
 from ..store import Store, Stores, memory_rows
@@ -35,6 +37,9 @@ from .proposal import Matching, propose
 from .queue import QUEUE_COLUMNS, pending_count, queue_filters, review_queue
 
 __all__ = ["MemoryCore", "ReviewContext"]
+
+#: Memories of every status the index ranks per store before the approved ones are kept.
+_NEAREST_POOL = 40
 
 
 class ReviewContext(TypedDict, total=False):
@@ -149,11 +154,22 @@ class MemoryCore:
     def pending_count(self) -> int:
         return pending_count(self.stores, utc_now())
 
-    def approved_rows(self) -> list[dict[str, Any]]:
-        """Every approved memory now (id, text, scope, npc, team), in both stores."""
-        return [
-            row for store in self.stores.existing() for row in memory_rows.approved_summary(store)
-        ]
+    def nearest_approved(
+        self, text: str, npc: str | None, team: str | None, *, limit: int, min_similarity: float
+    ) -> list[tuple[str, str, float]]:
+        """The approved memories most like ``text`` that ``npc`` may see, as (id, text,
+        similarity 0-100), best first: found through the neighbour index (no scan of
+        every approved memory), scored by rapidfuzz's token-set ratio."""
+        terms = content_terms(text)
+        found = []
+        for store in self.stores.existing():
+            ids = self.index_for(store).nearest(terms, npc, team, _NEAREST_POOL)
+            for row in memory_rows.approved_by_id(store, ids):
+                score = float(fuzz.token_set_ratio(text, row["final_text"]))
+                if score >= min_similarity:
+                    found.append((row["id"], row["final_text"], score))
+        found.sort(key=lambda item: -item[2])
+        return found[:limit]
 
     # -- the memory block -----------------------------------------------------------------
 
@@ -287,7 +303,8 @@ class MemoryCore:
         old = memory_rows.get_memory(store, replaces)
         if old is None or old["status"] not in APPROVED_STATUSES or old["superseded_by"]:
             return []
-        change.changes["supersedes"] = replaces
+        # The link is ``updates`` on the candidate and ``superseded_by`` on the old
+        # memory; ``supersedes`` stays for revisions a reviewer wrote (edit, supersede).
         return [transitions.plan_replaced(old, memory["id"], now=now)]
 
     def approve_all(

@@ -16,8 +16,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from rapidfuzz import fuzz, process
-
 from .._ids import new_id
 from .._results import ApproveAllPreview, DecisionResult
 from .._text import find_evidence
@@ -25,7 +23,6 @@ from .._time import to_utc, utc_now
 from ..errors import DecisionError
 from ..memory.core import MemoryCore
 from ..memory.queue import queue_filters
-from ..store.predicates import visible_to
 
 __all__ = ["TALLY_KINDS", "Card", "Nearest", "ReviewSession", "Summary", "evidence_span"]
 
@@ -151,7 +148,6 @@ class ReviewSession:
         self._rows: dict[str, dict[str, Any]] = {}
         self._queue: list[str] = []
         self._steps: list[_Step] = []
-        self._approved: list[dict[str, Any]] | None = None
         self._started = self._shown_at = self.clock()
         self.reload()
 
@@ -167,7 +163,6 @@ class ReviewSession:
             npc=self.npc, category=self.category, conversation=self.conversation
         )
         self._rows = {row["id"]: row for row in frame.to_dict("records")}
-        self._approved = None  # approvals made elsewhere show up among the nearest
         # dicts keep order and drop repeats: the reopened first, this session's order,
         # then newcomers
         order = dict.fromkeys([*(first or []), *self._queue, *self._rows])
@@ -264,10 +259,6 @@ class ReviewSession:
         # An edit that changes nothing is stored as an approval: count what was stored.
         kind = _KIND_OF[result.decision] if result.decision in _KIND_OF else _KIND_OF[decision]
         self._record(kind, [memory_id], row["final_text"], spent)
-        if kind in ("approved", "edited") and self._approved is not None:
-            # Keep the nearest-memory list current without re-reading every approved row.
-            text = extra["text"] if kind == "edited" else row["final_text"]
-            self._approved.append({**_visibility(row), "final_text": text})
         self._queue.pop(0)
         if kind == "skipped":
             self._queue.append(memory_id)
@@ -334,17 +325,14 @@ class ReviewSession:
         self._shown_at = self.clock()
 
     def _nearest(self, row: dict[str, Any]) -> tuple[Nearest, ...]:
-        if self._approved is None:
-            self._approved = self.memory.approved_rows()
-        visible = [m for m in self._approved if visible_to(m, row["npc"], row["team"])]
-        found = process.extract(
+        found = self.memory.nearest_approved(
             row["final_text"],
-            {m["id"]: m["final_text"] for m in visible},
-            scorer=fuzz.token_set_ratio,
+            row["npc"],
+            row["team"],
             limit=NEAREST_LIMIT,
-            score_cutoff=NEAREST_MIN_SIMILARITY,
+            min_similarity=NEAREST_MIN_SIMILARITY,
         )
-        return tuple(Nearest(key, text, score) for text, score, key in found)
+        return tuple(Nearest(*item) for item in found)
 
 
 def evidence_span(evidence: str | None, source: str | None) -> tuple[int, int] | None:
@@ -365,10 +353,6 @@ def _require_future(until: Any) -> None:
             f"Defer until a future time; {until} has passed. To see this card again later "
             "in this review, skip it (s)."
         )
-
-
-def _visibility(row: dict[str, Any]) -> dict[str, Any]:
-    return {key: row[key] for key in ("id", "scope", "npc", "team")}
 
 
 def _text(value: Any) -> str | None:

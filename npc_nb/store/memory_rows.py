@@ -17,7 +17,7 @@ from .predicates import SCOPE_RANK_SQL, VISIBLE, approved_source, visible_to
 
 __all__ = [
     "add_flags",
-    "approved_summary",
+    "approved_by_id",
     "approved_visible",
     "count_open",
     "find_by_hash",
@@ -117,11 +117,17 @@ def approved_visible(con: Connection, npc: str, team: str | None) -> list[dict]:
     )
 
 
-def approved_summary(store: Store) -> list[dict]:
-    """Every approved memory now: id, text and who may see it."""
+def approved_by_id(store: Store, ids: list[str]) -> list[dict]:
+    """Those of these memories that are approved now: id, text and who may see it."""
+    if not ids:
+        return []
     source, params = approved_source()
     with store.read() as con:
-        return rows(con, f"SELECT id, final_text, scope, npc, team FROM {source}", params)
+        return rows(
+            con,
+            f"SELECT id, final_text, scope, npc, team FROM {source} WHERE list_contains($ids, id)",
+            {**params, "ids": ids},
+        )
 
 
 def next_validity_change(con: Connection, npc: str, team: str | None) -> datetime | None:

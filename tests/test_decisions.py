@@ -1,14 +1,14 @@
-"""The review engine: decisions map to statuses, each audited once, undo restores."""
+"""Decisions: approve, reject, edit, skip and defer map to statuses, each audited once;
+the review queue; and approve-all, bound to the preview it confirms."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 
-import pandas as pd
 import pytest
 
 import npc_nb
-from tests.conftest import propose, status_of
+from tests.helpers import propose, status_of
 
 
 def events_for(nb: npc_nb.Project, memory_id: str) -> list[dict]:
@@ -115,6 +115,38 @@ def test_empty_or_oversized_edit_is_refused(nb: npc_nb.Project) -> None:
     assert status_of(nb, memory) == "pending_approval"
 
 
+def test_a_decision_planned_on_stale_state_writes_nothing(nb: npc_nb.Project) -> None:
+    from npc_nb._time import utc_now
+    from npc_nb.memory import decisions, transitions
+
+    memory = propose(nb, "first")
+    store, row = nb._stores.locate(memory)
+    stale = transitions.plan("approve", row, actor="ada", now=utc_now())
+    nb.reject(memory, by="bob")  # another kernel decides first
+    with pytest.raises(npc_nb.DecisionError, match="changed while"):
+        decisions.apply_changes(store, [stale], actor="ada", now=utc_now(), audit={})
+    assert status_of(nb, memory) == "human-rejected"
+    assert [e["action"] for e in events_for(nb, memory)] == ["propose", "reject"]
+
+
+def test_time_spent_and_session_are_recorded(nb: npc_nb.Project) -> None:
+    memory = propose(nb, "first")
+    nb.approve(memory, time_spent=2.5, session="s1")
+    event = events_for(nb, memory)[-1]
+    assert (event["time_spent_ms"], event["review_session"]) == (2500, "s1")
+
+
+def test_dates_and_iso_strings_are_accepted_as_times(nb: npc_nb.Project) -> None:
+    memory = propose(nb, "later")
+    nb.defer(memory, until=date.today() + timedelta(days=2))
+    nb.approve(memory)
+    nb.set_validity(memory, valid_to="2999-01-01")
+    assert "later" in nb.context("analyst")
+
+
+# -- the review queue -------------------------------------------------------------------
+
+
 def test_skip_moves_a_candidate_to_the_back_of_the_queue(nb: npc_nb.Project) -> None:
     first, second, third = (propose(nb, f"fact number {n}") for n in (1, 2, 3))
     nb.skip(first)
@@ -131,6 +163,16 @@ def test_deferred_candidate_returns_when_due(nb: npc_nb.Project) -> None:
     assert status_of(nb, later) == "deferred"
     nb.approve(due)
     assert status_of(nb, due) == "human-approved"
+
+
+def test_review_queue_filters(nb: npc_nb.Project) -> None:
+    a = propose(nb, "a fact", category="fact")
+    b = propose(nb, "a preference", category="preference", npc="writer")
+    assert list(nb.review_queue(category="fact")["id"]) == [a]
+    assert list(nb.review_queue(npc="writer")["id"]) == [b]
+
+
+# -- approve-all -----------------------------------------------------------------------
 
 
 def test_approve_all_previews_without_confirm(nb: npc_nb.Project) -> None:
@@ -157,95 +199,6 @@ def test_approve_all_confirmed_is_one_batch_and_never_includes_flagged(nb: npc_n
     assert set(batch["actor"]) == {"ada"}
 
 
-def test_undo_restores_the_previous_state_as_a_new_event(nb: npc_nb.Project) -> None:
-    memory = propose(nb, "Deadline is Friday")
-    nb.edit(memory, "Deadline is Monday")
-    nb.undo()
-    row = nb.memories().set_index("id").loc[memory]
-    assert (row["status"], row["final_text"]) == ("pending_approval", "Deadline is Friday")
-    actions = [e["action"] for e in events_for(nb, memory)]
-    assert actions == ["propose", "edit", "undo"]
-
-
-def test_undo_walks_back_through_several_decisions(nb: npc_nb.Project) -> None:
-    a, b = propose(nb, "first"), propose(nb, "second")
-    nb.approve(a)
-    nb.reject(b)
-    nb.undo()
-    assert (status_of(nb, a), status_of(nb, b)) == ("human-approved", "pending_approval")
-    nb.undo()
-    assert status_of(nb, a) == "pending_approval"
-    with pytest.raises(npc_nb.DecisionError, match="Nothing to undo"):
-        nb.undo()
-
-
-def test_undo_reverts_a_whole_batch(nb: npc_nb.Project) -> None:
-    ids = [propose(nb, f"fact {n}") for n in range(4)]
-    nb.approve_all()
-    nb.approve_all(confirm=True)
-    result = nb.undo()
-    assert set(result.memory_ids) == set(ids)
-    assert all(status_of(nb, m) == "pending_approval" for m in ids)
-
-
-def test_undo_is_per_reviewer(nb: npc_nb.Project) -> None:
-    a, b = propose(nb, "first"), propose(nb, "second")
-    nb.approve(a, by="ada")
-    nb.approve(b, by="bob")
-    nb.undo(by="ada")
-    assert (status_of(nb, a), status_of(nb, b)) == ("pending_approval", "human-approved")
-
-
-def test_undo_refuses_when_the_memory_changed_since(nb: npc_nb.Project) -> None:
-    memory = propose(nb, "first")
-    nb.approve(memory, by="ada")
-    nb.reject(memory, by="bob")
-    with pytest.raises(npc_nb.DecisionError, match="changed since"):
-        nb.undo(by="ada")
-    assert status_of(nb, memory) == "human-rejected"
-
-
-def test_a_decision_planned_on_stale_state_writes_nothing(nb: npc_nb.Project) -> None:
-    from npc_nb._time import utc_now
-    from npc_nb.memory import decisions, transitions
-
-    memory = propose(nb, "first")
-    store, row = nb._stores.locate(memory)
-    stale = transitions.plan("approve", row, actor="ada", now=utc_now())
-    nb.reject(memory, by="bob")  # another kernel decides first
-    with pytest.raises(npc_nb.DecisionError, match="changed while"):
-        decisions.apply_changes(store, [stale], actor="ada", now=utc_now(), audit={})
-    assert status_of(nb, memory) == "human-rejected"
-    assert [e["action"] for e in events_for(nb, memory)] == ["propose", "reject"]
-
-
-def test_time_spent_and_session_are_recorded(nb: npc_nb.Project) -> None:
-    memory = propose(nb, "first")
-    nb.approve(memory, time_spent=2.5, session="s1")
-    event = events_for(nb, memory)[-1]
-    assert (event["time_spent_ms"], event["review_session"]) == (2500, "s1")
-
-
-def test_review_queue_filters(nb: npc_nb.Project) -> None:
-    a = propose(nb, "a fact", category="fact")
-    b = propose(nb, "a preference", category="preference", npc="writer")
-    assert list(nb.review_queue(category="fact")["id"]) == [a]
-    assert list(nb.review_queue(npc="writer")["id"]) == [b]
-
-
-def test_undo_of_a_batch_spanning_both_stores_reverts_all_of_it(nb: npc_nb.Project) -> None:
-    local = propose(nb, "project-store fact")
-    everywhere = propose(nb, "user-store fact", scope="global", npc=None)
-    nb.approve_all()
-    result = nb.approve_all(confirm=True)
-    assert set(result.memory_ids) == {local, everywhere}
-    undone = nb.undo()
-    assert set(undone.memory_ids) == {local, everywhere}
-    assert status_of(nb, local) == status_of(nb, everywhere) == "pending_approval"
-    with pytest.raises(npc_nb.DecisionError, match="Nothing to undo"):
-        nb.undo()
-
-
 def test_approve_all_confirm_approves_only_what_the_preview_showed(nb: npc_nb.Project) -> None:
     seen = propose(nb, "seen in the preview")
     assert nb.approve_all().count == 1
@@ -261,15 +214,3 @@ def test_approve_all_confirm_without_a_preview_is_refused(nb: npc_nb.Project) ->
         nb.approve_all(confirm=True)
     assert status_of(nb, memory) == "pending_approval"
     assert nb.approve_all(ids=[memory], confirm=True).memory_ids == [memory]
-
-
-def test_undo_skips_a_decision_someone_else_changed_since(nb: npc_nb.Project) -> None:
-    first, second = propose(nb, "first"), propose(nb, "second")
-    nb.approve(first, by="ada")
-    nb.approve(second, by="ada")
-    nb.set_validity(second, valid_to=datetime.now() + timedelta(days=3), by="bob")
-    result = nb.undo(by="ada")
-    assert result.memory_ids == [first] and result.notes
-    assert status_of(nb, second) == "human-approved"
-    valid_to = nb.memories().set_index("id").loc[second, "valid_to"]
-    assert not pd.isna(valid_to)  # bob's change survives

@@ -1,0 +1,103 @@
+"""Helpers shared by the test files (the fixtures live in conftest.py)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import npc_nb
+
+REPO = Path(__file__).resolve().parents[1]
+#: How long a test waits for something that should happen at once: generous, since a
+#: test must never depend on how fast a busy 2-core machine is (speed lives in bench/).
+PATIENCE = 30.0
+
+T = TypeVar("T")
+
+
+def propose(nb: npc_nb.Project, text: str, **fields: object) -> str:
+    """Queue a candidate and return its id (fails the test if it was not queued)."""
+    fields.setdefault("category", "fact")
+    fields.setdefault("npc", "analyst")
+    outcome = nb.add_candidate(text, **fields)
+    assert outcome.action == "queued", outcome
+    return outcome.memory_id
+
+
+def status_of(nb: npc_nb.Project, memory_id: str) -> str:
+    frame = nb.memories()
+    return frame.loc[frame["id"] == memory_id, "status"].item()
+
+
+def seed_message(nb: npc_nb.Project, content: str, message_id: str = "m1") -> str:
+    """Store a user message (as a conversation would) and return its id."""
+    nb.sql(
+        "INSERT INTO messages (id, conversation_id, role, content, created_at) "
+        "VALUES (?, 'c1', 'user', ?, now()::TIMESTAMP)",
+        [message_id, content],
+        allow_write=True,
+    )
+    return message_id
+
+
+def wait_until(
+    condition: Callable[[], T], *, timeout: float = PATIENCE, what: str = "the condition"
+) -> T:
+    """Poll ``condition`` until it returns something truthy (returned) or fail after
+    ``timeout`` seconds. For waits on another thread or process, never for speed."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} did not happen within {timeout:.0f} s")
+        time.sleep(0.02)
+
+
+def run_python(
+    code: str, *, env_home: Path, wait: bool = True, expect_code: int = 0
+) -> subprocess.Popen | str:
+    """Run ``code`` in a fresh interpreter (another kernel) with its own NPC_NB_HOME.
+
+    ``wait=False`` returns the running process, its stdin, stdout and stderr piped; else
+    its stdout once it exits with ``expect_code`` (it is killed if it runs for minutes).
+    """
+    env = {**os.environ, "NPC_NB_HOME": str(env_home), "PYTHONPATH": str(REPO)}
+    process = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    if not wait:
+        return process
+    try:
+        out, err = process.communicate(timeout=240)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.communicate()
+        raise
+    assert process.returncode == expect_code, err
+    return out
+
+
+def cell(ip: Any, source: str) -> Any:
+    """Run ``source`` as a notebook cell in the IPython shell ``ip``; raise its error."""
+    result = ip.run_cell(source, store_history=True)
+    if result.error_in_exec is not None:
+        raise result.error_in_exec
+    return result.result
+
+
+def magics_project(ip: Any) -> npc_nb.Project:
+    """The Project the npc_nb magics in shell ``ip`` work on."""
+    return ip.magics_manager.registry["NpcMagics"].project

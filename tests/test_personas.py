@@ -1,0 +1,68 @@
+"""Personas: defined in Python or in ``npc_team/*.npc`` files, ad hoc when undefined, and
+clear errors naming the file and key for a malformed definition."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import npc_nb
+
+
+def write_npc(project_dir: Path, name: str, text: str) -> Path:
+    folder = project_dir / "npc_team"
+    folder.mkdir(exist_ok=True)
+    path = folder / f"{name}.npc"
+    path.write_text(text)
+    return path
+
+
+def test_personas_load_from_npc_team_files(nb: npc_nb.Project, project_dir: Path) -> None:
+    write_npc(project_dir, "critic", "name: critic\nprimary_directive: You find flaws.\n"
+              "model: gpt-4o-mini\nprovider: openai\n")  # fmt: skip
+    persona = nb.persona("critic")
+    assert (persona.directive, persona.model_name, persona.team) == (
+        "You find flaws.", "openai/gpt-4o-mini", "project",
+    )  # fmt: skip
+    assert list(nb.personas()["name"]) == ["critic"]
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("name: critic\n", "'primary_directive' is missing"),
+        ("name: critic\nprimary_directive: x\ncolour: red\n", "unknown key 'colour'"),
+        ("name: [critic\n", "not valid YAML"),
+        ("- just a list\n", "must be a mapping"),
+        ("name: critic\nprimary_directive: x\nmodel: 42\n", "'model' must be a string"),
+        ("name: 'two words'\nprimary_directive: x\n", "key 'name'"),
+    ],
+)
+def test_a_malformed_npc_file_names_file_and_key(
+    nb: npc_nb.Project, project_dir: Path, content: str, message: str
+) -> None:
+    path = write_npc(project_dir, "critic", content)
+    with pytest.raises(npc_nb.ConfigError, match=message) as caught:
+        nb.chat("critic", "hello")
+    assert str(path) in str(caught.value)
+
+
+def test_an_undefined_persona_is_ad_hoc_and_said_once(nb: npc_nb.Project) -> None:
+    first = nb.chat("stranger", "hello")
+    second = nb.chat("stranger", "hello again")
+    assert any("not defined" in n for n in first.notices)
+    assert not any("not defined" in n for n in second.notices)
+    assert "research assistant" in first.messages[0]["content"]
+
+
+def test_persona_names_and_unreadable_files(nb: npc_nb.Project, project_dir: Path) -> None:
+    with pytest.raises(npc_nb.ConfigError):
+        nb.npc("analyst\n", directive="x")
+    team = project_dir / "npc_team"
+    team.mkdir()
+    (team / "critic.npc").write_bytes(
+        "name: critic\nprimary_directive: caf\xe9\n".encode("latin-1")
+    )
+    with pytest.raises(npc_nb.ConfigError, match="not UTF-8"):
+        nb.persona("critic")
