@@ -200,10 +200,30 @@ class Project:
         by: str | None = None,
         *,
         reconsider: bool = False,
+        variant: str | None = None,
         **context: Unpack[ReviewContext],
     ) -> DecisionResult:
-        """Approve a pending or deferred candidate (a rejected one needs reconsider=True)."""
-        return self._memory.approve(memory_id, by, reconsider=reconsider, **context)
+        """Approve a pending or deferred candidate (a rejected one needs reconsider=True).
+
+        ``variant`` (a re-proposal id merged into this card) approves that wording
+        instead, recorded as an edit: the card's own wording stays as the initial text.
+        """
+        return self._memory.approve(
+            memory_id, by, reconsider=reconsider, variant=variant, **context
+        )
+
+    def requeue(self, reproposal_id: str, by: str | None = None) -> str:
+        """Put an automatic outcome back in the review queue as its own card; returns
+        the new card's id. Splits a merged variant off its card, or brings back a
+        suppressed or reinforced repeat; either is recorded as a label that the matcher
+        was wrong (``metrics.matching``)."""
+        return self._memory.requeue(reproposal_id, by)
+
+    def automatic_outcomes(self, *, unlisted_only: bool = False) -> pd.DataFrame:
+        """What the matcher decided without asking anybody (merged, suppressed,
+        reinforced) and nobody has put back, oldest first, with the memory each matched;
+        ``unlisted_only`` keeps those no review has listed yet."""
+        return self._memory.automatic_outcomes(unlisted_only=unlisted_only, mark_listed=False)
 
     def reject(
         self,
@@ -317,10 +337,19 @@ class Project:
         category: str | None = None,
         conversation: str | None = None,
         by: str | None = None,
+        auto: bool = False,
     ) -> ReviewSession:
-        """A review of the waiting candidates, one card at a time, with tally and undo."""
+        """A review of the waiting candidates, one card at a time, with tally and undo.
+
+        ``auto=True`` reviews only what the matcher decided without asking since the last
+        review (``ReviewSession.automatic``): what you put back is then decided here."""
         return ReviewSession(
-            self._memory, npc=npc, category=category, conversation=conversation, by=by
+            self._memory,
+            npc=npc,
+            category=category,
+            conversation=conversation,
+            by=by,
+            auto_only=auto,
         )
 
     def review_panel(
@@ -330,12 +359,16 @@ class Project:
         category: str | None = None,
         conversation: str | None = None,
         by: str | None = None,
+        auto: bool = False,
     ) -> Any:
-        """The keyboard-first review panel (ipywidgets) over ``review_session(...)``."""
+        """The keyboard-first review panel (ipywidgets) over ``review_session(...)``;
+        ``auto=True`` lists what was decided automatically, each one key from the queue."""
         from .review.panel import ReviewPanel  # ipywidgets: on first use
 
         return ReviewPanel(
-            self.review_session(npc=npc, category=category, conversation=conversation, by=by)
+            self.review_session(
+                npc=npc, category=category, conversation=conversation, by=by, auto=auto
+            )
         )
 
     # -- reading ----------------------------------------------------------------------------

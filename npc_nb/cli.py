@@ -28,7 +28,8 @@ if TYPE_CHECKING:
 __all__ = ["main"]
 
 HELP = (
-    """a approve · r reject · e edit then approve · s skip · d defer · u undo · ? help · q quit"""
+    "a approve · r reject · e edit then approve · s skip · d defer · u undo · 1-9 approve "
+    "that wording · x split a wording off · ? help · q quit"
 )
 _DECISIONS = {"a": "approve", "r": "reject", "e": "edit", "s": "skip", "d": "defer"}
 
@@ -103,6 +104,12 @@ def main(
     review.add_argument("--category", help="only this category")
     review.add_argument("--conversation", help="only candidates from this conversation id")
     review.add_argument("--by", help="reviewer name recorded on decisions")
+    review.add_argument(
+        "--auto",
+        action="store_true",
+        help="only what was merged, suppressed or reinforced without asking since the last "
+        "review: put any back as its own card and decide it",
+    )
     args = parser.parse_args(argv)
     console = Console(stdin or sys.stdin, stdout or sys.stdout)
     try:
@@ -110,7 +117,11 @@ def main(
 
         project = open_project(args.project)
         session = project.review_session(
-            npc=args.npc, category=args.category, conversation=args.conversation, by=args.by
+            npc=args.npc,
+            category=args.category,
+            conversation=args.conversation,
+            by=args.by,
+            auto=args.auto,
         )
         review_session(session, console)
     except NpcError as exc:
@@ -124,15 +135,47 @@ def review_session(session: ReviewSession, console: Console) -> None:
     """Show each waiting candidate and apply the key pressed, until the queue is empty."""
     console.say(f"{session.remaining} candidate(s) waiting. {HELP}")
     try:
-        while (card := session.card()) is not None:
-            console.say("\n" + str(_for_terminal(card)))
-            _decide(console, session)
+        while True:
+            while (card := session.card()) is not None:
+                console.say("\n" + str(_for_terminal(card)))
+                _decide(console, session)
+            if not _put_back(console, session):
+                break
     except (_Stop, KeyboardInterrupt):
         console.say("\nStopped: nothing more was decided.")
 
 
+def _put_back(console: Console, session: ReviewSession) -> bool:
+    """List what was decided automatically; True if the reviewer put one back."""
+    listed = session.automatic()
+    if not listed:
+        return False
+    console.say("\nDecided automatically since the last review:")
+    for number, entry in enumerate(listed, start=1):
+        done = f" [put back as card {entry['requeued_as']}]" if entry.get("requeued_as") else ""
+        line = (
+            f"  {number}: {entry['proposed_text']} ({entry['outcome']}: "
+            f"{entry['memory_text']!r}, {entry['matcher']}){done}"
+        )
+        console.say(str(_for_terminal(line)))
+    choice = console.line("  number to put back as its own card (empty ends): ").strip()
+    if not choice:
+        return False
+    try:
+        session.requeue(_number(choice))
+    except NpcError as exc:
+        console.say(f"  ! {exc}")
+    return True
+
+
+def _number(text: str) -> int:
+    if not text.isdigit():
+        raise NpcError(f"{text!r} is not a number from the list.")
+    return int(text)
+
+
 def _decide(console: Console, session: ReviewSession) -> None:
-    key = console.key("  [a/r/e/s/d/u/?/q] > ")
+    key = console.key("  [a/r/e/s/d/u/1-9/x/?/q] > ")
     try:
         if key == "q":
             raise _Stop
@@ -140,6 +183,13 @@ def _decide(console: Console, session: ReviewSession) -> None:
             console.say(f"  {HELP}")
         elif key == "u":
             console.say(f"  {_for_terminal(session.undo())}")
+        elif key.isdigit():
+            session.approve_wording(int(key))
+        elif key == "x":
+            number = console.line("  split off which wording (number, empty cancels): ")
+            if number.strip():
+                new_card = session.split(_number(number.strip()))
+                console.say(f"  split off as its own card {new_card}, later in this review")
         elif key not in _DECISIONS:
             console.say(f"  Unknown key {key!r}. {HELP}")
         elif (extra := _ask(console, _DECISIONS[key])) is not None:

@@ -16,7 +16,7 @@
 // - Focus stays in the panel across re-renders; Esc leaves it for the notebook.
 // - While the panel is live, a style hides its static summary (shown once it is gone).
 
-const KEYS = new Set(["a", "r", "e", "s", "d", "u", "?"]);
+const KEYS = new Set(["a", "r", "e", "s", "d", "u", "?", "x", ..."123456789"]);
 const WAITING_MS = 1500;
 const GONE_MS = 15000; // no answer for this long: the kernel was probably restarted
 const FIND_PANEL_FRAMES = 600;

@@ -18,6 +18,11 @@ their denominator is 0: "no decisions yet" is not a rate of zero. The definition
   approved memory) per new candidate; ``pending_rate`` counts repeats merged into a
   candidate still waiting, ``reinforced_rate`` the repeats kept as more evidence of an
   approved memory.
+- **matching**: of the matcher's automatic outcomes (merged into a card, suppressed as
+  a rejected repeat, reinforcing an approved memory), those a reviewer checked (listed
+  at the end of a review or by ``%npc_review --auto``, put back, or merged into a card
+  that was then decided) and those put back as wrong (``nb.requeue``); ``precision`` is
+  right / checked. Group also by matcher, verdict and outcome.
 - **time to decision**: from proposal to the first decision that was not undone.
 - **reviewer throughput**: cards per minute of active review (gaps over 5 minutes are
   breaks), and the median time per card.
@@ -76,6 +81,15 @@ class Metrics:
         frame["reproposal_rate"] = _rate(decided_repeats, frame["new_candidates"])
         for kind in ("rejected", "approved", "pending", "reinforced"):
             frame[f"{kind}_rate"] = _rate(frame[kind], frame["new_candidates"])
+        return frame
+
+    def matching(self, by: str | Sequence[str] = ("matcher", "verdict")) -> pd.DataFrame:
+        """How often the matcher's automatic outcomes were right, judged by reviewers:
+        automatic, checked, put_back (split + requeued), right, and precision."""
+        dims = _dimensions("matching", by)
+        frame = analytics.matching(self._store, dims)
+        frame["right"] = frame["checked"] - frame["put_back"]
+        frame["precision"] = _rate(frame["right"], frame["checked"])
         return frame
 
     def backlog(self, period: str = "day") -> pd.DataFrame:

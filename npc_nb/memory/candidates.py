@@ -180,6 +180,9 @@ def reproposal_row(
         "extractor_model": c.model,
         "provider": c.provider,
         "prompt_version": c.prompt_version,
+        "evidence": c.evidence,
+        "flags": list(c.flags),
+        "confidence": c.confidence,
     }
 
 

@@ -26,9 +26,9 @@ from .._settings import Settings
 from .._terms import content_terms
 from .._time import utc_now
 from ..errors import CandidateError, ConfigError, DecisionError
-from ..store import Store, Stores, memory_rows
+from ..store import Store, Stores, memory_rows, reproposal_rows
 from ..vocabulary import APPROVED_STATUSES, DECISIONS
-from . import candidates, decisions, transitions
+from . import candidates, decisions, transitions, variants
 from .block import MemoryBlock, block_room, query_terms, render_block
 from .cache import DecisionCache
 from .matching import Matcher, resolve_matcher
@@ -37,6 +37,23 @@ from .proposal import Matching, propose
 from .queue import QUEUE_COLUMNS, pending_count, queue_filters, review_queue
 
 __all__ = ["MemoryCore", "ReviewContext"]
+
+#: The columns of ``automatic_outcomes``.
+AUTOMATIC_COLUMNS = [
+    "id",
+    "recorded_at",
+    "outcome",
+    "verdict",
+    "matcher",
+    "similarity",
+    "proposed_text",
+    "memory_id",
+    "memory_text",
+    "memory_status",
+    "npc",
+    "conversation_id",
+    "listed_at",
+]
 
 #: Memories of every status the index ranks per store before the approved ones are kept.
 _NEAREST_POOL = 40
@@ -214,9 +231,14 @@ class MemoryCore:
         by: str | None = None,
         *,
         reconsider: bool = False,
+        variant: str | None = None,
         **context: Unpack[ReviewContext],
     ) -> DecisionResult:
-        return self._decide("approve", memory_id, by, context, reconsider=reconsider)
+        if variant is None:
+            return self._decide("approve", memory_id, by, context, reconsider=reconsider)
+        store, memory = self.stores.locate(memory_id)
+        text = variants.variant_text(store, memory, variant)
+        return self._decide("edit", memory_id, by, context, text=text, reconsider=reconsider)
 
     def reject(
         self,
@@ -306,6 +328,29 @@ class MemoryCore:
         # The link is ``updates`` on the candidate and ``superseded_by`` on the old
         # memory; ``supersedes`` stays for revisions a reviewer wrote (edit, supersede).
         return [transitions.plan_replaced(old, memory["id"], now=now)]
+
+    # -- one card per fact ------------------------------------------------------------------
+
+    def variants(self, memory_id: str) -> tuple[variants.Variant, ...]:
+        """The wordings merged into the card ``memory_id`` (not split off), oldest first."""
+        store, _ = self.stores.locate(memory_id)
+        return variants.card_variants(store, memory_id)
+
+    def requeue(self, reproposal_id: str, by: str | None = None) -> str:
+        """Put a merged variant or an automatic outcome back as its own card (its id)."""
+        return variants.requeue(self.stores, reproposal_id, self.actor(by), utc_now())
+
+    def automatic_outcomes(self, *, unlisted_only: bool, mark_listed: bool) -> pd.DataFrame:
+        """What the matcher decided without asking (merged, suppressed, reinforced) and
+        nobody put back; ``mark_listed`` notes that a reviewer is being shown them."""
+        found = []
+        for store in self.stores.existing():
+            listed = reproposal_rows.automatic(store, unlisted_only=unlisted_only)
+            if mark_listed:
+                reproposal_rows.mark_listed(store, [row["id"] for row in listed], utc_now())
+            found += listed
+        found.sort(key=lambda row: (row["recorded_at"], row["id"]))
+        return pd.DataFrame(found, columns=AUTOMATIC_COLUMNS)
 
     def approve_all(
         self,

@@ -1,6 +1,7 @@
 """The review queue: candidates waiting for a reviewer, across both stores.
 
-Pending and due deferred candidates, skipped ones last, oldest first. The same filters
+Pending and due deferred candidates, skipped ones last, oldest first; one row per card,
+with ``variants`` the number of wordings on it (1 plus those merged into it). The same filters
 select what ``approve_all`` previews, so the two can never disagree about "the queue".
 """
 
@@ -11,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..store import Stores, memory_rows
+from ..store import Stores, memory_rows, reproposal_rows
 
 __all__ = ["QUEUE_COLUMNS", "pending_count", "queue_filters", "queue_rows", "review_queue"]
 
@@ -33,6 +34,7 @@ QUEUE_COLUMNS = [
     "defer_until",
     "updates",
     "differs",
+    "variants",
 ]
 
 
@@ -57,9 +59,13 @@ def queue_filters(
 
 def queue_rows(stores: Stores, filters: dict[str, Any], now: datetime) -> list[dict]:
     """The open memories matching ``filters`` in both stores, in review order."""
-    found = [
-        m for store in stores.existing() for m in memory_rows.open_memories(store, filters, now)
-    ]
+    found = []
+    for store in stores.existing():
+        counts = reproposal_rows.variant_counts(store)  # wordings merged into each card
+        found += [
+            {**m, "variants": 1 + counts.get(m["id"], 0)}
+            for m in memory_rows.open_memories(store, filters, now)
+        ]
     found.sort(
         key=lambda m: (
             m["skipped_at"] is not None,

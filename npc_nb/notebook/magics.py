@@ -201,6 +201,12 @@ class NpcMagics(Magics):
     @argument("--conversation", help="only candidates from this conversation id")
     @argument("--list", action="store_true", help="the queue as a DataFrame, no panel")
     @argument("--by", help="reviewer name recorded on decisions (default: the configured one)")
+    @argument(
+        "--auto",
+        action="store_true",
+        help="list what was merged, suppressed or reinforced without asking since the last "
+        "review; a number key puts one back in the queue as its own card",
+    )
     @line_magic
     def npc_review(self, line: str) -> Any:
         """Open the review panel: one candidate at a time, single keys a r e s d u ?"""
@@ -208,8 +214,10 @@ class NpcMagics(Magics):
         filters = dict(npc=args.npc, category=args.category, conversation=args.conversation)
         with _as_usage_errors():
             if args.list:
+                if args.auto:
+                    return self.project.automatic_outcomes(unlisted_only=True)
                 return self.project.review_queue(**filters)
-            return self.project.review_panel(**filters, by=args.by)
+            return self.project.review_panel(**filters, by=args.by, auto=args.auto)
 
     @line_magic
     def npc_status(self, line: str) -> Any:

@@ -20,9 +20,10 @@ from .._ids import new_id
 from .._results import ApproveAllPreview, DecisionResult
 from .._text import find_evidence
 from .._time import to_utc, utc_now
-from ..errors import DecisionError
+from ..errors import DecisionError, NpcError
 from ..memory.core import MemoryCore
 from ..memory.queue import queue_filters
+from ..memory.variants import Variant
 
 __all__ = ["TALLY_KINDS", "Card", "Nearest", "ReviewSession", "Summary", "evidence_span"]
 
@@ -69,6 +70,14 @@ class Card:
     nearest: tuple[Nearest, ...]
     updates: str | None = None  # the approved memory this candidate would replace
     differs: str | None = None  # what it asserts differently from its nearest memory
+    updates_text: str | None = None  # that memory's text, to show beside the candidate
+    variants: tuple[Variant, ...] = ()  # other wordings merged into this card
+
+    @property
+    def wordings(self) -> tuple[str, ...]:
+        """Every wording on the card, numbered from 1 by the keys: its own, then the
+        merged variants."""
+        return (self.text, *(v.text for v in self.variants))
 
     @property
     def who(self) -> str:
@@ -84,8 +93,16 @@ class Card:
         lines = [f"[{self.position}/{self.total}] " + " · ".join(about), f"  {self.text}"]
         if self.flags:
             lines.append(f"  ! warning: {', '.join(self.flags)} (check before approving)")
+        if len(self.wordings) > 1:
+            lines.append(f"  {len(self.wordings)} wordings of this fact (1 is shown above):")
+            lines += [
+                f"    {n}: {v.text}  ({_when(v)})" for n, v in enumerate(self.variants, start=2)
+            ]
         if self.updates:
             lines.append(f"  proposed update: approving it replaces memory {self.updates}")
+            if self.updates_text:
+                lines.append(f"    now: {self.updates_text}")
+                lines.append(f"    new: {self.text}")
         if self.differs:
             lines.append(f"  {self.differs}")
         if self.evidence:
@@ -143,11 +160,14 @@ class ReviewSession:
     by: str | None = None
     clock: Callable[[], float] = time.monotonic
     session_id: str = field(default_factory=new_id)
+    #: Review only what this session puts back (``%npc_review --auto``), not the queue.
+    auto_only: bool = False
 
     def __post_init__(self) -> None:
         self._rows: dict[str, dict[str, Any]] = {}
         self._queue: list[str] = []
         self._steps: list[_Step] = []
+        self._automatic: list[dict[str, Any]] | None = None
         self._started = self._shown_at = self.clock()
         self.reload()
 
@@ -163,6 +183,9 @@ class ReviewSession:
             npc=self.npc, category=self.category, conversation=self.conversation
         )
         self._rows = {row["id"]: row for row in frame.to_dict("records")}
+        if self.auto_only:
+            mine = {e.get("requeued_as") for e in self._automatic or []} | set(first or [])
+            self._rows = {i: row for i, row in self._rows.items() if i in mine}
         # dicts keep order and drop repeats: the reopened first, this session's order,
         # then newcomers
         order = dict.fromkeys([*(first or []), *self._queue, *self._rows])
@@ -221,7 +244,76 @@ class ReviewSession:
             nearest=self._nearest(row),
             updates=_text(row.get("updates")),
             differs=_text(row.get("differs")),
+            updates_text=self._updated_text(_text(row.get("updates"))),
+            variants=self.memory.variants(memory_id) if row["variants"] > 1 else (),
         )
+
+    # -- one card per fact --------------------------------------------------------------
+
+    def approve_wording(self, number: int) -> DecisionResult:
+        """Approve the current card with its wording ``number`` (1 is the card's own, 2
+        and up its merged variants, as ``Card.wordings``): another wording is an edit."""
+        card = self._card_for_wording(number, "approve")
+        if number == 1:
+            return self.decide("approve")
+        return self.decide("approve", variant=card.variants[number - 2].reproposal_id)
+
+    def split(self, number: int) -> str:
+        """Split wording ``number`` (2 and up) off the current card into a card of its
+        own, at the back of this review; returns the new card's id."""
+        card = self._card_for_wording(number, "split")
+        if number == 1:
+            raise DecisionError(
+                "Wording 1 is the card's own; split off one of the others (2 and up)."
+            )
+        new_card = self.memory.requeue(card.variants[number - 2].reproposal_id, self.by)
+        self.reload()
+        return new_card
+
+    def automatic(self) -> list[dict[str, Any]]:
+        """What the matcher decided without asking since the last review (merged,
+        suppressed, reinforced), read once per session and then noted as listed; an
+        entry put back carries ``requeued_as``."""
+        if self._automatic is None:
+            frame = self.memory.automatic_outcomes(unlisted_only=True, mark_listed=True)
+            self._automatic = frame.to_dict("records")
+        return self._automatic
+
+    def requeue(self, number: int) -> str:
+        """Put automatic outcome ``number`` (from 1, as listed by ``automatic``) back in
+        this review as its own card; returns the new card's id."""
+        listed = self.automatic()
+        if not 1 <= number <= len(listed):
+            raise DecisionError(
+                f"No automatic outcome {number}: the list has {len(listed)}."
+                if listed
+                else "Nothing was decided automatically since the last review."
+            )
+        entry = listed[number - 1]
+        if entry.get("requeued_as"):
+            raise DecisionError(f"Already put back as card {entry['requeued_as']}.")
+        entry["requeued_as"] = self.memory.requeue(entry["id"], self.by)
+        self.reload()
+        return entry["requeued_as"]
+
+    def _card_for_wording(self, number: int, what: str) -> Card:
+        card = self.card()
+        if card is None:
+            raise DecisionError("Nothing left to review: the queue is empty.")
+        if not 1 <= number <= len(card.wordings):
+            raise DecisionError(
+                f"Cannot {what} wording {number}: this card has "
+                + (f"wordings 1 to {len(card.wordings)}." if card.variants else "one wording.")
+            )
+        return card
+
+    def _updated_text(self, memory_id: str | None) -> str | None:
+        if memory_id is None:
+            return None
+        try:
+            return str(self.memory.stores.locate(memory_id)[1]["final_text"])
+        except NpcError:
+            return None
 
     # -- decisions ----------------------------------------------------------------------
 
@@ -353,6 +445,11 @@ def _require_future(until: Any) -> None:
             f"Defer until a future time; {until} has passed. To see this card again later "
             "in this review, skip it (s)."
         )
+
+
+def _when(variant: Variant) -> str:
+    where = f", conversation {variant.conversation_id}" if variant.conversation_id else ""
+    return f"{variant.recorded_at:%Y-%m-%d %H:%M}{where}"
 
 
 def _text(value: Any) -> str | None:

@@ -40,6 +40,7 @@ TABLES = (
     "memories",
     "memory_events",
     "reproposals",
+    "match_labels",
     "conversations",
     "messages",
     "extraction_jobs",

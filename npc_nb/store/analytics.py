@@ -17,6 +17,7 @@ __all__ = [
     "DIMENSIONS",
     "backlog",
     "injections_per_memory",
+    "matching",
     "outcomes",
     "reproposals",
     "reviewer_activity",
@@ -36,6 +37,15 @@ DIMENSIONS: dict[str, dict[str, str]] = {
     },
     "reproposals": {
         **{d: d for d in _COMMON},
+        "day": "date_trunc('day', recorded_at)",
+        "week": "date_trunc('week', recorded_at)",
+        "month": "date_trunc('month', recorded_at)",
+    },
+    "matching": {
+        **{d: d for d in _COMMON},
+        "matcher": "matcher",
+        "verdict": "verdict",
+        "outcome": "outcome",
         "day": "date_trunc('day', recorded_at)",
         "week": "date_trunc('week', recorded_at)",
         "month": "date_trunc('month', recorded_at)",
@@ -63,6 +73,29 @@ def _select(source: str, by: Sequence[str]) -> tuple[str, str]:
 
 def _order(by: Sequence[str]) -> str:
     return "ORDER BY " + ", ".join(str(i + 1) for i in range(len(by))) if by else ""
+
+
+def matching(store: Store, by: Sequence[str]) -> pd.DataFrame:
+    """Per group of automatic outcomes (merged, suppressed, reinforced): how many there
+    were, how many a reviewer checked, and how many a reviewer put back (split off a
+    card, or requeued). Checked: listed to a reviewer, put back, or (merged) shown on a
+    card that has since been decided."""
+    dims, group = _select("matching", by)
+    return store.dataframe(
+        f"""SELECT {dims}
+            count(*)::BIGINT AS automatic,
+            count(*) FILTER (WHERE checked)::BIGINT AS checked,
+            count(*) FILTER (WHERE label IS NOT NULL)::BIGINT AS put_back,
+            count(*) FILTER (WHERE label = 'split')::BIGINT AS split,
+            count(*) FILTER (WHERE label = 'requeued')::BIGINT AS requeued
+        FROM (
+            SELECT r.*, r.label IS NOT NULL OR r.listed_at IS NOT NULL
+                OR (r.outcome = 'merged' AND m.status NOT IN ('pending_approval', 'deferred'))
+                AS checked
+            FROM v_reproposals r LEFT JOIN memories m ON m.id = r.memory_id
+            WHERE r.outcome IN ('merged', 'suppressed', 'reinforced')
+        ) {group} {_order(by)}"""
+    )
 
 
 def outcomes(store: Store, by: Sequence[str]) -> pd.DataFrame:

@@ -46,7 +46,9 @@ def decisions_frame(store: Store, *, memory_id: str | None) -> pd.DataFrame:
 
 
 def reproposals_frame(store: Store) -> pd.DataFrame:
-    """Every re-proposal; ``score`` is the matcher's score (``similarity``, 0-100)."""
+    """Every re-proposal; ``score`` is the matcher's score (``similarity``, 0-100);
+    ``label`` and ``new_memory_id`` say whether a reviewer put it back as its own card."""
     return store.dataframe(
-        "SELECT *, similarity AS score FROM reproposals ORDER BY recorded_at, id"
+        "SELECT r.*, r.similarity AS score, l.label, l.new_memory_id FROM reproposals r "
+        "LEFT JOIN match_labels l ON l.reproposal_id = r.id ORDER BY r.recorded_at, r.id"
     )

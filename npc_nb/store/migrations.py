@@ -479,3 +479,34 @@ def m011_same_fact_matching(con: duckdb.DuckDBPyConnection) -> None:
             prompt_version
         FROM reproposals"""
     )
+
+
+@migration
+def m012_one_card_per_fact(con: duckdb.DuckDBPyConnection) -> None:
+    # One card per fact. A re-proposal keeps what its card shows of it (evidence, flags,
+    # confidence) and when a reviewer was first shown it as an automatic outcome; a
+    # reviewer who says an automatic outcome was wrong (a split off a card, a requeue of
+    # a suppressed or reinforced repeat) leaves a label, one per re-proposal, naming the
+    # card it became: the lab's own measure of how often its matcher is right.
+    for statement in (
+        "ALTER TABLE reproposals ADD COLUMN evidence VARCHAR",
+        "ALTER TABLE reproposals ADD COLUMN flags VARCHAR[]",
+        "ALTER TABLE reproposals ADD COLUMN confidence DOUBLE",
+        "ALTER TABLE reproposals ADD COLUMN listed_at TIMESTAMP",
+        """CREATE TABLE match_labels (
+            reproposal_id VARCHAR PRIMARY KEY,
+            label VARCHAR NOT NULL CHECK (label IN ('split', 'requeued')),
+            memory_id VARCHAR NOT NULL,
+            new_memory_id VARCHAR NOT NULL,
+            labelled_by VARCHAR NOT NULL,
+            labelled_at TIMESTAMP NOT NULL
+        )""",
+        """CREATE OR REPLACE VIEW v_reproposals AS
+        SELECT r.id, r.recorded_at, r.memory_id, r.match_kind AS kind, r.match_type,
+            r.similarity, r.verdict, r.matcher, r.outcome, r.proposed_text, r.category,
+            r.scope, r.npc, r.team, r.conversation_id, r.source_message_id,
+            r.extractor_model AS model, r.provider, r.prompt_version, r.listed_at,
+            l.label, l.new_memory_id, l.labelled_by, l.labelled_at
+        FROM reproposals r LEFT JOIN match_labels l ON l.reproposal_id = r.id""",
+    ):
+        con.execute(statement)

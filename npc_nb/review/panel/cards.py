@@ -14,6 +14,7 @@ from ..session import TALLY_KINDS, Card, Summary
 
 __all__ = [
     "KEY_HELP",
+    "automatic_html",
     "card_html",
     "help_html",
     "preview_html",
@@ -29,12 +30,16 @@ KEY_HELP = (
     ("s", "skip: stays pending, back of this review"),
     ("d", "defer until the chosen day (default tomorrow)"),
     ("u", "undo the last decision or approve-all batch"),
+    ("1-9", "approve the card with that wording (another wording is recorded as an edit)"),
+    ("x", "then 1-9: split that wording off as a card of its own"),
+    ("1-9 at the end", "put that automatic outcome back in the queue as its own card"),
     ("?", "show or hide this help"),
 )
 
 
-def card_html(card: Card) -> str:
-    """One candidate: text, warning, facts, evidence in its source, nearest approved."""
+def card_html(card: Card, *, splitting: bool = False) -> str:
+    """One candidate: text, warning, its other wordings, a proposed update beside the
+    memory it replaces, facts, evidence in its source, nearest approved."""
     parts = []
     if card.flags:
         parts.append(
@@ -43,10 +48,14 @@ def card_html(card: Card) -> str:
             "before approving; approve-all never includes it.</div>"
         )
     parts.append(f'<div class="npc-card-text">{escape(card.text)}</div>')
+    if card.variants:
+        parts.append(_wordings_html(card, splitting))
     if card.updates:
         parts.append(
             '<div class="npc-card-update"><b>Proposed update:</b> approving it replaces '
-            f"approved memory <code>{escape(card.updates)}</code>; undo restores both.</div>"
+            f"approved memory <code>{escape(card.updates)}</code>; undo restores both."
+            + _side_by_side(card)
+            + "</div>"
         )
     if card.differs:
         parts.append(f'<div class="npc-card-differs">{escape(card.differs)}</div>')
@@ -66,6 +75,68 @@ def card_html(card: Card) -> str:
     parts.append(_source_html(card))
     parts.append(_nearest_html(card))
     return "".join(parts)
+
+
+def _wordings_html(card: Card, splitting: bool) -> str:
+    """The card's wordings, numbered as their keys."""
+    rows = [f"<li><kbd>1</kbd> {escape(card.text)} <small>(shown above)</small></li>"]
+    for number, variant in enumerate(card.variants, start=2):
+        where = f", conversation {variant.conversation_id}" if variant.conversation_id else ""
+        flagged = f" <b>flagged {escape(', '.join(variant.flags))}</b>" if variant.flags else ""
+        rows.append(
+            f"<li><kbd>{number}</kbd> {escape(variant.text)} <small>(proposed "
+            f"{variant.recorded_at:%Y-%m-%d %H:%M}{escape(where)}){flagged}</small></li>"
+        )
+    how = (
+        "<b>Split:</b> press the number of the wording that is a different fact (x cancels)."
+        if splitting
+        else "Press a number to approve that wording; x then a number splits a wording "
+        "that is a different fact into a card of its own."
+    )
+    return (
+        f'<div class="npc-card-wordings">{len(card.wordings)} wordings of this fact, one '
+        f'question:<ol style="list-style: none; padding-left: 0.5em">{"".join(rows)}</ol>'
+        f"{how}</div>"
+    )
+
+
+def _side_by_side(card: Card) -> str:
+    if card.updates_text is None:
+        return ""
+    return (
+        '<table class="npc-card-compare"><tr><th>now</th><th>proposed</th></tr>'
+        f"<tr><td>{escape(card.updates_text)}</td><td>{escape(card.text)}</td></tr></table>"
+    )
+
+
+def automatic_html(listed: list[dict]) -> str:
+    """What the matcher decided without asking since the last review, numbered as the
+    keys that put each back as its own card."""
+    if not listed:
+        return "<div>Nothing was decided automatically since the last review.</div>"
+    rows = []
+    for number, entry in enumerate(listed, start=1):
+        what = {
+            "merged": "merged into the card",
+            "suppressed": "suppressed as a repeat of rejected",
+            "reinforced": "reinforced approved",
+        }.get(entry["outcome"], entry["outcome"])
+        done = (
+            f" <b>put back as card {escape(str(entry['requeued_as']))}</b>"
+            if entry.get("requeued_as")
+            else ""
+        )
+        key = f"<kbd>{number}</kbd> " if number <= 9 else ""
+        rows.append(
+            f"<li>{key}{escape(str(entry['proposed_text']))} <small>({escape(what)} "
+            f"\u201c{escape(str(entry['memory_text']))}\u201d, {entry['matcher']}, "
+            f"score {entry['similarity']:.0f})</small>{done}</li>"
+        )
+    return (
+        '<div class="npc-automatic"><b>Decided automatically since the last review</b> '
+        f"({len(listed)}); press its number to put one back in the queue as its own card:"
+        f'<ol style="list-style: none; padding-left: 0.5em">{"".join(rows)}</ol></div>'
+    )
 
 
 def _source_html(card: Card) -> str:

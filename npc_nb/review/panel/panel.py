@@ -25,7 +25,15 @@ from IPython.display import DisplayHandle, display
 
 from ...errors import NpcError
 from ..session import ReviewSession, Summary
-from .cards import card_html, help_html, preview_html, static_summary_html, summary_html, tally_html
+from .cards import (
+    automatic_html,
+    card_html,
+    help_html,
+    preview_html,
+    static_summary_html,
+    summary_html,
+    tally_html,
+)
 from .keys import KeyBridge
 
 __all__ = ["ReviewPanel"]
@@ -43,9 +51,13 @@ BUTTONS = (
 )
 #: Keys that decide the card on screen (not undo or help).
 CARD_KEYS = frozenset("arsde")
+#: On a card: approve that wording (after x: split it off). At the end: put back that
+#: automatic outcome as its own card.
+NUMBER_KEYS = frozenset("123456789")
+SPLIT_KEY = "x"
 HINT = (
     "Click the panel, then keys: a approve · r reject · e edit · s skip · d defer · u undo"
-    " · ? help · Esc back to the notebook"
+    " · 1-9 wording · x split · ? help · Esc back to the notebook"
 )
 
 
@@ -58,6 +70,7 @@ class ReviewPanel:
         self._preview: Any = None
         self._editing: str | None = None  # the card the edit box was opened on
         self._shown: str | None = None  # the card drawn last
+        self._splitting: str | None = None  # the card x was pressed on
         self._static: list[DisplayHandle] = []
         self.keys = KeyBridge(hint=HINT)
         self.keys.on_msg(self._on_message)
@@ -178,15 +191,21 @@ class ReviewPanel:
             self._run(lambda: _refuse(f"Unknown message from the panel's front end: {content!r}"))
 
     def _on_key(self, key: str, card: str) -> None:
-        if key not in self.buttons:
+        if key not in self.buttons and key not in NUMBER_KEYS and key != SPLIT_KEY:
             self._run(lambda: _refuse(f"Unknown key {key!r}. {HINT}"))
-        elif key in CARD_KEYS and card != (self.session.current or ""):
+        elif (key in CARD_KEYS | NUMBER_KEYS or key == SPLIT_KEY) and card != (
+            self.session.current or ""
+        ):
             self._run(
                 lambda: (
                     "That key was pressed on a card that is no longer the current one; "
                     "nothing done. (Press ? to redraw if the card looks stale.)"
                 )
             )
+        elif key in NUMBER_KEYS:
+            self._run(lambda: self._number(int(key)))
+        elif key == SPLIT_KEY:
+            self._run(self._toggle_split)
         else:
             self._run(self._key_action(key))
 
@@ -202,6 +221,35 @@ class ReviewPanel:
             "u": self._undo,
             "?": self._toggle_help,
         }[key]
+
+    def _number(self, number: int) -> str:
+        """A number key: approve that wording, split it off (after x), or, when the
+        review is finished, put that automatic outcome back as its own card."""
+        if self.session.current is None:
+            new_card = self.session.requeue(number)
+            return f"Put back as its own card {new_card}: decide it now."
+        if self._splitting == self.session.current:
+            self._splitting = None
+            new_card = self.session.split(number)
+            return f"Split wording {number} off as its own card {new_card} (later in this review)."
+        card = self.session.card()
+        wordings = card.wordings if card is not None else ()
+        result = self.session.approve_wording(number)
+        return f"{result.decision}: {wordings[number - 1]}"
+
+    def _toggle_split(self) -> str:
+        card = self.session.card()
+        if card is None or not card.variants:
+            self._splitting = None
+            return "Nothing to split: this card has one wording."
+        if self._splitting == card.memory_id:
+            self._splitting = None
+            return "Split cancelled."
+        self._splitting = card.memory_id
+        return (
+            f"Split: press the number (2-{len(card.wordings)}) of the wording that is a "
+            "different fact; x cancels."
+        )
 
     def _run(self, action: Callable[[], str | None]) -> None:
         """Run one action, then render; its message or error is shown in the panel."""
@@ -318,6 +366,7 @@ class ReviewPanel:
         current = card.memory_id if card else None
         if current != self._shown:  # a new card: nothing typed for the last one carries over
             self._shown = current
+            self._splitting = None
             self.reason.value = ""
             if self._editing is not None:
                 self._close_editor()
@@ -333,9 +382,9 @@ class ReviewPanel:
             handle.update(self._static_bundle(summary), raw=True)
         if card is None:
             self.position.value = "<b>Review finished</b>"
-            return summary_html(summary)
+            return summary_html(summary) + automatic_html(self.session.automatic())
         self.position.value = f"<b>Card {card.position} of {card.total}</b>&nbsp;·&nbsp;"
-        return card_html(card)
+        return card_html(card, splitting=self._splitting == card.memory_id)
 
 
 def _view(widget: w.Widget) -> dict[str, Any]:

@@ -1,0 +1,176 @@
+"""One card per fact: the wordings merged into a card, and putting an automatic outcome
+back in front of a reviewer.
+
+A candidate the matcher judged the same as a pending one is *merged*: its wording is
+kept as a variant of that card (a ``reproposals`` row) and the card asks once. The
+reviewer may approve a variant's wording instead of the card's (an edit: the card's
+wording stays as the initial text), or split a variant that is a different fact into a
+card of its own. The same call, ``requeue``, puts back a suppressed or reinforced
+repeat as its own card. Either way a label records that the matcher was wrong there:
+the lab's own measure of its matcher (``metrics.matching``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from .._ids import new_id
+from .._terms import content_terms
+from .._text import content_hash, normalise
+from ..errors import DecisionError
+from ..store import Store, Stores, events, memory_rows, reproposal_rows
+from ..store.reproposal_rows import AUTOMATIC_OUTCOMES
+from ..vocabulary import PENDING
+
+__all__ = ["Variant", "card_variants", "requeue", "variant_text"]
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A wording merged into a card: its re-proposal id, text, when and where from."""
+
+    reproposal_id: str
+    text: str
+    recorded_at: datetime
+    conversation_id: str | None
+    evidence: str | None
+    flags: tuple[str, ...]
+    similarity: float | None
+
+
+def card_variants(store: Store, memory_id: str) -> tuple[Variant, ...]:
+    """The wordings merged into the card ``memory_id`` and not split off, oldest first."""
+    return tuple(
+        Variant(
+            row["id"],
+            row["proposed_text"],
+            row["recorded_at"],
+            row["conversation_id"],
+            row["evidence"],
+            tuple(row["flags"] or ()),
+            row["similarity"],
+        )
+        for row in reproposal_rows.open_variants(store, [memory_id])
+    )
+
+
+def variant_text(store: Store, memory: dict, reproposal_id: object) -> str:
+    """The wording of variant ``reproposal_id`` of the card ``memory``, or a
+    DecisionError saying which variants it has."""
+    for variant in card_variants(store, memory["id"]):
+        if variant.reproposal_id == reproposal_id:
+            return variant.text
+    with store.read() as con:
+        known = reproposal_rows.get_reproposal(con, str(reproposal_id))
+    if known is not None and known["new_memory_id"]:
+        why = f"it was split off as its own card {known['new_memory_id']}"
+    elif known is not None:
+        why = f"it belongs to memory {known['memory_id']} ({known['outcome']})"
+    else:
+        why = "there is no re-proposal with that id"
+    raise DecisionError(
+        f"{reproposal_id!r} is not a variant of card {memory['id']}: {why}. A card's "
+        "variants are its re-proposals with outcome 'merged' (nb.reproposals())."
+    )
+
+
+def requeue(stores: Stores, reproposal_id: object, actor: str, now: datetime) -> str:
+    """Put an automatic outcome back in the queue as its own card; returns its id.
+
+    A merged variant is split off its card (label ``split``); a suppressed or
+    reinforced repeat is requeued (label ``requeued``). The new card carries the
+    re-proposal's wording and provenance, its proposal is audited with the reviewer as
+    actor, and it is never matched again: the reviewer asked to see it.
+    """
+    if not isinstance(reproposal_id, str) or not reproposal_id.strip():
+        raise DecisionError(
+            f"{reproposal_id!r} is not a re-proposal id; ids are in the 'id' column of "
+            "nb.reproposals()."
+        )
+    for store in stores.existing():
+        with store.write() as con:
+            found = reproposal_rows.get_reproposal(con, reproposal_id.strip())
+            if found is None:
+                continue
+            _check_requeueable(found)
+            memory_id = new_id()
+            matched = memory_rows.get_memory(store, found["memory_id"], con)
+            project = matched["project"] if matched else None
+            memory_rows.insert_memory(store, con, _card_row(memory_id, found, project, now))
+            events.insert_event(con, _requeue_event(memory_id, found, actor, now))
+            reproposal_rows.insert_label(
+                con,
+                {
+                    "reproposal_id": found["id"],
+                    "label": "split" if found["outcome"] == "merged" else "requeued",
+                    "memory_id": found["memory_id"],
+                    "new_memory_id": memory_id,
+                    "labelled_by": actor,
+                    "labelled_at": now,
+                },
+            )
+            return memory_id
+    raise DecisionError(
+        f"No re-proposal with id {reproposal_id!r} in this project or the user store; "
+        "nb.reproposals() lists them (column id)."
+    )
+
+
+def _check_requeueable(found: dict) -> None:
+    if found["new_memory_id"]:
+        raise DecisionError(
+            f"Re-proposal {found['id']} was already put back as card "
+            f"{found['new_memory_id']}; review that card."
+        )
+    if found["outcome"] not in AUTOMATIC_OUTCOMES:
+        raise DecisionError(
+            f"Re-proposal {found['id']} was not decided automatically (outcome "
+            f"{found['outcome']!r}); only {', '.join(AUTOMATIC_OUTCOMES)} ones can be put back."
+        )
+
+
+def _card_row(memory_id: str, found: dict, project: str | None, now: datetime) -> dict[str, Any]:
+    text = found["proposed_text"]
+    digest = content_hash(text)
+    return {
+        "id": memory_id,
+        "initial_text": text,
+        "final_text": text,
+        "initial_hash": digest,
+        "final_hash": digest,
+        "norm_text": normalise(text),
+        "category": found["category"],
+        "status": PENDING,
+        "scope": found["scope"],
+        "npc": found["npc"],
+        "team": found["team"],
+        "project": project,
+        "conversation_id": found["conversation_id"],
+        "source_message_id": found["source_message_id"],
+        "evidence": found.get("evidence"),
+        "extractor_model": found["extractor_model"],
+        "provider": found["provider"],
+        "prompt_version": found["prompt_version"],
+        "flags": list(found.get("flags") or []),
+        "confidence": found.get("confidence"),
+        "recorded_at": now,
+        "match_terms": sorted(content_terms(text)),
+    }
+
+
+def _requeue_event(memory_id: str, found: dict, actor: str, now: datetime) -> dict[str, Any]:
+    how = "split off" if found["outcome"] == "merged" else f"requeued ({found['outcome']})"
+    return {
+        "memory_id": memory_id,
+        "occurred_at": now,
+        "actor": actor,
+        "action": "propose",
+        "from_status": None,
+        "to_status": PENDING,
+        "text_before": None,
+        "text_after": found["proposed_text"],
+        "reason": f"{how} from memory {found['memory_id']}: re-proposal {found['id']}",
+        "lead_time_ms": 0,
+    }

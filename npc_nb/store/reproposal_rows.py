@@ -1,0 +1,99 @@
+"""SQL for re-proposals as the review shows them: a card's merged wordings (its
+variants), the automatic outcomes a reviewer has not been shown yet, and the labels a
+reviewer leaves when an automatic outcome was wrong (``match_labels``).
+
+A re-proposal row is never changed except to note when it was first listed to a
+reviewer; a correction is a new label row, at most one per re-proposal.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from ..vocabulary import OPEN_STATUSES
+from ._database import Connection, Store, insert_row, rows
+
+__all__ = [
+    "AUTOMATIC_OUTCOMES",
+    "automatic",
+    "get_reproposal",
+    "insert_label",
+    "mark_listed",
+    "open_variants",
+    "variant_counts",
+]
+
+#: Outcomes the matcher decided without asking anybody.
+AUTOMATIC_OUTCOMES = ("merged", "suppressed", "reinforced")
+_UNLABELLED = "NOT EXISTS (SELECT 1 FROM match_labels l WHERE l.reproposal_id = r.id)"
+
+
+def get_reproposal(con: Connection, reproposal_id: str) -> dict | None:
+    """The re-proposal with its label (``label``, ``new_memory_id``; None when none)."""
+    found = rows(
+        con,
+        "SELECT r.*, l.label, l.new_memory_id FROM reproposals r "
+        "LEFT JOIN match_labels l ON l.reproposal_id = r.id WHERE r.id = ?",
+        [reproposal_id],
+    )
+    return found[0] if found else None
+
+
+def open_variants(store: Store, memory_ids: list[str]) -> list[dict]:
+    """The wordings merged into these cards and not split off, oldest first."""
+    if not memory_ids:
+        return []
+    with store.read() as con:
+        return rows(
+            con,
+            "SELECT id, memory_id, recorded_at, proposed_text, conversation_id, "
+            "source_message_id, extractor_model, evidence, flags, similarity, matcher "
+            "FROM reproposals r WHERE list_contains($ids, memory_id) "
+            f"AND outcome = 'merged' AND {_UNLABELLED} ORDER BY recorded_at, id",
+            {"ids": memory_ids},
+        )
+
+
+def variant_counts(store: Store) -> dict[str, int]:
+    """{card id: merged wordings not split off} for the open cards that have any."""
+    with store.read() as con:
+        found = con.execute(
+            "SELECT r.memory_id, count(*) FROM reproposals r JOIN memories m "
+            "ON m.id = r.memory_id AND list_contains($open, m.status) "
+            f"WHERE r.outcome = 'merged' AND {_UNLABELLED} GROUP BY r.memory_id",
+            {"open": list(OPEN_STATUSES)},
+        ).fetchall()
+    return {memory_id: int(count) for memory_id, count in found}
+
+
+def automatic(store: Store, *, unlisted_only: bool) -> list[dict]:
+    """Automatic outcomes not put back, oldest first, each with the memory it matched
+    (``memory_text``, ``memory_status``); only those never listed if ``unlisted_only``."""
+    with store.read() as con:
+        return rows(
+            con,
+            "SELECT r.id, r.recorded_at, r.outcome, r.verdict, r.matcher, r.similarity, "
+            "r.proposed_text, r.memory_id, m.final_text AS memory_text, "
+            "m.status AS memory_status, r.npc, r.conversation_id, r.listed_at "
+            "FROM reproposals r LEFT JOIN memories m ON m.id = r.memory_id "
+            f"WHERE list_contains($outcomes, r.outcome) AND {_UNLABELLED} "
+            "AND (NOT $unlisted_only OR r.listed_at IS NULL) ORDER BY r.recorded_at, r.id",
+            {"outcomes": list(AUTOMATIC_OUTCOMES), "unlisted_only": unlisted_only},
+        )
+
+
+def mark_listed(store: Store, reproposal_ids: list[str], now: datetime) -> None:
+    """Note that these automatic outcomes were listed to a reviewer (first time only)."""
+    if not reproposal_ids:
+        return
+    with store.write() as con:
+        con.execute(
+            "UPDATE reproposals SET listed_at = $now "
+            "WHERE list_contains($ids, id) AND listed_at IS NULL",
+            {"ids": reproposal_ids, "now": now},
+        )
+
+
+def insert_label(con: Connection, label: dict[str, Any]) -> None:
+    insert_row(con, "match_labels", label)
