@@ -21,7 +21,7 @@ lint: install
 
 test: lint
 	$(BIN)/python -m pytest tests
-	$(BIN)/python -m pytest --nbval-lax -p no:cacheprovider notebooks
+	$(BIN)/python -m pytest --nbval-lax -p no:cacheprovider -p no:randomly notebooks  # cells in order
 
 lab: install
 	$(BIN)/jupyter lab $(ROOT_FLAG) notebooks/quickstart.ipynb

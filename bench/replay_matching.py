@@ -14,7 +14,12 @@ the same way whenever a fact comes back. Printed per workload and matcher:
 - false merges: candidates absorbed (merged, suppressed, reinforced) into a memory of
   another fact, as a share of distinct facts; and facts lost (never asked at all);
 - near-miss corrections lost (synthetic): a corrected fact ("batch size 64" after
-  "32") absorbed into the fact it corrects; must be zero.
+  "32") absorbed into the fact it corrects; must be zero;
+- splits and requeues: the reviewer sees one card per fact with its merged wordings and
+  splits off any wording of another fact (``nb.requeue``); at the end of each review it
+  is shown what was suppressed or reinforced without asking and puts back any of
+  another fact. Printed as corrections / automatic outcomes of that kind; a split or
+  requeued candidate becomes a card, so it is counted as a question when answered.
 
 Matchers: ``exact`` (no matcher: exact repeats only), ``offline`` (the default),
 ``oracle`` (knows the labels: it measures everything but the judgement, i.e. that the
@@ -71,6 +76,12 @@ class Tally:
     asked: set[str] = field(default_factory=set)
     facts: set[str] = field(default_factory=set)
     outcomes: dict[str, int] = field(default_factory=dict)
+    splits: int = 0  # merged wordings of another fact, split off their card
+    requeues: int = 0  # suppressed or reinforced repeats of another fact, put back
+
+    def rate(self, count: int, *outcomes: str) -> str:
+        automatic = sum(self.outcomes.get(o, 0) for o in outcomes)
+        return f"{count}/{automatic}" if automatic else "0/0"
 
 
 # -- workloads ---------------------------------------------------------------------------
@@ -186,6 +197,8 @@ def replay(workload: Workload, matcher_name: str) -> Tally:
     folder = Path(tempfile.mkdtemp(prefix="npc-replay-"))
     os.environ["NPC_NB_HOME"] = str(folder / "home")
     facts_of = {normalise(i.text): i.fact for s in workload for i in s}
+    # the same words may be another persona's fact (the synthetic rounds)
+    fact_of_wording = {(i.npc, normalise(i.text)): i.fact for s in workload for i in s}
     corrections = {i.fact: i.correction_of for s in workload for i in s if i.correction_of}
     rejected_texts: set[str] = set()
     matcher: Any = {
@@ -201,7 +214,7 @@ def replay(workload: Workload, matcher_name: str) -> Tally:
         for item in session:
             tally.facts.add(item.fact)
             _propose(nb, item, fact_of_memory, tally, corrections)
-        _review(nb, fact_of_memory, tally, rejected_texts)
+        _review(nb, fact_of_memory, fact_of_wording, tally, rejected_texts)
     nb.close()
     return tally
 
@@ -226,18 +239,67 @@ def _propose(
 
 
 def _review(
-    nb: npc_nb.Project, fact_of_memory: dict[str, str], tally: Tally, rejected: set[str]
+    nb: npc_nb.Project,
+    fact_of_memory: dict[str, str],
+    facts_of: dict[tuple[str, str], str],
+    tally: Tally,
+    rejected: set[str],
 ) -> None:
-    for row in nb.review_queue().itertuples():
-        fact = fact_of_memory[row.id]
-        tally.questions += 1
-        tally.asked.add(fact)
-        if rejects(fact):
-            nb.reject(row.id)
-            rejected.add(normalise(row.final_text))
-        else:
-            nb.approve(row.id)
-        # Approving an update supersedes the memory it updates; the new card carries on.
+    """One card per fact: split off any wording of another fact, answer the card once;
+    when the queue is empty, put back any automatic outcome of another fact (the end of
+    a review lists them) and answer those too."""
+    while True:
+        for row in nb.review_queue().itertuples():
+            fact = fact_of_memory[row.id]
+            if row.variants > 1:
+                _split_others(nb, row.id, fact, fact_of_memory, facts_of, tally)
+            tally.questions += 1
+            tally.asked.add(fact)
+            if rejects(fact):
+                nb.reject(row.id)
+                rejected.add(normalise(row.final_text))
+            else:
+                nb.approve(row.id)
+            # Approving an update supersedes the memory it updates; the new card carries on.
+        if not _requeue_others(nb, fact_of_memory, facts_of, tally):
+            return
+
+
+def _split_others(
+    nb: npc_nb.Project,
+    card: str,
+    fact: str,
+    fact_of_memory: dict[str, str],
+    facts_of: dict[tuple[str, str], str],
+    tally: Tally,
+) -> None:
+    repeats = nb.reproposals()
+    wordings = repeats[
+        (repeats["memory_id"] == card) & (repeats["outcome"] == "merged") & repeats["label"].isna()
+    ]
+    for wording in wordings.itertuples():
+        other = facts_of[(wording.npc, normalise(wording.proposed_text))]
+        if other != fact:
+            fact_of_memory[nb.requeue(wording.id)] = other
+            tally.splits += 1
+
+
+def _requeue_others(
+    nb: npc_nb.Project,
+    fact_of_memory: dict[str, str],
+    facts_of: dict[tuple[str, str], str],
+    tally: Tally,
+) -> bool:
+    put_back = False
+    for entry in nb.review_session().automatic():
+        if entry["outcome"] == "merged":
+            continue  # checked on its card
+        other = facts_of[(entry["npc"], normalise(entry["proposed_text"]))]
+        if other != fact_of_memory.get(entry["memory_id"]):
+            fact_of_memory[nb.requeue(entry["id"])] = other
+            tally.requeues += 1
+            put_back = True
+    return put_back
 
 
 def report(name: str, workload: Workload, matchers: list[str]) -> None:
@@ -246,7 +308,7 @@ def report(name: str, workload: Workload, matchers: list[str]) -> None:
     print(f"\n{name}: {items} candidates, {len(facts)} distinct facts")
     print(
         f"{'matcher':<9}{'questions/fact':>16}{'false merges':>15}{'facts lost':>12}"
-        f"{'corrections lost':>18}   outcomes"
+        f"{'corrections lost':>18}{'splits':>9}{'requeues':>10}   outcomes"
     )
     for matcher in matchers:
         t = replay(workload, matcher)
@@ -255,7 +317,8 @@ def report(name: str, workload: Workload, matchers: list[str]) -> None:
         outcomes = ", ".join(f"{k} {v}" for k, v in sorted(t.outcomes.items()))
         print(
             f"{matcher:<9}{t.questions / len(t.facts):>16.3f}{merges:>15}{lost:>12}"
-            f"{t.corrections_lost:>18}   {outcomes}"
+            f"{t.corrections_lost:>18}{t.rate(t.splits, 'merged'):>9}"
+            f"{t.rate(t.requeues, 'suppressed', 'reinforced'):>10}   {outcomes}"
         )
 
 

@@ -189,7 +189,7 @@ def _review(page: object) -> list[float]:
     assert press_and_wait(page, "d") == "browser candidate number 04"
     assert press_and_wait(page, "u") == "browser candidate number 03"
     # Keys the panel does not use are swallowed too: m / y would change a cell's type.
-    for stray in ("m", "y", "b", "x"):
+    for stray in ("m", "y", "b", "z"):
         page.keyboard.press(stray)  # type: ignore[attr-defined]
     wait_idle(page)
     assert press_and_wait(page, "s") == "browser candidate number 04"

@@ -195,3 +195,18 @@ def test_a_failed_turn_is_kept_but_not_sent_again(nb: npc_nb.Project) -> None:
     assert [role for role, _ in turns] == ["user", "assistant", "user"]
     assert "this call fails" not in [content for _, content in turns]
     assert nb.sql("SELECT count(*) AS n FROM messages WHERE role = 'user'")["n"].item() == 3
+
+
+def test_litellm_does_not_log_every_call_into_the_cell(
+    nb: npc_nb.Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import logging
+
+    logging.getLogger().setLevel(logging.INFO)  # as some kernels configure the root logger
+    try:
+        nb.npc("quiet", directive="Answer briefly.", model="npc_nb/offline")
+        nb.chat("quiet", "hello")
+    finally:
+        logging.getLogger().setLevel(logging.WARNING)
+    captured = capsys.readouterr()
+    assert "LiteLLM" not in captured.out + captured.err

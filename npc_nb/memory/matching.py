@@ -187,8 +187,13 @@ def offline_judgement(
     differs = assertion_differences(candidate, memory)
     unexplained = ours - theirs
     if differs:
-        subject_shared = len(ours & theirs) >= max(1, len(ours - _assertion_terms(candidate)) // 2)
-        verdict: Verdict = "update" if subject_shared else "different"
+        # An update changes a value of the same statement: apart from the numbers, dates
+        # and names, the two say the same words (two at most differ). Approving an update
+        # supersedes the memory, so a statement that merely shares a topic is "different".
+        ours_core = ours - _assertion_terms(candidate)
+        theirs_core = theirs - _assertion_terms(memory)
+        same_statement = bool(ours_core & theirs_core) and len(ours_core ^ theirs_core) <= 2
+        verdict: Verdict = "update" if same_statement else "different"
         return Judgement(verdict, score, "; ".join(differs))
     if ours and _in_order(candidate, memory):
         if not unexplained:

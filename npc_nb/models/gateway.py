@@ -8,6 +8,7 @@ failure into one ``ModelCallError`` that says what to do about it.
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
@@ -93,12 +94,22 @@ def _lib() -> Any:
                 import litellm
 
                 litellm.suppress_debug_info = True
+                _quiet_logs()
                 litellm.custom_provider_map = [
                     *[p for p in litellm.custom_provider_map if p.get("provider") != "npc_nb"],
                     {"provider": "npc_nb", "custom_handler": _offline_handler(litellm)},
                 ]
                 _litellm = litellm
     return _litellm
+
+
+def _quiet_logs() -> None:
+    """litellm logs every call at INFO; in a notebook that lands in the cell's output.
+    Its loggers are set to WARNING unless the user has given them a level already."""
+    for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy"):
+        logger = logging.getLogger(name)
+        if logger.level == logging.NOTSET:
+            logger.setLevel(logging.WARNING)
 
 
 @dataclass

@@ -381,8 +381,12 @@ class ReviewPanel:
         for handle in self._static:
             handle.update(self._static_bundle(summary), raw=True)
         if card is None:
+            automatic = automatic_html(self.session.automatic())
+            if self.session.auto_only and not summary.decided:
+                self.position.value = "<b>Decided without asking</b>"
+                return automatic
             self.position.value = "<b>Review finished</b>"
-            return summary_html(summary) + automatic_html(self.session.automatic())
+            return summary_html(summary) + automatic
         self.position.value = f"<b>Card {card.position} of {card.total}</b>&nbsp;·&nbsp;"
         return card_html(card, splitting=self._splitting == card.memory_id)
 
