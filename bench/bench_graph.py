@@ -23,15 +23,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench_store import MEMORY_COLUMNS
+
 import npc_nb
 
-SEED = """
-INSERT INTO memories (id, initial_text, final_text, initial_hash, final_hash, norm_text,
-    category, status,
-    scope, npc, team, project, conversation_id, source_message_id, evidence,
-    evidence_verified, extractor_model, provider, prompt_version, flags, confidence,
-    recorded_at, decided_at, decided_by, valid_from, valid_to, supersedes, superseded_by,
-    superseded_at, defer_until, skipped_at, text_change)
+SEED = f"""
+INSERT INTO memories {MEMORY_COLUMNS}
 SELECT printf('g%09d', i), text, text, substr(md5(text), 1, 32), substr(md5(text), 1, 32),
     lower(text), ['decision', 'fact', 'constraint'][1 + i % 3], 'human-approved', 'npc',
     'npc' || (i % 6), NULL, 'bench', NULL, NULL, NULL, NULL, 'bench/model', 'bench', 'v1', [],

@@ -21,15 +21,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench_store import MEMORY_COLUMNS
+
 import npc_nb
 
-MEMORIES = """
-INSERT INTO memories (id, initial_text, final_text, initial_hash, final_hash, norm_text,
-    category, status,
-    scope, npc, team, project, conversation_id, source_message_id, evidence,
-    evidence_verified, extractor_model, provider, prompt_version, flags, confidence,
-    recorded_at, decided_at, decided_by, valid_from, valid_to, supersedes, superseded_by,
-    superseded_at, defer_until, skipped_at, text_change)
+MEMORIES = f"""
+INSERT INTO memories {MEMORY_COLUMNS}
 SELECT printf('m%09d', i), text, final, substr(md5(text), 1, 32), substr(md5(final), 1, 32),
     lower(final), ['decision','preference','commitment','constraint','open_loop','fact'][1 + i % 6],
     status, 'npc', 'npc' || (i % 8), 'team' || (i % 2), 'bench', 'c' || (i // 10), NULL, NULL,

@@ -202,6 +202,14 @@ def _choice(words: list[str], multiplier: int) -> str:
     return f"[{listed}][1 + (hash(i * {multiplier}) % {len(words)})::BIGINT]"
 
 
+#: The columns a seed fills by position: every memory column up to ``text_change`` (the
+#: ones added later, for matching, are filled by ``index_terms`` or stay NULL).
+MEMORY_COLUMNS = """(id, initial_text, final_text, initial_hash, final_hash, norm_text,
+    category, status, scope, npc, team, project, conversation_id, source_message_id,
+    evidence, evidence_verified, extractor_model, provider, prompt_version, flags,
+    confidence, recorded_at, decided_at, decided_by, valid_from, valid_to, supersedes,
+    superseded_by, superseded_at, defer_until, skipped_at, text_change)"""
+
 SEED_SQL = f"""
 INSERT INTO memories BY NAME
 SELECT

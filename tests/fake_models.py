@@ -7,6 +7,7 @@ one (or raises it, if it is an exception) and records the messages it received. 
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 from typing import Any
@@ -45,6 +46,23 @@ class Gate:
             return self.output
         finally:
             self.finished.set()
+
+
+#: What the gated extractions of ``gated_two_memories`` find in "We decided to use
+#: DuckDB. I prefer short answers."
+TWO_MEMORIES = [
+    {"statement": "We use DuckDB.", "category": "decision",
+     "evidence_quote": "We decided to use DuckDB."},
+    {"statement": "The user prefers short answers.", "category": "preference",
+     "evidence_quote": "I prefer short answers."},
+]  # fmt: skip
+
+
+def gated_two_memories() -> Gate:
+    """Script the next extraction to find ``TWO_MEMORIES``, held at a gate."""
+    gate = Gate(json.dumps({"memories": TWO_MEMORIES}))
+    SCRIPT.append(gate)
+    return gate
 
 
 class ScriptedModel(litellm.CustomLLM):

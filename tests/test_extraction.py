@@ -34,14 +34,7 @@ def run_job(nb: npc_nb.Project, *outputs: object) -> dict:
 
 
 def test_chat_returns_while_its_extraction_is_still_running(scripted: npc_nb.Project) -> None:
-    found = [
-        {"statement": "We use DuckDB.", "category": "decision",
-         "evidence_quote": "We decided to use DuckDB."},
-        {"statement": "The user prefers short answers.", "category": "preference",
-         "evidence_quote": "I prefer short answers."},
-    ]  # fmt: skip
-    gate = fake_models.Gate(json.dumps({"memories": found}))
-    fake_models.SCRIPT.append(gate)
+    gate = fake_models.gated_two_memories()
     try:
         reply = scripted.chat("analyst", "We decided to use DuckDB. I prefer short answers.")
         assert isinstance(reply, npc_nb.Reply)  # the turn is done ...

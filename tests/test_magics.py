@@ -4,7 +4,6 @@ in test_review_panel.py, ``%npc_graph`` in test_graph.py."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 
@@ -139,14 +138,7 @@ def test_an_npc_cell_returns_while_its_extraction_is_still_running(
     nb = magics_project(shell)
     nb.configure(extraction_model="scripted/any")
     fake_models.install()
-    found = [
-        {"statement": "We use DuckDB.", "category": "decision",
-         "evidence_quote": "We decided to use DuckDB."},
-        {"statement": "The user prefers short answers.", "category": "preference",
-         "evidence_quote": "I prefer short answers."},
-    ]  # fmt: skip
-    gate = fake_models.Gate(json.dumps({"memories": found}))
-    fake_models.SCRIPT.append(gate)
+    gate = fake_models.gated_two_memories()
     try:
         reply = cell(shell, "%%npc analyst\nWe decided to use DuckDB. I prefer short answers.")
         assert isinstance(reply, npc_nb.Reply)  # the cell is done ...

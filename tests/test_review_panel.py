@@ -321,8 +321,8 @@ def test_errors_are_shown_in_the_panel(nb: npc_nb.Project, queued: list[str]) ->
     assert "npc-error" in panel.status.value
     assert status_of(nb, queued[0]) == "human-rejected"
     assert panel.keys.card_id == queued[1]  # the panel moved on to what is really open
-    key(panel, "x")
-    assert "Unknown key 'x'" in panel.status.value
+    key(panel, "z")
+    assert "Unknown key 'z'" in panel.status.value
     message(panel, type="telepathy")
     assert "Unknown message" in panel.status.value
 

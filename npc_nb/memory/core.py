@@ -333,8 +333,11 @@ class MemoryCore:
 
     def variants(self, memory_id: str) -> tuple[variants.Variant, ...]:
         """The wordings merged into the card ``memory_id`` (not split off), oldest first."""
-        store, _ = self.stores.locate(memory_id)
-        return variants.card_variants(store, memory_id)
+        return tuple(
+            variant
+            for store in self.stores.existing()
+            for variant in variants.card_variants(store, memory_id)
+        )
 
     def requeue(self, reproposal_id: str, by: str | None = None) -> str:
         """Put a merged variant or an automatic outcome back as its own card (its id)."""

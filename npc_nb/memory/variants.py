@@ -52,7 +52,7 @@ def card_variants(store: Store, memory_id: str) -> tuple[Variant, ...]:
             tuple(row["flags"] or ()),
             row["similarity"],
         )
-        for row in reproposal_rows.open_variants(store, [memory_id])
+        for row in reproposal_rows.open_variants(store, memory_id)
     )
 
 

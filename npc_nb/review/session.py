@@ -168,6 +168,8 @@ class ReviewSession:
         self._queue: list[str] = []
         self._steps: list[_Step] = []
         self._automatic: list[dict[str, Any]] | None = None
+        self._generation = 0  # bumped by every re-read of the queue
+        self._card: tuple[tuple, Card] | None = None
         self._started = self._shown_at = self.clock()
         self.reload()
 
@@ -183,6 +185,7 @@ class ReviewSession:
             npc=self.npc, category=self.category, conversation=self.conversation
         )
         self._rows = {row["id"]: row for row in frame.to_dict("records")}
+        self._generation += 1
         if self.auto_only:
             mine = {e.get("requeued_as") for e in self._automatic or []} | set(first or [])
             self._rows = {i: row for i, row in self._rows.items() if i in mine}
@@ -218,10 +221,17 @@ class ReviewSession:
         return self._rows[memory_id]["final_text"] if memory_id is not None else ""
 
     def card(self) -> Card | None:
-        """The current candidate with its evidence, source and nearest approved memories."""
+        """The current candidate with its evidence, source and nearest approved memories
+        (read once per card and queue state: a key press draws it several times)."""
         memory_id = self.current
         if memory_id is None:
             return None
+        key = (memory_id, self._generation, self.decided, len(self._queue))
+        if self._card is None or self._card[0] != key:
+            self._card = (key, self._read_card(memory_id))
+        return self._card[1]
+
+    def _read_card(self, memory_id: str) -> Card:
         row = self._rows[memory_id]
         source = self.memory.source_message(row["source_message_id"])
         confidence = row["confidence"]

@@ -501,6 +501,7 @@ def m012_one_card_per_fact(con: duckdb.DuckDBPyConnection) -> None:
             labelled_by VARCHAR NOT NULL,
             labelled_at TIMESTAMP NOT NULL
         )""",
+        "CREATE INDEX reproposals_memory ON reproposals (memory_id)",  # a card's wordings
         """CREATE OR REPLACE VIEW v_reproposals AS
         SELECT r.id, r.recorded_at, r.memory_id, r.match_kind AS kind, r.match_type,
             r.similarity, r.verdict, r.matcher, r.outcome, r.proposed_text, r.category,

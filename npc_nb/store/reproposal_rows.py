@@ -40,18 +40,16 @@ def get_reproposal(con: Connection, reproposal_id: str) -> dict | None:
     return found[0] if found else None
 
 
-def open_variants(store: Store, memory_ids: list[str]) -> list[dict]:
-    """The wordings merged into these cards and not split off, oldest first."""
-    if not memory_ids:
-        return []
+def open_variants(store: Store, memory_id: str) -> list[dict]:
+    """The wordings merged into the card ``memory_id`` and not split off, oldest first."""
     with store.read() as con:
         return rows(
             con,
             "SELECT id, memory_id, recorded_at, proposed_text, conversation_id, "
             "source_message_id, extractor_model, evidence, flags, similarity, matcher "
-            "FROM reproposals r WHERE list_contains($ids, memory_id) "
+            "FROM reproposals r WHERE memory_id = $id "
             f"AND outcome = 'merged' AND {_UNLABELLED} ORDER BY recorded_at, id",
-            {"ids": memory_ids},
+            {"id": memory_id},
         )
 
 

@@ -90,6 +90,11 @@ VIEW_COLUMNS: dict[str, dict[str, str]] = {
         "model": "extractor model",
         "provider": "extractor provider",
         "prompt_version": "extraction prompt version",
+        "listed_at": "when a reviewer was first shown it as an automatic outcome",
+        "label": "split or requeued, when a reviewer put it back as its own card",
+        "new_memory_id": "the card it became",
+        "labelled_by": "who put it back",
+        "labelled_at": "when",
     },
     "v_injections": {
         "message_id": "the assistant reply whose prompt carried the memory",
