@@ -165,6 +165,7 @@ class MemoryCore:
             filters.get("category"),
             filters.get("scope"),
             filters.get("conversation"),
+            filters.get("ids"),
         )
         return review_queue(self.stores, wanted, utc_now())
 

@@ -194,6 +194,23 @@ class ReviewSession:
         order = dict.fromkeys([*(first or []), *self._queue, *self._rows])
         self._queue = [i for i in order if i in self._rows]
 
+    def _reread(self, memory_ids: list[str]) -> None:
+        """Re-read only these cards (a split changed one and added one): what ``reload``
+        does for them, without re-reading the whole queue. New ones join at the back."""
+        frame = self.memory.review_queue(
+            npc=self.npc, category=self.category, conversation=self.conversation, ids=memory_ids
+        )
+        found = {row["id"]: row for row in frame.to_dict("records")}
+        for memory_id in memory_ids:
+            if memory_id in found:
+                self._rows[memory_id] = found[memory_id]
+                if memory_id not in self._queue:
+                    self._queue.append(memory_id)
+            elif memory_id in self._rows:
+                del self._rows[memory_id]
+                self._queue.remove(memory_id)
+        self._generation += 1
+
     @property
     def current(self) -> str | None:
         """The id of the candidate on screen, or None when the queue is empty."""
@@ -277,7 +294,7 @@ class ReviewSession:
                 "Wording 1 is the card's own; split off one of the others (2 and up)."
             )
         new_card = self.memory.requeue(card.variants[number - 2].reproposal_id, self.by)
-        self.reload()
+        self._reread([card.memory_id, new_card])
         return new_card
 
     def automatic(self) -> list[dict[str, Any]]:
@@ -303,7 +320,7 @@ class ReviewSession:
         if entry.get("requeued_as"):
             raise DecisionError(f"Already put back as card {entry['requeued_as']}.")
         entry["requeued_as"] = self.memory.requeue(entry["id"], self.by)
-        self.reload()
+        self._reread([entry["requeued_as"]])
         return entry["requeued_as"]
 
     def _card_for_wording(self, number: int, what: str) -> Card:

@@ -13,7 +13,7 @@ from typing import Any
 from .._time import utc_now
 from ..vocabulary import APPROVED_STATUSES
 from ._database import Connection, Store, insert_row, rows, scalar
-from .predicates import SCOPE_RANK_SQL, VISIBLE, approved_source, visible_to
+from .predicates import SCOPE_RANK_SQL, VISIBLE, approved_now, approved_source, visible_to
 
 __all__ = [
     "add_flags",
@@ -118,15 +118,18 @@ def approved_visible(con: Connection, npc: str, team: str | None) -> list[dict]:
 
 
 def approved_by_id(store: Store, ids: list[str]) -> list[dict]:
-    """Those of these memories that are approved now: id, text and who may see it."""
+    """Those of these memories that are approved now: id, text and who may see it
+    (looked up by primary key: the ids are few, the memories may be many)."""
     if not ids:
         return []
-    source, params = approved_source()
+    where, params = approved_now()
+    keys = {f"id{n}": memory_id for n, memory_id in enumerate(ids)}
     with store.read() as con:
         return rows(
             con,
-            f"SELECT id, final_text, scope, npc, team FROM {source} WHERE list_contains($ids, id)",
-            {**params, "ids": ids},
+            f"SELECT id, final_text, scope, npc, team FROM memories "
+            f"WHERE id IN ({', '.join('$' + key for key in keys)}) AND {where}",
+            {**params, **keys},
         )
 
 

@@ -19,7 +19,7 @@ from typing import Any
 from .._time import utc_now
 from ..vocabulary import APPROVED_STATUSES
 
-__all__ = ["AS_OF", "SCOPE_RANK_SQL", "VISIBLE", "approved_source", "visible_to"]
+__all__ = ["AS_OF", "SCOPE_RANK_SQL", "VISIBLE", "approved_now", "approved_source", "visible_to"]
 
 #: Visible to a persona: its own npc-scoped memories, its team's, the project's, global.
 VISIBLE = (
@@ -47,18 +47,23 @@ _APPROVED_AT = (
 )
 
 
+def approved_now() -> tuple[str, dict[str, Any]]:
+    """The condition on a ``memories`` row that it is approved now, and its parameters
+    (for a query that must keep its own access path, such as a lookup by id)."""
+    params: dict[str, Any] = {"approved_statuses": list(APPROVED_STATUSES), "moment": utc_now()}
+    return f"{_APPROVED_AT} AND superseded_by IS NULL", params
+
+
 def approved_source(as_of: datetime | None = None) -> tuple[str, dict[str, Any]]:
     """A subquery of the approved memories now (or at ``as_of``) and its parameters.
 
     At ``as_of`` the status is that moment's (a memory superseded later was approved
     then), so ``superseded_by`` is not consulted; the validity window is the current one.
     """
-    params: dict[str, Any] = {"approved_statuses": list(APPROVED_STATUSES)}
     if as_of is None:
-        params["moment"] = utc_now()
-        where = f"{_APPROVED_AT} AND superseded_by IS NULL"
-        return f"(SELECT * FROM memories WHERE {where})", params
-    params |= {"moment": as_of, "as_of": as_of}
+        where, now = approved_now()
+        return f"(SELECT * FROM memories WHERE {where})", now
+    params = {"approved_statuses": list(APPROVED_STATUSES), "moment": as_of, "as_of": as_of}
     return f"(SELECT * FROM ({AS_OF}) WHERE {_APPROVED_AT})", params
 
 

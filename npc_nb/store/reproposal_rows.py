@@ -53,14 +53,16 @@ def open_variants(store: Store, memory_id: str) -> list[dict]:
         )
 
 
-def variant_counts(store: Store) -> dict[str, int]:
-    """{card id: merged wordings not split off} for the open cards that have any."""
+def variant_counts(store: Store, memory_ids: list[str] | None = None) -> dict[str, int]:
+    """{card id: merged wordings not split off} for the open cards that have any (only
+    these cards, if ``memory_ids`` is given)."""
     with store.read() as con:
         found = con.execute(
             "SELECT r.memory_id, count(*) FROM reproposals r JOIN memories m "
             "ON m.id = r.memory_id AND list_contains($open, m.status) "
-            f"WHERE r.outcome = 'merged' AND {_UNLABELLED} GROUP BY r.memory_id",
-            {"open": list(OPEN_STATUSES)},
+            f"WHERE r.outcome = 'merged' AND {_UNLABELLED} "
+            "AND ($ids IS NULL OR list_contains($ids, r.memory_id)) GROUP BY r.memory_id",
+            {"open": list(OPEN_STATUSES), "ids": memory_ids},
         ).fetchall()
     return {memory_id: int(count) for memory_id, count in found}
 
