@@ -219,11 +219,15 @@ class Project:
         was wrong (``metrics.matching``)."""
         return self._memory.requeue(reproposal_id, by)
 
-    def automatic_outcomes(self, *, unlisted_only: bool = False) -> pd.DataFrame:
+    def automatic_outcomes(
+        self, *, unlisted_only: bool = False, npc: str | None = None
+    ) -> pd.DataFrame:
         """What the matcher decided without asking anybody (merged, suppressed,
         reinforced) and nobody has put back, oldest first, with the memory each matched;
-        ``unlisted_only`` keeps those no review has listed yet."""
-        return self._memory.automatic_outcomes(unlisted_only=unlisted_only, mark_listed=False)
+        ``unlisted_only`` keeps those no review has listed yet, ``npc`` one persona's."""
+        return self._memory.automatic_outcomes(
+            unlisted_only=unlisted_only, mark_listed=False, npc=npc
+        )
 
     def reject(
         self,

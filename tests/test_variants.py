@@ -255,3 +255,18 @@ def test_npc_nb_review_approves_a_wording_and_puts_back_at_the_end(
     assert memories.loc[WORDINGS[0], "status"] == "human-edited"
     assert memories.loc["Note: the batch size is 32.", "status"] == "human-approved"
     assert card in memories["id"].tolist()
+
+
+def test_a_review_of_one_persona_lists_and_marks_only_its_own_outcomes(
+    nb: npc_nb.Project,
+) -> None:
+    _, suppressed = suppressed_repeat(nb)  # the analyst's
+    other = propose(nb, "The tent is green.", npc="guide")
+    nb.reject(other)
+    outcome = nb.add_candidate("Note: the tent is green.", category="fact", npc="guide")
+    assert outcome.action == "suppressed"
+    mine = nb.review_session(npc="analyst").automatic()
+    assert [entry["id"] for entry in mine] == [suppressed]
+    left = nb.automatic_outcomes(unlisted_only=True)
+    assert left["npc"].tolist() == ["guide"]  # still to be listed in the guide's review
+    assert nb.automatic_outcomes(npc="guide")["npc"].tolist() == ["guide"]

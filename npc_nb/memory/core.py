@@ -344,12 +344,15 @@ class MemoryCore:
         """Put a merged variant or an automatic outcome back as its own card (its id)."""
         return variants.requeue(self.stores, reproposal_id, self.actor(by), utc_now())
 
-    def automatic_outcomes(self, *, unlisted_only: bool, mark_listed: bool) -> pd.DataFrame:
+    def automatic_outcomes(
+        self, *, unlisted_only: bool, mark_listed: bool, npc: str | None = None
+    ) -> pd.DataFrame:
         """What the matcher decided without asking (merged, suppressed, reinforced) and
-        nobody put back; ``mark_listed`` notes that a reviewer is being shown them."""
+        nobody put back (``npc``'s only, if given); ``mark_listed`` notes that a reviewer
+        is being shown them."""
         found = []
         for store in self.stores.existing():
-            listed = reproposal_rows.automatic(store, unlisted_only=unlisted_only)
+            listed = reproposal_rows.automatic(store, unlisted_only=unlisted_only, npc=npc)
             if mark_listed:
                 reproposal_rows.mark_listed(store, [row["id"] for row in listed], utc_now())
             found += listed

@@ -215,7 +215,7 @@ class NpcMagics(Magics):
         with _as_usage_errors():
             if args.list:
                 if args.auto:
-                    return self.project.automatic_outcomes(unlisted_only=True)
+                    return self.project.automatic_outcomes(unlisted_only=True, npc=args.npc)
                 return self.project.review_queue(**filters)
             return self.project.review_panel(**filters, by=args.by, auto=args.auto)
 

@@ -299,10 +299,12 @@ class ReviewSession:
 
     def automatic(self) -> list[dict[str, Any]]:
         """What the matcher decided without asking since the last review (merged,
-        suppressed, reinforced), read once per session and then noted as listed; an
-        entry put back carries ``requeued_as``."""
+        suppressed, reinforced; this review's persona's only, if it has one), read once
+        per session and then noted as listed; an entry put back carries ``requeued_as``."""
         if self._automatic is None:
-            frame = self.memory.automatic_outcomes(unlisted_only=True, mark_listed=True)
+            frame = self.memory.automatic_outcomes(
+                unlisted_only=True, mark_listed=True, npc=self.npc
+            )
             self._automatic = frame.to_dict("records")
         return self._automatic
 

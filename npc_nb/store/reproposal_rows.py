@@ -67,9 +67,10 @@ def variant_counts(store: Store, memory_ids: list[str] | None = None) -> dict[st
     return {memory_id: int(count) for memory_id, count in found}
 
 
-def automatic(store: Store, *, unlisted_only: bool) -> list[dict]:
+def automatic(store: Store, *, unlisted_only: bool, npc: str | None = None) -> list[dict]:
     """Automatic outcomes not put back, oldest first, each with the memory it matched
-    (``memory_text``, ``memory_status``); only those never listed if ``unlisted_only``."""
+    (``memory_text``, ``memory_status``); only those never listed if ``unlisted_only``,
+    only ``npc``'s if given."""
     with store.read() as con:
         return rows(
             con,
@@ -78,8 +79,9 @@ def automatic(store: Store, *, unlisted_only: bool) -> list[dict]:
             "m.status AS memory_status, r.npc, r.conversation_id, r.listed_at "
             "FROM reproposals r LEFT JOIN memories m ON m.id = r.memory_id "
             f"WHERE list_contains($outcomes, r.outcome) AND {_UNLABELLED} "
-            "AND (NOT $unlisted_only OR r.listed_at IS NULL) ORDER BY r.recorded_at, r.id",
-            {"outcomes": list(AUTOMATIC_OUTCOMES), "unlisted_only": unlisted_only},
+            "AND (NOT $unlisted_only OR r.listed_at IS NULL) "
+            "AND ($npc IS NULL OR r.npc = $npc) ORDER BY r.recorded_at, r.id",
+            {"outcomes": list(AUTOMATIC_OUTCOMES), "unlisted_only": unlisted_only, "npc": npc},
         )
 
 
