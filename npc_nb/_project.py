@@ -30,7 +30,6 @@ from .analytics.metrics import Metrics
 from .chat.conversations import Conversations, Status
 from .chat.extraction import Extraction
 from .chat.personas import Persona
-from .chat.turn import ReplyStream
 from .errors import CandidateError, ConfigError, DecisionError
 from .graph.knowledge import KnowledgeGraph
 from .memory import transitions
@@ -455,7 +454,7 @@ class Project:
         (``temperature=``, ``max_tokens=``, ``api_base=``, ...). With ``stream=True``,
         iterate the result for text chunks; its ``reply`` is set when the stream ends.
         """
-        reply: ReplyStream | Any = self._chat.chat(
+        return self._chat.chat(
             npc,
             message,
             conversation=conversation,
@@ -465,7 +464,6 @@ class Project:
             where=where,
             **options,
         )
-        return reply
 
     def status(self) -> Status:
         """Personas, default model, candidates waiting, extraction jobs, store path."""

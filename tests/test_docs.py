@@ -467,7 +467,9 @@ def test_the_quickstart_shows_its_output() -> None:
 # -- 4. links and paths ----------------------------------------------------------------
 
 _LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)")
-_OUTSIDE = ("../shared", "DESIGN.md", "ENV-NOTES.md", "STYLE.md")
+#: A relative path that climbs (``../x``), and a Markdown file named anywhere in a page.
+_CLIMB = re.compile(r"(?:\.\./)+[\w.-]+")
+_MD_NAME = re.compile(r"\b[\w-]+\.md\b")
 #: Backticked paths under these folders must exist (with ``::test`` names, that test).
 _REPO_FOLDERS = ("tests/", "bench/", "npc_nb/", "widgets/", "notebooks/", "docs/", ".ci/")
 
@@ -515,11 +517,23 @@ def test_links_point_to_files_in_the_repository(page: Path) -> None:
     assert not problems, f"{_page_id(page)}: {problems}"
 
 
+def _inside(path: Path) -> bool:
+    """Whether ``path`` is a file or folder of this checkout."""
+    resolved = path.resolve()
+    return resolved.is_relative_to(ROOT) and resolved.exists()
+
+
 @pytest.mark.parametrize("page", PAGES, ids=_page_id)
 def test_no_doc_refers_outside_the_repository(page: Path) -> None:
+    """No path climbs out of the checkout, and every Markdown file a page names is one
+    of the project's own (a page must stand alone, without notes kept elsewhere)."""
     text = page.read_text(encoding="utf-8")
-    named = [name for name in _OUTSIDE if name in text]
-    assert not named, f"{_page_id(page)} refers to files outside the repository: {named}"
+    climbing = [path for path in _CLIMB.findall(text) if not _inside(page.parent / path)]
+    ours = {md.name for md in (*ROOT.glob("*.md"), *DOCS.glob("*.md"))}
+    unknown = sorted(set(_MD_NAME.findall(text)) - ours)
+    assert not climbing and not unknown, (
+        f"{_page_id(page)} refers to files outside the repository: {climbing + unknown}"
+    )
 
 
 def _missing_path(reference: str) -> str | None:

@@ -270,3 +270,15 @@ def test_a_review_of_one_persona_lists_and_marks_only_its_own_outcomes(
     left = nb.automatic_outcomes(unlisted_only=True)
     assert left["npc"].tolist() == ["guide"]  # still to be listed in the guide's review
     assert nb.automatic_outcomes(npc="guide")["npc"].tolist() == ["guide"]
+
+
+def test_wordings_and_automatic_outcomes_are_shown_as_text(nb: npc_nb.Project) -> None:
+    nb.configure(matcher=f"{__name__}:always_same")
+    hostile = "We store <img src=x onerror=alert(1)> the ringing data in DuckDB."
+    card = propose(nb, FACT)
+    assert nb.add_candidate(hostile, category="fact", npc="analyst").action == "merged"
+    panel = nb.review_panel()
+    assert "<img" not in panel.keys.card_html and "&lt;img src=x" in panel.keys.card_html
+    panel._on_key("r", card)  # the end screen lists the merged wording
+    assert "Decided automatically" in panel.keys.card_html
+    assert "<img" not in panel.keys.card_html and "&lt;img src=x" in panel.keys.card_html

@@ -35,9 +35,7 @@ class Variant:
     text: str
     recorded_at: datetime
     conversation_id: str | None
-    evidence: str | None
     flags: tuple[str, ...]
-    similarity: float | None
 
 
 def card_variants(store: Store, memory_id: str) -> tuple[Variant, ...]:
@@ -48,9 +46,7 @@ def card_variants(store: Store, memory_id: str) -> tuple[Variant, ...]:
             row["proposed_text"],
             row["recorded_at"],
             row["conversation_id"],
-            row["evidence"],
             tuple(row["flags"] or ()),
-            row["similarity"],
         )
         for row in reproposal_rows.open_variants(store, memory_id)
     )
@@ -105,7 +101,6 @@ def requeue(stores: Stores, reproposal_id: object, actor: str, now: datetime) ->
                 {
                     "reproposal_id": found["id"],
                     "label": "split" if found["outcome"] == "merged" else "requeued",
-                    "memory_id": found["memory_id"],
                     "new_memory_id": memory_id,
                     "labelled_by": actor,
                     "labelled_at": now,

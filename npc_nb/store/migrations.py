@@ -496,7 +496,6 @@ def m012_one_card_per_fact(con: duckdb.DuckDBPyConnection) -> None:
         """CREATE TABLE match_labels (
             reproposal_id VARCHAR PRIMARY KEY,
             label VARCHAR NOT NULL CHECK (label IN ('split', 'requeued')),
-            memory_id VARCHAR NOT NULL,
             new_memory_id VARCHAR NOT NULL,
             labelled_by VARCHAR NOT NULL,
             labelled_at TIMESTAMP NOT NULL

@@ -45,9 +45,8 @@ def open_variants(store: Store, memory_id: str) -> list[dict]:
     with store.read() as con:
         return rows(
             con,
-            "SELECT id, memory_id, recorded_at, proposed_text, conversation_id, "
-            "source_message_id, extractor_model, evidence, flags, similarity, matcher "
-            "FROM reproposals r WHERE memory_id = $id "
+            "SELECT id, recorded_at, proposed_text, conversation_id, flags FROM reproposals r "
+            "WHERE memory_id = $id "
             f"AND outcome = 'merged' AND {_UNLABELLED} ORDER BY recorded_at, id",
             {"id": memory_id},
         )

@@ -129,7 +129,7 @@ def automatic_html(listed: list[dict]) -> str:
         key = f"<kbd>{number}</kbd> " if number <= 9 else ""
         rows.append(
             f"<li>{key}{escape(str(entry['proposed_text']))} <small>({escape(what)} "
-            f"\u201c{escape(str(entry['memory_text']))}\u201d, {entry['matcher']}, "
+            f"\u201c{escape(str(entry['memory_text']))}\u201d, {escape(str(entry['matcher']))}, "
             f"score {entry['similarity']:.0f})</small>{done}</li>"
         )
     return (
