@@ -69,7 +69,7 @@ def rate_points(
     ax.grid(axis="y", alpha=0.3)
     for args in labelled:
         _label_counts(ax, *args)
-    if by:
+    if by and series:
         ax.legend(title=by, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
     return ax
 
@@ -160,6 +160,8 @@ def _period_axis(ax: Axes, periods: pd.DatetimeIndex, period: str) -> None:
     """Slots 0..k-1 labelled with dates (at most ``_MAX_LABELS`` of them), at least
     ``_MIN_SLOTS`` wide and centred, so a single period is not stretched across the plot."""
     count = len(periods)
+    if not count:
+        ax.text(0.5, 0.5, "no data yet", transform=ax.transAxes, ha="center", color="0.4")
     step = max(1, -(-count // _MAX_LABELS))
     ticks = np.arange(0, count, step)
     ax.set_xticks(ticks, [period_labels(periods, period)[i] for i in ticks])
