@@ -134,9 +134,9 @@ def test_plot_rate_draws_any_rate_and_fits_rates_above_one(nb: npc_nb.Project) -
     nb.reject(propose(nb, "the user likes jazz music"))
     for text in ["The user likes jazz music.", "the user likes jazz music", "USER LIKES JAZZ"]:
         nb.add_candidate(text, category="fact", npc="analyst")
-    (points,) = series(nb.metrics.plot_rate("reproposal_rate")).values()
+    ax = nb.metrics.plot_rate("reproposal_rate")
+    (points,) = series(ax).values()
     assert points["y"] == [3.0]  # three repeats of one new candidate
-    ax = plt.gca()
     assert ax.get_ylim()[1] > points["high"][0] > 8.0  # the interval fits, above 1.0
     assert ax.get_ylabel() == "repeats / new candidate (95% CI)"
     edit = nb.metrics.plot_rate("edit_rate", by="model", period="day")

@@ -26,6 +26,12 @@ their denominator is 0: "no decisions yet" is not a rate of zero. The definition
 - **time to decision**: from proposal to the first decision that was not undone.
 - **reviewer throughput**: cards per minute of active review (gaps over 5 minutes are
   breaks), and the median time per card.
+
+Each frame with a rate also carries ``n`` (the rate's denominator) and ``ci_low`` /
+``ci_high``, a 95% interval for the rate the method is named after: Wilson's score
+interval for a proportion, the Poisson score interval for the re-proposal rate (repeats
+may outnumber new candidates). The ``plot_*`` methods draw them (``plots.py``); shown by
+itself, ``nb.metrics`` lists its methods with the first line of each docstring.
 """
 
 from __future__ import annotations
