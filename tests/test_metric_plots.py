@@ -184,7 +184,7 @@ def test_one_week_of_reproposals_is_one_narrow_bar_per_kind(nb: npc_nb.Project) 
 
 def test_plots_draw_into_the_axes_given(nb: npc_nb.Project) -> None:
     one_week_by_category(nb)
-    _, grid = plt.subplots(2, 2)
+    figure, grid = plt.subplots(2, 2)
     calls = [
         lambda ax: nb.metrics.plot_approval_rate(by="category", ax=ax),
         lambda ax: nb.metrics.plot_rate("rejection_rate", ax=ax),
@@ -193,7 +193,7 @@ def test_plots_draw_into_the_axes_given(nb: npc_nb.Project) -> None:
     ]
     for call, ax in zip(calls, grid.flat, strict=True):
         assert call(ax) is ax
-    assert len(plt.get_fignums()) == 1  # no stray figure
+    assert plt.get_fignums()[-1] == figure.number  # no new figure of their own
 
 
 def test_plots_of_an_empty_store_say_so(nb: npc_nb.Project) -> None:
