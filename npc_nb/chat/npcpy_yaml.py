@@ -6,7 +6,9 @@ rejects. Team folders are shared, and rendering a template runs code, so npc_nb 
 renders one. Each Jinja span (``{{ ... }}``, ``{% ... %}``, ``{# ... #}``) is swapped
 for a plain placeholder word before parsing and swapped back, character for character,
 in the strings npc_nb reads: an unquoted Jinja item parses as a string, and a directive
-that says ``{{ 7*7 }}`` sends exactly that.
+that says ``{{ 7*7 }}`` sends exactly that. A line holding only ``{% ... %}`` or
+``{# ... #}`` tags becomes a YAML comment (inside a block of text it stays text), so
+control flow is not followed: every branch's lines are read.
 """
 
 from __future__ import annotations
@@ -20,6 +22,11 @@ from ..errors import ConfigError
 __all__ = ["TeamFile", "read_team_file"]
 
 _JINJA = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", re.DOTALL)
+#: One statement or comment tag on one line; its body cannot hold its own closing
+#: delimiter, so a line of many tags splits one way only (no runaway backtracking).
+_TAG = r"\{%(?:[^%\n]|%(?!\}))*%\}|\{#(?:[^#\n]|#(?!\}))*#\}"
+#: A line of statement and comment tags only (after its indentation).
+_TAG_LINE = re.compile(rf"^([ \t]*)((?:{_TAG})(?:[ \t]*(?:{_TAG}))*[ \t]*)$", re.MULTILINE)
 
 
 class TeamFile:
@@ -29,7 +36,7 @@ class TeamFile:
         self.path = path
         self._data = data
         self._spans = spans
-        self._placeholder = re.compile(rf"{marker}(\d+)x")
+        self._placeholder = re.compile(rf"# {marker}c(\d+)x|{marker}(\d+)x")
 
     def key_names(self) -> list[str]:
         """The top-level keys, as text."""
@@ -44,7 +51,9 @@ class TeamFile:
 
     def text(self, value: object) -> str:
         """A scalar as text, with the placeholders put back to the Jinja they stand for."""
-        return self._placeholder.sub(lambda m: self._spans[int(m.group(1))], str(value))
+        return self._placeholder.sub(
+            lambda m: self._spans[int(m.group(1) or m.group(2))], str(value)
+        )
 
 
 def read_team_file(path: Path, what: str) -> TeamFile:
@@ -63,12 +72,16 @@ def read_team_file(path: Path, what: str) -> TeamFile:
     marker = _unused_marker(source)
     spans: list[str] = []
 
-    def swap(match: re.Match[str]) -> str:
+    def as_comment(match: re.Match[str]) -> str:
+        spans.append(match.group(2))
+        return f"{match.group(1)}# {marker}c{len(spans) - 1}x"
+
+    def as_word(match: re.Match[str]) -> str:
         spans.append(match.group(0))
         return f"{marker}{len(spans) - 1}x"
 
     try:
-        data = yaml.safe_load(_JINJA.sub(swap, source))
+        data = yaml.safe_load(_JINJA.sub(as_word, _TAG_LINE.sub(as_comment, source)))
     except yaml.YAMLError as exc:
         hint = (
             " npc_nb reads Jinja as plain text and never renders it, so a {% ... %} block "
