@@ -24,6 +24,16 @@ AFTER_A_R_E_D_S = [
 ]
 
 
+#: What the panel hides when no card is shown: the keys and controls that decide one.
+DECISION_CONTROLS = {"a", "r", "e", "s", "d", "approve_all", "reason and date"}
+
+
+def hidden(panel: ReviewPanel) -> set[str]:
+    """The panel's controls that are not displayed."""
+    controls = {**panel.buttons, "approve_all": panel.approve_all, "reason and date": panel.inputs}
+    return {name for name, control in controls.items() if control.layout.display == "none"}
+
+
 def key(panel: ReviewPanel, name: str, card: str | None = None) -> None:
     """Send what the front end sends when ``name`` is pressed on the card shown."""
     shown = panel.keys.card_id if card is None else card
@@ -383,8 +393,44 @@ def test_end_summary_and_static_fallback(nb: npc_nb.Project, queued: list[str]) 
     assert "Review finished" in panel.position.value
     assert "Review finished: 5 approved" in panel.keys.card_html
     assert panel.buttons["a"].disabled and not panel.buttons["u"].disabled
+    assert hidden(panel) == DECISION_CONTROLS  # undo and help stay
     key(panel, "a")  # nothing left: nothing happens, nothing breaks
     assert len(nb.decisions()) == 10
+    key(panel, "u")  # undo still works at the end, and brings the card and its keys back
+    assert panel.keys.card_id == queued[-1] and not hidden(panel)
+
+
+def test_an_empty_review_says_so_and_shows_no_decision_buttons(nb: npc_nb.Project) -> None:
+    propose(nb, "only for the analyst", npc="analyst")
+    panel = nb.review_panel(npc="writer")
+    assert "Nothing to review" in panel.position.value
+    assert "Nothing to review: no candidate matching npc=writer is waiting" in (
+        panel.keys.card_html
+    )
+    assert "nothing decided" not in panel.keys.card_html
+    assert hidden(panel) == DECISION_CONTROLS | {"u"}  # nothing to undo either
+
+
+def test_undo_says_which_text_came_back_escaped_like_every_status(nb: npc_nb.Project) -> None:
+    propose(nb, "Plots use <b>bold</b> titles")
+    panel = nb.review_panel()
+    key(panel, "a")
+    assert panel.status.value == "approve: Plots use &lt;b&gt;bold&lt;/b&gt; titles"
+    key(panel, "u")
+    assert panel.status.value == (
+        "undo: Plots use &lt;b&gt;bold&lt;/b&gt; titles (was approved; back in the queue)"
+    )
+
+
+def test_the_end_summary_shows_an_edit_by_its_new_text(nb: npc_nb.Project) -> None:
+    propose(nb, "Figures use small fonts")
+    panel = nb.review_panel()
+    key(panel, "e")
+    message(panel, type="submit_edit", text="Figures use <large> fonts")
+    assert (
+        "edited: Figures use &lt;large&gt; fonts <small>(was <del>Figures use small fonts</del>)"
+        in panel.keys.card_html
+    )
 
 
 def test_npc_review_magic_shows_panel_and_a_live_static_summary(

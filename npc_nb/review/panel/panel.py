@@ -85,6 +85,7 @@ class ReviewPanel:
         self.progress = w.IntProgress(min=0, layout=w.Layout(width="100%"))
         self._build_editor()
         self._build_controls()
+        self.inputs = w.HBox([self.reason, self.defer_until])
         self._build_confirm()
         self.help = w.HTML(help_html(), layout=w.Layout(display="none"))
         self.status = w.HTML()
@@ -94,7 +95,7 @@ class ReviewPanel:
                 self.progress,
                 self.keys,
                 self.editor,
-                w.HBox([self.reason, self.defer_until]),
+                self.inputs,
                 w.HBox([*self.buttons.values(), self.approve_all]),
                 self.confirm_box,
                 self.help,
@@ -314,7 +315,9 @@ class ReviewPanel:
 
     def _undo(self) -> str:
         self._close_editor()
-        return str(self.session.undo())
+        result = self.session.undo()
+        undone = self.session.undone
+        return undone.undo_line if undone is not None else str(result)
 
     def _toggle_help(self) -> None:
         shown = self.help.layout.display != "none"
@@ -375,9 +378,7 @@ class ReviewPanel:
         self.progress.max = max(summary.decided + summary.remaining, 1)
         self.progress.value = summary.decided
         self.tally.value = tally_html(summary)
-        for key in CARD_KEYS:
-            self.buttons[key].disabled = card is None
-        self.approve_all.disabled = card is None
+        self._show_controls(card is not None)
         for handle in self._static:
             handle.update(self._static_bundle(summary), raw=True)
         if card is None:
@@ -385,10 +386,22 @@ class ReviewPanel:
             if self.session.auto_only and not summary.decided:
                 self.position.value = "<b>Decided without asking</b>"
                 return automatic
-            self.position.value = "<b>Review finished</b>"
+            head = "Nothing to review" if summary.empty else "Review finished"
+            self.position.value = f"<b>{head}</b>"
             return summary_html(summary) + automatic
         self.position.value = f"<b>Card {card.position} of {card.total}</b>&nbsp;·&nbsp;"
         return card_html(card, splitting=self._splitting == card.memory_id)
+
+    def _show_controls(self, on_a_card: bool) -> None:
+        """Decision controls only while a card is shown; at the end, undo only if this
+        review has something to undo."""
+        controls = [*(self.buttons[key] for key in CARD_KEYS), self.approve_all]
+        for control in controls:
+            control.disabled = not on_a_card
+        for box in (*controls, self.inputs):
+            box.layout.display = None if on_a_card else "none"
+        undo = on_a_card or self.session.undoable
+        self.buttons["u"].layout.display = None if undo else "none"
 
 
 def _view(widget: w.Widget) -> dict[str, Any]:
