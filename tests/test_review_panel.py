@@ -395,6 +395,7 @@ def test_end_summary_and_static_fallback(nb: npc_nb.Project, queued: list[str]) 
     assert "Review finished: 5 approved" in panel.keys.card_html
     assert panel.buttons["a"].disabled and not panel.buttons["u"].disabled
     assert hidden(panel) == DECISION_CONTROLS  # undo and help stay
+    assert panel.keys.hint.startswith("Click the panel, then keys: u undo the last decision")
     key(panel, "a")  # nothing left: nothing happens, nothing breaks
     assert len(nb.decisions()) == 10
     key(panel, "u")  # undo still works at the end, and brings the card and its keys back
@@ -410,6 +411,7 @@ def test_an_empty_review_says_so_and_shows_no_decision_buttons(nb: npc_nb.Projec
     )
     assert "nothing decided" not in panel.keys.card_html
     assert hidden(panel) == DECISION_CONTROLS | {"u"}  # nothing to undo either
+    assert panel.tally.value == "" and panel.keys.hint == ""  # no key does anything here
 
 
 def test_undo_says_which_text_came_back_escaped_like_every_status(nb: npc_nb.Project) -> None:

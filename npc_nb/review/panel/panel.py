@@ -70,6 +70,7 @@ class ReviewPanel:
         self._preview: Any = None
         self._editing: str | None = None  # the card the edit box was opened on
         self._shown: str | None = None  # the card drawn last
+        self._hint = HINT  # the key line above the card
         self._splitting: str | None = None  # the card x was pressed on
         self._static: list[DisplayHandle] = []
         self.keys = KeyBridge(hint=HINT)
@@ -359,6 +360,7 @@ class ReviewPanel:
         finally:
             self.status.value = status
             with self.keys.hold_sync():
+                self.keys.hint = self._hint
                 self.keys.card_html = html
                 self.keys.card_id = card_id
                 self.keys.revision += 1
@@ -377,10 +379,12 @@ class ReviewPanel:
             self.defer_until.value = _tomorrow()
         self.progress.max = max(summary.decided + summary.remaining, 1)
         self.progress.value = summary.decided
-        self.tally.value = tally_html(summary)
+        self.progress.layout.display = "none" if summary.empty else None
+        self.tally.value = "" if summary.empty else tally_html(summary)
         self._show_controls(card is not None)
         for handle in self._static:
             handle.update(self._static_bundle(summary), raw=True)
+        self._hint = HINT if card is not None else self._end_hint()
         if card is None:
             automatic = automatic_html(self.session.automatic())
             if self.session.auto_only and not summary.decided:
@@ -391,6 +395,17 @@ class ReviewPanel:
             return summary_html(summary) + automatic
         self.position.value = f"<b>Card {card.position} of {card.total}</b>&nbsp;·&nbsp;"
         return card_html(card, splitting=self._splitting == card.memory_id)
+
+    def _end_hint(self) -> str:
+        """The keys left when no card is shown ("" when none is)."""
+        keys = ["u undo the last decision"] if self.session.undoable else []
+        if self.session.automatic():
+            keys.append("1-9 put that automatic outcome back as a card")
+        if not keys:
+            return ""
+        return "Click the panel, then keys: " + " · ".join(
+            [*keys, "? help", "Esc back to the notebook"]
+        )
 
     def _show_controls(self, on_a_card: bool) -> None:
         """Decision controls only while a card is shown; at the end, undo only if this
