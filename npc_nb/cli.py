@@ -205,9 +205,10 @@ def _undo_at_the_end(console: Console, session: ReviewSession) -> bool:
             return False  # the review is over: end of input just ends it
         if key == "q":
             return False
-        if key == "u":
-            return _undo(console, session)
-        console.say("  u undoes the last decision and shows its card again; q quits.")
+        if key != "u":
+            console.say("  u undoes the last decision and shows its card again; q quits.")
+        elif _undo(console, session):
+            return True
 
 
 def _undo(console: Console, session: ReviewSession) -> bool:

@@ -105,7 +105,7 @@ def test_after_the_last_card_u_still_undoes_and_q_quits(
     nb: npc_nb.Project, project_dir: Path
 ) -> None:
     memory = propose(nb, "the last card")
-    output = review(project_dir, "a\nu\nr\nnot so\nq\n")
+    output = review(project_dir, "a\nz\nu\nr\nnot so\nq\n")
     assert status_of(nb, memory) == "human-rejected"
     finished, undone, again = (
         output.index("Review finished: 1 approved"),
@@ -114,6 +114,7 @@ def test_after_the_last_card_u_still_undoes_and_q_quits(
     )
     assert finished < undone < again
     assert "[u undo / q quit]" in output and "Stopped" not in output
+    assert "u undoes the last decision and shows its card again" in output  # after z
 
 
 def test_end_of_input_at_the_end_just_ends(nb: npc_nb.Project, project_dir: Path) -> None:

@@ -504,9 +504,8 @@ class ReviewSession:
     @property
     def filters(self) -> str:
         """What this review is limited to, in words ("" when it covers the whole queue)."""
-        named = [("npc", self.npc), ("category", self.category)]
-        named.append(("conversation", self.conversation))
-        return ", ".join(f"{name}={value}" for name, value in named if value)
+        named = {"npc": self.npc, "category": self.category, "conversation": self.conversation}
+        return ", ".join(f"{name}={value}" for name, value in named.items() if value)
 
     # -- helpers -------------------------------------------------------------------------
 
