@@ -2,9 +2,10 @@
 
 The same decisions and single keys as the review panel (a approve, r reject, e edit,
 s skip, d defer, u undo, ? help, q quit), for people outside Jupyter. On a terminal a
-key acts at once; from a pipe or a file each line is one key (and the text an edit,
-reason or date asks for), so a review can be scripted. End of input or Ctrl-C stops the
-review: nothing is decided that was not explicitly decided.
+key acts at once and an edit starts from the current text; from a pipe or a file each
+line is one key (and the text an edit, reason or date asks for), so a review can be
+scripted. After the last card the summary is shown and u can still undo; q quits. End
+of input or Ctrl-C stops the review: nothing is decided that was not explicitly decided.
 
 Everything printed passes through ``terminal_text``: a candidate's text comes from a
 model, so an escape sequence or bidi override in it is shown, never obeyed.
@@ -54,14 +55,17 @@ class Console:
         self.stdout.flush()
 
     def key(self, prompt: str) -> str:
-        self.write(prompt)
         if self.interactive:
+            # Keys typed before the prompt is shown are dropped (entering cbreak mode
+            # flushes them): a key acts only on what is on the screen when it is pressed.
             with _cbreak(self.stdin):
+                self.write(prompt)
                 char = self.stdin.read(1)
             self.say(char)
             if not char or char == "\x04":
                 raise _Stop
             return char.lower()
+        self.write(prompt)
         line = self.stdin.readline()
         if not line:
             raise _Stop
@@ -76,6 +80,48 @@ class Console:
         if not self.interactive:
             self.say(line.rstrip("\n"))
         return line.rstrip("\n")
+
+    def edited(self, text: str) -> str | None:
+        """The reviewer's new version of ``text``; None cancels the edit.
+
+        On a terminal the line starts with ``text`` to change in place (readline), and
+        an emptied line cancels. Elsewhere (a pipe, or text a terminal could not show as
+        typed) the text is shown, an empty line keeps it and ``-`` cancels.
+        """
+        if self._can_prefill(text):
+            new = self._prefilled("  edit (Enter approves, an empty line cancels): ", text)
+            return new if new.strip() else None
+        self.say(f"  now: {terminal_text(text)}")  # a line break in it stays visible
+        new = self.line("  new text (empty keeps it as it is, - cancels): ")
+        if new.strip() == "-":
+            return None
+        return new if new.strip() else text
+
+    def _can_prefill(self, text: str) -> bool:
+        """Readline edits the line only on the process's own terminal, and only text
+        with nothing a terminal would act on is put on the line."""
+        if not (self.interactive and self.stdin is sys.stdin and self.stdout is sys.stdout):
+            return False
+        try:
+            import readline  # noqa: F401  (absent on some platforms)
+        except ImportError:
+            return False
+        return text.isprintable()
+
+    def _prefilled(self, prompt: str, text: str) -> str:
+        import readline
+
+        def fill() -> None:
+            readline.insert_text(text)
+            readline.redisplay()
+
+        readline.set_pre_input_hook(fill)
+        try:
+            return input(prompt)
+        except EOFError:
+            raise _Stop from None
+        finally:
+            readline.set_pre_input_hook()
 
 
 @contextlib.contextmanager
@@ -127,22 +173,53 @@ def main(
     except NpcError as exc:
         console.say(f"npc-nb: {exc}")
         return 2
-    console.say(str(_for_terminal(session.summary())))
     return 0
 
 
 def review_session(session: ReviewSession, console: Console) -> None:
-    """Show each waiting candidate and apply the key pressed, until the queue is empty."""
-    console.say(f"{session.remaining} candidate(s) waiting. {HELP}")
+    """Show each waiting candidate and apply the key pressed. At the end, show the
+    summary and wait: u undoes the last decision (its card comes back), q quits."""
+    if session.remaining:
+        console.say(f"{session.remaining} candidate(s) waiting. {HELP}")
     try:
         while True:
             while (card := session.card()) is not None:
                 console.say("\n" + str(_for_terminal(card)))
                 _decide(console, session)
-            if not _put_back(console, session):
-                break
+            if _put_back(console, session):
+                continue
+            console.say("\n" + str(_for_terminal(session.summary())))
+            if not (session.undoable and _undo_at_the_end(console, session)):
+                return
     except (_Stop, KeyboardInterrupt):
         console.say("\nStopped: nothing more was decided.")
+        console.say(str(_for_terminal(session.summary())))
+
+
+def _undo_at_the_end(console: Console, session: ReviewSession) -> bool:
+    """The end screen's keys: True once u has brought a card back, False to quit."""
+    while True:
+        try:
+            key = console.key("  [u undo / q quit] > ")
+        except (_Stop, KeyboardInterrupt):
+            return False  # the review is over: end of input just ends it
+        if key == "q":
+            return False
+        if key != "u":
+            console.say("  u undoes the last decision and shows its card again; q quits.")
+        elif _undo(console, session):
+            return True
+
+
+def _undo(console: Console, session: ReviewSession) -> bool:
+    try:
+        session.undo()
+    except NpcError as exc:
+        console.say(f"  ! {exc}")
+        return False
+    if session.undone is not None:
+        console.say(f"  {_for_terminal(session.undone).undo_line}")
+    return True
 
 
 def _put_back(console: Console, session: ReviewSession) -> bool:
@@ -182,7 +259,7 @@ def _decide(console: Console, session: ReviewSession) -> None:
         if key == "?":
             console.say(f"  {HELP}")
         elif key == "u":
-            console.say(f"  {_for_terminal(session.undo())}")
+            _undo(console, session)
         elif key.isdigit():
             session.approve_wording(int(key))
         elif key == "x":
@@ -192,17 +269,17 @@ def _decide(console: Console, session: ReviewSession) -> None:
                 console.say(f"  split off as its own card {new_card}, later in this review")
         elif key not in _DECISIONS:
             console.say(f"  Unknown key {key!r}. {HELP}")
-        elif (extra := _ask(console, _DECISIONS[key])) is not None:
+        elif (extra := _ask(console, _DECISIONS[key], session.card_text())) is not None:
             session.decide(_DECISIONS[key], **extra)
     except NpcError as exc:
         console.say(f"  ! {exc}")
 
 
-def _ask(console: Console, decision: str) -> dict[str, Any] | None:
+def _ask(console: Console, decision: str, card_text: str) -> dict[str, Any] | None:
     """What a decision needs beyond the key; None cancels it."""
     if decision == "edit":
-        text = console.line("  new text (empty cancels): ")
-        return {"text": text} if text.strip() else None
+        text = console.edited(card_text)
+        return {"text": text} if text is not None else None
     if decision == "reject":
         reason = console.line("  reason (optional): ").strip()
         return {"reason": reason or None}

@@ -166,6 +166,54 @@ def test_review_with_single_keys_in_jupyterlab(tmp_path: Path) -> None:
     )
 
 
+def test_the_end_of_a_review_and_an_empty_one_in_jupyterlab(tmp_path: Path) -> None:
+    """At the end only undo (and help) is left; a review with nothing to review says so
+    and shows no decision button. Screenshot: review-end.png (docs/images holds a copy)."""
+    project = tmp_path / "project"
+    project.mkdir()
+    setup = SETUP.format(home=str(tmp_path / "home"), project=str(project), count=2)
+    ARTIFACTS.mkdir(exist_ok=True)
+    cells = [setup, "%npc_review", "%npc_review --npc nobody"]
+    with jupyterlab(tmp_path / "lab", {}) as lab:
+        url = lab.write_notebook("end.ipynb", cells)
+        with browser_page(lab) as page:
+            page.goto(url)
+            run_all_cells(page, 3)
+            try:
+                _end_and_empty(page)
+            except Exception:
+                page.screenshot(path=str(ARTIFACTS / "review-end-failed.png"))
+                print(page.evaluate(DEBUG))
+                raise
+
+
+def _end_and_empty(page: object) -> None:
+    review, empty = (page.locator(".npc-review-panel").nth(n) for n in (0, 1))  # type: ignore[attr-defined]
+    empty.get_by_text("Nothing to review: no candidate matching npc=nobody").wait_for(
+        timeout=WAIT_MS
+    )
+    assert empty.locator("button:visible").all_inner_texts() == ["Help (?)"]
+    wait_for_card(page, "browser candidate number 00")
+    page.click(".npc-review-panel .npc-card-text")  # type: ignore[attr-defined]
+    assert press_and_wait(page, "a") == "browser candidate number 01"
+    page.keyboard.press("e")  # type: ignore[attr-defined]
+    page.wait_for_selector(".npc-edit textarea:focus", timeout=WAIT_MS)  # type: ignore[attr-defined]
+    page.keyboard.press("Control+a")  # type: ignore[attr-defined]
+    page.keyboard.type("edited at the end")  # type: ignore[attr-defined]
+    page.keyboard.press("Control+Enter")  # type: ignore[attr-defined]
+    review.get_by_text("Review finished: 1 approved, 1 edited").wait_for(timeout=WAIT_MS)
+    wait_idle(page)
+    assert review.locator("button:visible").all_inner_texts() == ["Undo (u)", "Help (?)"]
+    assert review.locator("li:has(del)").inner_text() == (
+        "edited: edited at the end (was browser candidate number 01)"
+    )
+    page.screenshot(path=str(ARTIFACTS / "review-end.png"))  # type: ignore[attr-defined]
+    page.keyboard.press("u")  # type: ignore[attr-defined]
+    wait_for_card(page, "browser candidate number 01")
+    assert "Approve (a)" in review.locator("button:visible").all_inner_texts()
+    assert "undo: browser candidate number 01 (was edited to" in review.inner_text()
+
+
 def _review(page: object) -> list[float]:
     cells_before = page.evaluate(CELLS)  # type: ignore[attr-defined]
     assert card_text(page) == "browser candidate number 00"

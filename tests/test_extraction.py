@@ -11,6 +11,7 @@ import pytest
 
 import npc_nb
 from npc_nb.chat import prompts
+from npc_nb.models import offline
 from tests import fake_models
 from tests.helpers import propose, run_python
 
@@ -63,6 +64,51 @@ def test_the_offline_model_extracts_what_the_user_said(project_dir: Path) -> Non
     assert set(rows["extractor_model"]) == {"npc_nb/offline"}
     assert set(rows["evidence_verified"]) == {True}
     nb.close()
+
+
+QUESTIONS_AND_RECALL_REQUESTS = [
+    "Remind me what we decided about the data.",
+    "Can you remind me whether we agreed to use DuckDB",
+    "What was it that I prefer for plots?",
+    "Do you remember what we decided about storage.",
+    "Tell me again what we chose for the colour map.",
+    "Did we say that we will publish by Friday",
+    "Which deadline did we agree we'll meet",
+    "What must we never do with raw data",
+    "So, is it true that I prefer short answers",
+]
+STATEMENTS = [
+    ("We decided to use DuckDB.", "decision"),
+    ("What we decided was to use DuckDB.", "decision"),
+    ("Remind me to send the ringing data by Friday.", "commitment"),
+    ("When we chose Quarto, we agreed on one style.", "decision"),
+    ("Remember: I prefer short answers.", "preference"),
+]
+
+
+def offline_extraction(said: str) -> list[dict]:
+    messages = [{"role": "user", "content": f"{offline.EXTRACTION_MARKER}\nUSER: {said}"}]
+    return json.loads(offline.extract(messages))["memories"]
+
+
+@pytest.mark.parametrize("said", QUESTIONS_AND_RECALL_REQUESTS)
+def test_the_offline_model_takes_no_memory_from_a_question(said: str) -> None:
+    assert offline_extraction(said) == []
+
+
+@pytest.mark.parametrize(("said", "category"), STATEMENTS)
+def test_the_offline_model_still_takes_statements(said: str, category: str) -> None:
+    assert [m["category"] for m in offline_extraction(said)] == [category]
+
+
+def test_a_recall_request_in_a_chat_proposes_nothing(project_dir: Path) -> None:
+    nb = npc_nb.open(project_dir)
+    try:
+        nb.chat("analyst", "Remind me what we decided about the data. We decided to use DuckDB.")
+        assert nb.extraction.wait(timeout=30).done == 1
+        assert nb.review_queue()["final_text"].tolist() == ["We decided to use DuckDB."]
+    finally:
+        nb.close()
 
 
 def test_valid_output_becomes_candidates_with_provenance(scripted: npc_nb.Project) -> None:

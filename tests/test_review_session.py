@@ -87,7 +87,7 @@ def test_skip_moves_the_card_to_the_back_of_this_review(nb: npc_nb.Project) -> N
     assert session.current == ids[0]
     summary = session.summary()
     assert summary.tally["skipped"] == 1 and summary.decided == 2 and not summary.finished
-    assert [kind for kind, _ in summary.last] == ["approved", "approved", "skipped"]
+    assert [decided.kind for decided in summary.last] == ["approved", "approved", "skipped"]
 
 
 def test_time_spent_is_measured_from_when_the_card_was_shown(nb: npc_nb.Project) -> None:
@@ -223,3 +223,73 @@ def test_nearest_approved_includes_project_scope_and_approvals_made_elsewhere(
     session.decide("skip")
     session.reload()  # what the panel does after an undo or a refused decision
     assert [n.text for n in session.card().nearest] == ["We write reports in Quarto"]
+
+
+@pytest.mark.parametrize(
+    ("actions", "expected"),
+    [
+        (["skip", "approve"], {"approved": 1}),
+        (["approve", "undo"], {}),
+        (["skip", "approve", "undo"], {"skipped": 1}),
+        (["defer", "undo", "approve"], {"approved": 1}),
+        (["skip", "skip", "reject"], {"rejected": 1}),
+        (["edit", "undo", "skip", "defer"], {"deferred": 1}),
+    ],
+)
+def test_the_tally_counts_each_card_once_by_its_latest_decision(
+    nb: npc_nb.Project, actions: list[str], expected: dict[str, int]
+) -> None:
+    nb.add_candidate("the one card of this review", category="fact", npc="analyst")
+    session = nb.review_session()
+    for step, action in enumerate(actions):
+        apply(session, action, step)
+    assert {kind: n for kind, n in session.tally.items() if n} == expected
+    decided = sum(n for kind, n in expected.items() if kind != "skipped")
+    assert session.summary().decided == decided
+
+
+def test_the_last_decisions_show_an_edit_by_its_approved_text(nb: npc_nb.Project) -> None:
+    nb.add_candidate("Figures use small fonts", category="fact", npc="analyst")
+    session = nb.review_session()
+    session.decide("edit", text="  Figures use large fonts ")
+    (edited,) = session.summary().last
+    assert (edited.kind, edited.text, edited.before) == (
+        "edited",
+        "Figures use large fonts",
+        "Figures use small fonts",
+    )
+    assert str(edited) == "edited: Figures use large fonts"
+
+
+def test_undo_names_the_text_it_reopened_and_what_it_took_back(nb: npc_nb.Project) -> None:
+    for text in ("The cluster is called hydra", "Figures use small fonts"):
+        nb.add_candidate(text, category="fact", npc="analyst")
+    session = nb.review_session()
+    session.decide("reject")
+    session.undo()
+    assert session.undone is not None
+    assert session.undone.undo_line == (
+        "undo: The cluster is called hydra (was rejected; back in the queue)"
+    )
+    session.decide("approve")
+    session.decide("edit", text="Figures use large fonts")
+    session.undo()
+    assert session.undone.undo_line == (
+        "undo: Figures use small fonts (was edited to \u201cFigures use large fonts\u201d; "
+        "back in the queue)"
+    )
+
+
+def test_an_empty_review_says_there_is_nothing_to_review_and_why(nb: npc_nb.Project) -> None:
+    nb.add_candidate("only for the analyst", category="fact", npc="analyst")
+    summary = nb.review_session(npc="writer", category="decision").summary()
+    assert summary.empty and not summary.decided
+    assert str(summary).startswith(
+        "Nothing to review: no candidate matching npc=writer, category=decision is waiting"
+    )
+    everything = nb.review_session()
+    everything.decide("approve")
+    assert str(everything.summary()).startswith("Review finished: 1 approved")
+    assert str(nb.review_session().summary()).startswith(
+        "Nothing to review: no candidate is waiting"
+    )

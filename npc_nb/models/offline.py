@@ -3,8 +3,10 @@
 Chat replies show which memories were in the prompt, so a researcher (or a test) can see
 the trust gate work. Extraction is deterministic and cue-based ("we decided ...", "I
 prefer ...", "must/never ...", "by Friday ...", "TODO ..."), and emits the same JSON a
-real model is asked for. Nothing here imports litellm: ``npc_nb.models.gateway`` wraps these
-functions in a litellm custom provider named ``npc_nb/offline``.
+real model is asked for. Only statements are extracted: a question or a request to
+recall ("What did we decide?", "Remind me what we decided") asks, it asserts nothing.
+Nothing here imports litellm: ``npc_nb.models.gateway`` wraps these functions in a
+litellm custom provider named ``npc_nb/offline``.
 """
 
 from __future__ import annotations
@@ -42,6 +44,22 @@ _SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
 _LEAD_IN = re.compile(
     r"^(and|also|oh|so|but|plus|remember|please note|note|by the way|btw|anyway|ok|okay)"
     r"\b[,:;]?\s+",
+    re.IGNORECASE,
+)
+_WH = "what|who|whom|whose|when|where|which|why|how"
+_AUX = "do|does|did|is|are|was|were|have|has|had|can|could|will|would|should|shall|may|might|must"
+_SUBJECT = "i|we|you|they|he|she|it|there|our|my|your|their|the|this|that"
+#: A question or a request to be told what is already known asks; it states nothing, so
+#: it is never a memory ("What did we decide?", "Remind me what we decided about X").
+#: Without a question mark, a question is told by its word order: it opens with an
+#: auxiliary before its subject ("Did we ...", "Which tool do we ..."), whereas in
+#: "What we decided was ..." the subject comes first.
+_ASKS = re.compile(
+    r"\?\s*$"
+    rf"|^(({_WH})(\s+(?!({_SUBJECT})\b)\w+){{0,3}}\s+)?({_AUX})\s+({_SUBJECT})\b"
+    rf"|\b(remind|tell|show) (me|us)( again)? ({_WH}|whether|if)\b"
+    r"|\b(tell|show) (me|us) about\b"
+    r"|\b(do|did|can|could) you (remember|recall)\b",
     re.IGNORECASE,
 )
 _DAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|next week"
@@ -92,6 +110,8 @@ def extract(messages: list[dict], limit: int = 5) -> str:
     said = _user_turn(exchange)
     found, seen = [], set()
     for sentence in (_strip_lead_in(s.strip()) for s in _SENTENCE.findall(said)):
+        if _ASKS.search(sentence):
+            continue
         for category, confidence, cue in _CUES:
             if sentence and cue.search(sentence) and sentence.casefold() not in seen:
                 seen.add(sentence.casefold())

@@ -202,7 +202,11 @@ class NpcMagics(Magics):
     @argument("--npc", help="only this persona's candidates")
     @argument("--category", help="only this category")
     @argument("--conversation", help="only candidates from this conversation id")
-    @argument("--list", action="store_true", help="the queue as a DataFrame, no panel")
+    @argument(
+        "--list",
+        action="store_true",
+        help="the queue as a table (text first; every column: nb.review_queue()), no panel",
+    )
     @argument("--by", help="reviewer name recorded on decisions (default: the configured one)")
     @argument(
         "--auto",
@@ -219,7 +223,9 @@ class NpcMagics(Magics):
             if args.list:
                 if args.auto:
                     return self.project.automatic_outcomes(unlisted_only=True, npc=args.npc)
-                return self.project.review_queue(**filters)
+                from ..review.queue_table import QueueTable  # pandas: not at %load_ext
+
+                return QueueTable(self.project.review_queue(**filters), filters)
             return self.project.review_panel(**filters, by=args.by, auto=args.auto)
 
     @line_magic

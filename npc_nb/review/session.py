@@ -25,7 +25,15 @@ from ..memory.core import MemoryCore
 from ..memory.queue import queue_filters
 from ..memory.variants import Variant
 
-__all__ = ["TALLY_KINDS", "Card", "Nearest", "ReviewSession", "Summary", "evidence_span"]
+__all__ = [
+    "TALLY_KINDS",
+    "Card",
+    "Decided",
+    "Nearest",
+    "ReviewSession",
+    "Summary",
+    "evidence_span",
+]
 
 TALLY_KINDS = ("approved", "edited", "rejected", "skipped", "deferred")
 _KIND_OF = {
@@ -112,6 +120,25 @@ class Card:
 
 
 @dataclass(frozen=True)
+class Decided:
+    """One decision of this review, as the summary lists it and undo names it."""
+
+    kind: str  # one of TALLY_KINDS
+    text: str  # the memory's text after the decision: an edit's new text
+    before: str | None = None  # the text an edit replaced
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.text}"
+
+    @property
+    def undo_line(self) -> str:
+        """The line that says this decision was undone, naming the text it left."""
+        if self.before is not None:
+            return f"undo: {self.before} (was edited to \u201c{self.text}\u201d; back in the queue)"
+        return f"undo: {self.text} (was {self.kind}; back in the queue)"
+
+
+@dataclass(frozen=True)
 class Summary:
     """Where the session stands: counts, time, the last decisions, the store."""
 
@@ -120,14 +147,26 @@ class Summary:
     remaining: int
     seconds: float
     seconds_per_card: float | None  # median time on a card
-    last: tuple[tuple[str, str], ...]  # (what was done, memory text), newest first
+    last: tuple[Decided, ...]  # newest first
     store_path: str
+    filters: str = ""  # what the review was limited to ("npc=analyst"), "" for everything
 
     @property
     def finished(self) -> bool:
         return self.remaining == 0
 
+    @property
+    def empty(self) -> bool:
+        """Nothing was there to review: no card waits and this review decided none."""
+        return self.finished and not any(self.tally.values())
+
     def __str__(self) -> str:
+        if self.empty:
+            limited = f" matching {self.filters}" if self.filters else ""
+            return (
+                f"Nothing to review: no candidate{limited} is waiting for approval. "
+                f"Store: {self.store_path}"
+            )
         done = ", ".join(f"{self.tally[k]} {k}" for k in TALLY_KINDS if self.tally[k])
         head = "Review finished" if self.finished else f"{self.remaining} still waiting"
         pace = (
@@ -143,9 +182,8 @@ class Summary:
 
 @dataclass
 class _Step:
-    kind: str
+    decided: Decided
     memory_ids: list[str]
-    text: str
     spent: float | None  # seconds on the card; None for a batch
 
 
@@ -167,6 +205,8 @@ class ReviewSession:
         self._rows: dict[str, dict[str, Any]] = {}
         self._queue: list[str] = []
         self._steps: list[_Step] = []
+        #: What the last ``undo`` took back (``Decided.undo_line`` says so in words).
+        self.undone: Decided | None = None
         self._automatic: list[dict[str, Any]] | None = None
         self._generation = 0  # bumped by every re-read of the queue
         self._card: tuple[tuple, Card] | None = None
@@ -222,15 +262,28 @@ class ReviewSession:
 
     @property
     def tally(self) -> dict[str, int]:
-        """Cards per kind of decision in this review (undone ones no longer count)."""
+        """Cards per kind of decision in this review, each card counted once, by its latest
+        decision (skipped then approved is one approved; undone ones no longer count)."""
         counts = dict.fromkeys(TALLY_KINDS, 0)
-        for step in self._steps:
-            counts[step.kind] += len(step.memory_ids)
+        for kind in self._outcomes().values():
+            counts[kind] += 1
         return counts
 
     @property
     def decided(self) -> int:
-        return sum(len(step.memory_ids) for step in self._steps if step.kind != "skipped")
+        """Cards this review has decided for good (their latest decision is not a skip)."""
+        return sum(kind != "skipped" for kind in self._outcomes().values())
+
+    @property
+    def undoable(self) -> bool:
+        """Whether this review has a decision that undo could take back."""
+        return bool(self._steps)
+
+    def _outcomes(self) -> dict[str, str]:
+        """Each card this review touched, with the kind of its latest decision."""
+        return {
+            memory_id: step.decided.kind for step in self._steps for memory_id in step.memory_ids
+        }
 
     def card_text(self) -> str:
         """The current candidate's text ("" when the queue is empty)."""
@@ -340,9 +393,12 @@ class ReviewSession:
         if memory_id is None:
             return None
         try:
-            return str(self.memory.stores.locate(memory_id)[1]["final_text"])
+            return self._stored_text(memory_id)
         except NpcError:
             return None
+
+    def _stored_text(self, memory_id: str) -> str:
+        return str(self.memory.stores.locate(memory_id)[1]["final_text"])
 
     # -- decisions ----------------------------------------------------------------------
 
@@ -379,7 +435,11 @@ class ReviewSession:
             raise
         # An edit that changes nothing is stored as an approval: count what was stored.
         kind = _KIND_OF[result.decision] if result.decision in _KIND_OF else _KIND_OF[decision]
-        self._record(kind, [memory_id], row["final_text"], spent)
+        if kind == "edited":  # the text the reviewer approved, as stored
+            decided = Decided(kind, self._stored_text(memory_id), before=row["final_text"])
+        else:
+            decided = Decided(kind, row["final_text"])
+        self._record(decided, [memory_id], spent)
         self._queue.pop(0)
         if kind == "skipped":
             self._queue.append(memory_id)
@@ -398,6 +458,7 @@ class ReviewSession:
         for index in range(len(self._steps) - 1, -1, -1):
             step = self._steps[index]
             if set(step.memory_ids) & undone:
+                self.undone = step.decided
                 del self._steps[index]
                 break
         self.reload(first=result.memory_ids)
@@ -422,12 +483,12 @@ class ReviewSession:
         assert isinstance(result, DecisionResult)
         ids = result.memory_ids
         if ids:
-            self._record("approved", ids, f"{len(ids)} approved at once", None)
+            self._record(Decided("approved", f"{len(ids)} candidate(s) as one batch"), ids, None)
         self.reload()
         return result
 
     def summary(self) -> Summary:
-        last = tuple((step.kind, step.text) for step in reversed(self._steps[-5:]))
+        last = tuple(step.decided for step in reversed(self._steps[-5:]))
         spent = [step.spent for step in self._steps if step.spent is not None]
         return Summary(
             tally=self.tally,
@@ -437,12 +498,19 @@ class ReviewSession:
             seconds_per_card=statistics.median(spent) if spent else None,
             last=last,
             store_path=str(self.memory.store_path),
+            filters=self.filters,
         )
+
+    @property
+    def filters(self) -> str:
+        """What this review is limited to, in words ("" when it covers the whole queue)."""
+        named = {"npc": self.npc, "category": self.category, "conversation": self.conversation}
+        return ", ".join(f"{name}={value}" for name, value in named.items() if value)
 
     # -- helpers -------------------------------------------------------------------------
 
-    def _record(self, kind: str, memory_ids: list[str], text: str, spent: float | None) -> None:
-        self._steps.append(_Step(kind, memory_ids, text, spent))
+    def _record(self, decided: Decided, memory_ids: list[str], spent: float | None) -> None:
+        self._steps.append(_Step(decided, memory_ids, spent))
         self._shown_at = self.clock()
 
     def _nearest(self, row: dict[str, Any]) -> tuple[Nearest, ...]:

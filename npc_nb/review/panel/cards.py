@@ -10,7 +10,7 @@ from __future__ import annotations
 from html import escape
 
 from ..._results import ApproveAllPreview
-from ..session import TALLY_KINDS, Card, Summary
+from ..session import TALLY_KINDS, Card, Decided, Summary
 
 __all__ = [
     "KEY_HELP",
@@ -205,12 +205,20 @@ def preview_html(preview: ApproveAllPreview) -> str:
 
 def summary_html(summary: Summary) -> str:
     """Counts, time, median per card, the last decisions and the store path."""
-    last = "".join(f"<li>{escape(kind)}: {escape(text)}</li>" for kind, text in summary.last)
+    last = "".join(f"<li>{_decided_html(decided)}</li>" for decided in summary.last)
     return (
         f"<div><b>{escape(str(summary))}</b>"
         + (f"<br>Last decisions:<ul>{last}</ul>" if last else "")
         + "</div>"
     )
+
+
+def _decided_html(decided: Decided) -> str:
+    """One of the last decisions: what it left, and an edit's old text struck through."""
+    line = f"{escape(decided.kind)}: {escape(decided.text)}"
+    if decided.before is None:
+        return line
+    return f"{line} <small>(was <del>{escape(decided.before)}</del>)</small>"
 
 
 def static_summary_html(summary: Summary, panel_id: str) -> str:

@@ -70,6 +70,7 @@ class ReviewPanel:
         self._preview: Any = None
         self._editing: str | None = None  # the card the edit box was opened on
         self._shown: str | None = None  # the card drawn last
+        self._hint = HINT  # the key line above the card
         self._splitting: str | None = None  # the card x was pressed on
         self._static: list[DisplayHandle] = []
         self.keys = KeyBridge(hint=HINT)
@@ -85,6 +86,7 @@ class ReviewPanel:
         self.progress = w.IntProgress(min=0, layout=w.Layout(width="100%"))
         self._build_editor()
         self._build_controls()
+        self.inputs = w.HBox([self.reason, self.defer_until])
         self._build_confirm()
         self.help = w.HTML(help_html(), layout=w.Layout(display="none"))
         self.status = w.HTML()
@@ -94,7 +96,7 @@ class ReviewPanel:
                 self.progress,
                 self.keys,
                 self.editor,
-                w.HBox([self.reason, self.defer_until]),
+                self.inputs,
                 w.HBox([*self.buttons.values(), self.approve_all]),
                 self.confirm_box,
                 self.help,
@@ -314,7 +316,9 @@ class ReviewPanel:
 
     def _undo(self) -> str:
         self._close_editor()
-        return str(self.session.undo())
+        result = self.session.undo()
+        undone = self.session.undone
+        return undone.undo_line if undone is not None else str(result)
 
     def _toggle_help(self) -> None:
         shown = self.help.layout.display != "none"
@@ -356,6 +360,7 @@ class ReviewPanel:
         finally:
             self.status.value = status
             with self.keys.hold_sync():
+                self.keys.hint = self._hint
                 self.keys.card_html = html
                 self.keys.card_id = card_id
                 self.keys.revision += 1
@@ -374,21 +379,44 @@ class ReviewPanel:
             self.defer_until.value = _tomorrow()
         self.progress.max = max(summary.decided + summary.remaining, 1)
         self.progress.value = summary.decided
-        self.tally.value = tally_html(summary)
-        for key in CARD_KEYS:
-            self.buttons[key].disabled = card is None
-        self.approve_all.disabled = card is None
+        self.progress.layout.display = "none" if summary.empty else None
+        self.tally.value = "" if summary.empty else tally_html(summary)
+        self._show_controls(card is not None)
         for handle in self._static:
             handle.update(self._static_bundle(summary), raw=True)
+        self._hint = HINT if card is not None else self._end_hint()
         if card is None:
             automatic = automatic_html(self.session.automatic())
             if self.session.auto_only and not summary.decided:
                 self.position.value = "<b>Decided without asking</b>"
                 return automatic
-            self.position.value = "<b>Review finished</b>"
+            head = "Nothing to review" if summary.empty else "Review finished"
+            self.position.value = f"<b>{head}</b>"
             return summary_html(summary) + automatic
         self.position.value = f"<b>Card {card.position} of {card.total}</b>&nbsp;·&nbsp;"
         return card_html(card, splitting=self._splitting == card.memory_id)
+
+    def _end_hint(self) -> str:
+        """The keys left when no card is shown ("" when none is)."""
+        keys = ["u undo the last decision"] if self.session.undoable else []
+        if self.session.automatic():
+            keys.append("1-9 put that automatic outcome back as a card")
+        if not keys:
+            return ""
+        return "Click the panel, then keys: " + " · ".join(
+            [*keys, "? help", "Esc back to the notebook"]
+        )
+
+    def _show_controls(self, on_a_card: bool) -> None:
+        """Decision controls only while a card is shown; at the end, undo only if this
+        review has something to undo."""
+        controls = [*(self.buttons[key] for key in CARD_KEYS), self.approve_all]
+        for control in controls:
+            control.disabled = not on_a_card
+        for box in (*controls, self.inputs):
+            box.layout.display = None if on_a_card else "none"
+        undo = on_a_card or self.session.undoable
+        self.buttons["u"].layout.display = None if undo else "none"
 
 
 def _view(widget: w.Widget) -> dict[str, Any]:
