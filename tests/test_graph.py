@@ -223,3 +223,28 @@ def test_viewers_without_the_renderer_show_a_picture(nb: npc_nb.Project) -> None
     (image,) = re.findall(r'<img\b[^>]*src="data:image/png;base64,([^"]+)"', body)
     assert base64.b64decode(image).startswith(b"\x89PNG")
     assert "vis-network" not in body
+
+
+def test_offline_concepts_are_things_not_verbs_or_roles(nb: npc_nb.Project) -> None:
+    """After a bare "to" comes a verb; "the name of X" is about X; "my name is Ada" is
+    about Ada. None of "store", "name", "dataset" is a concept of these memories."""
+    nb.approve(propose(nb, "My name is Ada and I lead the ringing project"))
+    nb.approve(propose(nb, "We need to store the survey data in Parquet"))
+    nb.approve(propose(nb, "Please keep the name of each site"))
+    nb.approve(propose(nb, "Our main dataset is Birds2024", npc="writer"))
+    nb.approve(propose(nb, "Remember to name files by date", npc="writer"))
+    nb.approve(propose(nb, "Send the results to the Zenodo archive", npc="writer"))
+    assert concept_nodes(nb.graph()) == {
+        f"concept:{key}"
+        for key in (
+            "ada",
+            "ringing project",
+            "survey data",
+            "parquet",
+            "site",
+            "birds2024",
+            "date",
+            "results",
+            "zenodo archive",
+        )
+    }

@@ -86,10 +86,16 @@ class GraphView extends Widget {
   }
 }
 
-/* The notebook's UI font (a CSS variable) as a concrete font list for the canvas. */
+/* The notebook's UI font and colours (CSS variables, so the theme's) as concrete values
+ * for the canvas, which cannot read CSS. */
 function uiFont(element) {
-  const family = getComputedStyle(element).getPropertyValue("--jp-ui-font-family").trim();
-  return family || FALLBACK_FONT;
+  const theme = getComputedStyle(element);
+  const value = (name, fallback) => theme.getPropertyValue(name).trim() || fallback;
+  return {
+    face: value("--jp-ui-font-family", FALLBACK_FONT),
+    color: value("--jp-ui-font-color1", "#000000"),
+    background: value("--jp-layout-color0", "#ffffff"),
+  };
 }
 
 function textTooltip(text) {
@@ -108,7 +114,7 @@ function visNode(node, font) {
     color: String(node.color),
     size: Number(node.size),
     mass: node.kind === "category" ? 4 : 1,
-    font: { face: font, size: node.kind === "memory" ? 11 : 13 },
+    font: { face: font.face, color: font.color, size: node.kind === "memory" ? 11 : 13 },
   };
 }
 
@@ -121,7 +127,7 @@ function visEdge(edge, index, font) {
     title: textTooltip(edge.title),
     width: Number(edge.width) || 1,
     arrows: "to",
-    font: { face: font, size: 11, align: "middle" },
+    font: { face: font.face, color: font.color, size: 11, strokeColor: font.background },
   };
 }
 
@@ -129,7 +135,7 @@ function networkOptions(font) {
   return {
     autoResize: true,
     interaction: { hover: true, tooltipDelay: 150 },
-    nodes: { font: { face: font, multi: false } },
+    nodes: { font: { face: font.face, multi: false, strokeColor: font.background } },
     edges: { smooth: { type: "continuous" }, color: { inherit: "from" } },
     physics: {
       solver: "forceAtlas2Based",
