@@ -55,22 +55,25 @@ def _palette_png(canvas: FigureCanvasAgg) -> bytes:
 
 
 def _draw(axes: Axes, graph: nx.MultiDiGraph) -> None:
+    from matplotlib.collections import LineCollection
+
     positions = nx.spring_layout(nx.Graph(graph), seed=7)
-    for source, target in {(u, v) for u, v in graph.edges()}:
-        (x1, y1), (x2, y2) = positions[source], positions[target]
-        axes.plot([x1, x2], [y1, y2], color="#c8c8d0", linewidth=0.8, zorder=1)
-    for node, data in graph.nodes(data=True):
-        look = style.node_style(data)
-        x, y = positions[node]
+    lines = [(positions[u], positions[v]) for u, v in {(u, v) for u, v in graph.edges()}]
+    axes.add_collection(LineCollection(lines, colors="#c8c8d0", linewidths=0.8, zorder=1))
+    looks = {node: style.node_style(data) for node, data in graph.nodes(data=True)}
+    for shape in {look["shape"] for look in looks.values()}:
+        drawn = [node for node, look in looks.items() if look["shape"] == shape]
         axes.scatter(
-            [x],
-            [y],
-            s=look["size"] ** 2 * 0.9,
-            c=look["color"],
-            marker=_MARKERS.get(look["shape"], "o"),
+            [positions[node][0] for node in drawn],
+            [positions[node][1] for node in drawn],
+            s=[looks[node]["size"] ** 2 * 0.9 for node in drawn],
+            c=[looks[node]["color"] for node in drawn],
+            marker=_MARKERS.get(shape, "o"),
             zorder=2,
         )
+    for node, data in graph.nodes(data=True):
         if data["kind"] in _LABELLED:
+            x, y = positions[node]
             axes.text(
                 x,
                 y - 0.06,

@@ -62,13 +62,17 @@ class GraphView:
         return f"{text} {self.note}".strip()
 
     def data(self) -> dict[str, Any]:
-        """The renderer's data: JSON of plain strings and numbers, no markup, no code."""
+        """The renderer's data: JSON of plain strings and numbers, no markup, no code.
+        An edge's "source" and "target" are places in "nodes"."""
+        position = {key: index for index, key in enumerate(self.graph.nodes)}
         return {
             "version": DATA_VERSION,
             "height": self.height,
             "summary": self.summary(),
             "nodes": [_node(key, data) for key, data in self.graph.nodes(data=True)],
-            "edges": [_edge(u, v, data) for u, v, data in self.graph.edges(data=True)],
+            "edges": [
+                _edge(position[u], position[v], data) for u, v, data in self.graph.edges(data=True)
+            ],
         }
 
     @cached_property
@@ -111,11 +115,9 @@ def _node(key: str, data: dict) -> dict[str, Any]:
     }
 
 
-def _edge(source: str, target: str, data: dict) -> dict[str, Any]:
-    return {
-        "source": source,
-        "target": target,
-        "label": style.edge_label(data),
-        "title": style.edge_title(data),
-        "width": style.edge_width(data),
-    }
+def _edge(source: int, target: int, data: dict) -> dict[str, Any]:
+    """An edge between two nodes given by their place in "nodes" (ids are long, and a
+    graph has several edges per node); "label" only where one is written."""
+    edge = {"source": source, "target": target, "title": style.edge_title(data)}
+    edge["width"] = style.edge_width(data)
+    return {**edge, "label": style.edge_label(data)} if style.edge_label(data) else edge

@@ -62,7 +62,10 @@ class GraphView extends Widget {
 
     const font = uiFont(this.node);
     const nodes = new DataSet((graph.nodes || []).map((node) => visNode(node, font)));
-    const edges = new DataSet((graph.edges || []).map((edge, index) => visEdge(edge, index, font)));
+    const ids = nodes.getIds();
+    const edges = new DataSet(
+      (graph.edges || []).map((edge, index) => visEdge(edge, index, ids, font)),
+    );
     this.network = new Network(canvas, { nodes, edges }, networkOptions(font));
     this.node.npcNbNetwork = this.network; // for scripted inspection (the browser tests)
     this.network.once("stabilizationIterationsDone", () => this._settle(graph));
@@ -118,11 +121,12 @@ function visNode(node, font) {
   };
 }
 
-function visEdge(edge, index, font) {
+/* An edge's source and target are places in the node list. */
+function visEdge(edge, index, ids, font) {
   return {
     id: index,
-    from: String(edge.source),
-    to: String(edge.target),
+    from: ids[Number(edge.source)],
+    to: ids[Number(edge.target)],
     label: String(edge.label || ""),
     title: textTooltip(edge.title),
     width: Number(edge.width) || 1,
