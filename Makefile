@@ -5,11 +5,13 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 #: The shipped notebooks, by name: notebooks of your own in notebooks/ are never run.
 NOTEBOOKS := notebooks/quickstart.ipynb notebooks/review.ipynb notebooks/analysis.ipynb notebooks/graph.ipynb
+RENDERER := widgets/graph_renderer
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: install test lint lab bench clean
+.PHONY: install test lint lab bench clean labextension
 
-$(STAMP): pyproject.toml
+# Reinstalled when the committed graph renderer changes: pip copies it into the venv.
+$(STAMP): pyproject.toml $(RENDERER)/labextension/package.json
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,lab]'
 	touch $(STAMP)
@@ -27,6 +29,12 @@ test: lint
 
 lab: install
 	$(BIN)/jupyter lab $(ROOT_FLAG) notebooks/quickstart.ipynb
+
+# Rebuilds the graph renderer after an edit under widgets/graph_renderer (needs node 20+
+# and npm); commit the result. Every other target uses the committed build, without npm.
+labextension:
+	cd $(RENDERER) && npm ci && npm run build
+	$(MAKE) install
 
 bench: install
 	$(BIN)/python bench/bench_store.py

@@ -8,13 +8,15 @@ naming ~500 distinct datasets, tools and places) is opened and timed:
 - extract + build   first ``graph()``: offline concept extraction for every memory
                     (stored), then the networkx graph
 - build             a second ``graph()``: concepts already stored
-- draw              ``show_graph()`` (default cap of 250 nodes) to an offline HTML page
-and the page's size.
+- draw              ``show_graph()`` (default cap of 250 nodes) and its output: the
+                    renderer's data and the fallback picture
+and the output's size as saved in a notebook.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import tempfile
@@ -50,7 +52,7 @@ def main() -> None:
     print(f"npc_nb {npc_nb.__version__}, {os.cpu_count()} cores")
     print(
         f"{'memories':>9} {'extract+build':>14} {'build':>8} {'draw':>8} "
-        f"{'nodes':>7} {'edges':>8} {'drawn':>6} {'html':>9}"
+        f"{'nodes':>7} {'edges':>8} {'drawn':>6} {'output':>9}"
     )
     for n in args.sizes:
         folder = Path(tempfile.mkdtemp(prefix=f"npc-bench-graph-{n}-"))
@@ -65,11 +67,12 @@ def main() -> None:
         second = time.perf_counter() - started
         started = time.perf_counter()
         view = nb.show_graph()
+        output = json.dumps(view._repr_mimebundle_())
         draw = time.perf_counter() - started
         print(
             f"{n:>9,} {first:>13.2f}s {second:>7.2f}s {draw:>7.2f}s "
             f"{graph.number_of_nodes():>7,} {graph.number_of_edges():>8,} "
-            f"{view.graph.number_of_nodes():>6} {len(view.page) / 1024:>7.0f}KB"
+            f"{view.graph.number_of_nodes():>6} {len(output) / 1024:>7.0f}KB"
         )
         nb.close()
 

@@ -38,7 +38,11 @@ CHROMIUM_ARGS = [
     "--no-first-run",
     "--disable-quic",
 ]
-ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
+ROOT = Path(__file__).resolve().parents[1]
+ARTIFACTS = ROOT / "test-artifacts"
+# The graph renderer built from this checkout, which the lab uses whatever copy of it the
+# environment installed (the lab's own data folder comes first in its search path).
+GRAPH_RENDERER = ROOT / "widgets" / "graph_renderer" / "labextension"
 
 
 @dataclass
@@ -92,6 +96,8 @@ def jupyterlab(base: Path, env: dict[str, str]) -> Iterator[Lab]:
     }
     for folder in dirs.values():
         folder.mkdir()
+    (dirs["data"] / "labextensions").mkdir()
+    (dirs["data"] / "labextensions" / "npc-nb-graph").symlink_to(GRAPH_RENDERER)
     news = dirs["settings"] / "@jupyterlab" / "apputils-extension"
     news.mkdir(parents=True)
     (news / "notification.jupyterlab-settings").write_text(json.dumps({"fetchNews": "false"}))

@@ -1,34 +1,47 @@
 """In a real JupyterLab, in headless Chromium, with every outside request blocked: the
-knowledge graph's drawing library reaches the page inline and draws on its canvas, and
-nothing is fetched from anywhere but the lab."""
+knowledge graph draws with the renderer npc_nb installs (its drawing library bundled, so
+nothing is fetched from anywhere but the lab), labels and tooltips stay text in the UI's
+font, no label lies over a category box, and a saved notebook's graphs draw again from
+their outputs alone."""
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import nbformat
 import pytest
 
-from tests.jupyterlab import ARTIFACTS, browser_page, jupyterlab, run_all_cells
+import npc_nb
+from npc_nb.graph.view import MIME_TYPE
+from tests.jupyterlab import ARTIFACTS, Lab, browser_page, jupyterlab, run_all_cells
 
 pytestmark = pytest.mark.browser
 
-SETUP = """
+HOSTILE = "Notes <img src=x onerror=alert(1)> from </script><script>alert(2)</script> Vienna"
+MEMORIES = [
+    ("We decided to use DuckDB for the ringing database", "analyst"),
+    ("The ringing database is backed up to Zenodo", "analyst"),
+    ("We decided to submit the paper to Ibis", "writer"),
+    ("Ibis wants the methods section by Friday", "writer"),
+    (HOSTILE, "writer"),
+]
+SETUP = f"""
 import os, tempfile
 os.environ["NPC_NB_HOME"] = tempfile.mkdtemp()
 import npc_nb
 nb = npc_nb.open(tempfile.mkdtemp())
-for text, npc in [("We decided to use DuckDB for the ringing database", "analyst"),
-                  ("The ringing database is backed up to Zenodo", "analyst"),
-                  ("We decided to submit the paper to Ibis", "writer"),
-                  ("Ibis wants the methods section by Friday", "writer")]:
+for text, npc in {MEMORIES!r}:
     nb.approve(nb.add_candidate(text, category="decision", npc=npc).memory_id)
 %load_ext npc_nb
 """
 
-# Pixels drawn on the graph's canvas (0 while vis.js has not drawn anything).
-COUNT_DRAWN = """() => {
-    const canvas = document.querySelector("canvas");
+GRAPH = ".jp-OutputArea .npc-nb-graph"
+
+# Pixels drawn on one graph's canvas (0 while vis-network has not drawn anything).
+COUNT_DRAWN = """graph => {
+    const canvas = graph.querySelector("canvas");
     if (!canvas || !canvas.width) return 0;
     const data = canvas.getContext("2d").getImageData(0, 0, canvas.width, canvas.height).data;
     let drawn = 0;
@@ -36,67 +49,137 @@ COUNT_DRAWN = """() => {
     return drawn;
 }"""
 
-# What the graph's frame holds: the library itself, and every URL any element points to.
-FRAME_FACTS = """() => ({
-    vis: typeof vis,
-    network: typeof vis === "undefined" ? "undefined" : typeof vis.Network,
-    drawnBy: typeof network === "object" && network !== null
-        && network.body.container.contains(document.querySelector("canvas")),
-    scripts: [...document.scripts].map(s => s.src).filter(Boolean),
-    stylesheets: [...document.querySelectorAll("link")].map(l => l.href),
-    urls: [...document.querySelectorAll("[src], [href], [srcset], [data], [action]")]
-        .map(e => e.getAttribute("src") || e.getAttribute("href") || e.getAttribute("srcset")
-             || e.getAttribute("data") || e.getAttribute("action")),
-    resources: performance.getEntriesByType("resource").map(r => r.name),
-})"""
+# Every node's drawn extent (its label included) against every category box.
+OVER_BOXES = """graph => {
+    const network = graph.npcNbNetwork;
+    const ids = network.body.data.nodes.getIds();
+    const boxes = ids.filter(id => id.startsWith("category:"));
+    const hit = (a, b) =>
+        a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+    const over = [];
+    for (const box of boxes)
+        for (const id of ids)
+            if (id !== box && hit(network.getBoundingBox(box), network.getBoundingBox(id)))
+                over.push([id, box]);
+    return {boxes: boxes.length, over};
+}"""
 
-OUTPUT_URLS = """output => [...output.querySelectorAll("[src], [href]")]
-    .map(e => e.getAttribute("src") || e.getAttribute("href"))"""
+# Where a node is drawn, in page pixels.
+NODE_ON_PAGE = """(graph, id) => {
+    const network = graph.npcNbNetwork;
+    const at = network.canvasToDOM(network.getPositions([id])[id]);
+    const frame = graph.querySelector("canvas").getBoundingClientRect();
+    return {x: frame.left + at.x, y: frame.top + at.y};
+}"""
+
+TOOLTIP = """graph => {
+    const tip = graph.querySelector("div.vis-tooltip");
+    if (!tip || tip.style.visibility === "hidden" || !tip.textContent) return null;
+    return {
+        text: tip.innerText,
+        elements: tip.querySelectorAll("*").length - 1,  // the text holder itself
+        font: getComputedStyle(tip).fontFamily,
+        uiFont: getComputedStyle(graph).getPropertyValue("--jp-ui-font-family").trim(),
+    };
+}"""
 
 
 def test_the_graph_draws_in_jupyterlab_with_the_network_blocked(tmp_path: Path) -> None:
-    requested: list[tuple[str, str]] = []
+    requested: list[str] = []
     with jupyterlab(tmp_path, {}) as lab:
         url = lab.write_notebook("graph.ipynb", [SETUP, "%npc_graph"])
         with browser_page(lab) as page:
-            page.on("request", lambda request: requested.append((request.url, frame_of(request))))
+            page.on("request", lambda request: requested.append(request.url))
             page.goto(url)
-            ARTIFACTS.mkdir(exist_ok=True)
             run_all_cells(page, 2)
-            try:
-                frame = page.wait_for_selector(".jp-OutputArea-output iframe", timeout=60_000)
-                graph = frame.content_frame()
-                graph.wait_for_function(f"() => ({COUNT_DRAWN})() > 500", timeout=60_000)
-            except Exception:
-                page.screenshot(path=str(ARTIFACTS / "graph-in-jupyterlab-failed.png"))
-                raise
-            page.screenshot(path=str(ARTIFACTS / "graph-in-jupyterlab.png"))
-            facts = graph.evaluate(FRAME_FACTS)
-            output = page.query_selector(".jp-OutputArea-output .npc-nb-graph")
-            output_urls = page.evaluate(OUTPUT_URLS, output)
-            srcdoc = frame.get_attribute("srcdoc") or ""
-            summary = page.inner_text(".jp-OutputArea-output .npc-nb-graph small")
+            graph = wait_until_drawn(page, 1, "graph-in-jupyterlab")
+            boxes = graph.evaluate(OVER_BOXES)
+            memory = next(n for n in node_ids(graph) if "Notes" in label_of(graph, n))
+            at = graph.evaluate(NODE_ON_PAGE, memory)
+            page.mouse.move(at["x"], at["y"])
+            page.wait_for_function(f"g => ({TOOLTIP})(g) !== null", arg=graph, timeout=30_000)
+            tooltip = graph.evaluate(TOOLTIP)
+            page.screenshot(path=str(ARTIFACTS / "graph-tooltip-in-jupyterlab.png"))
+            markup = graph.evaluate("g => g.querySelectorAll('img, iframe, script').length")
+            summary = graph.evaluate("g => g.querySelector('.npc-nb-graph-summary').innerText")
         blocked = list(lab.blocked)
         lab_host = urlsplit(lab.url).netloc
 
-    # The drawing library itself reached the frame (inline) and drew this graph.
-    assert (facts["vis"], facts["network"], facts["drawnBy"]) == ("object", "function", True)
-    assert "vis-network" in srcdoc and "new vis.Network(" in srcdoc
-    # Nothing in the drawn HTML points anywhere: no script or stylesheet to load, no URL.
-    assert facts["scripts"] == [] and facts["stylesheets"] == [], facts
-    assert facts["urls"] == [] and facts["resources"] == [], facts
-    assert output_urls == [], output_urls
-    assert not [u for u in (facts["urls"] + output_urls) if u.startswith(("http:", "https:", "//"))]
-    # No request left for anything but the lab, and the graph's frame made none at all.
+    # Nothing left the lab: the drawing library came with the renderer.
     assert blocked == [], blocked
-    assert not [u for u, _ in requested if urlsplit(u).netloc not in ("", lab_host)], requested
-    assert not [u for u, in_frame in requested if in_frame == "about:srcdoc"], requested
+    assert not [u for u in requested if urlsplit(u).netloc not in ("", lab_host)], requested
+    # No label over a category box.
+    assert boxes["boxes"] == 1 and boxes["over"] == [], boxes
+    # The hostile memory is text: in the tooltip, in the UI's font, and no element made.
+    assert tooltip["text"].startswith(HOSTILE), tooltip
+    assert tooltip["elements"] == 0 and markup == 0, tooltip
+    assert tooltip["font"] == tooltip["uiFont"] and "sans-serif" in tooltip["font"], tooltip
     assert "concepts" in summary and "memories" in summary
 
 
-def frame_of(request: object) -> str:
-    """The URL of the frame that made ``request`` ("" if it has none, e.g. a worker's)."""
+def test_a_saved_notebook_draws_its_graphs_from_the_outputs_alone(tmp_path: Path) -> None:
+    """Three graph outputs saved in a notebook whose other outputs were cleared, reopened
+    (untrusted, no cell run): each draws with the renderer, from its own data."""
+    with jupyterlab(tmp_path, {}) as lab:
+        url, expected = write_saved_graphs(lab, "saved.ipynb")
+        with browser_page(lab) as page:
+            page.goto(url)
+            graphs = [wait_until_drawn(page, n, "saved-graphs-in-jupyterlab") for n in (1, 2, 3)]
+            page.screenshot(path=str(ARTIFACTS / "saved-graphs-in-jupyterlab.png"))
+            drawn = [len(node_ids(graph)) for graph in graphs]
+            pictures = page.locator(".jp-OutputArea-output img").count()
+            prompts = page.locator(".jp-InputPrompt").all_inner_texts()
+        blocked = list(lab.blocked)
+
+    assert drawn == expected  # all, the writer's, DuckDB's neighbourhood
+    assert pictures == 0  # the renderer, not the static fallback, drew them
+    assert all("*" not in prompt for prompt in prompts), prompts  # nothing ran
+    assert blocked == [], blocked
+
+
+def write_saved_graphs(lab: Lab, name: str) -> tuple[str, list[int]]:
+    """A notebook as saved after drawing three graphs, the setup cell's output cleared:
+    its URL, and how many nodes each graph has."""
+    home = tempfile.mkdtemp()
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("NPC_NB_HOME", home)
+        nb = npc_nb.open(tempfile.mkdtemp())
+        for text, npc in MEMORIES[:4]:
+            nb.approve(nb.add_candidate(text, category="decision", npc=npc).memory_id)
+        views = [nb.show_graph(), nb.show_graph(npc="writer"), nb.show_graph(focus="DuckDB")]
+        nb.close()
+    cells = [SETUP, "%npc_graph", "%npc_graph --npc writer", "%npc_graph --focus DuckDB"]
+    url = lab.write_notebook(name, cells)
+    notebook = nbformat.read(lab.root / name, as_version=4)
+    for cell, view in zip(notebook.cells[1:], views, strict=True):
+        bundle = view._repr_mimebundle_()
+        assert MIME_TYPE in bundle and "text/html" not in bundle
+        cell.outputs = [nbformat.v4.new_output("display_data", data=bundle)]
+    nbformat.write(notebook, lab.root / name)
+    return url, [view.graph.number_of_nodes() for view in views]
+
+
+def wait_until_drawn(page: object, nth: int, shot: str) -> object:
+    """The ``nth`` graph output, once its layout has settled and its canvas is drawn."""
+    selector = f":nth-match({GRAPH}[data-state='drawn'], {nth})"
+    ARTIFACTS.mkdir(exist_ok=True)
     try:
-        return request.frame.url  # type: ignore[attr-defined]
+        graph = page.wait_for_selector(selector, timeout=60_000)  # type: ignore[attr-defined]
+        page.wait_for_function(  # type: ignore[attr-defined]
+            f"g => ({COUNT_DRAWN})(g) > 500", arg=graph, timeout=30_000
+        )
     except Exception:
-        return ""
+        page.screenshot(path=str(ARTIFACTS / f"{shot}-failed.png"))  # type: ignore[attr-defined]
+        raise
+    graph.scroll_into_view_if_needed()
+    return graph
+
+
+def node_ids(graph: object) -> list[str]:
+    return graph.evaluate("g => g.npcNbNetwork.body.data.nodes.getIds()")  # type: ignore[attr-defined]
+
+
+def label_of(graph: object, node: str) -> str:
+    return graph.evaluate(  # type: ignore[attr-defined]
+        "(g, id) => g.npcNbNetwork.body.data.nodes.get(id).label", node
+    )

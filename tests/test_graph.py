@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import base64
+import json
 import re
 from datetime import UTC
 from pathlib import Path
 
+import nbformat
 import networkx as nx
 import pytest
+from nbconvert import HTMLExporter
 
 import npc_nb
+from npc_nb.graph.view import MIME_TYPE
 from tests import fake_models
 from tests.helpers import propose
 
@@ -120,14 +125,17 @@ def test_drawing_is_offline_and_says_what_it_left_out(nb: npc_nb.Project) -> Non
     for n in range(12):
         nb.approve(propose(nb, f"Station {n} uses the Garmin logger model GX{n}"))
     view = nb.show_graph(max_nodes=10)
+    assert view.graph.number_of_nodes() == 10 and "Showing 10 of" in view.note
+    bundle = view._repr_mimebundle_()
+    assert set(bundle) == {MIME_TYPE, "image/png", "text/plain"}
+    assert len(bundle[MIME_TYPE]["nodes"]) == 10 and "Showing 10 of" in bundle[MIME_TYPE]["summary"]
+    assert base64.b64decode(bundle["image/png"]).startswith(b"\x89PNG")
+    assert "memories" in bundle["text/plain"]
+    # The standalone page, for saving to a file, carries its drawing library inline.
     page = view.page
     assert not re.search(r"""(?:src|href)\s*=\s*["']?https?://""", page, re.IGNORECASE)
     assert "url(http" not in page and "bootstrap" not in page.lower()
     assert "vis-network" in page or "vis.Network" in page
-    assert view.graph.number_of_nodes() == 10 and "Showing 10 of" in view.note
-    bundle = view._repr_mimebundle_()
-    assert bundle["text/html"].startswith('<div class="npc-nb-graph"><iframe srcdoc="')
-    assert "memories" in bundle["text/plain"]
 
 
 def test_hostile_memory_text_cannot_script_the_page(nb: npc_nb.Project) -> None:
@@ -176,3 +184,67 @@ def test_npc_graph_magic(nb: npc_nb.Project) -> None:
     shell.run_line_magic("load_ext", "npc_nb")
     view = shell.run_line_magic("npc_graph", "--focus duckdb --depth 1")
     assert "concept:duckdb" in view.graph
+
+
+def graph_notebook(nb: npc_nb.Project, views: int) -> nbformat.NotebookNode:
+    """A notebook as saved after drawing the graph ``views`` times (different cuts)."""
+    cells = []
+    for n in range(views):
+        cell = nbformat.v4.new_code_cell(f"%npc_graph --max-nodes {40 - n}")
+        bundle = nb.show_graph(max_nodes=40 - n)._repr_mimebundle_()
+        cell.outputs = [nbformat.v4.new_output("display_data", data=bundle)]
+        cells.append(cell)
+    return nbformat.v4.new_notebook(cells=cells)
+
+
+def approve_station_memories(nb: npc_nb.Project, count: int) -> None:
+    nb.configure(matcher=None)  # each numbered station is its own memory
+    for n in range(count):
+        text = f"Station {n} at Neusiedl logs the ringing data with the Garmin GX{n}"
+        nb.approve(propose(nb, text, npc=("analyst", "writer")[n % 2]))
+
+
+def test_a_notebook_with_three_graphs_stays_small(nb: npc_nb.Project, tmp_path: Path) -> None:
+    approve_station_memories(nb, 20)
+    path = tmp_path / "graphs.ipynb"
+    nbformat.write(graph_notebook(nb, 3), path)
+    saved = nbformat.read(path, as_version=4)
+    sizes = [len(json.dumps(cell.outputs)) for cell in saved.cells]
+    assert all(size < 100_000 for size in sizes), sizes  # was ~770 KB each
+    assert path.stat().st_size < 300_000
+    assert "vis-network" not in path.read_text() and "<script" not in path.read_text()
+    (output,) = saved.cells[0].outputs
+    assert len(output.data[MIME_TYPE]["nodes"]) == 40  # the graph itself, as data
+
+
+def test_viewers_without_the_renderer_show_a_picture(nb: npc_nb.Project) -> None:
+    approve_station_memories(nb, 4)
+    body, _ = HTMLExporter().from_notebook_node(graph_notebook(nb, 1))
+    (image,) = re.findall(r'<img\b[^>]*src="data:image/png;base64,([^"]+)"', body)
+    assert base64.b64decode(image).startswith(b"\x89PNG")
+    assert "vis-network" not in body
+
+
+def test_offline_concepts_are_things_not_verbs_or_roles(nb: npc_nb.Project) -> None:
+    """After a bare "to" comes a verb; "the name of X" is about X; "my name is Ada" is
+    about Ada. None of "store", "name", "dataset" is a concept of these memories."""
+    nb.approve(propose(nb, "My name is Ada and I lead the ringing project"))
+    nb.approve(propose(nb, "We need to store the survey data in Parquet"))
+    nb.approve(propose(nb, "Please keep the name of each site"))
+    nb.approve(propose(nb, "Our main dataset is Birds2024", npc="writer"))
+    nb.approve(propose(nb, "Remember to name files by date", npc="writer"))
+    nb.approve(propose(nb, "Send the results to the Zenodo archive", npc="writer"))
+    assert concept_nodes(nb.graph()) == {
+        f"concept:{key}"
+        for key in (
+            "ada",
+            "ringing project",
+            "survey data",
+            "parquet",
+            "site",
+            "birds2024",
+            "date",
+            "results",
+            "zenodo archive",
+        )
+    }

@@ -49,6 +49,19 @@ def test_wheel_contains_the_front_end_files(wheel: Path) -> None:
     assert not [n for n in names if n.startswith(("tests/", "widgets/"))]
 
 
+def test_wheel_installs_the_graph_renderer_for_jupyterlab(wheel: Path) -> None:
+    built = ROOT / "widgets" / "graph_renderer" / "labextension"
+    name, version = wheel.name.split("-")[:2]
+    shared = f"{name}-{version}.data/data/share/jupyter/labextensions/npc-nb-graph"
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+        for path in (p for p in built.rglob("*") if p.is_file()):
+            name = f"{shared}/{path.relative_to(built).as_posix()}"
+            assert archive.read(name) == path.read_bytes()
+    # Only the build: no sources, no node_modules, nothing of it inside the package.
+    assert not [n for n in names if "node_modules" in n or "graph_renderer" in n]
+
+
 def test_an_installed_wheel_finds_them(wheel: Path, tmp_path: Path) -> None:
     site = tmp_path / "site"
     subprocess.run(

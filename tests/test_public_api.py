@@ -84,7 +84,7 @@ def test_the_vocabulary_is_the_design_documents() -> None:
 
 
 def test_each_heavy_dependency_has_one_owner() -> None:
-    """litellm only in the model gateway, pyvis only in the graph view, the widget
+    """litellm only in the model gateway, pyvis only in the graph page, the widget
     libraries only in the review panel."""
     import re
     from pathlib import Path
@@ -92,7 +92,7 @@ def test_each_heavy_dependency_has_one_owner() -> None:
     package = Path(npc_nb.__file__).parent
     owners = {
         "litellm": {"models/gateway.py"},
-        "pyvis": {"graph/view.py"},
+        "pyvis": {"graph/page.py"},
         "ipywidgets": {"review/panel/panel.py"},
         "anywidget": {"review/panel/keys.py"},
     }

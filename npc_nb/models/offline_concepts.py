@@ -4,6 +4,13 @@ It answers the knowledge graph's concept prompt (marked with ``CONCEPT_MARKER``)
 the JSON a real model would give: proper names, product names, numbers, and the noun
 phrases after determiners and prepositions, each memory's first concept related to the
 others. A demo and test stand-in, labelled as such wherever the offline model appears.
+
+A concept is a thing a memory is about, so three kinds of phrase are not concepts:
+after a bare "to" comes a verb ("to store", "to name": the infinitive marker, not the
+preposition, which takes a determiner or a name); a lone noun followed by "of" is a
+relational head whose thing is its complement ("the name of each site" is about the
+site); and a phrase identified with a name ("my name is Ada", "our store is DuckDB")
+is a role of that name, which is the concept.
 """
 
 from __future__ import annotations
@@ -39,6 +46,9 @@ _LEADS = {
     "via",
     "by",
 }
+_DETERMINERS = {"each", "every", "its", "his", "her", "this", "these", "those"}
+_LEADS |= _DETERMINERS
+_COPULAS = {"is", "are", "was", "were"}
 _STOP = frozenset(
     """the a an and or but we i you they it is are was were be been will would should must
     never always not no to of for in on at by with from as that this these those our my
@@ -76,6 +86,8 @@ def _heuristic_concepts(text: str) -> list[str]:
             while index < len(words) and _is_name(words[index], index):
                 phrase.append(words[index])
                 index += 1
+        elif _infinitive(words, index):
+            index += 1
         elif word.casefold() in _LEADS:
             index += 1
             while index < len(words) and words[index].casefold() in _LEADS:
@@ -88,12 +100,36 @@ def _heuristic_concepts(text: str) -> list[str]:
             ):
                 phrase.append(words[index])
                 index += 1
+            if _relational_head(phrase, words, index) or _role_of_a_name(words, index):
+                phrase = []
         else:
             index += 1
         label = " ".join(phrase)
         if label and _key(label) not in {_key(f) for f in found}:
             found.append(label)
     return found[:6]
+
+
+def _infinitive(words: list[str], index: int) -> bool:
+    """A bare "to" before a word that is not a name or another lead: "to store"."""
+    if words[index].casefold() != "to" or index + 1 >= len(words):
+        return False
+    following = words[index + 1]
+    return following.casefold() not in _LEADS and not _is_name(following, index + 1)
+
+
+def _relational_head(phrase: list[str], words: list[str], end: int) -> bool:
+    """A lone noun before "of" ("the name of", "the end of"): its complement is the thing."""
+    return len(phrase) == 1 and end < len(words) and words[end].casefold() == "of"
+
+
+def _role_of_a_name(words: list[str], end: int) -> bool:
+    """A phrase identified with a name ("my name is Ada"): the name is the concept."""
+    return (
+        end + 1 < len(words)
+        and words[end].casefold() in _COPULAS
+        and _is_name(words[end + 1], end + 1)
+    )
 
 
 def _is_name(word: str, position: int) -> bool:
