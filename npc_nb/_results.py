@@ -137,6 +137,10 @@ class Reply:
     injected: list[str] = field(default_factory=list)
     messages: list[dict] = field(default_factory=list, repr=False)
     notices: list[str] = field(default_factory=list)
+    #: Extractions that failed since the last reply (``None`` if none), shown once.
+    failed_extraction: str | None = None
+    #: How to queue failed extractions again, as the front end showing the reply says it.
+    retry_hint: str = "nb.extraction.retry()"
 
     @property
     def offline(self) -> bool:
@@ -147,19 +151,32 @@ class Reply:
         memories = f"{len(self.injected)} approved memor{'y' if len(self.injected) == 1 else 'ies'}"
         return " · ".join([f"{self.npc} · {model}", f"{memories} in context", *self.notices])
 
+    def warning(self) -> str:
+        """The line about failed extractions under the reply ("" if none failed)."""
+        if self.failed_extraction is None:
+            return ""
+        return (
+            f"{self.failed_extraction.rstrip('.')}. Nothing is lost: fix that, then "
+            f"{self.retry_hint} extracts it again."
+        )
+
     def __str__(self) -> str:
         return self.text
 
     def _repr_mimebundle_(self, **_: object) -> dict[str, str]:
         # HTML we rendered ourselves, not text/markdown: the front end's Markdown
         # renderer would pass the model's raw HTML through (see npc_nb._markup).
+        warning = self.warning()
+        shown = f"{self.text}\n\n[{self.footer()}]" + (f"\n! {warning}" if warning else "")
         return {
-            "text/plain": plain_text(f"{self.text}\n\n[{self.footer()}]"),
-            "text/html": reply_html(self.text, self.footer()),
+            "text/plain": plain_text(shown),
+            "text/html": reply_html(self.text, self.footer(), warning),
         }
 
 
-def reply_html(text: str, footer: str = "") -> str:
-    """A reply's Markdown as inert HTML, with its footer (escaped) in small print."""
+def reply_html(text: str, footer: str = "", warning: str = "") -> str:
+    """A reply's Markdown as inert HTML, with its footer (escaped) in small print and
+    a warning (escaped), if any, on a line of its own."""
     small = f"<p><small>{html.escape(footer)}</small></p>" if footer else ""
-    return f'<div class="npc-nb-reply">{markdown_html(text)}{small}</div>'
+    alert = f'<p class="npc-nb-warning">&#9888; {html.escape(warning)}</p>' if warning else ""
+    return f'<div class="npc-nb-reply">{markdown_html(text)}{small}{alert}</div>'

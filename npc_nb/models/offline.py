@@ -20,6 +20,8 @@ __all__ = [
     "JUDGE_MARKER",
     "LABEL",
     "MODEL",
+    "USE_IN_EXTRACTION",
+    "USE_IN_PYTHON",
     "chat_reply",
     "extract",
     "is_offline",
@@ -29,6 +31,13 @@ __all__ = [
 
 MODEL = "npc_nb/offline"
 LABEL = "offline demo model (npc_nb/offline): not a real LLM"
+#: The way round a model that cannot be called, phrased for where it was chosen
+#: (``ModelCallError.instead``): in Python, and for extraction; a ``%%npc`` cell
+#: names its own ``--model`` option.
+USE_IN_PYTHON = f"use model={MODEL!r} to try things offline"
+USE_IN_EXTRACTION = (
+    f"set extraction_model={MODEL!r} (nb.configure(...) or %npc_config) to extract offline"
+)
 #: Present in every extraction prompt, so the offline model knows which job it has.
 EXTRACTION_MARKER = "[npc_nb memory extraction]"
 #: Present in every concept prompt of the knowledge graph, for the same reason.
