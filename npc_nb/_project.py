@@ -132,6 +132,7 @@ class Project:
                 raise ConfigError(f"{key}={value!r}: {_first_error(exc)}") from exc
         for key in settings:
             setattr(self.settings, key, getattr(trial, key))
+            self.settings.mark_source(key, "this session")
         self._stores.configure(self.settings)
         return self.settings
 
@@ -491,7 +492,10 @@ class Project:
     # -- the knowledge graph ----------------------------------------------------------------
 
     def graph(
-        self, npc: str | None = None, category: Category | None = None, as_of: datetime | None = None
+        self,
+        npc: str | None = None,
+        category: Category | None = None,
+        as_of: datetime | None = None,
     ) -> Any:
         """The graph of approved memories (optionally one persona's, one category's, or as
         it stood at ``as_of``), a networkx ``MultiDiGraph``. Concepts missing for a
@@ -518,7 +522,10 @@ class Project:
         )
 
     def graph_frames(
-        self, npc: str | None = None, category: Category | None = None, as_of: datetime | None = None
+        self,
+        npc: str | None = None,
+        category: Category | None = None,
+        as_of: datetime | None = None,
     ) -> tuple[pd.DataFrame, pd.DataFrame]:
         """The graph as a (nodes, edges) pair of DataFrames; edges list their memory ids."""
         self._require_persona(npc)

@@ -23,8 +23,8 @@ block's cap (``context``) a ``ConfigError``; a model call a ``ModelCallError``; 
 ``StoreError``. Any other public method given an argument of the wrong type raises
 ``ArgumentError``. A filter (``category=``, ``scope=``, ``status=``, ``npc=`` of a
 reader or a review) whose value is not one of those that exist raises
-``UnknownFilterError``, whichever method took it. Every one of them is an ``NpcError``, so ``except npc_nb.NpcError``
-catches every mistake npc_nb reports.
+``UnknownFilterError``, whichever method took it. Every one of them is an ``NpcError``,
+so ``except npc_nb.NpcError`` catches every mistake npc_nb reports.
 
 Front ends (magics, widgets) translate these at the edge; the core never prints and
 returns None instead of raising.

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import litellm
+import pandas as pd
 import pytest
 
 import npc_nb
@@ -68,7 +69,7 @@ def test_a_configured_extraction_model_is_called_at_its_own_endpoint(project_dir
     nb.chat("analyst", "We decided to use DuckDB.", model="recording/m", api_base=BASE, api_key=KEY)
     nb.extraction.wait()
     assert CALLS[1] == {"api_base": None, "api_key": None}
-    assert nb.extraction.jobs().iloc[0]["endpoint"] is None
+    assert pd.isna(nb.extraction.jobs().iloc[0]["endpoint"])
 
 
 def test_a_job_whose_key_is_gone_fails_clearly_and_runs_when_the_key_is_given(

@@ -165,7 +165,9 @@ def _dimensions(source: str, by: str | Sequence[str]) -> list[str]:
     unknown = [name for name in names if name not in allowed]
     if unknown:
         name = unknown[0]
-        raise unknown_choice("dimension", name, tuple(allowed), lead=f"Cannot group by {name!r} here")
+        raise unknown_choice(
+            "dimension", name, tuple(allowed), lead=f"Cannot group by {name!r} here"
+        )
     if len(set(names)) != len(names):
         raise NpcError(f"Group by each dimension once, not {names}.")
     return names

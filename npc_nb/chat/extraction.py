@@ -81,7 +81,9 @@ def failure_notice(failed: list[dict[str, Any]]) -> str | None:
         return None
     why = re.sub(r"^\w+Error: ", "", failed[-1]["error"] or "no error was recorded")
     if len(failed) == 1:
-        return f"The memory extraction of the previous exchange with {failed[0]['npc']} failed: {why}"
+        return (
+            f"The memory extraction of the previous exchange with {failed[0]['npc']} failed: {why}"
+        )
     return f"The memory extraction of {len(failed)} earlier exchanges failed; the last: {why}"
 
 

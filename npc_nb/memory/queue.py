@@ -15,7 +15,14 @@ import pandas as pd
 from .._tables import Kind
 from ..store import Stores, memory_rows, reproposal_rows
 
-__all__ = ["QUEUE_COLUMNS", "QUEUE_KINDS", "pending_count", "queue_filters", "queue_rows", "review_queue"]
+__all__ = [
+    "QUEUE_COLUMNS",
+    "QUEUE_KINDS",
+    "pending_count",
+    "queue_filters",
+    "queue_rows",
+    "review_queue",
+]
 
 #: The queue's columns and their kinds (``_tables``: one missing-value marker per kind).
 QUEUE_KINDS: dict[str, Kind] = {

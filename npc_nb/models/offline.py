@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 
+from .._settings import OFFLINE_MODEL
 from ..memory.block import BLOCK_CLOSE, BLOCK_OPEN
 
 __all__ = [
@@ -29,7 +30,7 @@ __all__ = [
     "message_text",
 ]
 
-MODEL = "npc_nb/offline"
+MODEL = OFFLINE_MODEL
 LABEL = "offline demo model (npc_nb/offline): not a real LLM"
 #: The way round a model that cannot be called, phrased for where it was chosen
 #: (``ModelCallError.instead``): in Python, and for extraction; a ``%%npc`` cell
