@@ -26,6 +26,7 @@ from pydantic_settings import (
 )
 
 from ._locations import user_home
+from ._settings_view import SettingRow, settings_html, settings_rows, settings_text
 from .errors import ConfigError
 
 __all__ = ["OFFLINE_MODEL", "Settings", "config_file_path", "load_settings", "user_home"]
@@ -104,15 +105,16 @@ class Settings(BaseSettings):
     def mark_source(self, name: str, source: str) -> None:
         self._sources[name] = source
 
-    def __str__(self) -> str:
-        from ._settings_view import settings_rows, settings_text  # only when shown
+    def _rows(self) -> list[SettingRow]:
+        values = {name: getattr(self, name) for name in type(self).model_fields}
+        return settings_rows(values, self._sources, OFFLINE_MODEL)
 
-        return settings_text(settings_rows(self))
+    def __str__(self) -> str:
+        """One setting a line: name, the value in effect, where it came from."""
+        return settings_text(self._rows())
 
     def _repr_mimebundle_(self, **_: object) -> dict[str, str]:
-        from ._settings_view import settings_html, settings_rows, settings_text
-
-        rows = settings_rows(self)
+        rows = self._rows()
         return {"text/plain": settings_text(rows), "text/html": settings_html(rows)}
 
     @classmethod

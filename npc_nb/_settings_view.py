@@ -12,12 +12,10 @@ from __future__ import annotations
 import getpass
 import html
 import re
-from typing import TYPE_CHECKING, NamedTuple
+from collections.abc import Mapping
+from typing import NamedTuple
 
 from ._markup import terminal_text
-
-if TYPE_CHECKING:
-    from ._settings import Settings
 
 __all__ = ["SettingRow", "settings_html", "settings_rows", "settings_text"]
 
@@ -30,13 +28,13 @@ class SettingRow(NamedTuple):
     source: str
 
 
-def settings_rows(settings: Settings) -> list[SettingRow]:
-    """Every setting with the value in effect and its source."""
-    from ._settings import OFFLINE_MODEL
-
-    model = settings.model or OFFLINE_MODEL
+def settings_rows(
+    values: Mapping[str, object], sources: Mapping[str, str], offline_model: str
+) -> list[SettingRow]:
+    """Every setting with the value in effect and its source ("default" if unknown)."""
+    model = values.get("model") or offline_model
     fallbacks = {
-        "model": f"{OFFLINE_MODEL} (the offline demo model)",
+        "model": f"{offline_model} (the offline demo model)",
         "reviewer": f"{_os_user()} (the OS user)",
         "match_model": f"{model} (the model setting)",
         "concept_model": f"{model} (the model setting)",
@@ -44,10 +42,10 @@ def settings_rows(settings: Settings) -> list[SettingRow]:
         "matcher": "none: exact repeats only",
     }
     rows = []
-    for name in type(settings).model_fields:
-        value = getattr(settings, name)
+    for name, value in values.items():
         shown = fallbacks.get(name, "None") if value is None else _shown(value)
-        rows.append(SettingRow(name, shown, terminal_text(settings.source_of(name))))
+        source = terminal_text(sources.get(name, "default"))
+        rows.append(SettingRow(name, shown, source))
     return rows
 
 

@@ -24,7 +24,7 @@ def assert_one_marker_per_kind(frame: pd.DataFrame) -> None:
         elif pd.api.types.is_datetime64_any_dtype(dtype):
             assert all(value is pd.NaT for value in missing), name
         else:
-            assert dtype == object, f"{name}: {dtype}"
+            assert pd.api.types.is_object_dtype(dtype), f"{name}: {dtype}"
             assert all(value is None for value in missing), name
 
 
