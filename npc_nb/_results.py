@@ -122,7 +122,12 @@ class ApproveAllPreview:
 
 @dataclass
 class Reply:
-    """One assistant turn: its text, where it is stored, and what was in its prompt."""
+    """One assistant turn: its text, where it is stored, and what was in its prompt.
+
+    ``notices`` are what the reader must see (an undefined persona answered as a generic
+    one): shown above the reply, in plain sight. ``footnotes`` go into the quiet footer
+    (e.g. how many candidates wait for review).
+    """
 
     text: str
     npc: str
@@ -137,6 +142,8 @@ class Reply:
     injected: list[str] = field(default_factory=list)
     messages: list[dict] = field(default_factory=list, repr=False)
     notices: list[str] = field(default_factory=list)
+    footnotes: list[str] = field(default_factory=list)
+    adhoc: bool = False
     #: Extractions that failed since the last reply (``None`` if none), shown once.
     failed_extraction: str | None = None
     #: How to queue failed extractions again, as the front end showing the reply says it.
@@ -149,10 +156,11 @@ class Reply:
     def footer(self) -> str:
         model = "offline demo model, not a real LLM" if self.offline else self.model
         memories = f"{len(self.injected)} approved memor{'y' if len(self.injected) == 1 else 'ies'}"
-        return " · ".join([f"{self.npc} · {model}", f"{memories} in context", *self.notices])
+        who = f"{self.npc} (ad-hoc persona)" if self.adhoc else self.npc
+        return " · ".join([f"{who} · {model}", f"{memories} in context", *self.footnotes])
 
     def warning(self) -> str:
-        """The line about failed extractions under the reply ("" if none failed)."""
+        """The notice about failed extractions ("" if none failed): why, and how to retry."""
         if self.failed_extraction is None:
             return ""
         return (
@@ -160,23 +168,46 @@ class Reply:
             f"{self.retry_hint} extracts it again."
         )
 
+    def shown_notices(self) -> list[str]:
+        """What the reader must see above the reply: the notices, then the warning
+        about failed extractions, if any."""
+        warning = self.warning()
+        return [*self.notices, warning] if warning else list(self.notices)
+
     def __str__(self) -> str:
         return self.text
 
     def _repr_mimebundle_(self, **_: object) -> dict[str, str]:
         # HTML we rendered ourselves, not text/markdown: the front end's Markdown
         # renderer would pass the model's raw HTML through (see npc_nb._markup).
-        warning = self.warning()
-        shown = f"{self.text}\n\n[{self.footer()}]" + (f"\n! {warning}" if warning else "")
+        notices = self.shown_notices()
         return {
-            "text/plain": plain_text(shown),
-            "text/html": reply_html(self.text, self.footer(), warning),
+            "text/plain": reply_plain(self.text, self.footer(), notices),
+            "text/html": reply_html(self.text, self.footer(), notices),
         }
 
 
-def reply_html(text: str, footer: str = "", warning: str = "") -> str:
-    """A reply's Markdown as inert HTML, with its footer (escaped) in small print and
-    a warning (escaped), if any, on a line of its own."""
+NOTICE_MARK = "Note:"
+#: Inline style, so a notice stands out in any front end; <strong> carries it where
+#: styles are stripped.
+_NOTICE_STYLE = (
+    "border-left:4px solid #d97706;background:rgba(217,119,6,0.1);padding:4px 8px;margin:0 0 8px 0"
+)
+
+
+def reply_plain(text: str, footer: str = "", notices: list[str] | tuple[str, ...] = ()) -> str:
+    """A reply for ``text/plain``: its notices first, its footer in brackets last."""
+    shown = "".join(f"{NOTICE_MARK} {notice}\n\n" for notice in notices) + text
+    return plain_text(f"{shown}\n\n[{footer}]" if footer else shown)
+
+
+def reply_html(text: str, footer: str = "", notices: list[str] | tuple[str, ...] = ()) -> str:
+    """A reply's Markdown as inert HTML: its notices (escaped) above it in plain sight,
+    its footer (escaped) below in small print."""
+    shown = "".join(
+        f'<p class="npc-nb-notice" style="{_NOTICE_STYLE}">'
+        f"<strong>{NOTICE_MARK}</strong> {html.escape(notice)}</p>"
+        for notice in notices
+    )
     small = f"<p><small>{html.escape(footer)}</small></p>" if footer else ""
-    alert = f'<p class="npc-nb-warning">&#9888; {html.escape(warning)}</p>' if warning else ""
-    return f'<div class="npc-nb-reply">{markdown_html(text)}{small}{alert}</div>'
+    return f'<div class="npc-nb-reply">{shown}{markdown_html(text)}{small}</div>'

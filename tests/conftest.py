@@ -23,6 +23,21 @@ settings.register_profile(
 settings.load_profile("npc_nb")
 
 
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Browser tests need Debian's Chromium: skipped with what to install when it is
+    missing, except under CI=true, where a missing browser fails the run."""
+    if item.get_closest_marker("browser") is None:
+        return
+    from tests.jupyterlab import missing_browser, running_in_ci
+
+    reason = missing_browser()
+    if reason is None:
+        return
+    if running_in_ci():
+        pytest.fail(f"{reason}; under CI=true a missing browser is a failure", pytrace=False)
+    pytest.skip(reason)
+
+
 @pytest.fixture(autouse=True)
 def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for key in list(os.environ):

@@ -26,6 +26,8 @@ from pathlib import Path
 import nbformat
 
 CHROMIUM = "/usr/bin/chromium"
+#: What to install when Chromium is missing (Debian's package; Playwright never downloads one).
+CHROMIUM_INSTALL = "sudo apt-get install chromium"
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",
@@ -61,6 +63,22 @@ def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def missing_browser(chromium: str | None = None) -> str | None:
+    """Why the browser tests cannot run here (with ``chromium`` or ours), or None."""
+    chromium = chromium or CHROMIUM
+    if Path(chromium).is_file() and os.access(chromium, os.X_OK):
+        return None
+    return (
+        f"the browser tests need Debian's Chromium at {chromium}, which is missing: "
+        f"install it with `{CHROMIUM_INSTALL}` (the package is named chromium)"
+    )
+
+
+def running_in_ci(env: dict[str, str] | os._Environ[str] = os.environ) -> bool:
+    """CI sets CI=true; there a missing browser is a failure, never a skip."""
+    return env.get("CI", "").strip().lower() in {"1", "true", "yes"}
 
 
 @contextmanager

@@ -47,7 +47,7 @@ def test_a_failed_extraction_is_told_once_and_a_retry_proposes_its_candidate(
     assert "model='npc_nb/offline' to try" not in warning  # not chat's way round
     shown = told._repr_mimebundle_()
     assert warning in shown["text/plain"]
-    assert 'class="npc-nb-warning"' in shown["text/html"]
+    assert 'class="npc-nb-notice"' in shown["text/html"]  # in plain sight, above the reply
 
     after = nb.chat("analyst", "And after that?")
     assert after.warning() == ""  # told once, not on the turn after

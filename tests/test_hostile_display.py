@@ -138,6 +138,7 @@ def scripted() -> Iterator[list[Any]]:
 
 
 def scripted_reply(nb: npc_nb.Project, script: list[Any], text: str) -> npc_nb.Reply:
+    nb.npc("analyst", directive="You analyse field data.")  # defined: no ad-hoc notice
     script.append(text)
     reply = nb.chat("analyst", "hello", model="scripted/any")
     assert isinstance(reply, npc_nb.Reply)
@@ -178,11 +179,13 @@ def test_markdown_still_renders_and_code_keeps_its_exact_text(
     assert "&lt;" not in page.text and "&amp;" not in page.text
 
 
-def test_the_footer_stays_escaped(nb: npc_nb.Project, scripted: list[Any]) -> None:
+def test_the_footer_and_notices_stay_escaped(nb: npc_nb.Project, scripted: list[Any]) -> None:
     reply = scripted_reply(nb, scripted, "fine")
-    reply.notices.append("<img src=x onerror=alert(1)>")
+    reply.footnotes.append("<img src=x onerror=alert(1)>")
+    reply.notices.append("<script>alert(2)</script>")
     page = assert_inert(reply._repr_mimebundle_()["text/html"])
     assert page.texts("small") == [reply.footer()]
+    assert "<script>alert(2)</script>" in page.text
 
 
 def test_a_failed_extraction_notice_stays_escaped(nb: npc_nb.Project, scripted: list[Any]) -> None:

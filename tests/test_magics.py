@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -130,6 +131,54 @@ def test_status_and_config(shell: InteractiveShell) -> None:
     with pytest.raises(UsageError, match="history_messages"):
         cell(shell, "%npc_config history_messages=lots")
     assert settings.history_messages == 4
+
+
+def test_a_team_with_jinja_and_a_broken_file_works_in_a_notebook(
+    shell: InteractiveShell, project_dir: Path
+) -> None:
+    team = project_dir / "npc_team"
+    team.mkdir()
+    (team / "scout.npc").write_text(
+        "name: scout\nprimary_directive: You scout sites.\njinxes:\n  - {{ Jinx('sh') }}\n"
+    )
+    (team / "critic.npc").write_text("name: critic\nprimary_directive: You find flaws.\n")
+    (team / "gull.npc").write_text("name: [gull\nprimary_directive: x\n")
+    assert cell(shell, "%%npc critic\nCheck this.").npc == "critic"
+    assert cell(shell, "%%npc scout\nWhere next?").npc == "scout"
+    shown = shell.display_formatter.format(cell(shell, "%npc_status"))[0]["text/plain"]
+    assert "personas:  critic, scout" in shown
+    assert f"BROKEN:    {team / 'gull.npc'} is not valid YAML" in shown
+    with pytest.raises(UsageError, match="gull.npc is not valid YAML"):
+        cell(shell, "%%npc gull\nHow many?")
+
+
+def test_an_undefined_persona_is_announced_above_the_reply(
+    shell: InteractiveShell, project_dir: Path
+) -> None:
+    (project_dir / "npc_team").mkdir()
+    (project_dir / "npc_team" / "ornithologist.npc").write_text(
+        "name: ornithologist\nprimary_directive: You identify birds.\n"
+    )
+    reply = cell(shell, "%%npc ornitologist\nWhich heron is this?")
+    (notice,) = reply.notices
+    assert "ornitologist is not defined" in notice and "Did you mean ornithologist?" in notice
+    bundle = shell.display_formatter.format(reply)[0]
+    assert bundle["text/plain"].startswith("Note: ornitologist is not defined")
+    page = bundle["text/html"]
+    assert page.index("Did you mean ornithologist?") < page.index("Which heron is this?")
+    assert "Did you mean" not in page[page.index("<small>") :]  # not in the quiet footer
+    assert "ornitologist (ad-hoc persona)" in reply.footer()
+
+
+def test_a_streamed_reply_shows_its_notice_while_it_streams(
+    shell: InteractiveShell, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(shell, "kernel", object(), raising=False)  # draw the live display
+    published: list[dict] = []
+    monkeypatch.setattr(shell.display_pub, "publish", lambda data, **_: published.append(data))
+    cell(shell, "%%npc stranger\nhello")
+    live = [bundle["text/plain"] for bundle in published]
+    assert live and all(text.startswith("Note: stranger is not defined") for text in live)
 
 
 def test_load_ext_does_not_import_litellm() -> None:

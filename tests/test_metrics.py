@@ -8,14 +8,13 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import duckdb
-import matplotlib
+import pandas as pd
 import pytest
 
 import npc_nb
+from npc_nb.analytics.intervals import wilson_interval
 from npc_nb.store.views import VIEW_COLUMNS
 from tests.helpers import propose
-
-matplotlib.use("Agg")
 
 
 def at(nb: npc_nb.Project, memory_id: str, recorded: datetime, *decided: datetime) -> None:
@@ -79,6 +78,60 @@ def test_rates_by_model_match_hand_counts(nb: npc_nb.Project) -> None:
     assert m1["mean_text_change"] == pytest.approx(0.2)
     assert (m2["decided"], m2["approval_rate"], m2["open"]) == (2, 1.0, 0)
     assert str(frame["proposed"].dtype) == "int64"
+
+
+def test_rate_frames_carry_n_and_a_wilson_interval(nb: npc_nb.Project) -> None:
+    ids = [propose(nb, f"interval statement {n}", model="m1") for n in range(4)]
+    for memory in ids[:3]:
+        nb.approve(memory)
+    nb.reject(ids[3])
+    approval = row(nb.metrics.approval_rate(by="model"), model="m1")
+    assert (approval["approval_rate"], approval["n"]) == (0.75, 4)
+    # 3 of 4: the Wilson interval worked by hand, (p + z²/2n ± z·sqrt(...)) / (1 + z²/n).
+    assert (approval["ci_low"], approval["ci_high"]) == (
+        pytest.approx(0.3006, abs=1e-4), pytest.approx(0.9544, abs=1e-4),
+    )  # fmt: skip
+    rejection = row(nb.metrics.rejection_rate(by="model"), model="m1")
+    assert (rejection["rejection_rate"], rejection["n"]) == (0.25, 4)
+    assert (rejection["ci_low"], rejection["ci_high"]) == (
+        pytest.approx(0.0456, abs=1e-4), pytest.approx(0.6994, abs=1e-4),
+    )  # fmt: skip
+    edit = row(nb.metrics.edit_rate(by="model"), model="m1")
+    assert (edit["edit_rate"], edit["n"], edit["ci_low"]) == (0.0, 4, 0.0)
+    assert edit["ci_high"] == pytest.approx(0.4899, abs=1e-4)  # 0 of 4 is not "surely 0"
+
+
+def test_wilson_interval_matches_published_values() -> None:
+    # Newcombe (1998), Statistics in Medicine 17:857, table I: 81/263 and 15/148.
+    low, high = wilson_interval(pd.Series([81, 15, 0, 2]), pd.Series([263, 148, 0, 2]))
+    assert low.tolist()[:2] == [pytest.approx(0.2553, abs=1e-4), pytest.approx(0.0624, abs=1e-4)]
+    assert high.tolist()[:2] == [pytest.approx(0.3662, abs=1e-4), pytest.approx(0.1605, abs=1e-4)]
+    assert math.isnan(low[2]) and math.isnan(high[2])  # no denominator, no interval
+    assert high[3] == 1.0 and 0 < low[3] < 1  # 2 of 2 stays inside 0..1
+
+
+def test_an_undefined_rate_has_no_interval(nb: npc_nb.Project) -> None:
+    nb.skip(propose(nb, "skipped, so nothing decided"))
+    (record,) = nb.metrics.approval_rate().to_dict("records")
+    assert record["n"] == 0
+    assert math.isnan(record["ci_low"]) and math.isnan(record["ci_high"])
+
+
+def test_reproposal_interval_allows_more_repeats_than_candidates(nb: npc_nb.Project) -> None:
+    nb.reject(propose(nb, "the user likes jazz music"))
+    for text in ["The user likes jazz music.", "the user likes jazz music", "USER LIKES JAZZ"]:
+        nb.add_candidate(text, category="fact", npc="analyst")
+    (record,) = nb.metrics.reproposal_rate().to_dict("records")
+    assert (record["reproposal_rate"], record["n"]) == (3.0, 1)
+    # Poisson score interval, (x + z²/2 ± z·sqrt(x + z²/4)) / n with x = 3, n = 1.
+    assert (record["ci_low"], record["ci_high"]) == (
+        pytest.approx(1.0203, abs=1e-4), pytest.approx(8.8212, abs=1e-4),
+    )  # fmt: skip
+
+
+def test_matcher_precision_has_n_and_an_interval(nb: npc_nb.Project) -> None:
+    frame = nb.metrics.matching()
+    assert {"precision", "n", "ci_low", "ci_high"} <= set(frame.columns)
 
 
 def test_text_change_counts_characters_not_bytes(nb: npc_nb.Project) -> None:
@@ -220,18 +273,6 @@ def test_unknown_dimension_is_a_clear_error(nb: npc_nb.Project) -> None:
         nb.metrics.approval_rate(by="colour")
     with pytest.raises(npc_nb.NpcError, match="Cannot group by 'reviewer'"):
         nb.metrics.reproposal_rate(by="reviewer")
-
-
-def test_plots_render_headless(nb: npc_nb.Project) -> None:
-    nb.configure(matcher=None)  # not about matching: each numbered statement is its own
-    for n, model in enumerate(["m1", "m2", "m1"]):
-        memory = propose(nb, f"plotted statement {n}", model=model)
-        nb.approve(memory)
-    nb.add_candidate("plotted statement 0", category="fact", npc="analyst", model="m1")
-    axes = nb.metrics.plot_approval_rate(by="model")
-    assert len(axes.get_lines()) == 2
-    assert nb.metrics.plot_backlog().get_title() == "Review backlog"
-    assert len(nb.metrics.plot_reproposals().patches) == 3
 
 
 # -- the views and exports ---------------------------------------------------------------

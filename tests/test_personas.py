@@ -56,6 +56,23 @@ def test_an_undefined_persona_is_ad_hoc_and_said_once(nb: npc_nb.Project) -> Non
     assert "research assistant" in first.messages[0]["content"]
 
 
+def test_an_ad_hoc_reply_says_so_first_and_names_the_persona_meant(nb: npc_nb.Project) -> None:
+    nb.npc("critic", directive="You find flaws.")
+    write_npc(nb.root, "ornithologist", "name: ornithologist\nprimary_directive: Birds.\n")
+    reply = nb.chat("critc", "hello")
+    assert reply.notices == [
+        "critc is not defined (no npc_team/critc.npc, no nb.npc('critc', ...)): using a "
+        "generic research-assistant persona. Did you mean critic?"
+    ]
+    assert reply._repr_mimebundle_()["text/plain"].startswith(f"Note: {reply.notices[0]}\n\n")
+    assert reply.adhoc and not nb.chat("critic", "hello").adhoc
+    stream = nb.chat("ornitologist", "hello", stream=True)
+    assert stream.notices[0].endswith("Did you mean ornithologist?")  # before any chunk
+    assert "".join(stream) and stream.reply.notices == stream.notices
+    unlike = nb.chat("zebra", "hello").notices[0]
+    assert "Did you mean" not in unlike
+
+
 def test_persona_names_and_unreadable_files(nb: npc_nb.Project, project_dir: Path) -> None:
     with pytest.raises(npc_nb.ConfigError):
         nb.npc("analyst\n", directive="x")

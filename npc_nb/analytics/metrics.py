@@ -26,12 +26,20 @@ their denominator is 0: "no decisions yet" is not a rate of zero. The definition
 - **time to decision**: from proposal to the first decision that was not undone.
 - **reviewer throughput**: cards per minute of active review (gaps over 5 minutes are
   breaks), and the median time per card.
+
+Each frame with a rate also carries ``n`` (the rate's denominator) and ``ci_low`` /
+``ci_high``, a 95% interval for the rate the method is named after: Wilson's score
+interval for a proportion, the Poisson score interval for the re-proposal rate (repeats
+may outnumber new candidates). The ``plot_*`` methods draw them (``plots.py``); shown by
+itself, ``nb.metrics`` lists its methods with the first line of each docstring.
 """
 
 from __future__ import annotations
 
+import html
+import inspect
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -39,8 +47,12 @@ import pandas as pd
 from .._arguments import unknown_choice
 from ..errors import NpcError
 from ..store import analytics
+from . import plots
+from .intervals import poisson_score_interval, wilson_interval
 
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
     from ..store import Store
 
 __all__ = ["Metrics"]
@@ -55,25 +67,44 @@ class Metrics:
         self._store = store
 
     def approval_rate(self, by: str | Sequence[str] = ()) -> pd.DataFrame:
-        """Proposed, decided, approved, edited, rejected, open, and the three rates."""
-        dims = _dimensions("memories", by)
-        frame = analytics.outcomes(self._store, dims)
+        """Share of decided candidates approved (as proposed or edited), with its 95% CI.
+
+        Proposed, decided, approved, edited, rejected, open, mean_text_change, the
+        approval, rejection and edit rates, and the approval rate's n (decided) and
+        95% Wilson interval (ci_low, ci_high)."""
+        return _with_interval(self._outcomes(by), "approval_rate", "approved", "decided")
+
+    def rejection_rate(self, by: str | Sequence[str] = ()) -> pd.DataFrame:
+        """Share of decided candidates rejected, with its 95% CI.
+
+        Decided, rejected, rejection_rate, n (decided) and its 95% Wilson interval."""
+        frame = self._outcomes(by)
+        frame = frame[[*_dimensions("memories", by), "decided", "rejected", "rejection_rate"]]
+        return _with_interval(frame, "rejection_rate", "rejected", "decided")
+
+    def edit_rate(self, by: str | Sequence[str] = ()) -> pd.DataFrame:
+        """Share of decided candidates approved with changed text, with its 95% CI.
+
+        Decided, approved, edited, edit_rate, mean_text_change (of the edited ones), n
+        (decided) and the edit rate's 95% Wilson interval."""
+        frame = self._outcomes(by)
+        columns = ["decided", "approved", "edited", "edit_rate", "mean_text_change"]
+        frame = frame[[*_dimensions("memories", by), *columns]]
+        return _with_interval(frame, "edit_rate", "edited", "decided")
+
+    def _outcomes(self, by: str | Sequence[str]) -> pd.DataFrame:
+        frame = analytics.outcomes(self._store, _dimensions("memories", by))
         frame["approval_rate"] = _rate(frame["approved"], frame["decided"])
         frame["rejection_rate"] = _rate(frame["rejected"], frame["decided"])
         frame["edit_rate"] = _rate(frame["edited"], frame["decided"])
         return frame
 
-    def rejection_rate(self, by: str | Sequence[str] = ()) -> pd.DataFrame:
-        frame = self.approval_rate(by)
-        return frame[[*_dimensions("memories", by), "decided", "rejected", "rejection_rate"]]
-
-    def edit_rate(self, by: str | Sequence[str] = ()) -> pd.DataFrame:
-        frame = self.approval_rate(by)
-        columns = ["decided", "approved", "edited", "edit_rate", "mean_text_change"]
-        return frame[[*_dimensions("memories", by), *columns]]
-
     def reproposal_rate(self, by: str | Sequence[str] = ()) -> pd.DataFrame:
-        """New candidates, re-proposals by kind, and the rates per new candidate."""
+        """Repeats of already decided content per new candidate, with its 95% CI.
+
+        New candidates, re-proposals by kind and their rates per new candidate, n (new
+        candidates) and the re-proposal rate's 95% score interval (Poisson: repeats may
+        outnumber new candidates)."""
         dims = _dimensions("reproposals", by)
         new = analytics.outcomes(self._store, dims)[[*dims, "proposed"]]
         repeats = analytics.reproposals(self._store, dims)
@@ -82,20 +113,27 @@ class Metrics:
         frame["reproposal_rate"] = _rate(decided_repeats, frame["new_candidates"])
         for kind in ("rejected", "approved", "pending", "reinforced"):
             frame[f"{kind}_rate"] = _rate(frame[kind], frame["new_candidates"])
+        # Repeats may outnumber new candidates (a rejected idea can come back many
+        # times), so this rate is a count per candidate, not a proportion.
+        frame["n"] = frame["new_candidates"]
+        frame["ci_low"], frame["ci_high"] = poisson_score_interval(decided_repeats, frame["n"])
         return frame
 
     def matching(self, by: str | Sequence[str] = ("matcher", "verdict")) -> pd.DataFrame:
-        """How often the matcher's automatic outcomes were right, judged by reviewers:
-        automatic, checked, put_back (split + requeued), right, and precision."""
+        """How often the matcher's automatic outcomes were right, as reviewers judged.
+
+        Automatic, checked, put_back (split + requeued), right, precision (right /
+        checked), n (checked) and the precision's 95% Wilson interval."""
         dims = _dimensions("matching", by)
         frame = analytics.matching(self._store, dims)
         frame["right"] = frame["checked"] - frame["put_back"]
         frame["precision"] = _rate(frame["right"], frame["checked"])
-        return frame
+        return _with_interval(frame, "precision", "right", "checked")
 
     def backlog(self, period: str = "day") -> pd.DataFrame:
-        """Per period (hour, day, week, month): proposed, decided, and the backlog at its
-        end, with empty periods filled in."""
+        """Candidates proposed, closed, and still waiting at the end of each period.
+
+        Per hour, day, week or month, with empty periods filled in."""
         if period not in analytics.PERIODS:
             raise unknown_choice("period", str(period), analytics.PERIODS)
         frame = analytics.backlog(self._store, period)
@@ -113,12 +151,14 @@ class Metrics:
         return frame
 
     def time_to_decision(self, by: str | Sequence[str] = ()) -> pd.DataFrame:
-        """Decided memories, and median, mean and 90th-percentile hours to decision."""
+        """Hours from proposal to decision: median, mean and 90th percentile."""
         return analytics.time_to_decision(self._store, _dimensions("memories", by))
 
     def reviewer_throughput(self, by: str | Sequence[str] = "reviewer") -> pd.DataFrame:
-        """Cards decided, active minutes, cards per minute, median seconds per card,
-        and batch approvals, per group (default: per reviewer)."""
+        """Cards per minute of active review, and median seconds per card, per reviewer.
+
+        Cards decided, active minutes, cards per minute, median seconds per card, and
+        batch approvals, per group (default: per reviewer)."""
         dims = _dimensions("decisions", by)
         frame = analytics.reviewer_activity(self._store, dims, SITTING_GAP_MS)
         frame["active_minutes"] = frame.pop("active_ms") / 60_000
@@ -132,31 +172,110 @@ class Metrics:
         """Each approved memory: how many prompts it went into, first and last time."""
         return analytics.injections_per_memory(self._store)
 
-    # -- plots (matplotlib, imported on first use) -------------------------------------
+    # -- plots (matplotlib, imported on first use; each returns its Axes) ----------------
 
-    def plot_approval_rate(self, by: str = "model", period: str = "week") -> Any:
-        """Approval rate over time, one line per value of ``by``."""
-        frame = self.approval_rate(by=[period, by])
-        table = frame.pivot_table(index=period, columns=by, values="approval_rate")
-        axes = table.plot(marker="o", title=f"Approval rate by {by}", ylim=(0, 1.05))
-        axes.set_ylabel("approved + edited / decided")
-        return axes
+    def plot_approval_rate(
+        self, by: str | None = "model", period: str = "week", ax: Axes | None = None
+    ) -> Axes:
+        """Approval rate per period with its 95% CI, one series per value of ``by``."""
+        return self.plot_rate("approval_rate", by=by, period=period, ax=ax)
 
-    def plot_backlog(self, period: str = "day") -> Any:
-        """Candidates waiting for review at the end of each period."""
-        frame = self.backlog(period).set_index("period")
-        axes = frame["backlog"].plot(drawstyle="steps-post", title="Review backlog")
-        axes.set_ylabel("candidates waiting")
-        return axes
+    def plot_rate(
+        self,
+        rate: str = "approval_rate",
+        by: str | None = None,
+        period: str = "week",
+        ax: Axes | None = None,
+    ) -> Axes:
+        """Any rate per period with its 95% CI, one series per value of ``by``.
 
-    def plot_reproposals(self, period: str = "week") -> Any:
-        """Re-proposals per period, stacked by what they repeated."""
-        frame = self.reproposal_rate(by=period).set_index(period)
-        axes = frame[["rejected", "approved", "pending"]].plot.bar(
-            stacked=True, title="Re-proposals by kind"
+        ``rate`` is approval_rate, rejection_rate, edit_rate, reproposal_rate or
+        precision (of the matcher)."""
+        if rate not in _RATE_PLOTS:
+            raise NpcError(f"Cannot plot {rate!r}; plot any of {', '.join(_RATE_PLOTS)}.")
+        method, fraction = _RATE_PLOTS[rate]
+        frame = getattr(self, method)(by=[period, *([by] if by else [])])
+        name = rate.replace("_", " ").replace("reproposal", "re-proposal").capitalize()
+        return plots.rate_points(
+            frame,
+            rate,
+            period,
+            by,
+            title=f"{name} by {by}" if by else name,
+            ylabel=f"{fraction} (95% CI)",
+            proportion=rate != "reproposal_rate",
+            ax=ax,
         )
-        axes.set_ylabel("re-proposals")
-        return axes
+
+    def plot_backlog(self, period: str = "day", ax: Axes | None = None) -> Axes:
+        """Candidates waiting for review at the end of each period."""
+        return plots.level_line(
+            self.backlog(period).rename(columns={"period": period}),
+            "backlog",
+            period,
+            title="Review backlog",
+            ylabel="candidates waiting",
+            ax=ax,
+        )
+
+    def plot_reproposals(self, period: str = "week", ax: Axes | None = None) -> Axes:
+        """Re-proposals per period, stacked by what they repeated."""
+        return plots.count_bars(
+            self.reproposal_rate(by=period),
+            ["rejected", "approved", "pending"],
+            period,
+            title="Re-proposals by kind",
+            ylabel="re-proposals",
+            legend_title="repeated a memory",
+            ax=ax,
+        )
+
+    # -- display ---------------------------------------------------------------------------
+
+    def __repr__(self) -> str:
+        lines = [f"  {name}({args}): {summary}" for name, args, summary in _catalogue()]
+        return "nb.metrics: each returns a DataFrame (plot_* a matplotlib Axes)\n" + "\n".join(
+            lines
+        )
+
+    def _repr_mimebundle_(self, **_: object) -> dict[str, str]:
+        rows = "".join(
+            f"<tr><td {_LEFT}><code>{html.escape(name)}({html.escape(args)})</code></td>"
+            f"<td {_LEFT}>{html.escape(summary)}</td></tr>"
+            for name, args, summary in _catalogue()
+        )
+        caption = "<code>nb.metrics</code>: each returns a DataFrame (plot_* a matplotlib Axes)"
+        return {
+            "text/plain": repr(self),
+            "text/html": f"<div><p>{caption}</p><table>{rows}</table></div>",
+        }
+
+
+_LEFT = 'style="text-align: left"'  # JupyterLab right-aligns table cells
+
+#: Each plottable rate: the metric that computes it, and the fraction it is.
+_RATE_PLOTS = {
+    "approval_rate": ("approval_rate", "approved / decided"),
+    "rejection_rate": ("rejection_rate", "rejected / decided"),
+    "edit_rate": ("edit_rate", "edited / decided"),
+    "reproposal_rate": ("reproposal_rate", "repeats / new candidate"),
+    "precision": ("matching", "right / checked"),
+}
+
+
+def _catalogue() -> list[tuple[str, str, str]]:
+    """(name, parameters, first docstring line) of every public metric and plot: read
+    from the methods themselves, so the list cannot fall behind them."""
+    entries = []
+    for name, member in vars(Metrics).items():
+        if name.startswith("_") or not callable(member):
+            continue
+        parameters = list(inspect.signature(member).parameters.values())[1:]
+        args = ", ".join(p.name if p.default is p.empty else f"{p.name}={p.default!r}"
+                         for p in parameters)  # fmt: skip
+        doc = inspect.getdoc(member) or ""
+        entries.append((name, args, doc.split("\n", 1)[0].replace("``", "`")))
+    return entries
 
 
 def _dimensions(source: str, by: str | Sequence[str]) -> list[str]:
@@ -175,6 +294,13 @@ def _dimensions(source: str, by: str | Sequence[str]) -> list[str]:
 
 def _rate(numerator: pd.Series, denominator: pd.Series) -> pd.Series:
     return (numerator / denominator.where(denominator > 0, np.nan)).astype("float64")
+
+
+def _with_interval(frame: pd.DataFrame, rate: str, count: str, n: str) -> pd.DataFrame:
+    """``frame`` with ``n`` (the denominator of ``rate``) and its 95% Wilson interval."""
+    frame = frame.assign(n=frame[n])
+    frame["ci_low"], frame["ci_high"] = wilson_interval(frame[count], frame["n"])
+    return frame
 
 
 def _merge(left: pd.DataFrame, right: pd.DataFrame, dims: list[str]) -> pd.DataFrame:

@@ -1,2 +1,2 @@
-"""Chat: personas, turns, the prompts, background extraction, and the chat service
-(``Conversations``) the facade builds."""
+"""Chat: personas and npcpy team folders, turns, the prompts, background extraction,
+and the chat service (``Conversations``) the facade builds."""

@@ -10,13 +10,14 @@ Python, the current conversation per persona, and which ad-hoc personas were ann
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from .._ids import new_id
+from .._markup import plain_text
 from .._results import Reply
 from .._settings import Settings
 from ..errors import ConfigError, NpcError
@@ -24,7 +25,8 @@ from ..memory.core import MemoryCore
 from ..models import offline
 from ..store import Store, chat_log
 from .extraction import Extraction
-from .personas import ADHOC_DIRECTIVE, Persona, load_team, validate_name
+from .personas import ADHOC_DIRECTIVE, Persona, closest_names, litellm_model, validate_name
+from .team import Team, TeamContext, load_team
 from .turn import ReplyStream, TurnContext, begin_turn
 
 __all__ = ["Conversations", "Status"]
@@ -70,25 +72,40 @@ class Conversations:
         return persona
 
     def personas(self) -> pd.DataFrame:
-        """Every persona defined in Python or in ``npc_team/*.npc``."""
-        found = {**load_team(self.root, self.project), **self._defined}
+        """Every persona defined in Python or in ``npc_team/*.npc``; a team file that
+        cannot be used is a row too, with its ``error``."""
+        team = self._team()
+        found = {**team.personas, **self._defined}
         columns = ["name", "model", "provider", "team", "source", "directive"]
-        return pd.DataFrame(
-            [[getattr(p, c) for c in columns] for p in found.values()], columns=columns
-        )
+        rows = [[getattr(p, c) for c in columns] + [None] for p in found.values()]
+        rows += [
+            [b.name, None, None, self.project, b.path, None, b.error]
+            for b in team.broken
+            if b.name is not None and b.name not in self._defined
+        ]
+        return pd.DataFrame(rows, columns=[*columns, "error"])
 
     def persona(self, name: str) -> Persona:
-        """The persona called ``name``: Python definitions first, then team files, else ad hoc."""
+        """The persona called ``name``: Python definitions first, then team files, else ad
+        hoc. A team file for ``name`` that cannot be used is a ``ConfigError``."""
+        return self._resolve(name, self._team())
+
+    def _team(self) -> Team:
+        return load_team(self.root, self.project)
+
+    def _resolve(self, name: str, team: Team) -> Persona:
         validate_name(name)
         if name in self._defined:
             return self._defined[name]
-        team = load_team(self.root, self.project)
-        if name in team:
-            return team[name]
+        if name in team.personas:
+            return team.personas[name]
+        if broken := team.broken_persona(name):
+            raise ConfigError(broken.error)
         return Persona(name, ADHOC_DIRECTIVE, team=self.project, source="ad-hoc")
 
     def model_for(self, persona: Persona, model: str | None = None) -> str:
-        """Which model a turn uses: the argument, the persona's, the setting, else offline."""
+        """Which model a turn uses: the argument, the persona's (its file's, else its team's
+        ``.ctx``), the ``model`` setting, else the offline model."""
         return model or persona.model_name or self.settings.model or offline.MODEL
 
     def chat(
@@ -111,7 +128,8 @@ class Conversations:
         (``temperature=``, ``max_tokens=``, ...). With ``stream=True``, iterate the result
         for text chunks; its ``reply`` is set when the stream ends.
         """
-        persona = self.persona(npc)
+        team = self._team()
+        persona = self._resolve(npc, team)
         chosen = self.model_for(persona, model)
         conversation_id = self._conversation_for(npc, conversation, new)
         turn = begin_turn(
@@ -121,7 +139,7 @@ class Conversations:
             conversation_id=conversation_id,
             model=chosen,
             options=options,
-            notices=self._notices(persona),
+            notices=self._notices(persona, team),
             where=where or {},
         )
         return turn.stream() if stream else turn.complete()
@@ -142,31 +160,52 @@ class Conversations:
         self._conversations[npc] = conversation_id
         return conversation_id
 
-    def _notices(self, persona: Persona) -> list[str]:
-        if persona.adhoc and persona.name not in self._announced:
-            self._announced.add(persona.name)
-            return [
-                f"{persona.name} is not defined (no npc_team/{persona.name}.npc, no "
-                f"nb.npc({persona.name!r}, ...)): using a generic research-assistant persona"
-            ]
-        return []
+    def _notices(self, persona: Persona, team: Team) -> list[str]:
+        """Said once per ad-hoc persona: it is not defined, and which name was likely meant."""
+        if not persona.adhoc or persona.name in self._announced:
+            return []
+        self._announced.add(persona.name)
+        notice = (
+            f"{persona.name} is not defined (no npc_team/{persona.name}.npc, no "
+            f"nb.npc({persona.name!r}, ...)): using a generic research-assistant persona."
+        )
+        known = {*team.personas, *self._defined, *(b.name for b in team.broken if b.name)}
+        if meant := closest_names(persona.name, known):
+            notice += f" Did you mean {' or '.join(meant)}?"
+        return [notice]
 
     def status(self) -> Status:
-        """Personas, default model, candidates waiting, extraction jobs, store path."""
-        personas = self.personas()
+        """Personas, default model, the team's context file and broken team files,
+        candidates waiting, extraction jobs, store path."""
+        team = self._team()
         return Status(
             project=self.project,
             store=str(self._turns.store.path),
             model=self.settings.model or offline.MODEL,
-            personas=list(personas["name"]),
+            personas=list({**team.personas, **self._defined}),
             waiting=self._memory.pending_count(),
             jobs=str(self._extraction.status()),
+            team_context=_describe(team.context) if team.context else None,
+            broken=[b.error for b in team.broken],
+            notes=list(team.notes),
         )
+
+
+def _describe(context: TeamContext) -> str:
+    """One line about the team's ``.ctx`` file: what of it npc_nb uses."""
+    model = litellm_model(context.model, context.provider)
+    uses = [f"model {model}" if model else "no model"]
+    if context.provider and not context.model:
+        uses.append(f"provider {context.provider}")
+    size = len(context.context or "")
+    uses.append(f"context of {size} characters" if size else "no context")
+    return f"{context.path} ({', '.join(uses)})"
 
 
 @dataclass(frozen=True)
 class Status:
-    """What ``%npc_status`` shows."""
+    """What ``%npc_status`` shows. ``broken`` holds the error of each team file that
+    cannot be used; ``team_context`` describes the team's ``.ctx`` file, if any."""
 
     project: str
     store: str
@@ -174,6 +213,9 @@ class Status:
     personas: list[str]
     waiting: int
     jobs: str
+    team_context: str | None = None
+    broken: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def waiting_line(self) -> str:
@@ -185,15 +227,23 @@ class Status:
         model = (
             f"{self.model} (offline demo model)" if offline.is_offline(self.model) else self.model
         )
-        return "\n".join(
-            [
-                f"project:   {self.project} ({self.store})",
-                f"model:     {model}",
-                f"personas:  {', '.join(self.personas) or 'none defined (ad hoc on first use)'}",
-                f"waiting:   {self.waiting} memory candidate(s) · %npc_review",
-                f"{self.jobs}",
-            ]
-        )
+        lines = [
+            f"project:   {self.project} ({self.store})",
+            f"model:     {model}",
+            f"personas:  {', '.join(self.personas) or 'none defined (ad hoc on first use)'}",
+        ]
+        if self.team_context:
+            lines.append(f"team:      {self.team_context}")
+        lines += _labelled("note:", self.notes)
+        lines += _labelled("BROKEN:", self.broken)
+        lines += [f"waiting:   {self.waiting} memory candidate(s) · %npc_review", f"{self.jobs}"]
+        return "\n".join(lines)
 
     def _repr_mimebundle_(self, **_: object) -> dict[str, str]:
-        return {"text/plain": str(self), "text/html": f"<pre>{html.escape(str(self))}</pre>"}
+        text = plain_text(str(self))
+        return {"text/plain": text, "text/html": f"<pre>{html.escape(text)}</pre>"}
+
+
+def _labelled(label: str, entries: list[str]) -> list[str]:
+    """Each entry under ``label``, its own continuation lines indented to match."""
+    return [f"{label:<10} " + entry.strip().replace("\n", "\n" + " " * 11) for entry in entries]

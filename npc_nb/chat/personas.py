@@ -1,37 +1,68 @@
 """Personas ("NPCs"): defined in Python or as YAML ``.npc`` files in ``npc_team/``.
 
-The file format is npcpy's: ``name``, ``primary_directive``, ``model``, ``provider``. The
-folder is the team: every persona found in ``<project>/npc_team/`` belongs to a team
-named after the project, so team-scoped memories reach all of them. A name defined
-nowhere gets an ad-hoc persona with a generic research-assistant directive (the caller
-is told, once).
+The file format is npcpy's. npc_nb uses ``name``, ``primary_directive``, ``model`` and
+``provider``; npcpy's other keys (``jinxes``, ``tools``, ``mcp_servers``, ...) are
+accepted and ignored, so a team folder written for npcpy loads as it is, and any other
+key is an error naming it (a typo must not silently drop a directive). Reading the
+folder, the team's ``.ctx`` file and broken files is ``team.py``'s job. A name defined
+nowhere gets an ad-hoc persona with a generic research-assistant directive.
 """
 
 from __future__ import annotations
 
+import difflib
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 
 from ..errors import ConfigError
+from .npcpy_yaml import TeamFile
 
-__all__ = ["ADHOC_DIRECTIVE", "Persona", "load_team", "validate_name"]
+__all__ = [
+    "ADHOC_DIRECTIVE",
+    "IGNORED_NPCPY_KEYS",
+    "Persona",
+    "closest_names",
+    "litellm_model",
+    "persona_from_file",
+    "validate_name",
+]
 
-TEAM_FOLDER = "npc_team"
 ADHOC_DIRECTIVE = (
     "You are a careful research assistant working with the user in a Jupyter notebook. "
     "Answer concisely, say when you are unsure, and use what you remember about the "
     "user and the project when it helps."
 )
 _NAME = re.compile(r"^[A-Za-z][\w.-]{0,63}$")
-_KEYS = {"name", "primary_directive", "model", "provider"}
-#: npcpy keys we accept and ignore, so existing team folders load unchanged.
-_TOLERATED = {"tools", "use_global_tools", "jinxs", "mcp_servers", "api_url", "api_key_env"}
+_KEYS = ("name", "primary_directive", "model", "provider")
+#: npcpy keys npc_nb accepts and ignores: tools, jinxes, servers, credentials and looks.
+#: (``api_key`` is ignored, never read: npc_nb keeps no secrets.)
+IGNORED_NPCPY_KEYS = (
+    "jinxes",
+    "jinxs",
+    "use_global_jinxes",
+    "use_global_jinxs",
+    "tools",
+    "use_global_tools",
+    "mcp_servers",
+    "api_url",
+    "api_key",
+    "api_key_env",
+    "plain_system_message",
+    "team",
+    "memory",
+    "ascii_art",
+    "colors",
+)
 
 
 @dataclass(frozen=True)
 class Persona:
-    """Who the model plays: a name, a standing directive, optionally a model."""
+    """Who the model plays: a name, a standing directive, optionally a model.
+
+    ``team_context`` is the ``context`` of the team's ``.ctx`` file, for personas
+    defined in ``npc_team/``; it follows the directive in the prompt's static prefix.
+    """
 
     name: str
     directive: str
@@ -39,6 +70,7 @@ class Persona:
     provider: str | None = None
     team: str | None = None
     source: str = "python"  # "python", a .npc file path, or "ad-hoc"
+    team_context: str | None = None
 
     @property
     def adhoc(self) -> bool:
@@ -47,9 +79,14 @@ class Persona:
     @property
     def model_name(self) -> str | None:
         """The litellm model string, provider-prefixed when the file names a provider."""
-        if self.model and self.provider and "/" not in self.model:
-            return f"{self.provider}/{self.model}"
-        return self.model
+        return litellm_model(self.model, self.provider)
+
+
+def litellm_model(model: str | None, provider: str | None) -> str | None:
+    """npcpy's model and provider as one litellm model string: ``provider/model``."""
+    if model and provider and "/" not in model:
+        return f"{provider}/{model}"
+    return model
 
 
 def validate_name(name: object) -> str:
@@ -61,57 +98,51 @@ def validate_name(name: object) -> str:
     return name
 
 
-def load_team(project_root: Path, team: str) -> dict[str, Persona]:
-    """Every persona in ``<project>/npc_team/*.npc``; a malformed file is an error."""
-    folder = project_root / TEAM_FOLDER
-    if not folder.is_dir():
-        return {}
-    personas: dict[str, Persona] = {}
-    for path in sorted(folder.glob("*.npc")):
-        persona = _load_file(path, team)
-        if persona.name in personas:
-            raise ConfigError(
-                f"Two files in {folder} define the persona {persona.name!r}: "
-                f"{personas[persona.name].source} and {path}. Rename one."
-            )
-        personas[persona.name] = persona
-    return personas
+def closest_names(name: str, known: Iterable[str]) -> list[str]:
+    """The defined names a mistyped ``name`` most likely meant, best first (at most 3)."""
+    return difflib.get_close_matches(name, list(known), n=3, cutoff=0.75)
 
 
-def _load_file(path: Path, team: str) -> Persona:
-    import yaml  # only needed when a team folder exists
+def persona_from_file(
+    file: TeamFile,
+    team: str,
+    *,
+    default_model: str | None = None,
+    default_provider: str | None = None,
+    team_context: str | None = None,
+) -> Persona:
+    """The persona a parsed ``.npc`` file defines; a bad key is a ``ConfigError``.
 
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path} is not valid YAML: {exc}. Fix the file.") from exc
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path} is not UTF-8 text ({exc.reason}); save it as UTF-8.") from exc
-    except OSError as exc:
-        raise ConfigError(f"Cannot read the persona file {path}: {exc.strerror}.") from exc
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path} must be a mapping with keys name and primary_directive.")
-    unknown = sorted(set(data) - _KEYS - _TOLERATED)
+    ``default_model`` and ``default_provider`` (the team's ``.ctx``) fill what the file
+    leaves out, key by key, as npcpy does. A file without ``name`` is named after itself.
+    """
+    path = file.path
+    unknown = [k for k in file.key_names() if k not in _KEYS and k not in IGNORED_NPCPY_KEYS]
     if unknown:
+        guess = difflib.get_close_matches(unknown[0], [*_KEYS, *IGNORED_NPCPY_KEYS], n=1)
+        meant = f" (did you mean {guess[0]!r}?)" if guess else ""
         raise ConfigError(
-            f"{path}: unknown key {unknown[0]!r}. Allowed keys: {', '.join(sorted(_KEYS))}."
+            f"{path}: unknown key {unknown[0]!r}{meant}. npc_nb reads "
+            f"{', '.join(_KEYS)} and ignores npcpy's {', '.join(IGNORED_NPCPY_KEYS)}."
         )
-    for key in ("name", "primary_directive"):
-        if not isinstance(data.get(key), str) or not data[key].strip():
-            raise ConfigError(f"{path}: key {key!r} is missing or not a non-empty string.")
-    for key in ("model", "provider"):
-        if data.get(key) is not None and not isinstance(data[key], str):
-            raise ConfigError(f"{path}: key {key!r} must be a string, not {data[key]!r}.")
-    name = data["name"].strip()
+    directive = file.get("primary_directive")
+    if not isinstance(directive, str) or not directive.strip():
+        raise ConfigError(f"{path}: key 'primary_directive' is missing or not a non-empty string.")
+    fields = {key: file.get(key) for key in ("name", "model", "provider")}
+    for key, value in fields.items():
+        if value is not None and not isinstance(value, str):
+            raise ConfigError(f"{path}: key {key!r} must be a string, not {value!r}.")
+    name = (fields["name"] or path.stem).strip()
     try:
         validate_name(name)
     except ConfigError as exc:
         raise ConfigError(f"{path}: key 'name': {exc}") from exc
     return Persona(
         name,
-        data["primary_directive"].strip(),
-        data.get("model"),
-        data.get("provider"),
+        directive.strip(),
+        fields["model"] or default_model,
+        fields["provider"] or default_provider,
         team,
         str(path),
+        team_context,
     )

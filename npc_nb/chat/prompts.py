@@ -71,8 +71,11 @@ EXTRACTION_VERSION = hashlib.sha256(_EXTRACTION_RULES.encode()).hexdigest()[:12]
 def chat_messages(
     persona: Persona, block: str, history: list[dict], user_text: str, *, cache_breakpoint: bool
 ) -> list[dict[str, Any]]:
-    """System prefix, memory block, the conversation so far, then the new message."""
+    """System prefix (persona, directive, team context), memory block, the conversation
+    so far, then the new message."""
     prefix = f"You are {persona.name}. {escape_directive(persona.directive)}"
+    if persona.team_context:
+        prefix += f"\n\nTeam context:\n{escape_directive(persona.team_context)}"
     if cache_breakpoint:
         parts: list[dict[str, Any]] = [
             {"type": "text", "text": prefix, "cache_control": {"type": "ephemeral"}}

@@ -117,7 +117,8 @@ class Turn:
             list(self.block.memory_ids),
             self.messages,
             self.notices,
-            failed,
+            adhoc=self.persona.adhoc,
+            failed_extraction=failed,
         )
 
     def _extraction_target(self) -> dict[str, Any]:
@@ -141,6 +142,11 @@ class ReplyStream:
         self._source = source
         self._started = False
         self.reply: Reply | None = None
+
+    @property
+    def notices(self) -> list[str]:
+        """What the reader must see with this reply (known before the first chunk)."""
+        return self.turn.notices
 
     def __iter__(self) -> Iterator[str]:
         if self.reply is not None or self._started:

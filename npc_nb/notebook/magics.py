@@ -25,8 +25,7 @@ from IPython.core.magic import (
 )
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
-from .._markup import plain_text
-from .._results import Reply, reply_html
+from .._results import Reply, reply_html, reply_plain
 from .._text import clean_text
 from ..errors import ModelCallError, NpcError
 from .interpolation import interpolate
@@ -79,9 +78,13 @@ def bind_names(sql: str, namespace: dict[str, Any]) -> dict[str, Any]:
     return values
 
 
-def _live_bundle(shown: str) -> dict[str, str]:
-    """The reply so far, rendered like the finished one: partial Markdown stays inert."""
-    return {"text/plain": plain_text(shown), "text/html": reply_html(shown)}
+def _live_bundle(shown: str, notices: list[str]) -> dict[str, str]:
+    """The reply so far, rendered like the finished one (its notices above it): partial
+    Markdown stays inert."""
+    return {
+        "text/plain": reply_plain(shown, notices=notices),
+        "text/html": reply_html(shown, notices=notices),
+    }
 
 
 @magics_class
@@ -134,7 +137,7 @@ class NpcMagics(Magics):
                 where=self._where(),
             )
             reply = result if isinstance(result, Reply) else self._show_stream(result)
-            reply.notices.append(self.project.status().waiting_line)
+            reply.footnotes.append(self.project.status().waiting_line)
             reply.retry_hint = "%npc_retry"
         return reply
 
@@ -153,12 +156,12 @@ class NpcMagics(Magics):
             return stream.reply
         from IPython.display import clear_output, display
 
-        handle = display(_live_bundle("…"), raw=True, display_id=True)
+        handle = display(_live_bundle("…", stream.notices), raw=True, display_id=True)
         shown, last = "", 0.0
         for chunk in stream:
             shown += chunk
             if time.monotonic() - last >= _UPDATE_EVERY:
-                handle.update(_live_bundle(shown), raw=True)
+                handle.update(_live_bundle(shown, stream.notices), raw=True)
                 last = time.monotonic()
         clear_output(wait=True)  # the finished reply replaces the live one as Out[n]
         return stream.reply

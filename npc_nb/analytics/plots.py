@@ -1,0 +1,205 @@
+"""Figures of the metrics, fit for a paper: matplotlib, imported on first use.
+
+The key design choice: periods sit on a categorical axis, one slot per period from the
+first to the last (empty ones included, so gaps in time stay visible), labelled with
+dates, not on a continuous date axis. One week of data is then one slot in the middle
+of the plot, not a dot on an axis four years wide, and series can be dodged within a
+slot: several groups at a rate of 1.0 stay side by side, each with its own marker and
+its 95% interval as an error bar. Counts get integer ticks and an axis from zero.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+__all__ = ["count_bars", "level_line", "period_labels", "rate_points"]
+
+PERIOD_FREQUENCIES = {"hour": "h", "day": "D", "week": "W-MON", "month": "MS"}
+_LABEL_FORMATS = {"hour": "%Y-%m-%d %H:00", "day": "%Y-%m-%d", "week": "%Y-%m-%d", "month": "%Y-%m"}
+_AXIS_NAMES = {"hour": "hour", "day": "day", "week": "week (starting Monday)", "month": "month"}
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "h", "<", ">", "p")
+_LINESTYLES = ("-", "--", "-.", ":")
+_MIN_SLOTS = 4  # a plot is at least this many periods wide: one period stays narrow
+_MAX_LABELS = 12
+_MISSING = "(none)"
+
+
+def rate_points(
+    frame: pd.DataFrame,
+    rate: str,
+    period: str,
+    by: str | None,
+    *,
+    title: str,
+    ylabel: str,
+    proportion: bool = True,
+    ax: Axes | None = None,
+) -> Axes:
+    """One series per value of ``by`` (or one series): points at ``rate`` with error bars
+    from ``ci_low`` to ``ci_high``, dodged within each period, joined by a line."""
+    ax = _new_axes(ax)
+    periods = _period_range(frame[period], period)
+    series = _series(frame, by)
+    width = min(0.6, 0.15 * len(series))  # how far apart a period's series spread
+    labelled = []
+    for i, (name, rows) in enumerate(series):
+        rows = rows.set_index(period).reindex(periods)
+        x = np.arange(len(periods)) + _offset(i, len(series), width)
+        y, low, high = (_floats(rows[c]) for c in (rate, "ci_low", "ci_high"))
+        counts = rows["n"].fillna(0).astype("int64")
+        ax.errorbar(
+            x, y, yerr=[y - low, high - y], label=f"{name} (n={counts.sum()})",
+            marker=_MARKERS[i % len(_MARKERS)], linestyle=_LINESTYLES[i % len(_LINESTYLES)],
+            linewidth=1, elinewidth=1, capsize=3, markersize=6,
+        )  # fmt: skip
+        if not by and len(periods) <= _MAX_LABELS:
+            labelled.append((x, low, high, counts))
+    _period_axis(ax, periods, period)
+    top = 1.0 if proportion else max(1.0, float(np.nanmax(frame["ci_high"], initial=0.0)))
+    ax.set_ylim(-0.05 * top, 1.05 * top)  # room for the markers at 0 and at the top
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(axis="y", alpha=0.3)
+    for args in labelled:
+        _label_counts(ax, *args)
+    if by and series:
+        ax.legend(title=by, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
+    return ax
+
+
+def count_bars(
+    frame: pd.DataFrame,
+    columns: Sequence[str],
+    period: str,
+    *,
+    title: str,
+    ylabel: str,
+    legend_title: str,
+    ax: Axes | None = None,
+) -> Axes:
+    """Stacked bars of integer ``columns``, one bar per period."""
+    ax = _new_axes(ax)
+    periods = _period_range(frame[period], period)
+    rows = frame.set_index(period).reindex(periods).fillna(0)
+    bottom = np.zeros(len(periods))
+    for column in columns:
+        heights = rows[column].to_numpy(dtype="float64")
+        ax.bar(np.arange(len(periods)), heights, width=0.6, bottom=bottom, label=column)
+        bottom += heights
+    _period_axis(ax, periods, period)
+    _count_axis(ax, bottom.max(initial=0.0))
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend(title=legend_title, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
+    return ax
+
+
+def level_line(
+    frame: pd.DataFrame,
+    column: str,
+    period: str,
+    *,
+    title: str,
+    ylabel: str,
+    ax: Axes | None = None,
+) -> Axes:
+    """An integer level (such as the backlog) at the end of each period, as points joined
+    by a line."""
+    ax = _new_axes(ax)
+    periods = _period_range(frame[period], period)
+    values = frame.set_index(period)[column].reindex(periods).to_numpy(dtype="float64")
+    ax.plot(np.arange(len(periods)), values, marker="o" if len(periods) <= 3 * _MAX_LABELS else "")
+    _period_axis(ax, periods, period)
+    _count_axis(ax, np.nanmax(values, initial=0.0), below=0.04)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    return ax
+
+
+def period_labels(periods: pd.DatetimeIndex, period: str) -> list[str]:
+    """Dates as a reader writes them: ``2026-11-30`` (day, week), ``2026-11`` (month)."""
+    return [moment.strftime(_LABEL_FORMATS[period]) for moment in periods]
+
+
+def _new_axes(ax: Axes | None) -> Axes:
+    if ax is not None:
+        return ax
+    import matplotlib.pyplot as plt  # on first use: importing pyplot takes ~0.3 s
+
+    _, created = plt.subplots(figsize=(7, 3.8), layout="constrained")
+    return created
+
+
+def _period_range(values: pd.Series, period: str) -> pd.DatetimeIndex:
+    """Every period from the first to the last, so a period with no data keeps its slot."""
+    moments = pd.to_datetime(values.dropna())
+    if moments.empty:
+        return pd.DatetimeIndex([])
+    return pd.date_range(moments.min(), moments.max(), freq=PERIOD_FREQUENCIES[period])
+
+
+def _series(frame: pd.DataFrame, by: str | None) -> list[tuple[str, pd.DataFrame]]:
+    if not by:
+        return [("all", frame)]
+    names = frame[by].astype("object").where(frame[by].notna(), _MISSING).astype(str)
+    return [(name, frame[names == name]) for name in sorted(names.unique())]
+
+
+def _offset(index: int, count: int, width: float) -> float:
+    return 0.0 if count == 1 else (index / (count - 1) - 0.5) * width
+
+
+def _period_axis(ax: Axes, periods: pd.DatetimeIndex, period: str) -> None:
+    """Slots 0..k-1 labelled with dates (at most ``_MAX_LABELS`` of them), at least
+    ``_MIN_SLOTS`` wide and centred, so a single period is not stretched across the plot."""
+    count = len(periods)
+    if not count:
+        ax.text(0.5, 0.5, "no data yet", transform=ax.transAxes, ha="center", color="0.4")
+    step = max(1, -(-count // _MAX_LABELS))
+    ticks = np.arange(0, count, step)
+    ax.set_xticks(ticks, [period_labels(periods, period)[i] for i in ticks])
+    centre, half = (count - 1) / 2, max(count, _MIN_SLOTS) / 2
+    ax.set_xlim(centre - half, centre + half)
+    ax.set_xlabel(_AXIS_NAMES[period])
+    if len(ticks) > 4:  # dates side by side would touch
+        ax.tick_params(axis="x", labelrotation=30)
+        for label in ax.get_xticklabels():
+            label.set_horizontalalignment("right")
+
+
+def _count_axis(ax: Axes, highest: float, below: float = 0.0) -> None:
+    """Integer ticks from 0 (bars stand on it; a line's markers need ``below`` room)."""
+    from matplotlib.ticker import MaxNLocator
+
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    top = max(1.0, highest) * 1.1
+    ax.set_ylim(-below * top, top)
+    ax.grid(axis="y", alpha=0.3)
+
+
+def _label_counts(
+    ax: Axes, x: np.ndarray, low: np.ndarray, high: np.ndarray, counts: pd.Series
+) -> None:
+    """``n=...`` under each interval (over it when the interval reaches down to 0): the
+    size behind it, clear of the line that joins the points."""
+    bottom, top = ax.get_ylim()
+    for position, lower, upper, n in zip(x, low, high, counts, strict=True):
+        if np.isnan(lower):
+            continue
+        under = lower - bottom > 0.15 * (top - bottom)
+        ax.annotate(
+            f"n={n}", (position, lower if under else upper), xytext=(0, -3 if under else 3),
+            textcoords="offset points", ha="center", va="top" if under else "bottom",
+            fontsize="small", color="0.3",
+        )  # fmt: skip
+
+
+def _floats(values: pd.Series) -> np.ndarray:
+    return values.to_numpy(dtype="float64", na_value=np.nan)

@@ -1,0 +1,126 @@
+"""The ``npc_team/`` folder: its personas, the team's ``.ctx`` file, and broken files.
+
+A team folder is shared, and one bad file must not take the others down: each file is
+read on its own, and one that cannot be used is kept as a ``BrokenFile`` with its error
+(listed by ``nb.personas()`` and ``%npc_status``; raised when that persona is asked for)
+instead of failing the whole team. The team's context file is npcpy's: ``*.ctx`` in the
+folder (``team.ctx`` when there are several). Its ``context`` joins the team's personas'
+prompt prefix, and its ``model`` and ``provider`` fill in for personas that name none.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import ConfigError
+from .npcpy_yaml import TeamFile, read_team_file
+from .personas import Persona, persona_from_file
+
+__all__ = ["TEAM_FOLDER", "BrokenFile", "Team", "TeamContext", "load_team"]
+
+TEAM_FOLDER = "npc_team"
+_PREFERRED_CONTEXT = "team.ctx"
+
+
+@dataclass(frozen=True)
+class BrokenFile:
+    """A team file that cannot be used, and why (the error names the file)."""
+
+    path: str
+    error: str
+    name: str | None = None  # the persona it was to define (its file name), for a .npc
+
+
+@dataclass(frozen=True)
+class TeamContext:
+    """What npc_nb reads of the team's ``.ctx`` file; npcpy's other keys are ignored."""
+
+    path: str
+    context: str | None = None
+    model: str | None = None
+    provider: str | None = None
+
+
+@dataclass(frozen=True)
+class Team:
+    """Everything in one ``npc_team/`` folder."""
+
+    personas: dict[str, Persona] = field(default_factory=dict)
+    broken: tuple[BrokenFile, ...] = ()
+    context: TeamContext | None = None
+    notes: tuple[str, ...] = ()  # what was read but set aside (extra .ctx files)
+
+    def broken_persona(self, name: str) -> BrokenFile | None:
+        return next((b for b in self.broken if b.name == name), None)
+
+
+def load_team(project_root: Path, team: str) -> Team:
+    """Every persona in ``<project>/npc_team/*.npc``, with the team's ``.ctx`` applied."""
+    folder = project_root / TEAM_FOLDER
+    if not folder.is_dir():
+        return Team()
+    broken: list[BrokenFile] = []
+    context, notes = _team_context(folder, broken)
+    loaded: list[Persona] = []
+    for path in sorted(folder.glob("*.npc")):
+        try:
+            loaded.append(
+                persona_from_file(
+                    read_team_file(path, "name and primary_directive"),
+                    team,
+                    default_model=context.model if context else None,
+                    default_provider=context.provider if context else None,
+                    team_context=context.context if context else None,
+                )
+            )
+        except ConfigError as exc:
+            broken.append(BrokenFile(str(path), str(exc), path.stem))
+    personas, clashes = _without_clashes(loaded, folder)
+    return Team(personas, (*broken, *clashes), context, notes)
+
+
+def _without_clashes(
+    loaded: list[Persona], folder: Path
+) -> tuple[dict[str, Persona], list[BrokenFile]]:
+    """The personas by name; two files claiming one name are both broken (which one was
+    meant cannot be guessed)."""
+    counts = Counter(p.name for p in loaded)
+    clashes = []
+    for name in (n for n, count in counts.items() if count > 1):
+        sources = [p.source for p in loaded if p.name == name]
+        error = (
+            f"Several files in {folder} define the persona {name!r}: "
+            f"{', '.join(sources)}. Rename all but one."
+        )
+        clashes += [BrokenFile(source, error, name) for source in sources]
+    return {p.name: p for p in loaded if counts[p.name] == 1}, clashes
+
+
+def _team_context(folder: Path, broken: list[BrokenFile]) -> tuple[TeamContext | None, tuple]:
+    """The team's ``.ctx`` file, if there is one; a broken one joins ``broken``."""
+    files = sorted(folder.glob("*.ctx"))
+    if not files:
+        return None, ()
+    chosen = next((f for f in files if f.name == _PREFERRED_CONTEXT), files[0])
+    ignored = [f.name for f in files if f != chosen]
+    notes = (
+        (f"several .ctx files in {folder}: using {chosen.name}, ignoring {', '.join(ignored)}",)
+        if ignored
+        else ()
+    )
+    try:
+        return _read_context(read_team_file(chosen, "context, model and provider")), notes
+    except ConfigError as exc:
+        broken.append(BrokenFile(str(chosen), str(exc)))
+        return None, notes
+
+
+def _read_context(file: TeamFile) -> TeamContext:
+    values = {key: file.get(key) for key in ("context", "model", "provider")}
+    for key, value in values.items():
+        if value is not None and not isinstance(value, str):
+            raise ConfigError(f"{file.path}: key {key!r} must be text, not {value!r}.")
+    cleaned = {key: (value.strip() or None) if value else None for key, value in values.items()}
+    return TeamContext(str(file.path), **cleaned)

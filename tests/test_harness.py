@@ -1,0 +1,89 @@
+"""The test harness itself: what `make test` runs, and how it treats a missing browser."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.jupyterlab import missing_browser, running_in_ci
+
+ROOT = Path(__file__).resolve().parents[1]
+
+pytest_plugins = ["pytester"]
+
+
+def test_a_missing_chromium_names_the_package_to_install(tmp_path: Path) -> None:
+    reason = missing_browser(str(tmp_path / "no-chromium"))
+    assert reason is not None
+    assert "apt-get install chromium" in reason
+
+
+def test_an_executable_chromium_lets_the_browser_tests_run(tmp_path: Path) -> None:
+    chromium = tmp_path / "chromium"
+    chromium.write_text("#!/bin/sh\n")
+    chromium.chmod(0o755)
+    assert missing_browser(str(chromium)) is None
+    chromium.chmod(0o644)  # present but not runnable is as good as missing
+    assert missing_browser(str(chromium)) is not None
+
+
+@pytest.mark.parametrize(("value", "ci"), [("true", True), ("1", True), ("", False), ("0", False)])
+def test_ci_is_recognised_from_the_environment(value: str, ci: bool) -> None:
+    assert running_in_ci({"CI": value}) is ci
+
+
+BROWSER_TEST = """
+import pytest
+
+@pytest.mark.browser
+def test_needs_a_browser():
+    pass
+"""
+
+
+@pytest.mark.parametrize(("ci", "outcome"), [("", "skipped"), ("true", "errors")])
+def test_browser_tests_skip_outside_ci_and_error_in_ci_without_chromium(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, ci: str, outcome: str
+) -> None:
+    """The real conftest hook, run on a browser-marked test with Chromium made missing."""
+    monkeypatch.setattr("tests.jupyterlab.CHROMIUM", "/nonexistent/chromium")
+    monkeypatch.setenv("CI", ci)
+    pytester.makeconftest("from tests.conftest import pytest_runtest_setup  # noqa: F401")
+    pytester.makeini("[pytest]\nmarkers =\n    browser: drives a browser\n")
+    pytester.makepyfile(BROWSER_TEST)
+    result = pytester.runpytest_inprocess("-p", "no:randomly", "-rs")
+    result.assert_outcomes(**{outcome: 1})
+    result.stdout.fnmatch_lines(["*apt-get install chromium*"])
+
+
+def _make_dry_run() -> str:
+    """What `make test` would run, without running it."""
+    done = subprocess.run(
+        ["make", "-n", "test"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "MAKEFLAGS": ""},
+    )
+    return done.stdout
+
+
+def _shipped_notebooks() -> set[str]:
+    listed = subprocess.run(
+        ["git", "ls-files", "notebooks/*.ipynb"], cwd=ROOT, capture_output=True, text=True
+    )
+    if listed.returncode != 0 or not listed.stdout.strip():
+        pytest.skip("not a git checkout: the shipped notebooks are those git tracks")
+    return set(listed.stdout.split())
+
+
+def test_make_test_runs_the_shipped_notebooks_by_name_only() -> None:
+    nbval = [line for line in _make_dry_run().splitlines() if "--nbval" in line]
+    assert len(nbval) == 1
+    named = {word for word in nbval[0].split() if word.endswith(".ipynb")}
+    assert named == _shipped_notebooks()
+    assert " notebooks " not in f"{nbval[0]} "  # never the whole folder
