@@ -26,6 +26,7 @@ from .errors import (
     StoreError,
     StoreLockedError,
     SymlinkedStoreError,
+    UnknownFilterError,
     UnknownMemoryError,
 )
 from .vocabulary import CATEGORIES, DECISIONS, SCOPES, STATUSES
@@ -104,6 +105,7 @@ __all__ = [
     "StoreLockedError",
     "StreamScrubber",
     "SymlinkedStoreError",
+    "UnknownFilterError",
     "UnknownMemoryError",
     "load_settings",
     "open",

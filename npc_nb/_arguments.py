@@ -7,26 +7,41 @@ raises ``ArgumentError`` naming the method, the parameter and what it accepts. T
 be valid Unicode (no lone surrogates) and numbers finite; ``bool`` is not an ``int``.
 ``Annotated[float | None, "a number from 0 to 1"]`` gives a parameter its own words, and
 an error class in the metadata its own error (``Annotated[str, ..., UnknownMemoryError]``).
+A filter from a closed set (``Category``, ``Scope``, ``StatusFilter``: ``OneOf`` in the
+metadata) must also be one of its values, else ``UnknownFilterError`` lists them, with a
+"did you mean" when one is close (``unknown_choice``, also used for persona names).
 The check is shallow and cheap (a few microseconds): it reads the annotations once per
 method, not on every call.
 """
 
 from __future__ import annotations
 
+import difflib
 import functools
 import inspect
 import math
 import os
 import types
 import typing
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
-from .errors import ArgumentError, NpcError, UnknownMemoryError
+from .errors import ArgumentError, NpcError, UnknownFilterError, UnknownMemoryError
+from .vocabulary import CATEGORIES, SCOPES, STATUSES
 
-__all__ = ["MemoryId", "check_value", "checked_methods"]
+__all__ = [
+    "Category",
+    "MemoryId",
+    "OneOf",
+    "Scope",
+    "StatusFilter",
+    "check_value",
+    "checked_methods",
+    "unknown_choice",
+]
 
 T = TypeVar("T")
 #: A memory id parameter: anything else is an UnknownMemoryError, as an unknown id is.
@@ -36,6 +51,36 @@ MemoryId = Annotated[
     UnknownMemoryError,
 ]
 _OK = None
+
+
+@dataclass(frozen=True)
+class OneOf:
+    """``Annotated`` metadata: the value must be one of ``values`` (a closed set)."""
+
+    what: str  # what a value is called: "category"
+    values: tuple[str, ...]
+
+
+#: A filter by category, scope, or status (``"approved"``: the approval predicate).
+Category = Annotated[str, OneOf("category", CATEGORIES)]
+Scope = Annotated[str, OneOf("scope", SCOPES)]
+StatusFilter = Annotated[str, OneOf("status", ("approved", *STATUSES))]
+
+
+def unknown_choice(
+    what: str, value: str, known: Collection[str], *, lead: str | None = None
+) -> UnknownFilterError:
+    """The error for a ``what`` (category, persona, ...) that is none of ``known``: it
+    lists them (in the order given), and suggests the closest when the value looks like
+    a typo of one. ``lead`` replaces the opening "Unknown <what> '<value>'"."""
+    choices = list(known)
+    lead = lead or f"Unknown {what} {value!r}"
+    if not choices:
+        return UnknownFilterError(f"{lead}: there is no {what} yet.")
+    lowered = {choice.lower(): choice for choice in choices}
+    close = difflib.get_close_matches(value.lower(), list(lowered), n=1, cutoff=0.6)
+    guess = f" Did you mean {lowered[close[0]]!r}?" if close else ""
+    return UnknownFilterError(f"{lead}.{guess} Use one of: {', '.join(choices)}.")
 
 
 def checked_methods(
@@ -127,6 +172,19 @@ def check_value(where: str, value: Any, hint: Any) -> None:
     if problem is not None:
         message = f"{where} must be {_describe(hint)}, not {_show(value)}{problem}."
         raise _own_error(hint)(message)
+    closed = _one_of(hint)
+    if closed is not None and isinstance(value, str) and value not in closed.values:
+        raise unknown_choice(closed.what, value, closed.values)
+
+
+def _one_of(hint: Any) -> OneOf | None:
+    """The closed set a hint names (directly, or in one option of a union)."""
+    origin = typing.get_origin(hint)
+    if origin is typing.Annotated:
+        return next((m for m in typing.get_args(hint)[1:] if isinstance(m, OneOf)), None)
+    if origin in (typing.Union, types.UnionType):
+        return next(filter(None, map(_one_of, typing.get_args(hint))), None)
+    return None
 
 
 def _own_error(hint: Any) -> type[NpcError]:
@@ -209,6 +267,9 @@ def _describe(hint: Any) -> str:
     origin = typing.get_origin(hint)
     if origin is typing.Annotated:
         said = [m for m in typing.get_args(hint)[1:] if isinstance(m, str)]
+        closed = _one_of(hint)
+        if closed is not None and not said:
+            said = [f"a {closed.what} ({', '.join(closed.values)})"]
         return said[0] if said else _describe(typing.get_args(hint)[0])
     if origin in (typing.Union, types.UnionType):
         return " or ".join(_describe(option) for option in typing.get_args(hint))

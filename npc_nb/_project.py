@@ -20,10 +20,11 @@ from typing import Annotated, Any, Unpack
 
 import pandas as pd
 
-from ._arguments import MemoryId, checked_methods
+from ._arguments import Category, MemoryId, Scope, StatusFilter, checked_methods, unknown_choice
 from ._locations import STORE_DIR, ensure_store_dir, find_project_root, user_home
 from ._results import ApproveAllPreview, CandidateOutcome, DecisionResult
 from ._settings import Settings, load_settings
+from ._tables import with_missing_as_na
 from ._time import to_utc
 from .analytics.export import export_review_log, export_tables
 from .analytics.metrics import Metrics
@@ -34,13 +35,12 @@ from .errors import CandidateError, ConfigError, DecisionError
 from .graph.knowledge import KnowledgeGraph
 from .memory import transitions
 from .memory.block import MemoryBlock
-from .memory.core import MemoryCore, ReviewContext
-from .memory.queue import queue_filters
+from .memory.core import AUTOMATIC_KINDS, MemoryCore, ReviewContext
+from .memory.queue import QUEUE_KINDS, queue_filters
 from .models.judge import ModelJudge
 from .review.session import ReviewSession
-from .store import Stores, frames
+from .store import Stores, chat_log, frames
 from .store.user_sql import run_sql
-from .vocabulary import STATUSES
 
 __all__ = ["Project", "ReviewContext", "latest_project", "open_project"]
 
@@ -132,6 +132,7 @@ class Project:
                 raise ConfigError(f"{key}={value!r}: {_first_error(exc)}") from exc
         for key in settings:
             setattr(self.settings, key, getattr(trial, key))
+            self.settings.mark_source(key, "this session")
         self._stores.configure(self.settings)
         return self.settings
 
@@ -224,9 +225,11 @@ class Project:
         """What the matcher decided without asking anybody (merged, suppressed,
         reinforced) and nobody has put back, oldest first, with the memory each matched;
         ``unlisted_only`` keeps those no review has listed yet, ``npc`` one persona's."""
-        return self._memory.automatic_outcomes(
+        self._require_persona(npc)
+        found = self._memory.automatic_outcomes(
             unlisted_only=unlisted_only, mark_listed=False, npc=npc
         )
+        return with_missing_as_na(found, AUTOMATIC_KINDS)
 
     def reject(
         self,
@@ -288,8 +291,8 @@ class Project:
         *,
         npc: str | None = None,
         team: str | None = None,
-        category: str | None = None,
-        scope: str | None = None,
+        category: Category | None = None,
+        scope: Scope | None = None,
         conversation: str | None = None,
         ids: list[str] | None = None,
         confirm: bool = False,
@@ -305,6 +308,7 @@ class Project:
         candidates yourself. Flagged (instruction-like) candidates are never included;
         review them one by one.
         """
+        self._require_persona(npc)
         filters = queue_filters(npc, team, category, scope, conversation, ids)
         return self._memory.approve_all(
             filters, confirm=confirm, by=by, sample_size=sample_size, session=session
@@ -324,20 +328,22 @@ class Project:
         *,
         npc: str | None = None,
         team: str | None = None,
-        category: str | None = None,
-        scope: str | None = None,
+        category: Category | None = None,
+        scope: Scope | None = None,
         conversation: str | None = None,
     ) -> pd.DataFrame:
         """Pending and due deferred candidates, skipped ones last, oldest first."""
-        return self._memory.review_queue(
+        self._require_persona(npc)
+        queue = self._memory.review_queue(
             npc=npc, team=team, category=category, scope=scope, conversation=conversation
         )
+        return with_missing_as_na(queue, QUEUE_KINDS)
 
     def review_session(
         self,
         *,
         npc: str | None = None,
-        category: str | None = None,
+        category: Category | None = None,
         conversation: str | None = None,
         by: str | None = None,
         auto: bool = False,
@@ -346,6 +352,7 @@ class Project:
 
         ``auto=True`` reviews only what the matcher decided without asking since the last
         review (``ReviewSession.automatic``): what you put back is then decided here."""
+        self._require_persona(npc)
         return ReviewSession(
             self._memory,
             npc=npc,
@@ -359,7 +366,7 @@ class Project:
         self,
         *,
         npc: str | None = None,
-        category: str | None = None,
+        category: Category | None = None,
         conversation: str | None = None,
         by: str | None = None,
         auto: bool = False,
@@ -377,11 +384,13 @@ class Project:
     # -- reading ----------------------------------------------------------------------------
 
     def memories(
-        self, status: str | None = None, npc: str | None = None, as_of: datetime | None = None
+        self,
+        status: StatusFilter | None = None,
+        npc: str | None = None,
+        as_of: datetime | None = None,
     ) -> pd.DataFrame:
         """Memories as a DataFrame; ``status="approved"`` uses the approval predicate."""
-        if status is not None and status not in (*STATUSES, "approved"):
-            raise DecisionError(f"Unknown status {status!r}; use 'approved' or one of {STATUSES}.")
+        self._require_persona(npc)
         moment = _moment(as_of)
         return _concat(
             frames.memories_frame(s, status=status, npc=npc, as_of=moment)
@@ -469,21 +478,36 @@ class Project:
         """Personas, default model, candidates waiting, extraction jobs, store path."""
         return self._chat.status()
 
+    def _require_persona(self, npc: str | None) -> None:
+        """A persona filter must name a persona that is defined or in a store: a typo
+        would otherwise read as "nothing there"."""
+        if npc is None:
+            return
+        known = set(self._chat.personas()["name"])
+        for store in self._stores.existing():
+            known |= chat_log.persona_names(store)
+        if npc not in known:
+            raise unknown_choice("persona", npc, sorted(known))
+
     # -- the knowledge graph ----------------------------------------------------------------
 
     def graph(
-        self, npc: str | None = None, category: str | None = None, as_of: datetime | None = None
+        self,
+        npc: str | None = None,
+        category: Category | None = None,
+        as_of: datetime | None = None,
     ) -> Any:
         """The graph of approved memories (optionally one persona's, one category's, or as
         it stood at ``as_of``), a networkx ``MultiDiGraph``. Concepts missing for a
         memory's current text are extracted first, by ``concept_model`` (default: the
         model setting, else the offline model), and stored."""
+        self._require_persona(npc)
         return self._graph.graph(npc=npc, category=category, as_of=as_of)
 
     def show_graph(
         self,
         npc: str | None = None,
-        category: str | None = None,
+        category: Category | None = None,
         *,
         focus: str | None = None,
         depth: int = 2,
@@ -492,20 +516,26 @@ class Project:
     ) -> Any:
         """Draw the graph inline (offline). ``focus`` narrows it to the concept's
         neighbourhood within ``depth`` steps; at most ``max_nodes`` nodes are drawn."""
+        self._require_persona(npc)
         return self._graph.show_graph(
             npc, category, focus=focus, depth=depth, as_of=as_of, max_nodes=max_nodes
         )
 
     def graph_frames(
-        self, npc: str | None = None, category: str | None = None, as_of: datetime | None = None
+        self,
+        npc: str | None = None,
+        category: Category | None = None,
+        as_of: datetime | None = None,
     ) -> tuple[pd.DataFrame, pd.DataFrame]:
         """The graph as a (nodes, edges) pair of DataFrames; edges list their memory ids."""
+        self._require_persona(npc)
         return self._graph.graph_frames(npc=npc, category=category, as_of=as_of)
 
     def export_graphml(
-        self, path: str | Path, npc: str | None = None, category: str | None = None
+        self, path: str | Path, npc: str | None = None, category: Category | None = None
     ) -> Path:
         """Write the graph as GraphML (memory ids as comma-separated text)."""
+        self._require_persona(npc)
         return self._graph.export_graphml(path, npc=npc, category=category)
 
 

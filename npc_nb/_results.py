@@ -144,6 +144,10 @@ class Reply:
     notices: list[str] = field(default_factory=list)
     footnotes: list[str] = field(default_factory=list)
     adhoc: bool = False
+    #: Extractions that failed since the last reply (``None`` if none), shown once.
+    failed_extraction: str | None = None
+    #: How to queue failed extractions again, as the front end showing the reply says it.
+    retry_hint: str = "nb.extraction.retry()"
 
     @property
     def offline(self) -> bool:
@@ -155,15 +159,31 @@ class Reply:
         who = f"{self.npc} (ad-hoc persona)" if self.adhoc else self.npc
         return " · ".join([f"{who} · {model}", f"{memories} in context", *self.footnotes])
 
+    def warning(self) -> str:
+        """The notice about failed extractions ("" if none failed): why, and how to retry."""
+        if self.failed_extraction is None:
+            return ""
+        return (
+            f"{self.failed_extraction.rstrip('.')}. Nothing is lost: fix that, then "
+            f"{self.retry_hint} extracts it again."
+        )
+
+    def shown_notices(self) -> list[str]:
+        """What the reader must see above the reply: the notices, then the warning
+        about failed extractions, if any."""
+        warning = self.warning()
+        return [*self.notices, warning] if warning else list(self.notices)
+
     def __str__(self) -> str:
         return self.text
 
     def _repr_mimebundle_(self, **_: object) -> dict[str, str]:
         # HTML we rendered ourselves, not text/markdown: the front end's Markdown
         # renderer would pass the model's raw HTML through (see npc_nb._markup).
+        notices = self.shown_notices()
         return {
-            "text/plain": reply_plain(self.text, self.footer(), self.notices),
-            "text/html": reply_html(self.text, self.footer(), self.notices),
+            "text/plain": reply_plain(self.text, self.footer(), notices),
+            "text/html": reply_html(self.text, self.footer(), notices),
         }
 
 

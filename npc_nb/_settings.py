@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from dotenv import dotenv_values
-from pydantic import Field, ValidationError
+from pydantic import Field, PrivateAttr, ValidationError
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -26,10 +26,13 @@ from pydantic_settings import (
 )
 
 from ._locations import user_home
+from ._settings_view import SettingRow, settings_html, settings_rows, settings_text
 from .errors import ConfigError
 
-__all__ = ["Settings", "config_file_path", "load_settings", "user_home"]
+__all__ = ["OFFLINE_MODEL", "Settings", "config_file_path", "load_settings", "user_home"]
 
+#: The built-in offline demo model: what runs when no model is configured.
+OFFLINE_MODEL = "npc_nb/offline"
 ENV_PREFIX = "NPC_NB_"
 #: Environment variables that are read directly, not settings fields.
 _LOCATIONS = {"NPC_NB_CONFIG_FILE", "NPC_NB_HOME"}
@@ -91,6 +94,29 @@ class Settings(BaseSettings):
         0.25, ge=0, description="seconds a connection is kept after its last use"
     )
 
+    #: Where each setting that is not at its default came from (``source_of``).
+    _sources: dict[str, str] = PrivateAttr(default_factory=dict)
+
+    def source_of(self, name: str) -> str:
+        """Where a setting's value came from: "default", "npc_nb.open()", "environment
+        (NPC_NB_...)", ".env", the config file's path, or "this session"."""
+        return self._sources.get(name, "default")
+
+    def mark_source(self, name: str, source: str) -> None:
+        self._sources[name] = source
+
+    def _rows(self) -> list[SettingRow]:
+        values = {name: getattr(self, name) for name in type(self).model_fields}
+        return settings_rows(values, self._sources, OFFLINE_MODEL)
+
+    def __str__(self) -> str:
+        """One setting a line: name, the value in effect, where it came from."""
+        return settings_text(self._rows())
+
+    def _repr_mimebundle_(self, **_: object) -> dict[str, str]:
+        rows = self._rows()
+        return {"text/plain": settings_text(rows), "text/html": settings_html(rows)}
+
     @classmethod
     def settings_customise_sources(
         cls,
@@ -137,7 +163,7 @@ def load_settings(**overrides: Any) -> Settings:
     _refuse_unknown_environment_keys()
     path = config_file_path()
     try:
-        return Settings(**overrides)
+        settings = Settings(**overrides)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"Cannot parse the config file {path}: {exc}. Fix its syntax.") from exc
     except UnicodeDecodeError as exc:
@@ -149,6 +175,29 @@ def load_settings(**overrides: Any) -> Settings:
         raise ConfigError(f"Cannot read the config file {path}: {exc.strerror}.") from exc
     except ValidationError as exc:
         raise ConfigError(_describe(exc, path)) from exc
+    for name, source in _sources(overrides, path).items():
+        settings.mark_source(name, source)
+    return settings
+
+
+def _sources(overrides: dict[str, Any], path: Path) -> dict[str, str]:
+    """Which source gave each setting, in the order the sources are consulted (the file
+    has parsed already, or loading would have failed)."""
+    found: dict[str, str] = {}
+    environment = {k.upper() for k in os.environ}
+    dotenv = _PrefixedDotEnv(Settings)()
+    in_file = tomllib.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    for name in Settings.model_fields:
+        variable = ENV_PREFIX + name.upper()
+        if name in overrides:
+            found[name] = "npc_nb.open()"
+        elif variable in environment:
+            found[name] = f"environment ({variable})"
+        elif name in dotenv:
+            found[name] = ".env"
+        elif name in in_file:
+            found[name] = str(path)
+    return found
 
 
 def _refuse_unknown_environment_keys() -> None:

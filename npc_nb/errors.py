@@ -5,6 +5,7 @@
     ├── ConfigError            a settings source holds an unknown key or a bad value
     ├── CandidateError         a proposed memory is unusable (empty, too long, bad category)
     ├── DecisionError          an unknown decision, or a transition that makes no sense
+    ├── UnknownFilterError     a filter names a value outside its closed set, or no persona
     ├── UnknownMemoryError     no memory has that id (also a KeyError)
     ├── ModelCallError         a model call failed (missing key, rate limit, timeout, ...)
     ├── QueryError             a caller's SQL failed, or would write on the read-only path
@@ -20,8 +21,10 @@ wrong argument to a method that proposes memories (``add_candidate``, ``edit``,
 ``DecisionError``; SQL is a ``QueryError``; settings, personas, paths and the memory
 block's cap (``context``) a ``ConfigError``; a model call a ``ModelCallError``; the store file a
 ``StoreError``. Any other public method given an argument of the wrong type raises
-``ArgumentError``. Every one of them is an ``NpcError``, so ``except npc_nb.NpcError``
-catches every mistake npc_nb reports.
+``ArgumentError``. A filter (``category=``, ``scope=``, ``status=``, ``npc=`` of a
+reader or a review) whose value is not one of those that exist raises
+``UnknownFilterError``, whichever method took it. Every one of them is an ``NpcError``,
+so ``except npc_nb.NpcError`` catches every mistake npc_nb reports.
 
 Front ends (magics, widgets) translate these at the edge; the core never prints and
 returns None instead of raising.
@@ -40,6 +43,7 @@ __all__ = [
     "StoreError",
     "StoreLockedError",
     "SymlinkedStoreError",
+    "UnknownFilterError",
     "UnknownMemoryError",
 ]
 
@@ -63,6 +67,11 @@ class CandidateError(NpcError, ValueError):
 
 class DecisionError(NpcError, ValueError):
     """A review decision is unknown or does not apply to the memory's current status."""
+
+
+class UnknownFilterError(NpcError, ValueError):
+    """A filter's value is not one that exists (a category, scope or status outside its
+    closed set, a persona nobody defined); the message lists the valid ones."""
 
 
 class UnknownMemoryError(NpcError, KeyError):
@@ -89,9 +98,31 @@ class SymlinkedStoreError(StoreError):
 
 
 class ModelCallError(NpcError):
-    """A model call failed; the message says what to do (set a key, retry, shorten)."""
+    """A model call failed; the message says what to do (set a key, retry, shorten).
 
-    def __init__(self, message: str, *, model: str | None = None, kind: str | None = None) -> None:
-        super().__init__(message)
+    ``alternative`` is the way round the failure that depends on where the model was
+    chosen (``model='npc_nb/offline'`` in Python, ``--model npc_nb/offline`` in a cell,
+    the ``extraction_model`` setting for extraction): it is kept apart from the cause so
+    that a front end can name its own option (``instead``).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        model: str | None = None,
+        kind: str | None = None,
+        alternative: str | None = None,
+    ) -> None:
+        super().__init__(f"{message}, or {alternative}." if alternative else message)
+        self.cause = message
         self.model = model
         self.kind = kind
+        self.alternative = alternative
+
+    def instead(self, alternative: str) -> ModelCallError:
+        """The same error with its way round phrased for where the user is (no change
+        if the error has none, e.g. a rate limit)."""
+        if self.alternative is None:
+            return self
+        return ModelCallError(self.cause, model=self.model, kind=self.kind, alternative=alternative)

@@ -152,9 +152,12 @@ def test_a_provider_failure_is_clear_and_keeps_the_message(nb: npc_nb.Project) -
 
 def test_a_missing_key_names_the_variable_to_set(nb: npc_nb.Project, monkeypatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    with pytest.raises(npc_nb.ModelCallError, match="OPENAI_API_KEY"):
+    with pytest.raises(npc_nb.ModelCallError, match="OPENAI_API_KEY") as raised:
         nb.chat("analyst", "hello", model="openai/gpt-4o-mini")
     assert nb.sql("SELECT count(*) AS n FROM messages")["n"].item() == 1
+    # in Python the model is chosen with model=, so the way round says so
+    assert "use model='npc_nb/offline'" in str(raised.value)
+    assert "--model" not in str(raised.value)
 
 
 @pytest.mark.parametrize(

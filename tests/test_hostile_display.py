@@ -189,6 +189,15 @@ def test_the_footer_and_notices_stay_escaped(nb: npc_nb.Project, scripted: list[
     assert "<script>alert(2)</script>" in page.text
 
 
+def test_a_failed_extraction_notice_stays_escaped(nb: npc_nb.Project, scripted: list[Any]) -> None:
+    reply = scripted_reply(nb, scripted, "fine")
+    reply.failed_extraction = "failed: <img src=x onerror=alert(1)>\x1b[2J"
+    bundle = reply._repr_mimebundle_()
+    page = assert_inert(bundle["text/html"])
+    assert "<img src=x onerror=alert(1)>" in page.text  # shown as text
+    assert "\x1b" not in bundle["text/plain"]  # the terminal sees the escape, not ESC
+
+
 # -- the %%npc magic ---------------------------------------------------------------------
 
 ALL_HOSTILE = "\n\n".join(said for said, _ in HOSTILE) + f"\n\n`{CODE}`"

@@ -16,6 +16,7 @@ import re
 import shutil
 import tempfile
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pandas as pd
 from hypothesis import settings
@@ -48,6 +49,10 @@ class ReviewMachine(RuleBasedStateMachine):
         self.folder = tempfile.mkdtemp(prefix="npc-stateful-")
         self.saved_home = os.environ.get("NPC_NB_HOME")
         os.environ["NPC_NB_HOME"] = os.path.join(self.folder, "home")
+        team = Path(self.folder, "npc_team")
+        team.mkdir()
+        for name in PERSONAS:  # defined, so filtering by one is valid before it has memories
+            (team / f"{name}.npc").write_text(f"name: {name}\nprimary_directive: Help.\n")
         self.nb = npc_nb.open(self.folder)
         # A second Project on the same folder (a second handle in one kernel): decisions
         # made through it must be seen at once through the first, caches included.

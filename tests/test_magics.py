@@ -71,9 +71,12 @@ def test_a_provider_failure_is_a_usage_error_and_keeps_the_message(
     shell: InteractiveShell, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    with pytest.raises(UsageError, match="OPENAI_API_KEY"):
+    with pytest.raises(UsageError, match="OPENAI_API_KEY") as raised:
         cell(shell, "%%npc analyst --model openai/gpt-4o-mini\nhello")
     assert magics_project(shell).sql("SELECT role FROM messages")["role"].tolist() == ["user"]
+    # a cell chooses its model with --model: the way round names that option
+    assert "use --model npc_nb/offline" in str(raised.value)
+    assert "model=" not in str(raised.value)
 
 
 def test_missing_persona_name_is_a_usage_error(shell: InteractiveShell) -> None:
@@ -91,6 +94,30 @@ def test_new_starts_a_fresh_conversation(shell: InteractiveShell) -> None:
 def test_no_stream_gives_the_same_reply(shell: InteractiveShell) -> None:
     reply = cell(shell, "%%npc analyst --no-stream\nhello")
     assert reply.text.endswith("You said: hello")
+
+
+def test_config_is_a_table_with_the_model_in_effect_and_each_source(
+    shell: InteractiveShell,
+) -> None:
+    cell(shell, "%npc_config history_messages=4")
+    shown = cell(shell, "%npc_config")._repr_mimebundle_()
+    lines = shown["text/plain"].splitlines()
+    assert lines[0].split() == ["setting", "value", "from"]
+    rows = {line.split()[0]: line for line in lines[1:]}
+    assert len(rows) == len(npc_nb.Settings.model_fields)  # one setting a line
+    assert "npc_nb/offline (the offline demo model)" in rows["model"]
+    assert rows["model"].endswith("default") and "None" not in rows["model"]
+    assert rows["history_messages"].split()[1:] == ["4", "this", "session"]
+    assert rows["reviewer"].endswith("environment (NPC_NB_REVIEWER)")  # set by conftest
+    assert "<td>npc_nb/offline (the offline demo model)</td>" in shown["text/html"]
+
+
+def test_config_hides_a_password_and_escapes_every_value(shell: InteractiveShell) -> None:
+    cell(shell, "%npc_config match_model=http://ada:hunter2@models.example/v1 reviewer=<b>x</b>")
+    shown = cell(shell, "%npc_config")._repr_mimebundle_()
+    assert "hunter2" not in shown["text/plain"] and "hunter2" not in shown["text/html"]
+    assert "http://ada:***@models.example/v1" in shown["text/plain"]
+    assert "<b>" not in shown["text/html"] and "&lt;b&gt;x&lt;/b&gt;" in shown["text/html"]
 
 
 def test_status_and_config(shell: InteractiveShell) -> None:

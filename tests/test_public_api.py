@@ -36,6 +36,7 @@ def test_public_names_are_pinned() -> None:
             "StoreLockedError",
             "StreamScrubber",
             "SymlinkedStoreError",
+            "UnknownFilterError",
             "UnknownMemoryError",
             "load_settings",
             "open",

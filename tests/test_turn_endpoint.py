@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import litellm
+import pandas as pd
 import pytest
 
 import npc_nb
@@ -68,7 +69,7 @@ def test_a_configured_extraction_model_is_called_at_its_own_endpoint(project_dir
     nb.chat("analyst", "We decided to use DuckDB.", model="recording/m", api_base=BASE, api_key=KEY)
     nb.extraction.wait()
     assert CALLS[1] == {"api_base": None, "api_key": None}
-    assert nb.extraction.jobs().iloc[0]["endpoint"] is None
+    assert pd.isna(nb.extraction.jobs().iloc[0]["endpoint"])
 
 
 def test_a_job_whose_key_is_gone_fails_clearly_and_runs_when_the_key_is_given(
@@ -83,6 +84,10 @@ def test_a_job_whose_key_is_gone_fails_clearly_and_runs_when_the_key_is_given(
     assert status.failed == 1 and CALLS == []  # no call without the key, no retry loop
     error = restarted.extraction.jobs().iloc[0]["error"]
     assert "api_key" in error and "retry" in error and KEY not in error
+    # retried without the key, it fails again, as clearly, and is still kept
+    assert restarted.extraction.retry() == 1
+    assert restarted.extraction.wait().failed == 1 and CALLS == []
+    assert "api_key" in restarted.extraction.jobs().iloc[0]["error"]
     assert restarted.extraction.retry(api_key=KEY) == 1
     assert restarted.extraction.wait().done == 1
     assert CALLS == [{"api_base": None, "api_key": KEY}]

@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from .._arguments import unknown_choice
 from ..errors import NpcError
 from ..store import analytics
 from . import plots
@@ -133,10 +134,9 @@ class Metrics:
         """Candidates proposed, closed, and still waiting at the end of each period.
 
         Per hour, day, week or month, with empty periods filled in."""
-        try:
-            frame = analytics.backlog(self._store, period)
-        except ValueError as exc:
-            raise NpcError(str(exc)) from exc
+        if period not in analytics.PERIODS:
+            raise unknown_choice("period", str(period), analytics.PERIODS)
+        frame = analytics.backlog(self._store, period)
         if frame.empty:
             return frame
         full = pd.date_range(
@@ -283,7 +283,10 @@ def _dimensions(source: str, by: str | Sequence[str]) -> list[str]:
     allowed = analytics.DIMENSIONS[source]
     unknown = [name for name in names if name not in allowed]
     if unknown:
-        raise NpcError(f"Cannot group by {unknown[0]!r} here; use any of {', '.join(allowed)}.")
+        name = unknown[0]
+        raise unknown_choice(
+            "dimension", name, tuple(allowed), lead=f"Cannot group by {name!r} here"
+        )
     if len(set(names)) != len(names):
         raise NpcError(f"Group by each dimension once, not {names}.")
     return names

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import socket
 import threading
 import time
@@ -37,7 +38,7 @@ from ..store import Connection, Store, chat_log, jobs
 from ..vocabulary import CATEGORIES
 from . import prompts
 
-__all__ = ["Extraction", "ExtractionStatus", "parse_candidates"]
+__all__ = ["Extraction", "ExtractionStatus", "failure_notice", "parse_candidates"]
 
 MAX_OUTPUT_CHARS = 200_000
 #: How long closing a project (or leaving Python) waits for the worker's current job.
@@ -71,6 +72,19 @@ def _candidates(raw: str, limit: int) -> tuple[list[tuple[int, dict[str, Any]]],
         else:
             skipped.append(f"item {index}: over the limit of {limit}")
     return kept, skipped
+
+
+def failure_notice(failed: list[dict[str, Any]]) -> str | None:
+    """What a reply says about extractions that failed since the last one: which
+    exchange, and why (the last failure's error, without its class name)."""
+    if not failed:
+        return None
+    why = re.sub(r"^\w+Error: ", "", failed[-1]["error"] or "no error was recorded")
+    if len(failed) == 1:
+        return (
+            f"The memory extraction of the previous exchange with {failed[0]['npc']} failed: {why}"
+        )
+    return f"The memory extraction of {len(failed)} earlier exchanges failed; the last: {why}"
 
 
 def _problem(item: object) -> str | None:
@@ -130,6 +144,7 @@ class Extraction:
         self._kicked = False
         self._stopping = False  # set by stop(): claim no further job
         self._secrets: dict[str, dict[str, Any]] = {}  # job id -> credentials, memory only
+        self._reported: set[tuple[str, Any]] = set()  # failures shown: (job id, finished_at)
 
     def enqueue(
         self,
@@ -220,6 +235,17 @@ class Extraction:
     def jobs(self) -> pd.DataFrame:
         """Every job with its status, attempts, error and the model's raw output."""
         return jobs.frame(self._store)
+
+    def unreported_failures(self) -> list[dict[str, Any]]:
+        """Failed jobs this process has not yet reported under a reply, oldest first;
+        each failure is reported once (a job that fails again after a retry is new)."""
+        found = [
+            job
+            for job in jobs.failures(self._store)
+            if (job["id"], job["finished_at"]) not in self._reported
+        ]
+        self._reported.update((job["id"], job["finished_at"]) for job in found)
+        return found
 
     def cancel(self, job_id: str | None = None) -> int:
         """Cancel one queued job, or all of them; returns how many were cancelled."""
@@ -313,6 +339,8 @@ class Extraction:
                 candidates=added,
             )
         except (OutputError, ModelCallError, NpcError) as exc:
+            if isinstance(exc, ModelCallError):  # the way round is a setting, not model=
+                exc = exc.instead(offline.USE_IN_EXTRACTION)
             retry = job["attempts"] < settings.extraction_attempts
             retry = retry and not isinstance(exc, MissingSecretError)
             jobs.finish(

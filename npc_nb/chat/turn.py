@@ -24,7 +24,7 @@ from ..memory.core import MemoryCore
 from ..models import gateway
 from ..store import Store, chat_log
 from . import prompts
-from .extraction import Extraction
+from .extraction import Extraction, failure_notice
 from .personas import Persona
 
 __all__ = ["ReplyStream", "Turn", "TurnContext", "begin_turn"]
@@ -70,6 +70,8 @@ class Turn:
         context, now = self.context, utc_now()
         message_id = new_id()
         latency = (time.perf_counter() - self.started) * 1000
+        # Earlier exchanges' failures, read before this one's job exists to fail.
+        failed = failure_notice(context.extraction.unreported_failures())
         with context.store.write() as con:
             chat_log.insert_row(
                 con,
@@ -116,6 +118,7 @@ class Turn:
             self.messages,
             self.notices,
             adhoc=self.persona.adhoc,
+            failed_extraction=failed,
         )
 
     def _extraction_target(self) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from rapidfuzz import fuzz
 
 from .._results import ApproveAllPreview, CandidateOutcome, DecisionResult
 from .._settings import Settings
+from .._tables import Kind
 from .._terms import content_terms
 from .._time import utc_now
 from ..errors import CandidateError, ConfigError, DecisionError
@@ -34,26 +35,27 @@ from .cache import DecisionCache
 from .matching import Matcher, resolve_matcher
 from .neighbours import NeighbourIndex
 from .proposal import Matching, propose
-from .queue import QUEUE_COLUMNS, pending_count, queue_filters, review_queue
+from .queue import QUEUE_KINDS, pending_count, queue_filters, review_queue
 
-__all__ = ["MemoryCore", "ReviewContext"]
+__all__ = ["AUTOMATIC_KINDS", "MemoryCore", "ReviewContext"]
 
-#: The columns of ``automatic_outcomes``.
-AUTOMATIC_COLUMNS = [
-    "id",
-    "recorded_at",
-    "outcome",
-    "verdict",
-    "matcher",
-    "similarity",
-    "proposed_text",
-    "memory_id",
-    "memory_text",
-    "memory_status",
-    "npc",
-    "conversation_id",
-    "listed_at",
-]
+#: What ``automatic_outcomes`` lists, and each column's kind (``_tables``).
+AUTOMATIC_KINDS: dict[str, Kind] = {
+    "id": "text",
+    "recorded_at": "time",
+    "outcome": "text",
+    "verdict": "text",
+    "matcher": "text",
+    "similarity": "float",
+    "proposed_text": "text",
+    "memory_id": "text",
+    "memory_text": "text",
+    "memory_status": "text",
+    "npc": "text",
+    "conversation_id": "text",
+    "listed_at": "time",
+}
+AUTOMATIC_COLUMNS = list(AUTOMATIC_KINDS)
 
 #: Memories of every status the index ranks per store before the approved ones are kept.
 _NEAREST_POOL = 40
@@ -388,7 +390,7 @@ class MemoryCore:
             confirm=confirm,
             approved_ids=approved_ids,
             sample_size=sample_size,
-            columns=QUEUE_COLUMNS,
+            kinds=QUEUE_KINDS,
             session=session,
         )
         if isinstance(result, ApproveAllPreview):

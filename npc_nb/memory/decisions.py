@@ -8,6 +8,7 @@ are the multi-memory decisions: one batch id, one transaction per store.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -15,6 +16,7 @@ import pandas as pd
 
 from .._ids import new_id
 from .._results import ApproveAllPreview, DecisionResult
+from .._tables import Kind, with_missing_as_na
 from ..errors import DecisionError
 from ..store import Connection, Store, Stores, events, memory_rows
 from .transitions import UNDOABLE, Change, dump_state, plan, plan_undo
@@ -110,7 +112,7 @@ def approve_all(
     confirm: bool,
     approved_ids: tuple[str, ...] | None,
     sample_size: int,
-    columns: list[str],
+    kinds: Mapping[str, Kind],
     session: str | None = None,
 ) -> ApproveAllPreview | DecisionResult:
     """Preview, or with ``confirm`` apply, the approval of every unflagged open candidate.
@@ -122,7 +124,8 @@ def approve_all(
     found = [(s, m) for s in stores.existing() for m in memory_rows.open_memories(s, filters, now)]
     eligible = [(s, m) for s, m in found if not m["flags"]]
     if not confirm:
-        sample = pd.DataFrame([m for _, m in eligible[:sample_size]], columns=columns)
+        shown = pd.DataFrame([m for _, m in eligible[:sample_size]], columns=list(kinds))
+        sample = with_missing_as_na(shown, kinds)
         ids = tuple(m["id"] for _, m in eligible)
         return ApproveAllPreview(len(eligible), sample, len(found) - len(eligible), ids)
     allowed = set(approved_ids or ())

@@ -12,30 +12,40 @@ from typing import Any
 
 import pandas as pd
 
+from .._tables import Kind
 from ..store import Stores, memory_rows, reproposal_rows
 
-__all__ = ["QUEUE_COLUMNS", "pending_count", "queue_filters", "queue_rows", "review_queue"]
-
-QUEUE_COLUMNS = [
-    "id",
-    "final_text",
-    "category",
-    "scope",
-    "npc",
-    "team",
-    "status",
-    "flags",
-    "confidence",
-    "evidence",
-    "conversation_id",
-    "source_message_id",
-    "extractor_model",
-    "recorded_at",
-    "defer_until",
-    "updates",
-    "differs",
-    "variants",
+__all__ = [
+    "QUEUE_COLUMNS",
+    "QUEUE_KINDS",
+    "pending_count",
+    "queue_filters",
+    "queue_rows",
+    "review_queue",
 ]
+
+#: The queue's columns and their kinds (``_tables``: one missing-value marker per kind).
+QUEUE_KINDS: dict[str, Kind] = {
+    "id": "text",
+    "final_text": "text",
+    "category": "text",
+    "scope": "text",
+    "npc": "text",
+    "team": "text",
+    "status": "text",
+    "flags": "other",
+    "confidence": "float",
+    "evidence": "text",
+    "conversation_id": "text",
+    "source_message_id": "text",
+    "extractor_model": "text",
+    "recorded_at": "time",
+    "defer_until": "time",
+    "updates": "text",
+    "differs": "text",
+    "variants": "int",
+}
+QUEUE_COLUMNS = list(QUEUE_KINDS)
 
 
 def queue_filters(

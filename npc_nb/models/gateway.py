@@ -224,9 +224,10 @@ def _translate(exc: Exception, model: str, options: dict[str, Any]) -> ModelCall
         where = f"set {' or '.join(missing)}" if missing else "set the provider's API key"
         advice = (
             f"No usable credentials for {model!r}: {where} in the environment "
-            "(npc_nb never stores keys), or use model='npc_nb/offline' to try things offline."
+            "(npc_nb never stores keys)"
         )
-    elif isinstance(exc, litellm.ContextWindowExceededError):
+        return ModelCallError(advice, model=model, kind=name, alternative=offline.USE_IN_PYTHON)
+    if isinstance(exc, litellm.ContextWindowExceededError):
         advice = (
             f"The prompt is too long for {model!r}. Start a new conversation (--new), lower "
             "context_max_chars, or use a model with a larger context window."

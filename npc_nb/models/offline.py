@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import re
 
+from .._settings import OFFLINE_MODEL
 from ..memory.block import BLOCK_CLOSE, BLOCK_OPEN
 
 __all__ = [
@@ -22,6 +23,8 @@ __all__ = [
     "JUDGE_MARKER",
     "LABEL",
     "MODEL",
+    "USE_IN_EXTRACTION",
+    "USE_IN_PYTHON",
     "chat_reply",
     "extract",
     "is_offline",
@@ -29,8 +32,15 @@ __all__ = [
     "message_text",
 ]
 
-MODEL = "npc_nb/offline"
+MODEL = OFFLINE_MODEL
 LABEL = "offline demo model (npc_nb/offline): not a real LLM"
+#: The way round a model that cannot be called, phrased for where it was chosen
+#: (``ModelCallError.instead``): in Python, and for extraction; a ``%%npc`` cell
+#: names its own ``--model`` option.
+USE_IN_PYTHON = f"use model={MODEL!r} to try things offline"
+USE_IN_EXTRACTION = (
+    f"set extraction_model={MODEL!r} (nb.configure(...) or %npc_config) to extract offline"
+)
 #: Present in every extraction prompt, so the offline model knows which job it has.
 EXTRACTION_MARKER = "[npc_nb memory extraction]"
 #: Present in every concept prompt of the knowledge graph, for the same reason.

@@ -27,7 +27,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 
 from .._results import Reply, reply_html, reply_plain
 from .._text import clean_text
-from ..errors import NpcError
+from ..errors import ModelCallError, NpcError
 from .interpolation import interpolate
 
 if TYPE_CHECKING:
@@ -39,11 +39,20 @@ _UPDATE_EVERY = 0.05
 
 
 @contextmanager
-def _as_usage_errors() -> Iterator[None]:
+def _as_usage_errors(model_option: str | None = None) -> Iterator[None]:
+    """Domain errors as UsageError; ``model_option`` ("--model") names the option that
+    chooses the model where the user is, in the way round a failed model call."""
     import duckdb  # loaded already whenever a store is open
 
     try:
         yield
+    except ModelCallError as exc:
+        if model_option is None:
+            raise UsageError(str(exc)) from exc
+        from ..models.offline import MODEL  # loaded already by the failed call
+
+        instead = f"use {model_option} {MODEL} to try things offline"
+        raise UsageError(str(exc.instead(instead))) from exc
     except (NpcError, duckdb.Error) as exc:
         raise UsageError(str(exc)) from exc
 
@@ -117,7 +126,7 @@ class NpcMagics(Magics):
     def npc(self, line: str, cell: str) -> Reply:
         """Talk to a persona: the cell is the message; the reply streams in below."""
         args = parse_argstring(self.npc, line)
-        with _as_usage_errors():
+        with _as_usage_errors(model_option="--model"):
             message = interpolate(cell, self._shell.user_ns) if args.vars else cell
             result = self.project.chat(
                 args.name,
@@ -129,6 +138,7 @@ class NpcMagics(Magics):
             )
             reply = result if isinstance(result, Reply) else self._show_stream(result)
             reply.footnotes.append(self.project.status().waiting_line)
+            reply.retry_hint = "%npc_retry"
         return reply
 
     def _where(self) -> dict[str, Any]:
@@ -233,6 +243,17 @@ class NpcMagics(Magics):
         """Personas, model, candidates waiting for review, extraction jobs, store path."""
         with _as_usage_errors():
             return self.project.status()
+
+    @magic_arguments()
+    @argument("job", nargs="?", help="one job id (default: every failed job)")
+    @line_magic
+    def npc_retry(self, line: str) -> Any:
+        """Queue failed extraction jobs again with the current settings (after fixing
+        what made them fail, e.g. %npc_config extraction_model=...)."""
+        args = parse_argstring(self.npc_retry, line)
+        with _as_usage_errors():
+            self.project.extraction.retry(args.job)
+            return self.project.extraction.status()
 
     @no_var_expand
     @line_magic

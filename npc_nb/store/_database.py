@@ -26,6 +26,7 @@ import pandas as pd
 
 from .._locations import make_private, store_path
 from .._settings import Settings
+from .._tables import kind_of_sql_type, with_missing_as_na
 from ..errors import StoreError
 from ._lease import ConnectionLease
 from .migrations import apply_migrations
@@ -192,6 +193,14 @@ class Store:
     def dataframe(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> pd.DataFrame:
         with self.read() as con:
             return con.execute(sql, params).df()
+
+    def table(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> pd.DataFrame:
+        """A record table for the API: like ``dataframe``, with one missing-value marker
+        per kind of column, decided by the column's SQL type (``_tables``)."""
+        with self.read() as con:
+            cursor = con.execute(sql, params)
+            kinds = {d[0]: kind_of_sql_type(str(d[1])) for d in cursor.description or ()}
+            return with_missing_as_na(cursor.df(), kinds)
 
     @contextmanager
     def read_only(self) -> Iterator[Connection]:

@@ -15,6 +15,7 @@ from .predicates import approved_source
 
 __all__ = [
     "DIMENSIONS",
+    "PERIODS",
     "backlog",
     "injections_per_memory",
     "matching",
@@ -24,7 +25,8 @@ __all__ = [
     "time_to_decision",
 ]
 
-_PERIODS = {"hour", "day", "week", "month"}
+#: The periods a backlog can be counted by.
+PERIODS = ("hour", "day", "week", "month")
 _COMMON = ("model", "provider", "prompt_version", "npc", "team", "category", "scope")
 #: For each source, the dimensions it can be grouped by and their SQL expressions.
 DIMENSIONS: dict[str, dict[str, str]] = {
@@ -138,8 +140,8 @@ def reproposals(store: Store, by: Sequence[str]) -> pd.DataFrame:
 
 def backlog(store: Store, period: str) -> pd.DataFrame:
     """Per period: candidates proposed, candidates decided, and the backlog at its end."""
-    if period not in _PERIODS:
-        raise ValueError(f"period must be one of {sorted(_PERIODS)}, not {period!r}")
+    if period not in PERIODS:  # it goes into the SQL: checked here too
+        raise ValueError(f"period must be one of {', '.join(PERIODS)}, not {period!r}")
     open_statuses = "('pending_approval', 'deferred')"
     return store.dataframe(
         f"""WITH changes AS (

@@ -15,6 +15,7 @@ __all__ = [
     "insert_injections",
     "insert_row",
     "message",
+    "persona_names",
 ]
 
 
@@ -22,6 +23,16 @@ def conversation(store: Store, conversation_id: str) -> dict | None:
     with store.read() as con:
         found = rows(con, "SELECT * FROM conversations WHERE id = ?", [conversation_id])
     return found[0] if found else None
+
+
+def persona_names(store: Store) -> set[str]:
+    """Every persona the store knows: one that has memories or has been talked to."""
+    with store.read() as con:
+        found = con.execute(
+            "SELECT npc FROM memories WHERE npc IS NOT NULL "
+            "UNION SELECT npc FROM conversations WHERE npc IS NOT NULL"
+        ).fetchall()
+    return {name for (name,) in found}
 
 
 def message(store: Store, message_id: str) -> dict | None:

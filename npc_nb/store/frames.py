@@ -32,14 +32,14 @@ def memories_frame(
             clauses.append(f"{column} = ${column}")
             params[column] = value
     sql = f"SELECT * FROM {source} WHERE {' AND '.join(clauses)} ORDER BY recorded_at, id"
-    return store.dataframe(sql, params)
+    return store.table(sql, params)
 
 
 def decisions_frame(store: Store, *, memory_id: str | None) -> pd.DataFrame:
     """The audit log, oldest first; one row per event."""
     where = "WHERE memory_id = $id" if memory_id is not None else ""
     params = {"id": memory_id} if memory_id is not None else {}
-    return store.dataframe(
+    return store.table(
         f"SELECT * EXCLUDE (state_before) FROM memory_events {where} ORDER BY seq",
         params,
     )
@@ -48,7 +48,7 @@ def decisions_frame(store: Store, *, memory_id: str | None) -> pd.DataFrame:
 def reproposals_frame(store: Store) -> pd.DataFrame:
     """Every re-proposal; ``score`` is the matcher's score (``similarity``, 0-100);
     ``label`` and ``new_memory_id`` say whether a reviewer put it back as its own card."""
-    return store.dataframe(
+    return store.table(
         "SELECT r.*, r.similarity AS score, l.label, l.new_memory_id FROM reproposals r "
         "LEFT JOIN match_labels l ON l.reproposal_id = r.id ORDER BY r.recorded_at, r.id"
     )

@@ -18,6 +18,7 @@ __all__ = [
     "cancel",
     "claim_next",
     "counts",
+    "failures",
     "finish",
     "frame",
     "requeue_orphans",
@@ -102,8 +103,18 @@ def counts(store: Store) -> dict[str, int]:
     return {status: int(n) for status, n in found}
 
 
+def failures(store: Store) -> list[dict]:
+    """The failed jobs, oldest first: id, persona, model, error, when it failed."""
+    with store.read() as con:
+        return rows(
+            con,
+            "SELECT id, npc, model, error, finished_at FROM extraction_jobs "
+            "WHERE status = 'failed' ORDER BY finished_at, id",
+        )
+
+
 def frame(store: Store) -> pd.DataFrame:
-    return store.dataframe(
+    return store.table(
         "SELECT id, status, attempts, npc, model, prompt_version, candidates, error, "
         "created_at, started_at, finished_at, conversation_id, message_id, claimed_by, "
         "endpoint, raw_output "
