@@ -173,7 +173,7 @@ def test_the_end_of_a_review_and_an_empty_one_in_jupyterlab(tmp_path: Path) -> N
     project.mkdir()
     setup = SETUP.format(home=str(tmp_path / "home"), project=str(project), count=2)
     ARTIFACTS.mkdir(exist_ok=True)
-    cells = [setup, "%npc_review", "%npc_review --npc nobody"]
+    cells = [setup, "%npc_review", "%npc_review --category preference"]
     with jupyterlab(tmp_path / "lab", {}) as lab:
         url = lab.write_notebook("end.ipynb", cells)
         with browser_page(lab) as page:
@@ -189,7 +189,7 @@ def test_the_end_of_a_review_and_an_empty_one_in_jupyterlab(tmp_path: Path) -> N
 
 def _end_and_empty(page: object) -> None:
     review, empty = (page.locator(".npc-review-panel").nth(n) for n in (0, 1))  # type: ignore[attr-defined]
-    empty.get_by_text("Nothing to review: no candidate matching npc=nobody").wait_for(
+    empty.get_by_text("Nothing to review: no candidate matching category=preference").wait_for(
         timeout=WAIT_MS
     )
     assert empty.locator("button:visible").all_inner_texts() == ["Help (?)"]
