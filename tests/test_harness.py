@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.jupyterlab import missing_browser, running_in_ci
+from tests.helpers import running_in_ci
+from tests.jupyterlab import missing_browser
 
 ROOT = Path(__file__).resolve().parents[1]
 
