@@ -80,7 +80,10 @@ class PostgresServer:
     ) -> str:
         """This server's URL for ``database``, as ``user`` (default: the superuser)."""
         parts = urlsplit(self.url)
-        login = quote(user if user is not None else unquote(parts.username or SUPERUSER), safe="")
+        if user is None:  # the superuser, with the password the server's URL gave
+            user = unquote(parts.username or SUPERUSER)
+            password = unquote(parts.password) if parts.password is not None else None
+        login = quote(user, safe="")
         if password is not None:
             login += ":" + quote(password, safe="")
         netloc = f"{login}@{parts.hostname}:{parts.port or 5432}"
@@ -116,15 +119,15 @@ class PostgresServer:
         """Shut a server we started down (fast) and delete its files; for a server we
         were pointed at, drop the databases we created. Safe to call twice."""
         atexit.unregister(self.stop)
-        if self._process is None:
+        if not self.throwaway:
             for name in self._created:
                 self.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-            self._created.clear()
-            return
-        _shut_down(self._process)
-        self._process = None
-        if self._base is not None:
-            shutil.rmtree(self._base, ignore_errors=True)
+        elif self._process is not None:
+            _shut_down(self._process)
+            self._process = None
+            if self._base is not None:
+                shutil.rmtree(self._base, ignore_errors=True)
+        self._created.clear()
 
     def __enter__(self) -> PostgresServer:
         return self
@@ -291,7 +294,9 @@ def _shut_down(process: subprocess.Popen) -> None:
 
 
 def _die_with_parent() -> None:
-    """In the server's process: a fast shutdown when the test process dies (Linux)."""
+    """In the server's process: a fast shutdown when the test process dies (Linux). The
+    kernel's "parent" is the thread that started the server: start it from a thread that
+    lives as long as the process (pytest's fixtures run on the main thread)."""
     if _PRCTL is not None:
         _PRCTL(_PR_SET_PDEATHSIG, signal.SIGINT)
 

@@ -80,6 +80,23 @@ def test_url_for_connects_as_another_role_with_any_password(
         assert connection.execute("SELECT current_user").fetchone() == (role,)
 
 
+def test_url_for_keeps_the_servers_login_options_and_quotes_another_roles() -> None:
+    server = PostgresServer(
+        url="postgresql://admin:s%40cret@db.lab:6543/postgres?sslmode=require",
+        host="db.lab",
+        port=6543,
+    )
+    assert server.url_for("t_1") == "postgresql://admin:s%40cret@db.lab:6543/t_1?sslmode=require"
+    assert (
+        server.url_for("t_1", user="reader")
+        == "postgresql://reader@db.lab:6543/t_1?sslmode=require"
+    )
+    assert server.url_for("t_1", user="r", password="a:b/c@d").startswith(
+        "postgresql://r:a%3Ab%2Fc%40d@"
+    )
+    assert PostgresServer.database_name(server.url_for("t_1")) == "t_1"
+
+
 def test_missing_binaries_name_the_package_to_install(tmp_path: Path) -> None:
     reason = missing_postgres({BINDIR_VARIABLE: str(tmp_path)})
     assert reason is not None
