@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._compat import install_module_aliases
 from .errors import (
+    AlreadyDecidedError,
     ArgumentError,
     CandidateError,
     ConfigError,
@@ -82,6 +83,7 @@ def load_ipython_extension(ipython: Any) -> None:
 
 __all__ = [
     "CATEGORIES",
+    "AlreadyDecidedError",
     "DECISIONS",
     "SCOPES",
     "STATUSES",

@@ -5,6 +5,7 @@
     ├── ConfigError            a settings source holds an unknown key or a bad value
     ├── CandidateError         a proposed memory is unusable (empty, too long, bad category)
     ├── DecisionError          an unknown decision, or a transition that makes no sense
+    │   └── AlreadyDecidedError  another reviewer decided the memory first (says who, when)
     ├── UnknownMemoryError     no memory has that id (also a KeyError)
     ├── ModelCallError         a model call failed (missing key, rate limit, timeout, ...)
     ├── QueryError             a caller's SQL failed, or would write on the read-only path
@@ -30,6 +31,7 @@ returns None instead of raising.
 from __future__ import annotations
 
 __all__ = [
+    "AlreadyDecidedError",
     "ArgumentError",
     "CandidateError",
     "ConfigError",
@@ -63,6 +65,26 @@ class CandidateError(NpcError, ValueError):
 
 class DecisionError(NpcError, ValueError):
     """A review decision is unknown or does not apply to the memory's current status."""
+
+
+class AlreadyDecidedError(DecisionError):
+    """Another reviewer (another kernel, another machine) decided the memory after this
+    one was shown it: one decision wins, this one wrote nothing. The message says who
+    decided, when, and what the memory is now; ``decided_by``, ``decided_at`` and
+    ``status`` hold the same (None when the audit log does not say)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        decided_by: str | None = None,
+        decided_at: object = None,
+        status: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.decided_by = decided_by
+        self.decided_at = decided_at
+        self.status = status
 
 
 class UnknownMemoryError(NpcError, KeyError):

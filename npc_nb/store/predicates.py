@@ -41,7 +41,7 @@ AS_OF = """
 """
 
 _APPROVED_AT = (
-    "list_contains($approved_statuses, status)"
+    "status = ANY($approved_statuses)"
     " AND (valid_from IS NULL OR valid_from <= $moment)"
     " AND (valid_to IS NULL OR valid_to > $moment)"
 )
