@@ -76,11 +76,6 @@ def missing_browser(chromium: str | None = None) -> str | None:
     )
 
 
-def running_in_ci(env: dict[str, str] | os._Environ[str] = os.environ) -> bool:
-    """CI sets CI=true; there a missing browser is a failure, never a skip."""
-    return env.get("CI", "").strip().lower() in {"1", "true", "yes"}
-
-
 @contextmanager
 def jupyterlab(base: Path, env: dict[str, str]) -> Iterator[Lab]:
     """Start JupyterLab serving ``base/notebooks`` and stop it afterwards."""

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
+import tomllib
 from pathlib import Path
 
 import pytest
 
-from tests.jupyterlab import missing_browser, running_in_ci
+from tests.helpers import running_in_ci
+from tests.jupyterlab import missing_browser
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -87,3 +90,15 @@ def test_make_test_runs_the_shipped_notebooks_by_name_only() -> None:
     named = {word for word in nbval[0].split() if word.endswith(".ipynb")}
     assert named == _shipped_notebooks()
     assert " notebooks " not in f"{nbval[0]} "  # never the whole folder
+
+
+def test_make_test_runs_every_marker_including_slow_and_postgres() -> None:
+    """Only a missing browser or PostgreSQL skips tests: nothing is deselected by marker."""
+    runs = [line for line in _make_dry_run().splitlines() if "pytest tests" in line]
+    assert len(runs) == 1
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    addopts = pyproject["tool"]["pytest"]["ini_options"]["addopts"]
+    command = shlex.split(runs[0], comments=True)
+    pytest_options = command[command.index("pytest") + 1 :]
+    for options in (pytest_options, shlex.split(addopts)):
+        assert not any(option.startswith("-m") for option in options), options
