@@ -86,7 +86,7 @@ def connect(url: str, schema: str, *, locked: bool) -> duckdb.DuckDBPyConnection
         con.execute(f"LOAD '{_extension_file()}'")
         literal = url.replace("'", "''")
         con.execute(f"ATTACH '{literal}' AS pg (TYPE postgres, READ_ONLY, SCHEMA '{schema}')")
-        con.execute(f"SET search_path = 'pg.{schema},memory.main'")
+        con.execute(f"SET search_path = 'memory.main,pg.{schema}'")
         con.execute("SET TimeZone = 'UTC'")
         for statement in view_definitions():
             con.execute(statement)
