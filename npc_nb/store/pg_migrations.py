@@ -94,7 +94,7 @@ def _one_of(column: str, values: tuple[str, ...]) -> str:
     return f"CHECK ({column} IN ({listed}))"
 
 
-_M001_TO_M012 = tuple(m.__name__ for m in MIGRATIONS if m.__name__ <= "m012")
+_M001_TO_M012 = tuple(m.__name__ for m in MIGRATIONS if m.__name__ < "m013")
 
 
 @pg_migration(*_M001_TO_M012)
