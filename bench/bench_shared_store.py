@@ -36,10 +36,22 @@ def run(project_dir: Path, store: str, ops: int, workers: int = WORKERS) -> dict
     env = os.environ | {"PYTHONPATH": str(REPO)}
     procs = [
         subprocess.Popen(
-            [sys.executable, "-m", "tests.store_worker", "mixed", str(project_dir), store,
-             str(seed), str(ops)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=REPO, env=env,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "tests.store_worker",
+                "mixed",
+                str(project_dir),
+                store,
+                str(seed),
+                str(ops),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=REPO,
+            env=env,
+        )
         for seed in range(workers)
     ]
     for proc in procs:

@@ -83,10 +83,10 @@ def load_ipython_extension(ipython: Any) -> None:
 
 __all__ = [
     "CATEGORIES",
-    "AlreadyDecidedError",
     "DECISIONS",
     "SCOPES",
     "STATUSES",
+    "AlreadyDecidedError",
     "ApproveAllPreview",
     "ArgumentError",
     "CandidateError",

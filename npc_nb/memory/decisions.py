@@ -50,7 +50,9 @@ def _apply_one(
 ) -> None:
     memory = change.memory
     if not memory_rows.update_memory(store, con, memory["id"], memory["status"], change.changes):
-        raise already_decided(memory["id"], memory["status"], events.latest_change(con, memory["id"]))
+        raise already_decided(
+            memory["id"], memory["status"], events.latest_change(con, memory["id"])
+        )
     event = _event(memory, change, actor=actor, now=now, batch_id=batch_id, audit=audit)
     events.insert_event(con, event)
     if change.new_row is not None:

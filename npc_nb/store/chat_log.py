@@ -72,7 +72,9 @@ def insert_injections(
         f"INSERT INTO context_injections VALUES {values}",
         [
             value
-            for position, (memory_id, memory_hash) in enumerate(zip(memory_ids, hashes, strict=True))
+            for position, (memory_id, memory_hash) in enumerate(
+                zip(memory_ids, hashes, strict=True)
+            )
             for value in (message_id, memory_id, position, memory_hash, at)
         ],
     )

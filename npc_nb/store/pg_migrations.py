@@ -58,7 +58,8 @@ def apply_pg_migrations(con: Any, schema: str) -> list[str]:
         con.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
         con.execute(f"SET LOCAL search_path TO {schema}")
         con.execute(
-            "CREATE TABLE IF NOT EXISTS _migrations (name VARCHAR PRIMARY KEY, applied_at TIMESTAMP)"
+            "CREATE TABLE IF NOT EXISTS _migrations "
+            "(name VARCHAR PRIMARY KEY, applied_at TIMESTAMP)"
         )
         recorded = {row[0] for row in con.execute("SELECT name FROM _migrations").fetchall()}
         known = {m.__name__ for m in MIGRATIONS}

@@ -37,9 +37,9 @@ import pandas as pd
 from .._settings import Settings
 from .._store_url import redact, redact_text
 from ..errors import StoreError
-from .pg_analysis import connect as analysis_connection
 from ._database import Connection, Store
 from ._pg_sql import PgConnection
+from .pg_analysis import connect as analysis_connection
 from .pg_migrations import apply_pg_migrations
 
 try:
@@ -74,7 +74,7 @@ class PostgresStore(Store):
             store.configure(settings)
             return store
 
-    def __init__(self, url: str, schema: str, settings: Settings) -> None:  # noqa: D107
+    def __init__(self, url: str, schema: str, settings: Settings) -> None:
         self.url, self.schema = url, schema
         self.path = f"{redact(url)} (schema {schema})"  # type: ignore[assignment]
         self.memory_inserts = 0
@@ -119,7 +119,7 @@ class PostgresStore(Store):
         return True
 
     @property
-    def connections(self) -> int:  # type: ignore[override]
+    def connections(self) -> int:
         # Another client may have inserted at any moment: never "unchanged since".
         return self._reads
 

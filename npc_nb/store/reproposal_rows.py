@@ -90,8 +90,7 @@ def mark_listed(store: Store, reproposal_ids: list[str], now: datetime) -> None:
         return
     with store.write() as con:
         con.execute(
-            "UPDATE reproposals SET listed_at = $now "
-            "WHERE id = ANY($ids) AND listed_at IS NULL",
+            "UPDATE reproposals SET listed_at = $now WHERE id = ANY($ids) AND listed_at IS NULL",
             {"ids": reproposal_ids, "now": now},
         )
 

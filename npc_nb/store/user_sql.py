@@ -73,9 +73,10 @@ def _statements(sql: object) -> list[Any]:
 @contextmanager
 def _query_errors(store: Store | None, *, read_only: bool) -> Iterator[None]:
     """A caller's SQL failing is a QueryError that says why (the engine's error kept)."""
+    engine_errors = store.engine_errors if store is not None else (duckdb.Error,)
     try:
         yield
-    except store.engine_errors if store is not None else (duckdb.Error,) as exc:
+    except engine_errors as exc:
         message = redact_text(str(exc))
         refused = isinstance(exc, duckdb.PermissionException | duckdb.InvalidInputException)
         if read_only and refused:
