@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._compat import install_module_aliases
 from .errors import (
+    AlreadyDecidedError,
     ArgumentError,
     CandidateError,
     ConfigError,
@@ -86,6 +87,7 @@ __all__ = [
     "DECISIONS",
     "SCOPES",
     "STATUSES",
+    "AlreadyDecidedError",
     "ApproveAllPreview",
     "ArgumentError",
     "CandidateError",

@@ -68,6 +68,8 @@ def latest_project() -> Project | None:
     return _latest() if _latest is not None else None
 
 
+#: Settings that say which store the project is: changing them means opening another one.
+_FIXED_AT_OPEN = ("store", "project")
 _DECISIONS = ("decide", "approve", "reject", "skip", "defer", "set_validity", "approve_all", "undo")
 
 
@@ -82,8 +84,10 @@ class Project:
     def __init__(self, root: Path, settings: Settings) -> None:
         self.root = root
         self.settings = settings
-        self.name = root.name
-        self._stores = Stores(ensure_store_dir(root / STORE_DIR), user_home(), settings)
+        # On a shared store the project is known by name, not by its folder: two
+        # machines with differently named folders share one project.
+        self.name = settings.project or root.name
+        self._stores = Stores(ensure_store_dir(root / STORE_DIR), user_home(), settings, self.name)
         self._memory = MemoryCore(self._stores, settings, self.name, _model_judge)
         store = self._stores.project
         self._extraction = Extraction(store, settings, self._memory.add_candidate)
@@ -96,7 +100,8 @@ class Project:
         self._extraction.recover()  # jobs a killed kernel left behind
 
     @property
-    def store_path(self) -> Path:
+    def store_path(self) -> Path | str:
+        """The store file, or on a shared store its URL (password hidden) and schema."""
         return self._stores.project.path
 
     @property
@@ -123,13 +128,18 @@ class Project:
         """
         trial = self.settings.model_copy()
         for key, value in settings.items():
+            if key in _FIXED_AT_OPEN:
+                raise ConfigError(
+                    f"{key} is fixed when the project is opened; open it again with "
+                    f"npc_nb.open(..., {key}=...) (or set NPC_NB_{key.upper()})."
+                )
             if key not in Settings.model_fields:
                 known = ", ".join(Settings.model_fields)
                 raise ConfigError(f"Unknown setting {key!r}; known settings: {known}.")
             try:
                 setattr(trial, key, value)  # validated on assignment
             except ValueError as exc:  # pydantic's ValidationError
-                raise ConfigError(f"{key}={value!r}: {_first_error(exc)}") from exc
+                raise ConfigError(f"{key}={value!r}: {_first_error(exc)}") from None
         for key in settings:
             setattr(self.settings, key, getattr(trial, key))
             self.settings.mark_source(key, "this session")

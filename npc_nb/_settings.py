@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from dotenv import dotenv_values
-from pydantic import Field, PrivateAttr, ValidationError
+from pydantic import Field, PrivateAttr, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -27,6 +27,7 @@ from pydantic_settings import (
 
 from ._locations import user_home
 from ._settings_view import SettingRow, settings_html, settings_rows, settings_text
+from ._store_url import check_store_url, redact, redact_text
 from .errors import ConfigError
 
 __all__ = ["OFFLINE_MODEL", "Settings", "config_file_path", "load_settings", "user_home"]
@@ -93,6 +94,25 @@ class Settings(BaseSettings):
     idle_release: float = Field(
         0.25, ge=0, description="seconds a connection is kept after its last use"
     )
+    store: str | None = Field(
+        None,
+        description="a shared store: postgresql://user@host:port/database "
+        "(default: the embedded DuckDB file in the project's .npc_nb folder)",
+    )
+    project: str | None = Field(
+        None,
+        description="the project's name in a shared store (default: the project folder's name)",
+    )
+
+    @field_validator("store")
+    @classmethod
+    def _store_url(cls, value: str | None) -> str | None:
+        return None if value is None or not value.strip() else check_store_url(value)
+
+    def __repr_args__(self) -> Any:
+        # The store URL may carry a password: shown redacted in every repr.
+        for name, value in super().__repr_args__():
+            yield name, redact(value) if name == "store" and value else value
 
     #: Where each setting that is not at its default came from (``source_of``).
     _sources: dict[str, str] = PrivateAttr(default_factory=dict)
@@ -221,7 +241,8 @@ def _describe(exc: ValidationError, path: Path) -> str:
         if error["type"] == "extra_forbidden":
             problems.append(f"unknown setting {key!r}")
         else:
-            problems.append(f"{key} = {error.get('input')!r}: {error['msg']}")
+            shown = redact_text(repr(error.get("input")))
+            problems.append(f"{key} = {shown}: {redact_text(error['msg'])}")
     return (
         f"Invalid configuration: {'; '.join(problems)}. Check the arguments, the "
         f"{ENV_PREFIX}* environment variables, .env and {path}. "

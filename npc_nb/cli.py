@@ -146,6 +146,9 @@ def main(
     commands = parser.add_subparsers(dest="command", required=True)
     review = commands.add_parser("review", help="review memory candidates with single keys")
     review.add_argument("--project", help="project folder (default: found from here)")
+    review.add_argument(
+        "--store", help="a shared store, postgresql://user@host:port/db (default: the file)"
+    )
     review.add_argument("--npc", help="only this persona's candidates")
     review.add_argument("--category", help="only this category")
     review.add_argument("--conversation", help="only candidates from this conversation id")
@@ -161,7 +164,8 @@ def main(
     try:
         from ._project import open_project
 
-        project = open_project(args.project)
+        shared = {"store": args.store} if args.store else {}
+        project = open_project(args.project, **shared)
         session = project.review_session(
             npc=args.npc,
             category=args.category,

@@ -5,6 +5,7 @@
     ├── ConfigError            a settings source holds an unknown key or a bad value
     ├── CandidateError         a proposed memory is unusable (empty, too long, bad category)
     ├── DecisionError          an unknown decision, or a transition that makes no sense
+    │   └── AlreadyDecidedError  another reviewer decided the memory first (says who, when)
     ├── UnknownFilterError     a filter names a value outside its closed set, or no persona
     ├── UnknownMemoryError     no memory has that id (also a KeyError)
     ├── ModelCallError         a model call failed (missing key, rate limit, timeout, ...)
@@ -33,6 +34,7 @@ returns None instead of raising.
 from __future__ import annotations
 
 __all__ = [
+    "AlreadyDecidedError",
     "ArgumentError",
     "CandidateError",
     "ConfigError",
@@ -72,6 +74,24 @@ class DecisionError(NpcError, ValueError):
 class UnknownFilterError(NpcError, ValueError):
     """A filter's value is not one that exists (a category, scope or status outside its
     closed set, a persona nobody defined); the message lists the valid ones."""
+class AlreadyDecidedError(DecisionError):
+    """Another reviewer (another kernel, another machine) decided the memory after this
+    one was shown it: one decision wins, this one wrote nothing. The message says who
+    decided, when, and what the memory is now; ``decided_by``, ``decided_at`` and
+    ``status`` hold the same (None when the audit log does not say)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        decided_by: str | None = None,
+        decided_at: object = None,
+        status: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.decided_by = decided_by
+        self.decided_at = decided_at
+        self.status = status
 
 
 class UnknownMemoryError(NpcError, KeyError):

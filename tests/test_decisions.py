@@ -123,8 +123,10 @@ def test_a_decision_planned_on_stale_state_writes_nothing(nb: npc_nb.Project) ->
     store, row = nb._stores.locate(memory)
     stale = transitions.plan("approve", row, actor="ada", now=utc_now())
     nb.reject(memory, by="bob")  # another kernel decides first
-    with pytest.raises(npc_nb.DecisionError, match="changed while"):
+    with pytest.raises(npc_nb.AlreadyDecidedError, match="already decided by bob at") as lost:
         decisions.apply_changes(store, [stale], actor="ada", now=utc_now(), audit={})
+    assert (lost.value.decided_by, lost.value.status) == ("bob", "human-rejected")
+    assert isinstance(lost.value, npc_nb.DecisionError)
     assert status_of(nb, memory) == "human-rejected"
     assert [e["action"] for e in events_for(nb, memory)] == ["propose", "reject"]
 

@@ -17,6 +17,7 @@ def test_public_names_are_pinned() -> None:
             "DECISIONS",
             "SCOPES",
             "STATUSES",
+            "AlreadyDecidedError",
             "ApproveAllPreview",
             "CandidateError",
             "CandidateOutcome",

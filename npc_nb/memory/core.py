@@ -27,7 +27,7 @@ from .._tables import Kind
 from .._terms import content_terms
 from .._time import utc_now
 from ..errors import CandidateError, ConfigError, DecisionError
-from ..store import Store, Stores, memory_rows, reproposal_rows
+from ..store import Store, Stores, events, memory_rows, reproposal_rows
 from ..vocabulary import APPROVED_STATUSES, DECISIONS
 from . import candidates, decisions, transitions, variants
 from .block import MemoryBlock, block_room, query_terms, render_block
@@ -89,13 +89,14 @@ class MemoryCore:
         self._matching: tuple[Any, Matching] | None = None
 
     @property
-    def store_path(self) -> Path:
+    def store_path(self) -> Path | str:
         return self.stores.project.path
 
     def actor(self, by: str | None) -> str:
-        """Who a decision is recorded for: ``by``, else the reviewer setting or OS user."""
+        """Who a decision is recorded for: ``by``, else the reviewer setting, else the
+        database role on a shared store, else the OS user."""
         if by is None:
-            return self.settings.reviewer or _os_user()
+            return self.settings.reviewer or self.stores.project.default_actor() or _os_user()
         if not isinstance(by, str) or not by.strip():
             raise DecisionError("by= must be a non-empty reviewer name.")
         return by.strip()
@@ -308,10 +309,9 @@ class MemoryCore:
         store, memory = self.stores.locate(memory_id)
         if expected is not None and memory["status"] != expected:
             # The reviewer decided on what they saw; somebody changed it since.
-            raise DecisionError(
-                f"Memory {memory_id} is {memory['status']} now, not {expected} as shown "
-                "(decided elsewhere meanwhile?). Nothing was written; look at it again."
-            )
+            with store.read() as con:
+                latest = events.latest_change(con, memory["id"])
+            raise decisions.already_decided(memory["id"], expected, latest)
         now = utc_now()
         change = transitions.plan(decision, memory, actor=actor, now=now, **args)
         planned = [change, *self._replaced_by(store, memory, change, now)]

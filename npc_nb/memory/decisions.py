@@ -17,11 +17,11 @@ import pandas as pd
 from .._ids import new_id
 from .._results import ApproveAllPreview, DecisionResult
 from .._tables import Kind, with_missing_as_na
-from ..errors import DecisionError
+from ..errors import AlreadyDecidedError, DecisionError
 from ..store import Connection, Store, Stores, events, memory_rows
 from .transitions import UNDOABLE, Change, dump_state, plan, plan_undo
 
-__all__ = ["apply_changes", "approve_all", "undo"]
+__all__ = ["already_decided", "apply_changes", "approve_all", "undo"]
 
 
 def apply_changes(
@@ -52,9 +52,8 @@ def _apply_one(
 ) -> None:
     memory = change.memory
     if not memory_rows.update_memory(store, con, memory["id"], memory["status"], change.changes):
-        raise DecisionError(
-            f"Memory {memory['id']} changed while this decision was being made (another "
-            "kernel or reviewer?). Nothing was written; look at it again and retry."
+        raise already_decided(
+            memory["id"], memory["status"], events.latest_change(con, memory["id"])
         )
     event = _event(memory, change, actor=actor, now=now, batch_id=batch_id, audit=audit)
     events.insert_event(con, event)
@@ -70,6 +69,25 @@ def _apply_one(
             "lead_time_ms": 0,
         }
         events.insert_event(con, event | created)
+
+
+def already_decided(memory_id: str, seen: str, latest: dict | None) -> AlreadyDecidedError:
+    """The error for a decision that lost its race: who won, when, and what it is now."""
+    if latest is None:
+        return AlreadyDecidedError(
+            f"Memory {memory_id} changed while this decision was being made (another "
+            "kernel or reviewer?): it is no longer {seen}. Nothing was written; look at "
+            "it again and retry."
+        )
+    when = f"{latest['occurred_at']:%Y-%m-%d %H:%M:%S} UTC"
+    return AlreadyDecidedError(
+        f"Memory {memory_id} was already decided by {latest['actor']} at {when} (it is "
+        f"{latest['to_status']} now, not {seen} as shown). Nothing was written; look at "
+        "it again if you still want to change it.",
+        decided_by=latest["actor"],
+        decided_at=latest["occurred_at"],
+        status=latest["to_status"],
+    )
 
 
 def _event(

@@ -115,6 +115,7 @@ def _exact_in(store: Store, candidate: Candidate) -> CandidateOutcome | None:
     if match is None:
         return None
     with store.write() as con:
+        store.lock_text(con, content_hash(candidate.text))
         match = _exact_match(con, candidate)  # again, inside the transaction
         return _record(con, candidate, match, "exact", 100.0, "exact") if match else None
 
@@ -186,6 +187,7 @@ def _strongest_same(judged: list[_Judged]) -> _Judged | None:
 def _record_same(same: _Judged, candidate: Candidate, matcher: str) -> CandidateOutcome | None:
     """Suppress, reinforce or merge, if the matched memory is still as it was judged."""
     with same.store.write() as con:
+        same.store.lock_text(con, content_hash(candidate.text))
         if _exact_match(con, candidate) is not None:
             return None  # an exact repeat arrived meanwhile: start over
         current = memory_rows.get_memory(same.store, same.row["id"], con)
@@ -242,6 +244,9 @@ def _queue(
     updates = nearest.row["id"] if nearest and approved else None
     differs = _differs_note(nearest, candidate) if nearest else None
     with target.write() as con:
+        # Two kernels proposing the same text at once queue it once: the second waits
+        # here for the first to commit, then finds its card as an exact repeat.
+        target.lock_text(con, content_hash(candidate.text))
         if (match := _exact_match(con, candidate)) is not None:
             return _record(con, candidate, match, "exact", 100.0, "exact")
         if recheck and _changed(con, target, judged):

@@ -208,12 +208,34 @@ class Store:
         with self._lease.read_only_connection() as con:
             yield con
 
+    @property
+    def engine_errors(self) -> tuple[type[Exception], ...]:
+        """The errors the engine raises for a failing statement (a caller's SQL)."""
+        return (duckdb.Error,)
+
+    def default_actor(self) -> str | None:
+        """Who a decision is recorded for when no reviewer is configured (None: the OS
+        user; a shared store answers with the database role)."""
+        return None
+
+    def lock_text(self, con: Connection, digest: str) -> None:
+        """Serialise proposals of the same text until ``con``'s transaction ends: the
+        file lock already does, here."""
+
+    @contextmanager
+    def analysis(self) -> Iterator[Connection]:
+        """A DuckDB connection for npc_nb's own analytical reads (registered frames,
+        relations, exports): here, the held connection itself."""
+        with self.read() as con:
+            yield con
+
     def configure(self, settings: Settings) -> None:
         """Apply ``settings``' lock timeout and idle release to the running lease."""
         self._lease.lock_timeout = settings.lock_timeout
         self._lease.idle_release = settings.idle_release
 
 
-def frame(cursor: Connection | None) -> pd.DataFrame:
-    """A result as a DataFrame; a statement without a result gives an empty one."""
+def frame(cursor: Any) -> pd.DataFrame:
+    """A result (DuckDB's or the PostgreSQL store's) as a DataFrame; a statement without
+    a result gives an empty one."""
     return cursor.df() if cursor is not None and cursor.description else pd.DataFrame()

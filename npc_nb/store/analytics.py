@@ -234,9 +234,10 @@ def injections_per_memory(store: Store) -> pd.DataFrame:
             SELECT memory_id, count(*)::BIGINT AS injections, min(injected_at) AS first_injected,
                 max(injected_at) AS last_injected
             FROM context_injections GROUP BY memory_id)
-        SELECT m.id AS memory_id, m.final_text, m.npc, m.scope, m.category,
-            coalesce(u.injections, 0)::BIGINT AS injections, u.first_injected, u.last_injected
-        FROM {approved} m LEFT JOIN used u ON u.memory_id = m.id
+        SELECT approved.id AS memory_id, approved.final_text, approved.npc, approved.scope,
+            approved.category, coalesce(u.injections, 0)::BIGINT AS injections,
+            u.first_injected, u.last_injected
+        FROM {approved} LEFT JOIN used u ON u.memory_id = approved.id
         ORDER BY injections DESC, memory_id""",
         params,
     )

@@ -78,12 +78,16 @@ def insert_injections(
     """Which memories were in a reply's prompt, in prompt order: one statement for all."""
     if not memory_ids:
         return
+    values = ", ".join("(?, ?, ?, ?, ?)" for _ in memory_ids)
     con.execute(
-        "INSERT INTO context_injections "
-        "SELECT $message, memory_id, position - 1, memory_hash, $at "
-        "FROM (SELECT unnest($ids) AS memory_id, unnest($hashes) AS memory_hash, "
-        "unnest(range(1, len($ids) + 1)) AS position)",
-        {"message": message_id, "ids": memory_ids, "hashes": hashes, "at": at},
+        f"INSERT INTO context_injections VALUES {values}",
+        [
+            value
+            for position, (memory_id, memory_hash) in enumerate(
+                zip(memory_ids, hashes, strict=True)
+            )
+            for value in (message_id, memory_id, position, memory_hash, at)
+        ],
     )
 
 

@@ -11,7 +11,13 @@ from typing import Any
 
 from ._database import Connection, Store, insert_row, rows, scalar
 
-__all__ = ["batch_events", "changed_since", "insert_event", "recent_undoable"]
+__all__ = [
+    "batch_events",
+    "changed_since",
+    "insert_event",
+    "latest_change",
+    "recent_undoable",
+]
 
 _NOT_UNDONE = "NOT EXISTS (SELECT 1 FROM memory_events u WHERE u.undoes = e.seq)"
 
@@ -29,7 +35,7 @@ def recent_undoable(
         return rows(
             con,
             "SELECT * FROM memory_events e WHERE actor = $actor "
-            "AND list_contains($actions, action) "
+            "AND action = ANY($actions) "
             f"AND ($session IS NULL OR review_session = $session) AND {_NOT_UNDONE} "
             "ORDER BY seq DESC LIMIT $limit",
             {"actor": actor, "actions": list(actions), "limit": limit, "session": session},
@@ -54,6 +60,18 @@ def batch_events(store: Store, batch_id: str, actions: Sequence[str]) -> list[di
         return rows(
             con,
             "SELECT * FROM memory_events e WHERE batch_id = $batch "
-            f"AND list_contains($actions, action) AND {_NOT_UNDONE} ORDER BY seq DESC",
+            f"AND action = ANY($actions) AND {_NOT_UNDONE} ORDER BY seq DESC",
             {"batch": batch_id, "actions": list(actions)},
         )
+
+
+def latest_change(con: Connection, memory_id: str) -> dict | None:
+    """Who last changed a memory's status, when, and to what (its latest event that is not
+    a proposal), read in the caller's transaction; None if nobody has."""
+    found = rows(
+        con,
+        "SELECT actor, occurred_at, to_status FROM memory_events "
+        "WHERE memory_id = ? AND action <> 'propose' ORDER BY seq DESC LIMIT 1",
+        [memory_id],
+    )
+    return found[0] if found else None

@@ -36,7 +36,7 @@ REVIEW_LOG_SQL = """
 
 def write(store: Store, sql: str, path: Path, file_format: str) -> int:
     """Write a query's rows to ``path`` as Parquet or JSON Lines; return the row count."""
-    with store.read() as con:
+    with store.analysis() as con:
         relation = con.sql(sql)
         try:
             if file_format == "parquet":

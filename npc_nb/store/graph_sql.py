@@ -43,7 +43,7 @@ def missing_versions(store: Store, versions: pd.DataFrame) -> pd.DataFrame:
     """The (id, hash, text) rows of ``versions`` whose concepts were never extracted."""
     if versions.empty:
         return versions
-    with store.read() as con:
+    with store.analysis() as con:
         con.register("wanted_versions", versions[["id", "final_hash", "final_text"]])
         try:
             return con.execute(
@@ -65,12 +65,18 @@ def record_concepts(
                              ("concept_relations", relations)):  # fmt: skip
             if frame.empty:
                 continue
-            con.register("batch_rows", _storable(frame))
-            try:
-                columns = ", ".join(frame.columns)
-                con.execute(f"INSERT INTO {table} ({columns}) SELECT {columns} FROM batch_rows")
-            finally:
-                con.unregister("batch_rows")
+            columns = list(frame.columns)
+            values = ", ".join("?" for _ in columns)
+            con.executemany(
+                f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({values})",
+                _python_rows(_storable(frame)),
+            )
+
+
+def _python_rows(frame: pd.DataFrame) -> list[list]:
+    """The frame's rows as plain Python values (missing ones None), which both engines bind."""
+    plain = frame.astype(object).where(frame.notna(), None)
+    return [list(row) for row in plain.itertuples(index=False)]
 
 
 def _storable(frame: pd.DataFrame) -> pd.DataFrame:
@@ -93,7 +99,7 @@ def concept_rows(store: Store, versions: pd.DataFrame) -> tuple[pd.DataFrame, pd
     if versions.empty:
         empty = pd.DataFrame()
         return empty, empty
-    with store.read() as con:
+    with store.analysis() as con:
         con.register("shown_versions", versions[["id", "final_hash"]])
         try:
             concepts = con.execute(

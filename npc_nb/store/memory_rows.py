@@ -53,14 +53,18 @@ def update_memory(
 ) -> bool:
     """Apply ``changes`` if the memory still has ``expected_status``; report success.
 
-    Call inside ``write()``: the re-read and the update share its transaction, and the
-    held file lock keeps other processes out in between.
+    Call inside ``write()``. The update itself is conditional on the status the change
+    was planned against, so of two reviewers deciding at once exactly one changes the
+    row: on DuckDB the file lock serialises them, on PostgreSQL the second UPDATE waits
+    for the first to commit, re-reads the row and matches nothing.
     """
-    current = con.execute("SELECT status FROM memories WHERE id = ?", [memory_id]).fetchone()
-    if current is None or current[0] != expected_status:
-        return False
     assignments = ", ".join(f"{column} = ?" for column in changes)
-    con.execute(f"UPDATE memories SET {assignments} WHERE id = ?", [*changes.values(), memory_id])
+    changed = con.execute(
+        f"UPDATE memories SET {assignments} WHERE id = ? AND status = ? RETURNING id",
+        [*changes.values(), memory_id, expected_status],
+    ).fetchall()
+    if not changed:
+        return False
     store.bump_generation(con)
     return True
 
@@ -99,9 +103,12 @@ def rejected_visible(con: Connection, npc: str | None, team: str | None) -> list
 
 
 def add_flags(con: Connection, memory_id: str, flags: list[str]) -> None:
+    """Add flags to a memory (in the caller's transaction; a flag is never lost)."""
+    found = con.execute("SELECT flags FROM memories WHERE id = ?", [memory_id]).fetchone()
+    current = list(found[0] or ()) if found else []
     con.execute(
-        "UPDATE memories SET flags = list_distinct(list_concat(flags, ?)) WHERE id = ?",
-        [flags, memory_id],
+        "UPDATE memories SET flags = ? WHERE id = ?",
+        [current + [flag for flag in dict.fromkeys(flags) if flag not in current], memory_id],
     )
 
 
@@ -141,7 +148,7 @@ def next_validity_change(con: Connection, npc: str, team: str | None) -> datetim
     moment = scalar(
         con,
         "SELECT min(CASE WHEN valid_from > $now THEN valid_from ELSE valid_to END) "
-        "FROM memories WHERE list_contains($approved, status) AND superseded_by IS NULL "
+        "FROM memories WHERE status = ANY($approved) AND superseded_by IS NULL "
         f"AND (valid_from > $now OR valid_to > $now) AND {VISIBLE}",
         {"npc": npc, "team": team, "approved": list(APPROVED_STATUSES), "now": utc_now()},
     )
@@ -203,7 +210,7 @@ def open_memories(store: Store, filters: dict[str, Any], now: datetime) -> list[
             clauses.append(f"{column} = ${column}")
             params[column] = filters[column]
     if filters.get("ids") is not None:
-        clauses.append("list_contains($ids, id)")
+        clauses.append("id = ANY($ids)")
         params["ids"] = list(filters["ids"])
     with store.read() as con:
         return rows(

@@ -41,7 +41,7 @@ AS_OF = """
 """
 
 _APPROVED_AT = (
-    "list_contains($approved_statuses, status)"
+    "status = ANY($approved_statuses)"
     " AND (valid_from IS NULL OR valid_from <= $moment)"
     " AND (valid_to IS NULL OR valid_to > $moment)"
 )
@@ -55,16 +55,17 @@ def approved_now() -> tuple[str, dict[str, Any]]:
 
 
 def approved_source(as_of: datetime | None = None) -> tuple[str, dict[str, Any]]:
-    """A subquery of the approved memories now (or at ``as_of``) and its parameters.
+    """A subquery (aliased ``approved``) of the approved memories now (or at ``as_of``)
+    and its parameters.
 
     At ``as_of`` the status is that moment's (a memory superseded later was approved
     then), so ``superseded_by`` is not consulted; the validity window is the current one.
     """
     if as_of is None:
         where, now = approved_now()
-        return f"(SELECT * FROM memories WHERE {where})", now
+        return f"(SELECT * FROM memories WHERE {where}) AS approved", now
     params = {"approved_statuses": list(APPROVED_STATUSES), "moment": as_of, "as_of": as_of}
-    return f"(SELECT * FROM ({AS_OF}) WHERE {_APPROVED_AT})", params
+    return f"(SELECT * FROM ({AS_OF}) AS as_of WHERE {_APPROVED_AT}) AS approved", params
 
 
 def visible_to(row: dict, npc: str | None, team: str | None) -> bool:

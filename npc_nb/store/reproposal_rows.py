@@ -58,9 +58,9 @@ def variant_counts(store: Store, memory_ids: list[str] | None = None) -> dict[st
     with store.read() as con:
         found = con.execute(
             "SELECT r.memory_id, count(*) FROM reproposals r JOIN memories m "
-            "ON m.id = r.memory_id AND list_contains($open, m.status) "
+            "ON m.id = r.memory_id AND m.status = ANY($open) "
             f"WHERE r.outcome = 'merged' AND {_UNLABELLED} "
-            "AND ($ids IS NULL OR list_contains($ids, r.memory_id)) GROUP BY r.memory_id",
+            "AND ($ids IS NULL OR r.memory_id = ANY($ids)) GROUP BY r.memory_id",
             {"open": list(OPEN_STATUSES), "ids": memory_ids},
         ).fetchall()
     return {memory_id: int(count) for memory_id, count in found}
@@ -77,7 +77,7 @@ def automatic(store: Store, *, unlisted_only: bool, npc: str | None = None) -> l
             "r.proposed_text, r.memory_id, m.final_text AS memory_text, "
             "m.status AS memory_status, r.npc, r.conversation_id, r.listed_at "
             "FROM reproposals r LEFT JOIN memories m ON m.id = r.memory_id "
-            f"WHERE list_contains($outcomes, r.outcome) AND {_UNLABELLED} "
+            f"WHERE r.outcome = ANY($outcomes) AND {_UNLABELLED} "
             "AND (NOT $unlisted_only OR r.listed_at IS NULL) "
             "AND ($npc IS NULL OR r.npc = $npc) ORDER BY r.recorded_at, r.id",
             {"outcomes": list(AUTOMATIC_OUTCOMES), "unlisted_only": unlisted_only, "npc": npc},
@@ -90,8 +90,7 @@ def mark_listed(store: Store, reproposal_ids: list[str], now: datetime) -> None:
         return
     with store.write() as con:
         con.execute(
-            "UPDATE reproposals SET listed_at = $now "
-            "WHERE list_contains($ids, id) AND listed_at IS NULL",
+            "UPDATE reproposals SET listed_at = $now WHERE id = ANY($ids) AND listed_at IS NULL",
             {"ids": reproposal_ids, "now": now},
         )
 

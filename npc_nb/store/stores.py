@@ -1,4 +1,6 @@
-"""The two stores a project reads: its own file and the user's file for ``global`` scope.
+"""The two stores a project reads: its own file (or its schema on a shared PostgreSQL
+server, with ``store=URL``) and the user's file for ``global`` scope, which stays
+personal on every backend.
 
 The user store is created only when a global memory is first written, so a project
 that never uses global scope never touches ``~/.npc_nb``. A memory id is looked up in
@@ -11,7 +13,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from .._settings import Settings
-from ..errors import UnknownMemoryError
+from .._store_url import project_schema
+from ..errors import ConfigError, UnknownMemoryError
 from ._database import Store
 from .memory_rows import get_memory
 
@@ -21,8 +24,19 @@ __all__ = ["Stores"]
 class Stores:
     """Routes reads and writes to the project store or the user store."""
 
-    def __init__(self, project_folder: Path, user_folder: Path, settings: Settings) -> None:
-        self.project = Store.shared(project_folder, settings)
+    def __init__(
+        self,
+        project_folder: Path,
+        user_folder: Path,
+        settings: Settings,
+        project_name: str | None = None,
+    ) -> None:
+        self.project = (
+            _shared_store(settings.store, project_name or project_folder.parent.name, settings)
+            if settings.store
+            else Store.shared(project_folder, settings)
+        )
+        # Global scope stays personal: the user's own file, whatever the project uses.
         self.user = Store.shared(user_folder, settings)
 
     def for_scope(self, scope: str) -> Store:
@@ -58,3 +72,14 @@ class Stores:
         """Apply new lock and release timeouts to both stores' running leases."""
         self.project.configure(settings)
         self.user.configure(settings)
+
+
+def _shared_store(url: str, project: str, settings: Settings) -> Store:
+    """The project's schema on the PostgreSQL server at ``url``."""
+    from .postgres import PostgresStore  # psycopg only when a shared store is used
+
+    try:
+        schema = project_schema(project)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    return PostgresStore.shared_pg(url, schema, settings)

@@ -17,6 +17,7 @@ from typing import Any
 import duckdb
 import pandas as pd
 
+from .._store_url import redact_text
 from ..errors import QueryError
 from ._database import Store, frame
 
@@ -42,7 +43,7 @@ def run_sql(store: Store, sql: str, params: Params, *, allow_write: bool) -> pd.
                 "Queries are read-only so analysis cannot corrupt the audit log; pass "
                 "allow_write=True (in %%npc_sql: --write) if you really mean to write."
             )
-        with store.read_only() as con, _query_errors(read_only=True):
+        with store.read_only() as con, _query_errors(store, read_only=True):
             return frame(con.execute(sql, params or ()))
     control = [s.query.strip() for s in statements if s.type in _TRANSACTION_CONTROL]
     if control:
@@ -50,7 +51,8 @@ def run_sql(store: Store, sql: str, params: Params, *, allow_write: bool) -> pd.
             f"Remove {control[0]!r}: npc_nb runs your statements in one transaction "
             "of its own, committed only if all of them succeed."
         )
-    with _query_errors(read_only=False), store.write() as con:
+    with _query_errors(store, read_only=False), store.write() as con:
+        # On a shared store the statements run in PostgreSQL, as the connecting role.
         result = frame(con.execute(sql, params or ()))
         store.bump_generation(con)  # the statements may have changed anything
         return result
@@ -59,7 +61,7 @@ def run_sql(store: Store, sql: str, params: Params, *, allow_write: bool) -> pd.
 def _statements(sql: object) -> list[Any]:
     if not isinstance(sql, str):
         raise QueryError(f"The query must be SQL text (a str), not {type(sql).__name__}.")
-    with _query_errors(read_only=False):
+    with _query_errors(None, read_only=False):
         statements = duckdb.extract_statements(sql)
     if not statements:
         raise QueryError(
@@ -69,12 +71,13 @@ def _statements(sql: object) -> list[Any]:
 
 
 @contextmanager
-def _query_errors(*, read_only: bool) -> Iterator[None]:
+def _query_errors(store: Store | None, *, read_only: bool) -> Iterator[None]:
     """A caller's SQL failing is a QueryError that says why (the engine's error kept)."""
+    engine_errors = store.engine_errors if store is not None else (duckdb.Error,)
     try:
         yield
-    except duckdb.Error as exc:
-        message = str(exc)
+    except engine_errors as exc:
+        message = redact_text(str(exc))
         refused = isinstance(exc, duckdb.PermissionException | duckdb.InvalidInputException)
         if read_only and refused:
             raise QueryError(

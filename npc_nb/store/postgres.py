@@ -1,0 +1,250 @@
+"""A project's store on PostgreSQL: the same contract as the DuckDB ``Store``, for a lab
+whose reviewers share one memory across machines.
+
+The operational path (candidates, decisions, context, the extraction queue) runs on a
+psycopg 3 connection pool, through the dialect seam of ``_pg_sql`` so every query module
+is shared with the DuckDB store. Each ``write()`` is one transaction at READ COMMITTED:
+a decision is an UPDATE conditional on the status the reviewer saw, so of two reviewers
+racing exactly one changes the row and the other matches nothing (the second UPDATE
+waits for the first to commit and re-reads the row) and gets ``AlreadyDecidedError``.
+Proposals of the same normalised text serialise on an advisory lock keyed by its hash
+(``lock_text``), so two kernels extracting it at once queue it once.
+
+Other clients write at any moment, so nothing is trusted from this process's memory:
+the decision generation is read on every ask (one indexed single-row query), and the
+neighbour index looks for new memories on every use. Analytical reads (``dataframe``,
+``read_only``, ``analysis``) go through DuckDB with the schema attached read-only
+(``pg_analysis``).
+
+psycopg is imported only here, and this module only when a store URL is configured,
+so the embedded default needs none of it.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import secrets
+import threading
+import weakref
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, ClassVar, cast
+
+import duckdb
+import pandas as pd
+
+from .._settings import Settings
+from .._store_url import redact, redact_text
+from ..errors import StoreError
+from ._database import Connection, Store
+from ._pg_sql import PgConnection
+from .pg_analysis import connect as analysis_connection
+from .pg_migrations import apply_pg_migrations
+
+try:
+    import psycopg
+    from psycopg_pool import ConnectionPool
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    raise StoreError(
+        "A PostgreSQL store needs psycopg 3 and psycopg-pool: pip install 'npc_nb[postgres]'."
+    ) from exc
+
+__all__ = ["PostgresStore"]
+
+_POOL_SIZE = 4
+
+
+class PostgresStore(Store):
+    """One project's schema in a PostgreSQL database (see the module docstring).
+
+    Use ``PostgresStore.shared``: one pool per database and schema per process.
+    """
+
+    _pg_shared: ClassVar[weakref.WeakValueDictionary[tuple[str, str], PostgresStore]] = (
+        weakref.WeakValueDictionary()
+    )
+
+    @classmethod
+    def shared_pg(cls, url: str, schema: str, settings: Settings) -> PostgresStore:
+        with cls._shared_lock:
+            store = cls._pg_shared.get((url, schema))
+            if store is None:
+                store = cls._pg_shared[(url, schema)] = cls(url, schema, settings)
+            store.configure(settings)
+            return store
+
+    def __init__(self, url: str, schema: str, settings: Settings) -> None:
+        self.url, self.schema = url, schema
+        self.path = f"{redact(url)} (schema {schema})"  # type: ignore[assignment]
+        self.memory_inserts = 0
+        self._reads = 0
+        self._held = threading.local()
+        self._analysis_lock = threading.Lock()
+        self._analysis: duckdb.DuckDBPyConnection | None = None
+        self._pool = ConnectionPool(
+            url,
+            min_size=1,
+            max_size=_POOL_SIZE,
+            kwargs={
+                "autocommit": True,
+                "cursor_factory": psycopg.ClientCursor,
+                "options": f"-c search_path={schema} -c TimeZone=UTC",
+            },
+            timeout=max(settings.lock_timeout, 1.0),
+            open=False,
+            name=f"npc_nb-{schema}",
+        )
+        try:
+            self._pool.open(wait=True, timeout=max(settings.lock_timeout, 1.0))
+            with self._pool.connection() as raw:
+                apply_pg_migrations(raw, schema)
+                self.role = str(raw.execute("SELECT current_user").fetchone()[0])  # type: ignore[index]
+        except psycopg.Error as exc:
+            self._pool.close()
+            raise StoreError(
+                f"Cannot open the PostgreSQL store {self.path}: {_first_line(exc)}. Is the "
+                "server running, and may this role connect and use the project's schema?"
+            ) from None
+        except Exception:
+            self._pool.close()
+            raise
+        _open_stores.add(self)
+
+    def __repr__(self) -> str:
+        return f"PostgresStore({self.path!r})"
+
+    @property
+    def exists(self) -> bool:
+        return True
+
+    @property
+    def connections(self) -> int:
+        # Another client may have inserted at any moment: never "unchanged since".
+        return self._reads
+
+    @connections.setter
+    def connections(self, value: int) -> None:
+        self._reads = value
+
+    @property
+    def engine_errors(self) -> tuple[type[Exception], ...]:
+        return (duckdb.Error, psycopg.Error)
+
+    def default_actor(self) -> str | None:
+        return self.role
+
+    def release(self) -> None:
+        """Nothing to let go of: the pool serves every kernel of this process."""
+
+    def close(self) -> None:
+        self._pool.close()
+        with self._analysis_lock:
+            if self._analysis is not None:
+                self._analysis.close()
+                self._analysis = None
+
+    @contextmanager
+    def read(self) -> Iterator[Connection]:
+        held = getattr(self._held, "con", None)
+        if held is not None:  # inside this thread's read or write: the same connection
+            yield held
+            return
+        self._reads += 1
+        try:
+            with self._pool.connection() as raw:
+                con = PgConnection(raw)
+                self._held.con = con
+                try:
+                    yield cast(Connection, con)
+                finally:
+                    self._held.con = None
+        except psycopg.Error as exc:
+            raise _store_error(exc, self) from None
+
+    @contextmanager
+    def write(self) -> Iterator[Connection]:
+        """One transaction: everything inside commits together or not at all."""
+        if getattr(self._held, "con", None) is not None:
+            raise StoreError("A store write cannot start inside another store operation.")
+        self._reads += 1
+        try:
+            with self._pool.connection() as raw, raw.transaction():
+                con = PgConnection(raw)
+                self._held.con = con
+                try:
+                    yield cast(Connection, con)
+                finally:
+                    self._held.con = None
+        except psycopg.Error as exc:
+            raise _store_error(exc, self) from None
+
+    def lock_text(self, con: Connection, digest: str) -> None:
+        """Serialise, until this transaction ends, every proposal of the same text."""
+        con.execute("SELECT pg_advisory_xact_lock(hashtext(?))", ["npc_nb:text:" + digest])
+
+    def generation(self, con: Connection) -> int:
+        """Read on every ask: any client may have decided since."""
+        found = con.execute(
+            "SELECT value FROM store_state WHERE key = 'decision_generation'"
+        ).fetchone()
+        return int(found[0]) if found else 0
+
+    def bump_generation(self, con: Connection) -> None:
+        con.execute(
+            "UPDATE store_state SET value = ? WHERE key = 'decision_generation'",
+            [secrets.randbits(62)],
+        )
+
+    def dataframe(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> pd.DataFrame:
+        with self.analysis() as con:
+            return con.execute(sql, params).df()
+
+    @contextmanager
+    def analysis(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """npc_nb's own analytical reads: a DuckDB connection kept for this store."""
+        with self._analysis_lock:
+            if self._analysis is None:
+                self._analysis = analysis_connection(self.url, self.schema, locked=False)
+            yield self._analysis
+
+    @contextmanager
+    def read_only(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A connection of its own that cannot change anything (a caller's SQL)."""
+        con = analysis_connection(self.url, self.schema, locked=True)
+        try:
+            yield con
+        finally:
+            con.close()
+
+    def configure(self, settings: Settings) -> None:
+        """Lock and release timeouts concern the embedded file only."""
+
+
+def _first_line(exc: BaseException) -> str:
+    return redact_text(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)
+
+
+def _store_error(exc: Exception, store: PostgresStore) -> StoreError:
+    if isinstance(exc, psycopg.errors.InsufficientPrivilege):
+        return StoreError(
+            f"The database role {store.role!r} may not do this on {store.path}: "
+            f"{_first_line(exc)}. Nothing was written. Reader roles may only query; ask "
+            "the lab's database owner for a reviewer role to decide."
+        )
+    if isinstance(exc, psycopg.errors.CheckViolation):
+        return StoreError(f"The store refused a value: {_first_line(exc)}. Nothing was written.")
+    return StoreError(
+        f"The PostgreSQL store {store.path} failed: {_first_line(exc)}. Nothing of this "
+        "operation was saved; everything saved before is intact."
+    )
+
+
+_open_stores: weakref.WeakSet[PostgresStore] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_all() -> None:
+    for store in list(_open_stores):
+        with contextlib.suppress(Exception):
+            store.close()

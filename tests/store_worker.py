@@ -1,0 +1,104 @@
+"""A second kernel, for tests and the benchmark: ``python -m tests.store_worker MODE ...``.
+
+It opens the project, prints ``ready``, waits for a line on stdin (so every worker
+starts at once, without timed waits), does its work and prints one JSON line.
+
+Modes:
+- ``decide PROJECT_DIR STORE DECISION IDS_FILE``: decide every id (as the reviewer saw
+  it, pending) and report the ids it won and the errors it got, by class.
+- ``propose PROJECT_DIR STORE TEXTS_FILE``: propose every text and report the outcomes.
+- ``mixed PROJECT_DIR STORE SEED N``: N mixed operations (add a candidate, decide one,
+  read a context) and the latency of each kind.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import npc_nb
+
+
+def _open(project_dir: str, store: str, name: str) -> npc_nb.Project:
+    settings = {"store": store} if store != "embedded" else {}
+    return npc_nb.open(project_dir, reviewer=name, extract_in_background=False, **settings)
+
+
+def _start() -> None:
+    print("ready", flush=True)
+    sys.stdin.readline()
+
+
+def decide(nb: npc_nb.Project, decision: str, ids: list[str]) -> dict:
+    won, errors = [], Counter()
+    for memory_id in ids:
+        try:
+            getattr(nb, decision)(memory_id, expect_status="pending_approval")
+            won.append(memory_id)
+        except npc_nb.NpcError as exc:
+            errors[type(exc).__name__] += 1
+    return {"won": won, "errors": dict(errors)}
+
+
+def propose(nb: npc_nb.Project, texts: list[str]) -> dict:
+    actions = Counter()
+    for text in texts:
+        actions[nb.add_candidate(text, category="fact", npc="analyst").action] += 1
+    return {"actions": dict(actions)}
+
+
+def mixed(nb: npc_nb.Project, seed: int, count: int) -> dict:
+    rng = random.Random(seed)
+    timings: dict[str, list[float]] = {"add": [], "decide": [], "context": []}
+    added: list[str] = []  # every candidate this worker added
+    pending: list[str] = []  # those it has not decided yet
+    decided: list[str] = []
+    lost = 0
+    for n in range(count):
+        kind = rng.choices(["add", "decide", "context"], weights=[2, 1, 2])[0]
+        if kind == "decide" and not pending:
+            kind = "add"
+        began = time.perf_counter()
+        if kind == "add":
+            text = f"worker {seed} fact {n}: the value is {rng.randrange(10**9)}"
+            added.append(nb.add_candidate(text, category="fact", npc="analyst").memory_id)
+            pending.append(added[-1])
+        elif kind == "decide":
+            memory_id = pending.pop(rng.randrange(len(pending)))
+            try:
+                rng.choice([nb.approve, nb.reject])(memory_id, expect_status="pending_approval")
+                decided.append(memory_id)
+            except npc_nb.AlreadyDecidedError:
+                lost += 1
+        else:
+            nb.context("analyst")
+        timings[kind].append(time.perf_counter() - began)
+    return {"added": added, "decided": decided, "lost": lost, "timings": timings}
+
+
+def main(argv: list[str]) -> None:
+    mode, project_dir, store = argv[:3]
+    nb = _open(project_dir, store, f"worker-{mode}-{argv[3]}")
+    try:
+        if mode == "decide":
+            ids = Path(argv[4]).read_text().split()
+            _start()
+            result = decide(nb, argv[3], ids)
+        elif mode == "propose":
+            texts = Path(argv[3]).read_text().splitlines()
+            _start()
+            result = propose(nb, texts)
+        else:
+            _start()
+            result = mixed(nb, int(argv[3]), int(argv[4]))
+    finally:
+        nb.close()
+    print(json.dumps(result), flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
