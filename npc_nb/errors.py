@@ -74,6 +74,8 @@ class DecisionError(NpcError, ValueError):
 class UnknownFilterError(NpcError, ValueError):
     """A filter's value is not one that exists (a category, scope or status outside its
     closed set, a persona nobody defined); the message lists the valid ones."""
+
+
 class AlreadyDecidedError(DecisionError):
     """Another reviewer (another kernel, another machine) decided the memory after this
     one was shown it: one decision wins, this one wrote nothing. The message says who
