@@ -199,7 +199,10 @@ class Extraction:
         with self._idle:
             worker_alive = self._thread is not None and self._thread.is_alive()
         requeued = jobs.requeue_orphans(
-            self._store, _HOST, lambda pid: _pid_alive(pid) and (pid != os.getpid() or worker_alive)
+            self._store,
+            lambda owner: worker_alive
+            if owner == self._claimed_by
+            else self._store.claimant_alive(owner),
         )
         if self.status().queued and self._settings.extract_in_background:
             self.start()
@@ -285,6 +288,7 @@ class Extraction:
     def run_pending(self) -> int:
         """Run every queued job in this thread; returns how many ran."""
         ran = 0
+        self._store.announce_worker(self._claimed_by)  # before any claim
         while not self._stopping and (
             job := jobs.claim_next(self._store, self._claimed_by, utc_now())
         ):
@@ -317,6 +321,7 @@ class Extraction:
                     status="failed",
                     now=utc_now(),
                     error=clean_text(f"could not record the result: {exc}")[:2000],
+                    claimed_by=self._claimed_by,
                 )
 
     def _run(self, job: dict) -> None:
@@ -337,6 +342,7 @@ class Extraction:
                 error=error,
                 raw_output=raw,
                 candidates=added,
+                claimed_by=self._claimed_by,
             )
         except (OutputError, ModelCallError, NpcError) as exc:
             if isinstance(exc, ModelCallError):  # the way round is a setting, not model=
@@ -350,6 +356,7 @@ class Extraction:
                 now=utc_now(),
                 error=f"{type(exc).__name__}: {exc}"[:2000],
                 raw_output=raw,
+                claimed_by=self._claimed_by,
             )
             if retry and isinstance(exc, ModelCallError):  # rate limits, timeouts: back off
                 time.sleep(settings.extraction_retry_delay * 2 ** (job["attempts"] - 1))
@@ -427,12 +434,3 @@ class Extraction:
             return str(exc)
         return outcome.queued
 
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

@@ -13,7 +13,9 @@ themselves live in the modules named after what they read or write (``memory_row
 from __future__ import annotations
 
 import contextlib
+import os
 import secrets
+import socket
 import threading
 import weakref
 from collections.abc import Iterator, Sequence
@@ -221,6 +223,24 @@ class Store:
     def lock_text(self, con: Connection, digest: str) -> None:
         """Serialise proposals of the same text until ``con``'s transaction ends: the
         file lock already does, here."""
+
+    def announce_worker(self, owner: str) -> None:
+        """Say that ``owner`` (a job claimer, ``host:pid``) is alive, before it claims a
+        job: nothing to do here, a claimer is known by its host and process id."""
+
+    def claimant_alive(self, owner: str) -> bool:
+        """Whether the claimer of a running job still lives. On a file only this host's
+        processes can be checked; a claimer on another machine counts as alive."""
+        host, _, pid = owner.rpartition(":")
+        if host != socket.gethostname() or not pid.isdigit():
+            return True
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
 
     @contextmanager
     def analysis(self) -> Iterator[Connection]:

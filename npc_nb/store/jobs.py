@@ -1,8 +1,11 @@
 """SQL for the durable extraction queue: enqueue, claim, finish, recover, report.
 
-A job is claimed inside one transaction (the oldest queued job becomes ``running``,
-attempts + 1, ``claimed_by`` = host:pid), so two kernels never run the same job. A job
-left ``running`` by a process that no longer exists on this host is queued again.
+A job is claimed by an UPDATE conditional on its still being ``queued`` (it becomes
+``running``, attempts + 1, ``claimed_by`` = host:pid), so of two kernels racing for it
+exactly one wins, and the other claims the next. A job left ``running`` by a claimer
+that no longer lives (``Store.claimant_alive``: a process id on a file, a session lock
+on a shared server) is queued again; a live claimer's job is never taken from it, and
+its result is recorded only while it still holds the claim.
 """
 
 from __future__ import annotations
@@ -27,20 +30,29 @@ __all__ = [
 
 
 def claim_next(store: Store, claimed_by: str, now: datetime) -> dict | None:
-    with store.write() as con:
-        found = rows(
-            con,
-            "SELECT * FROM extraction_jobs WHERE status = 'queued' ORDER BY created_at, id LIMIT 1",
-        )
-        if not found:
-            return None
-        job = found[0]
-        con.execute(
-            "UPDATE extraction_jobs SET status = 'running', attempts = attempts + 1, "
-            "claimed_by = ?, started_at = ?, error = NULL WHERE id = ?",
-            [claimed_by, now, job["id"]],
-        )
-    return job | {"status": "running", "attempts": job["attempts"] + 1}
+    """Claim the oldest queued job for ``claimed_by``; None when nothing is queued."""
+    while True:
+        with store.write() as con:
+            found = rows(
+                con,
+                "SELECT * FROM extraction_jobs WHERE status = 'queued' "
+                "ORDER BY created_at, id LIMIT 1",
+            )
+            if not found:
+                return None
+            job = found[0]
+            won = con.execute(
+                "UPDATE extraction_jobs SET status = 'running', attempts = attempts + 1, "
+                "claimed_by = ?, started_at = ?, error = NULL "
+                "WHERE id = ? AND status = 'queued' RETURNING id",
+                [claimed_by, now, job["id"]],
+            ).fetchall()
+        if won:  # else another kernel claimed it first: look for the next one
+            return job | {
+                "status": "running",
+                "attempts": job["attempts"] + 1,
+                "claimed_by": claimed_by,
+            }
 
 
 def finish(
@@ -52,35 +64,39 @@ def finish(
     error: str | None = None,
     raw_output: str | None = None,
     candidates: int | None = None,
+    claimed_by: str | None = None,
 ) -> None:
-    """Record how a run ended: done, failed, or queued again for a retry."""
+    """Record how a run ended: done, failed, or queued again for a retry (only while
+    ``claimed_by``, when given, still holds the claim)."""
     with store.write() as con:
         con.execute(
             "UPDATE extraction_jobs SET status = ?, error = ?, raw_output = ?, candidates = ?, "
-            "finished_at = ?, claimed_by = NULL WHERE id = ? AND status = 'running'",
-            [status, error, raw_output, candidates, now, job_id],
+            "finished_at = ?, claimed_by = NULL WHERE id = ? AND status = 'running' "
+            "AND (CAST(? AS VARCHAR) IS NULL OR claimed_by = ?)",
+            [status, error, raw_output, candidates, now, job_id, claimed_by, claimed_by],
         )
 
 
-def requeue_orphans(store: Store, host: str, is_alive: Callable[[int], bool]) -> int:
-    """Queue again the jobs a dead process on this host left running."""
-    with store.write() as con:
+def requeue_orphans(store: Store, is_alive: Callable[[str], bool]) -> int:
+    """Queue again the running jobs whose claimer (``claimed_by``) no longer lives."""
+    with store.read() as con:
         running = con.execute(
             "SELECT id, claimed_by FROM extraction_jobs WHERE status = 'running'"
         ).fetchall()
-        orphans = [
-            job_id
-            for job_id, claimed_by in running
-            if (claimed_by or "").rpartition(":")[0] == host
-            and not is_alive(int(claimed_by.rpartition(":")[2]))
-        ]
-        for job_id in orphans:
-            con.execute(
-                "UPDATE extraction_jobs SET status = 'queued', claimed_by = NULL, "
-                "error = 'interrupted: the process running it ended' WHERE id = ?",
-                [job_id],
+    orphans = [(job_id, owner) for job_id, owner in running if not is_alive(owner or "")]
+    requeued = 0
+    for job_id, owner in orphans:
+        with store.write() as con:  # unless it finished (or moved on) meanwhile
+            requeued += len(
+                con.execute(
+                    "UPDATE extraction_jobs SET status = 'queued', claimed_by = NULL, "
+                    "error = 'interrupted: the process running it ended' "
+                    "WHERE id = ? AND status = 'running' AND claimed_by IS NOT DISTINCT FROM ? "
+                    "RETURNING id",
+                    [job_id, owner],
+                ).fetchall()
             )
-    return len(orphans)
+    return requeued
 
 
 def cancel(store: Store, job_id: str | None = None) -> int:

@@ -44,7 +44,7 @@ from .pg_migrations import apply_pg_migrations
 
 try:
     import psycopg
-    from psycopg_pool import ConnectionPool
+    from psycopg_pool import ConnectionPool, PoolTimeout
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise StoreError(
         "A PostgreSQL store needs psycopg 3 and psycopg-pool: pip install 'npc_nb[postgres]'."
@@ -53,6 +53,10 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 __all__ = ["PostgresStore"]
 
 _POOL_SIZE = 4
+#: Seconds to wait for the server to answer a new connection (libpq's connect_timeout).
+CONNECT_TIMEOUT = 3
+#: Seconds an operation waits for a working connection (server down, pool exhausted).
+POOL_TIMEOUT = 5.0
 
 
 class PostgresStore(Store):
@@ -82,33 +86,37 @@ class PostgresStore(Store):
         self._held = threading.local()
         self._analysis_lock = threading.Lock()
         self._analysis: duckdb.DuckDBPyConnection | None = None
+        options = {
+            "autocommit": True,
+            "cursor_factory": psycopg.ClientCursor,
+            "options": f"-c search_path={schema} -c TimeZone=UTC",
+            "connect_timeout": CONNECT_TIMEOUT,
+        }
+        try:  # one direct connection first: an unreachable server fails at once
+            with psycopg.connect(url, **options) as raw:  # type: ignore[arg-type]
+                apply_pg_migrations(raw, schema)
+                self.role = str(raw.execute("SELECT current_user").fetchone()[0])  # type: ignore[index]
+        except psycopg.Error as exc:
+            raise StoreError(
+                f"Cannot open the PostgreSQL store {self.path}: {_first_line(exc)}. Is the "
+                "server running and reachable at this host and port, and may this role "
+                "connect and use the project's schema?"
+            ) from None
+        # ``check``: a connection the server dropped (a restart) is discarded, never
+        # handed out, so the operation after a restart reconnects by itself.
         self._pool = ConnectionPool(
             url,
             min_size=1,
             max_size=_POOL_SIZE,
-            kwargs={
-                "autocommit": True,
-                "cursor_factory": psycopg.ClientCursor,
-                "options": f"-c search_path={schema} -c TimeZone=UTC",
-            },
-            timeout=max(settings.lock_timeout, 1.0),
+            kwargs=options,
+            timeout=POOL_TIMEOUT,
+            check=ConnectionPool.check_connection,
             open=False,
             name=f"npc_nb-{schema}",
         )
-        try:
-            self._pool.open(wait=True, timeout=max(settings.lock_timeout, 1.0))
-            with self._pool.connection() as raw:
-                apply_pg_migrations(raw, schema)
-                self.role = str(raw.execute("SELECT current_user").fetchone()[0])  # type: ignore[index]
-        except psycopg.Error as exc:
-            self._pool.close()
-            raise StoreError(
-                f"Cannot open the PostgreSQL store {self.path}: {_first_line(exc)}. Is the "
-                "server running, and may this role connect and use the project's schema?"
-            ) from None
-        except Exception:
-            self._pool.close()
-            raise
+        self._pool.open(wait=False)
+        self._presence: psycopg.Connection | None = None  # see announce_worker
+        self._presence_lock = threading.Lock()
         _open_stores.add(self)
 
     def __repr__(self) -> str:
@@ -139,6 +147,10 @@ class PostgresStore(Store):
 
     def close(self) -> None:
         self._pool.close()
+        with self._presence_lock:
+            if self._presence is not None:
+                self._presence.close()
+                self._presence = None
         with self._analysis_lock:
             if self._analysis is not None:
                 self._analysis.close()
@@ -182,6 +194,43 @@ class PostgresStore(Store):
     def lock_text(self, con: Connection, digest: str) -> None:
         """Serialise, until this transaction ends, every proposal of the same text."""
         con.execute("SELECT pg_advisory_xact_lock(hashtext(?))", ["npc_nb:text:" + digest])
+
+    def announce_worker(self, owner: str) -> None:
+        """Hold a session lock named after ``owner`` on a connection of its own, for as
+        long as this process lives: a claimer on any machine is alive exactly while the
+        server holds its lock, and a killed process's session (and lock) ends with it.
+        Taken again if the server dropped the connection (a restart)."""
+        with self._presence_lock:
+            if self._presence is not None:
+                try:
+                    self._presence.execute("SELECT 1")
+                    return
+                except psycopg.Error:
+                    self._presence.close()
+                    self._presence = None
+            try:
+                presence = psycopg.connect(
+                    self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT
+                )
+                presence.execute(
+                    "SELECT pg_advisory_lock(hashtextextended(%s, 0))", [self._owner_key(owner)]
+                )
+            except psycopg.Error as exc:
+                raise _store_error(exc, self) from None
+            self._presence = presence
+
+    def claimant_alive(self, owner: str) -> bool:
+        """Whether the claimer of a running job still holds its session lock."""
+        key = self._owner_key(owner)
+        with self.read() as con:
+            free = con.execute("SELECT pg_try_advisory_lock(hashtextextended(?, 0))", [key])
+            if not free.fetchone()[0]:  # type: ignore[index]
+                return True
+            con.execute("SELECT pg_advisory_unlock(hashtextextended(?, 0))", [key])
+        return False
+
+    def _owner_key(self, owner: str) -> str:
+        return f"npc_nb:worker:{self.schema}:{owner}"
 
     def generation(self, con: Connection) -> int:
         """Read on every ask: any client may have decided since."""
@@ -234,11 +283,30 @@ def _store_error(exc: Exception, store: PostgresStore) -> StoreError:
         )
     if isinstance(exc, psycopg.errors.CheckViolation):
         return StoreError(f"The store refused a value: {_first_line(exc)}. Nothing was written.")
+    if isinstance(exc, PoolTimeout):
+        return StoreError(
+            f"No connection to the PostgreSQL server of {store.path} within "
+            f"{POOL_TIMEOUT:g} s: is it running and reachable? Nothing of this operation "
+            "was saved; run it again once the server is back (the store reconnects by itself)."
+        )
+    if isinstance(exc, _SERVER_GONE) or type(exc) is psycopg.OperationalError:
+        return StoreError(
+            f"The PostgreSQL server of {store.path} went away during this operation (it "
+            f"restarted, or the connection dropped): {_first_line(exc)}. Nothing of this "
+            "operation was saved; run it again: the next operation reconnects by itself."
+        )
     return StoreError(
         f"The PostgreSQL store {store.path} failed: {_first_line(exc)}. Nothing of this "
         "operation was saved; everything saved before is intact."
     )
 
+
+#: The server shut down, crashed or is starting: the session is gone.
+_SERVER_GONE = (
+    psycopg.errors.AdminShutdown,
+    psycopg.errors.CrashShutdown,
+    psycopg.errors.CannotConnectNow,
+)
 
 _open_stores: weakref.WeakSet[PostgresStore] = weakref.WeakSet()
 
