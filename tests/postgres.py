@@ -129,6 +129,33 @@ class PostgresServer:
                 shutil.rmtree(self._base, ignore_errors=True)
         self._created.clear()
 
+    def pause(self) -> None:
+        """Fast shutdown (every session ends, open transactions roll back), keeping the
+        data and the port for ``resume``; only for a server this harness started."""
+        if not self.throwaway or self._process is None or self._base is None:
+            raise PostgresUnavailable("only a throwaway server this harness started can pause")
+        _shut_down(self._process)
+
+    def resume(self) -> None:
+        """Start a paused server again on the same port with the same data."""
+        assert self._process is not None and self._base is not None, "not a paused server"
+        if self._process.poll() is None:
+            return
+        bindir = Path(str(self._process.args[0])).parent  # type: ignore[index]
+        base = self._base
+        process = _launch(
+            bindir, base / "data", base / "sockets", self.port, _server_user(), base / "server.log"
+        )
+        if not _wait_ready(process, self.port):
+            log = _tail(base / "server.log")
+            raise PostgresUnavailable(f"the server did not come back:\n{log}")
+        self._process = process
+
+    def restart(self) -> None:
+        """``pause`` then ``resume``: what a server restart does to its clients."""
+        self.pause()
+        self.resume()
+
     def __enter__(self) -> PostgresServer:
         return self
 

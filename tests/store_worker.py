@@ -7,6 +7,7 @@ Modes:
 - ``decide PROJECT_DIR STORE DECISION IDS_FILE``: decide every id (as the reviewer saw
   it, pending) and report the ids it won and the errors it got, by class.
 - ``propose PROJECT_DIR STORE TEXTS_FILE``: propose every text and report the outcomes.
+- ``extract PROJECT_DIR STORE``: run the queued extraction jobs, report the status.
 - ``mixed PROJECT_DIR STORE SEED N``: N mixed operations (add a candidate, decide one,
   read a context) and the latency of each kind.
 """
@@ -82,12 +83,15 @@ def mixed(nb: npc_nb.Project, seed: int, count: int) -> dict:
 
 def main(argv: list[str]) -> None:
     mode, project_dir, store = argv[:3]
-    nb = _open(project_dir, store, f"worker-{mode}-{argv[3]}")
+    nb = _open(project_dir, store, f"worker-{mode}-{[*argv, ''][3]}")
     try:
         if mode == "decide":
             ids = Path(argv[4]).read_text().split()
             _start()
             result = decide(nb, argv[3], ids)
+        elif mode == "extract":
+            _start()
+            result = {"status": str(nb.extraction.wait())}
         elif mode == "propose":
             texts = Path(argv[3]).read_text().splitlines()
             _start()

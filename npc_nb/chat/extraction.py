@@ -200,9 +200,9 @@ class Extraction:
             worker_alive = self._thread is not None and self._thread.is_alive()
         requeued = jobs.requeue_orphans(
             self._store,
-            lambda owner: worker_alive
-            if owner == self._claimed_by
-            else self._store.claimant_alive(owner),
+            lambda owner: (
+                worker_alive if owner == self._claimed_by else self._store.claimant_alive(owner)
+            ),
         )
         if self.status().queued and self._settings.extract_in_background:
             self.start()
@@ -288,12 +288,12 @@ class Extraction:
     def run_pending(self) -> int:
         """Run every queued job in this thread; returns how many ran."""
         ran = 0
-        self._store.announce_worker(self._claimed_by)  # before any claim
-        while not self._stopping and (
-            job := jobs.claim_next(self._store, self._claimed_by, utc_now())
-        ):
-            self._run_safely(job)
-            ran += 1
+        with self._store.claiming(self._claimed_by):  # others can tell this claimer lives
+            while not self._stopping and (
+                job := jobs.claim_next(self._store, self._claimed_by, utc_now())
+            ):
+                self._run_safely(job)
+                ran += 1
         return ran
 
     def _work(self) -> None:
@@ -433,4 +433,3 @@ class Extraction:
         except CandidateError as exc:
             return str(exc)
         return outcome.queued
-

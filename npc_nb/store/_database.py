@@ -224,9 +224,11 @@ class Store:
         """Serialise proposals of the same text until ``con``'s transaction ends: the
         file lock already does, here."""
 
-    def announce_worker(self, owner: str) -> None:
-        """Say that ``owner`` (a job claimer, ``host:pid``) is alive, before it claims a
-        job: nothing to do here, a claimer is known by its host and process id."""
+    @contextmanager
+    def claiming(self, owner: str) -> Iterator[None]:
+        """Around claiming and running jobs as ``owner`` (``host:pid``), so others can
+        tell it is alive: nothing to do here, a claimer is known by its process id."""
+        yield
 
     def claimant_alive(self, owner: str) -> bool:
         """Whether the claimer of a running job still lives. On a file only this host's

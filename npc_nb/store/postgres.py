@@ -115,7 +115,8 @@ class PostgresStore(Store):
             name=f"npc_nb-{schema}",
         )
         self._pool.open(wait=False)
-        self._presence: psycopg.Connection | None = None  # see announce_worker
+        self._presence: psycopg.Connection | None = None  # see claiming
+        self._claimers = 0
         self._presence_lock = threading.Lock()
         _open_stores.add(self)
 
@@ -195,29 +196,40 @@ class PostgresStore(Store):
         """Serialise, until this transaction ends, every proposal of the same text."""
         con.execute("SELECT pg_advisory_xact_lock(hashtext(?))", ["npc_nb:text:" + digest])
 
-    def announce_worker(self, owner: str) -> None:
-        """Hold a session lock named after ``owner`` on a connection of its own, for as
-        long as this process lives: a claimer on any machine is alive exactly while the
+    @contextmanager
+    def claiming(self, owner: str) -> Iterator[None]:
+        """While jobs are claimed and run, hold a session lock named after ``owner`` on a
+        connection of its own: a claimer on any machine is alive exactly while the
         server holds its lock, and a killed process's session (and lock) ends with it.
         Taken again if the server dropped the connection (a restart)."""
         with self._presence_lock:
             if self._presence is not None:
                 try:
                     self._presence.execute("SELECT 1")
-                    return
                 except psycopg.Error:
                     self._presence.close()
                     self._presence = None
-            try:
-                presence = psycopg.connect(
-                    self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT
-                )
-                presence.execute(
-                    "SELECT pg_advisory_lock(hashtextextended(%s, 0))", [self._owner_key(owner)]
-                )
-            except psycopg.Error as exc:
-                raise _store_error(exc, self) from None
-            self._presence = presence
+            if self._presence is None:
+                try:
+                    presence = psycopg.connect(
+                        self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT
+                    )
+                    presence.execute(
+                        "SELECT pg_advisory_lock(hashtextextended(%s, 0))",
+                        [self._owner_key(owner)],
+                    )
+                except psycopg.Error as exc:
+                    raise _store_error(exc, self) from None
+                self._presence = presence
+            self._claimers += 1
+        try:
+            yield
+        finally:
+            with self._presence_lock:
+                self._claimers -= 1
+                if self._claimers == 0 and self._presence is not None:
+                    self._presence.close()
+                    self._presence = None
 
     def claimant_alive(self, owner: str) -> bool:
         """Whether the claimer of a running job still holds its session lock."""
