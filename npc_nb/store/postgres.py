@@ -57,6 +57,19 @@ _POOL_SIZE = 4
 CONNECT_TIMEOUT = 3
 #: Seconds an operation waits for a working connection (server down, pool exhausted).
 POOL_TIMEOUT = 5.0
+#: TCP keepalives both ways, so a peer that vanished without closing (a crashed machine,
+#: a dropped network) is noticed in about a minute, not TCP's two hours: libpq's side
+#: (a query waiting on a dead server fails) and the server's (a dead client's session,
+#: its locks and its claim on a job end).
+_KEEPALIVES: dict[str, Any] = {
+    "keepalives": 1,
+    "keepalives_idle": 30,
+    "keepalives_interval": 10,
+    "keepalives_count": 3,
+}
+_SERVER_KEEPALIVES = (
+    "-c tcp_keepalives_idle=30 -c tcp_keepalives_interval=10 -c tcp_keepalives_count=3"
+)
 
 
 class PostgresStore(Store):
@@ -89,11 +102,12 @@ class PostgresStore(Store):
         options = {
             "autocommit": True,
             "cursor_factory": psycopg.ClientCursor,
-            "options": f"-c search_path={schema} -c TimeZone=UTC",
+            "options": f"-c search_path={schema} -c TimeZone=UTC {_SERVER_KEEPALIVES}",
             "connect_timeout": CONNECT_TIMEOUT,
+            **_KEEPALIVES,
         }
         try:  # one direct connection first: an unreachable server fails at once
-            with psycopg.connect(url, **options) as raw:  # type: ignore[arg-type]
+            with psycopg.connect(url, **options) as raw:
                 apply_pg_migrations(raw, schema)
                 self.role = str(raw.execute("SELECT current_user").fetchone()[0])  # type: ignore[index]
         except psycopg.Error as exc:
@@ -212,7 +226,11 @@ class PostgresStore(Store):
             if self._presence is None:
                 try:
                     presence = psycopg.connect(
-                        self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT
+                        self.url,
+                        autocommit=True,
+                        connect_timeout=CONNECT_TIMEOUT,
+                        options=_SERVER_KEEPALIVES,
+                        **_KEEPALIVES,
                     )
                     presence.execute(
                         "SELECT pg_advisory_lock(hashtextextended(%s, 0))",
