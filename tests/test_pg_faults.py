@@ -270,3 +270,21 @@ def test_two_kernels_racing_for_queued_jobs_run_each_once(
         assert len(nb.memories()) == 6
     finally:
         nb.close()
+
+
+def test_a_job_left_by_a_dead_kernel_on_another_machine_is_recovered(
+    project_dir: Path, postgres_url: str
+) -> None:
+    nb = npc_nb.open(project_dir, store=postgres_url, extract_in_background=False)
+    try:
+        nb.chat("analyst", "We decided to use DuckDB.")
+        with psycopg.connect(postgres_url, autocommit=True) as con:  # claimed, then gone
+            con.execute(
+                "UPDATE npc_project.extraction_jobs SET status = 'running', attempts = 1, "
+                "claimed_by = 'lab-server-7:4242'"
+            )
+        assert nb.extraction.recover() == 1
+        assert nb.extraction.wait(timeout=60).done == 1
+        assert nb.memories()["category"].tolist() == ["decision"]
+    finally:
+        nb.close()
