@@ -31,7 +31,16 @@ from ..errors import StoreError
 from ._lease import ConnectionLease
 from .migrations import apply_migrations
 
-__all__ = ["TABLES", "Connection", "Store", "frame", "insert_row", "rows", "scalar"]
+__all__ = [
+    "TABLES",
+    "Connection",
+    "Store",
+    "frame",
+    "insert_row",
+    "rows",
+    "scalar",
+    "typed_frame",
+]
 
 Connection = duckdb.DuckDBPyConnection
 #: Errors of the file, not of the statement: a full disk, a read-only folder, a lost file.
@@ -198,9 +207,7 @@ class Store:
         """A record table for the API: like ``dataframe``, with one missing-value marker
         per kind of column, decided by the column's SQL type (``_tables``)."""
         with self.read() as con:
-            cursor = con.execute(sql, params)
-            kinds = {d[0]: kind_of_sql_type(str(d[1])) for d in cursor.description or ()}
-            return with_missing_as_na(cursor.df(), kinds)
+            return typed_frame(con, sql, params)
 
     @contextmanager
     def read_only(self) -> Iterator[Connection]:
@@ -239,3 +246,13 @@ def frame(cursor: Any) -> pd.DataFrame:
     """A result (DuckDB's or the PostgreSQL store's) as a DataFrame; a statement without
     a result gives an empty one."""
     return cursor.df() if cursor is not None and cursor.description else pd.DataFrame()
+
+
+def typed_frame(
+    con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any] | dict[str, Any] = ()
+) -> pd.DataFrame:
+    """A DuckDB query's result with one missing-value marker per kind of column, decided
+    by the column's SQL type (``_tables``)."""
+    cursor = con.execute(sql, params)
+    kinds = {d[0]: kind_of_sql_type(str(d[1])) for d in cursor.description or ()}
+    return with_missing_as_na(cursor.df(), kinds)

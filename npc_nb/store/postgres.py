@@ -37,7 +37,7 @@ import pandas as pd
 from .._settings import Settings
 from .._store_url import redact, redact_text
 from ..errors import StoreError
-from ._database import Connection, Store
+from ._database import Connection, Store, typed_frame
 from ._pg_sql import PgConnection
 from .pg_analysis import connect as analysis_connection
 from .pg_migrations import apply_pg_migrations
@@ -199,6 +199,11 @@ class PostgresStore(Store):
     def dataframe(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> pd.DataFrame:
         with self.analysis() as con:
             return con.execute(sql, params).df()
+
+    def table(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> pd.DataFrame:
+        """A record table for the API, read (in DuckDB's SQL) through the analysis path."""
+        with self.analysis() as con:
+            return typed_frame(con, sql, params)
 
     @contextmanager
     def analysis(self) -> Iterator[duckdb.DuckDBPyConnection]:
