@@ -9,10 +9,10 @@ click is one decision). The answer is one update that draws the next card and fr
 the keyboard together. A card another kernel decides leaves the panel at once: the
 session hears it on the store's listener thread and the panel redraws from there,
 saying who decided it (ipykernel sends widget updates from any thread); the session's
-lock keeps that redraw and a key press from interleaving. Errors are rendered into the panel (``print`` from a callback is
-invisible in JupyterLab). Beside the panel a static summary is displayed and kept
-current; hidden while the panel is live, it is what a saved notebook shows once the
-kernel is gone.
+lock keeps that redraw and a key press from interleaving. Errors are rendered into the
+panel (``print`` from a callback is invisible in JupyterLab). Beside the panel a static
+summary is displayed and kept current; hidden while the panel is live, it is what a
+saved notebook shows once the kernel is gone.
 """
 
 from __future__ import annotations
