@@ -96,9 +96,7 @@ def test_while_listening_the_generation_is_not_asked_for_on_every_check(
     assert store.generation_reads == reads  # kept in memory: no query per check
 
     decide_elsewhere(project_dir, postgres_url, tmp_path / "bob-home", memory_id)
-    wait_until(
-        lambda: "Orca" in alice.context("analyst"), timeout=GENEROUS, what="the approval"
-    )
+    wait_until(lambda: "Orca" in alice.context("analyst"), timeout=GENEROUS, what="the approval")
     assert store.generation_reads > reads  # the notice made it ask once more
 
 
