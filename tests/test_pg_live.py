@@ -3,6 +3,7 @@ memory block and open review at once, without reopening (LISTEN/NOTIFY)."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import time
@@ -250,3 +251,31 @@ def test_kernel_b_sees_kernel_a_approval_in_its_context_and_its_panel_drops_the_
     assert after["remaining"] == 1
     assert "Orca" not in after["card_html"]
     assert "approved by alice elsewhere" in after["status"]
+
+
+def test_a_terminal_key_pressed_on_a_card_decided_elsewhere_does_nothing(
+    alice: npc_nb.Project, project_dir: Path, postgres_url: str, tmp_path: Path
+) -> None:
+    """``npc-nb review`` reads a key for the card it printed; if another kernel decided
+    that card meanwhile, the key is not applied to the next card the reviewer never saw."""
+    from npc_nb.cli import Console, review_session
+
+    first = propose(alice, "The cluster is called Orca")
+    second = propose(alice, "Backups run nightly at 02:00")
+    session = alice.review_session()
+
+    class DecidedWhileReading(io.StringIO):
+        """Input whose first key arrives only after bob decided the card on screen."""
+
+        def readline(self, *args: Any) -> str:
+            if session.current == first:
+                decide_elsewhere(project_dir, postgres_url, tmp_path / "bob-home", first)
+                wait_until(lambda: session.current != first, timeout=GENEROUS, what="drop")
+            return super().readline(*args)
+
+    out = io.StringIO()
+    review_session(session, Console(DecidedWhileReading("r\n\nq\n"), out))
+    assert "approved by bob elsewhere" in out.getvalue()
+    assert "Nothing done; here is the next card." in out.getvalue()
+    statuses = dict(zip(alice.memories()["id"], alice.memories()["status"], strict=True))
+    assert statuses == {first: "human-approved", second: "pending_approval"}
