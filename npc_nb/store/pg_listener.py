@@ -66,10 +66,9 @@ class DecisionListener:
         return self._subscribed.wait(timeout)
 
     def stop(self) -> None:
+        """Stop listening; the thread ends (closing its connection) within ``_WAKE``."""
         self._stop.set()
         self._subscribed.clear()
-        if self._thread is not threading.current_thread():
-            self._thread.join(timeout=_WAKE * 3)
 
     def _run(self) -> None:
         failures = 0

@@ -121,13 +121,17 @@ class PostgresStore(Store):
         self._generation: int | None = None  # kept only while the listener hears
         self._epoch = 0  # moves whenever the kept generation may be stale
         self.generation_reads = 0  # how often the generation came from the server
+        # The listener's thread holds this store weakly: a store nobody uses any more
+        # is collected, and its listener stops.
+        me = weakref.ref(self)
         self._listener = DecisionListener(
             url,
             schema,
-            on_notice=self._heard,
-            on_subscribed=self._missed_everything,
-            on_lost=self._forget_generation,
+            on_notice=lambda notice: _call(me, PostgresStore._heard, notice),
+            on_subscribed=lambda: _call(me, PostgresStore._heard, EVERYTHING),
+            on_lost=lambda: _call(me, PostgresStore._forget_generation),
         )
+        weakref.finalize(self, self._listener.stop)
         _open_stores.add(self)
 
     def __repr__(self) -> str:
@@ -250,9 +254,6 @@ class PostgresStore(Store):
         self._forget_generation()
         self._subscribers.tell(notice)
 
-    def _missed_everything(self) -> None:
-        self._heard(EVERYTHING)
-
     def bump_generation(self, con: Connection) -> None:
         con.execute(
             "UPDATE store_state SET value = ? WHERE key = 'decision_generation'",
@@ -282,6 +283,13 @@ class PostgresStore(Store):
 
     def configure(self, settings: Settings) -> None:
         """Lock and release timeouts concern the embedded file only."""
+
+
+def _call(store: weakref.ref[PostgresStore], method: Callable[..., None], *args: Any) -> None:
+    """Call ``method`` on the store, if it still exists."""
+    found = store()
+    if found is not None:
+        method(found, *args)
 
 
 def _first_line(exc: BaseException) -> str:
