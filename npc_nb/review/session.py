@@ -21,7 +21,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from .._ids import new_id
 from .._results import ApproveAllPreview, DecisionResult
@@ -64,11 +64,17 @@ _DONE_AS = {
 }
 
 
-def _locked(method: Callable[..., Any]) -> Callable[..., Any]:
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _locked(
+    method: Callable[Concatenate[ReviewSession, _P], _R],
+) -> Callable[Concatenate[ReviewSession, _P], _R]:
     """Run a session method holding the session's lock (see ``ReviewSession.lock``)."""
 
     @functools.wraps(method)
-    def run(self: ReviewSession, *args: Any, **kwargs: Any) -> Any:
+    def run(self: ReviewSession, *args: _P.args, **kwargs: _P.kwargs) -> _R:
         with self.lock:
             return method(self, *args, **kwargs)
 
