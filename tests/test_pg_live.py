@@ -279,3 +279,45 @@ def test_a_terminal_key_pressed_on_a_card_decided_elsewhere_does_nothing(
     assert "Nothing done; here is the next card." in out.getvalue()
     statuses = dict(zip(alice.memories()["id"], alice.memories()["status"], strict=True))
     assert statuses == {first: "human-approved", second: "pending_approval"}
+
+
+def press(panel: Any, name: str, card: str) -> None:
+    """What the browser sends when ``name`` is pressed on ``card``."""
+    panel.keys._handle_custom_msg({"type": "key", "key": name, "card": card}, [])
+
+
+def test_a_key_pressed_on_a_card_that_left_the_panel_does_nothing(
+    alice: npc_nb.Project, project_dir: Path, postgres_url: str, tmp_path: Path
+) -> None:
+    first = propose(alice, "The cluster is called Orca")
+    second = propose(alice, "Backups run nightly at 02:00")
+    panel = alice.review_panel()
+    decide_elsewhere(project_dir, postgres_url, tmp_path / "bob-home", first)
+    wait_until(lambda: panel.keys.card_id == second, timeout=GENEROUS, what="the redraw")
+    assert "approved by bob elsewhere" in panel.status.value
+
+    press(panel, "r", card=first)  # the reviewer's key was meant for the card that left
+    assert "no longer the current one" in panel.status.value
+    assert dict(zip(alice.memories()["id"], alice.memories()["status"], strict=True)) == {
+        first: "human-approved",
+        second: "pending_approval",
+    }
+
+
+def test_a_notice_waits_for_the_key_press_being_handled(
+    alice: npc_nb.Project, project_dir: Path, postgres_url: str, tmp_path: Path
+) -> None:
+    """While a key press is handled (the session's lock is held) a notice for the same
+    card waits; the press then loses the race in the store and says who won."""
+    first = propose(alice, "The cluster is called Orca")
+    second = propose(alice, "Backups run nightly at 02:00")
+    panel = alice.review_panel()
+    with panel.session.lock:  # as the kernel's thread does while it handles a key
+        decide_elsewhere(project_dir, postgres_url, tmp_path / "bob-home", first)
+        press(panel, "r", card=first)
+        assert "already decided by bob" in panel.status.value
+        assert panel.keys.card_id == second
+    assert dict(zip(alice.memories()["id"], alice.memories()["status"], strict=True)) == {
+        first: "human-approved",
+        second: "pending_approval",
+    }
