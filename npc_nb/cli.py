@@ -189,7 +189,7 @@ def review_session(session: ReviewSession, console: Console) -> None:
         while True:
             while (card := session.card()) is not None:
                 console.say("\n" + str(_for_terminal(card)))
-                _decide(console, session)
+                _decide(console, session, card.memory_id)
             if _put_back(console, session):
                 continue
             console.say("\n" + str(_for_terminal(session.summary())))
@@ -255,7 +255,9 @@ def _number(text: str) -> int:
     return int(text)
 
 
-def _decide(console: Console, session: ReviewSession) -> None:
+def _decide(console: Console, session: ReviewSession, shown: str) -> None:
+    """Read one key for the card ``shown`` and apply it, to that card only: on a shared
+    store another kernel may decide it while the reviewer is still reading."""
     key = console.key("  [a/r/e/s/d/u/1-9/x/?/q] > ")
     try:
         if key == "q":
@@ -265,18 +267,32 @@ def _decide(console: Console, session: ReviewSession) -> None:
         elif key == "u":
             _undo(console, session)
         elif key.isdigit():
-            session.approve_wording(int(key))
+            with session.lock:
+                if _still_shown(console, session, shown):
+                    session.approve_wording(int(key))
         elif key == "x":
             number = console.line("  split off which wording (number, empty cancels): ")
-            if number.strip():
-                new_card = session.split(_number(number.strip()))
-                console.say(f"  split off as its own card {new_card}, later in this review")
+            with session.lock:
+                if number.strip() and _still_shown(console, session, shown):
+                    new_card = session.split(_number(number.strip()))
+                    console.say(f"  split off as its own card {new_card}, later in this review")
         elif key not in _DECISIONS:
             console.say(f"  Unknown key {key!r}. {HELP}")
         elif (extra := _ask(console, _DECISIONS[key], session.card_text())) is not None:
-            session.decide(_DECISIONS[key], **extra)
+            with session.lock:
+                if _still_shown(console, session, shown):
+                    session.decide(_DECISIONS[key], **extra)
     except NpcError as exc:
         console.say(f"  ! {exc}")
+
+
+def _still_shown(console: Console, session: ReviewSession, shown: str) -> bool:
+    """Whether ``shown`` is still the current card; if not, say why nothing was done."""
+    if session.current == shown:
+        return True
+    why = session.elsewhere or "That card is no longer in the queue."
+    console.say(str(_for_terminal(f"  ! {why} Nothing done; here is the next card.")))
+    return False
 
 
 def _ask(console: Console, decision: str, card_text: str) -> dict[str, Any] | None:

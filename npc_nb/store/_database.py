@@ -16,7 +16,7 @@ import contextlib
 import secrets
 import threading
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, ClassVar
@@ -30,6 +30,7 @@ from .._tables import kind_of_sql_type, with_missing_as_na
 from ..errors import StoreError
 from ._lease import ConnectionLease
 from .migrations import apply_migrations
+from .notices import DecisionNotice
 
 __all__ = [
     "TABLES",
@@ -224,6 +225,15 @@ class Store:
         """Who a decision is recorded for when no reviewer is configured (None: the OS
         user; a shared store answers with the database role)."""
         return None
+
+    def announce(self, con: Connection, notice: DecisionNotice) -> None:
+        """Tell other processes, when ``con``'s transaction commits, that a status
+        changed. The embedded file needs no message: while this process holds the file
+        nobody else writes, and the generation is reread after every reconnect."""
+
+    def subscribe(self, callback: Callable[[DecisionNotice], None]) -> None:
+        """Call ``callback`` (held weakly, from another thread) with each decision made
+        in another process. The embedded store has none to report (see ``announce``)."""
 
     def lock_text(self, con: Connection, digest: str) -> None:
         """Serialise proposals of the same text until ``con``'s transaction ends: the
