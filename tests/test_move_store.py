@@ -255,3 +255,23 @@ def test_the_user_store_moves_only_with_user(
     other_home = tmp_path / "other-home"
     migrate_store(postgres_url, other_home, project="ada_global", user=True)
     assert embedded_rows(other_home, user=True) == home_rows
+
+
+def test_a_move_that_fails_part_way_leaves_the_target_as_it_was(
+    source: Path, tmp_path: Path, postgres_url: str
+) -> None:
+    migrate_store(source, postgres_url, project="lab")
+    before = postgres_rows(postgres_url, "lab")
+    other = tmp_path / "other"
+    nb = npc_nb.open(_project(other))
+    propose(nb, "a memory that would be copied first")
+    nb.sql(  # DuckDB keeps a NUL character; PostgreSQL refuses it
+        "INSERT INTO messages (id, conversation_id, role, content, created_at) "
+        "VALUES ('m-nul', 'c1', 'user', ?, now()::TIMESTAMP)",
+        ["before\x00after"],
+        allow_write=True,
+    )
+    nb.close()
+    with pytest.raises(npc_nb.StoreError, match="Nothing was copied"):
+        migrate_store(other, postgres_url, project="lab", force=True)
+    assert postgres_rows(postgres_url, "lab") == before
