@@ -3,9 +3,10 @@ back.
 
     .venv/bin/python bench/bench_move_store.py [--store postgresql://...] [--memories 10000]
 
-Builds a project file with ``--memories`` memories through the API's own write path
-(each proposed, half approved, so two audit events for one in two), then times the
-move into PostgreSQL and back into a new folder, and prints rows per second of each.
+Builds a project file of 1,000 memories through the API's own write path (each
+proposed, one in two approved), copies its memories and audit events in SQL under new
+ids up to ``--memories`` (the API alone would take many minutes), then times the move
+into PostgreSQL and back into a new folder, and prints rows per second of each.
 Without ``--store`` it starts a throwaway PostgreSQL server (as the tests do).
 """
 
@@ -22,12 +23,35 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+import duckdb  # noqa: E402
+
 import npc_nb  # noqa: E402
 from npc_nb.store.transfer import migrate_store  # noqa: E402
 
 
 def build(folder: Path, memories: int) -> None:
     """A project with ``memories`` distinct memories, one in two approved."""
+    base = min(memories, 1000)
+    _propose(folder, base)
+    copies = -(-memories // base) - 1
+    con = duckdb.connect(str(folder / ".npc_nb" / "memory.duckdb"))
+    for copy in range(1, copies + 1):
+        con.execute(
+            "INSERT INTO memories SELECT * REPLACE (id || '~' || $n AS id, "
+            "insert_seq + $n * $base AS insert_seq) FROM memories WHERE id NOT LIKE '%~%' "
+            "LIMIT $limit",
+            {"n": copy, "base": base, "limit": memories - copy * base},
+        )
+        con.execute(
+            "INSERT INTO memory_events SELECT * REPLACE (memory_id || '~' || $n AS memory_id, "
+            "seq + $n * $events AS seq) FROM memory_events WHERE memory_id NOT LIKE '%~%' "
+            "AND memory_id || '~' || $n IN (SELECT id FROM memories)",
+            {"n": copy, "events": 2 * base},
+        )
+    con.close()
+
+
+def _propose(folder: Path, memories: int) -> None:
     (folder / "pyproject.toml").write_text("[project]\nname = 'bench'\n")
     nb = npc_nb.open(folder)
     for number in range(memories):

@@ -17,6 +17,7 @@ import pytest
 
 import npc_nb
 from npc_nb.cli import main
+from npc_nb.store.migrations import MIGRATIONS
 from npc_nb.store.transfer import migrate_store
 from tests.helpers import propose
 
@@ -275,3 +276,19 @@ def test_a_move_that_fails_part_way_leaves_the_target_as_it_was(
     with pytest.raises(npc_nb.StoreError, match="Nothing was copied"):
         migrate_store(other, postgres_url, project="lab", force=True)
     assert postgres_rows(postgres_url, "lab") == before
+
+
+def test_an_older_source_is_migrated_first_and_the_summary_says_so(tmp_path: Path) -> None:
+    older = _project(tmp_path / "older")
+    (older / ".npc_nb").mkdir()
+    con = duckdb.connect(str(older / ".npc_nb" / "memory.duckdb"))
+    con.execute("CREATE TABLE _migrations (name VARCHAR PRIMARY KEY, applied_at TIMESTAMP)")
+    for step in MIGRATIONS[:-1]:
+        step(con)
+        con.execute("INSERT INTO _migrations VALUES (?, now()::TIMESTAMP)", [step.__name__])
+    con.close()
+    moved = migrate_store(older, tmp_path / "newer")
+    latest = MIGRATIONS[-1].__name__
+    assert moved.source_migrated == (latest,)
+    assert f"The source was migrated first: {latest}." in str(moved)
+    assert embedded_rows(tmp_path / "newer") == embedded_rows(older)

@@ -397,6 +397,10 @@ def _duckdb_file(path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
     try:
         con.execute("SET TimeZone = 'UTC'")
         yield con
+    except duckdb.Error as exc:
+        raise StoreError(
+            f"The move failed on {path}: {_first_line(exc)}. Nothing was copied."
+        ) from None
     finally:
         con.close()
 
@@ -415,7 +419,7 @@ def _postgres(end: StoreEnd) -> Iterator[Any]:
         raise StoreError(f"Cannot connect to {end}: {_first_line(exc)}") from None
     try:
         yield con
-    except psycopg.Error as exc:
+    except (psycopg.Error, duckdb.Error) as exc:
         raise StoreError(
             f"The move failed on {end}: {_first_line(exc)}. Nothing was copied."
         ) from None
