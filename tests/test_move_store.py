@@ -14,6 +14,8 @@ from typing import Any
 import duckdb
 import psycopg
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import npc_nb
 from npc_nb.cli import main
@@ -292,3 +294,32 @@ def test_an_older_source_is_migrated_first_and_the_summary_says_so(tmp_path: Pat
     assert moved.source_migrated == (latest,)
     assert f"The source was migrated first: {latest}." in str(moved)
     assert embedded_rows(tmp_path / "newer") == embedded_rows(older)
+
+
+#: Any text PostgreSQL can hold: no NUL, no lone surrogates.
+ANY_TEXT = st.text(
+    st.characters(exclude_categories=("Cs",), exclude_characters="\x00"), max_size=30
+)
+
+
+@settings(max_examples=10)
+@given(texts=st.lists(ANY_TEXT, min_size=1, max_size=4))
+def test_any_text_survives_the_round_trip(
+    project_dir: Path, tmp_path: Path, postgres_url: str, texts: list[str]
+) -> None:
+    nb = npc_nb.open(project_dir)
+    nb.sql("DELETE FROM reproposals", allow_write=True)
+    for number, text in enumerate(texts):
+        nb.sql(  # a text column and a list of texts (PostgreSQL quotes array items)
+            "INSERT INTO reproposals (id, recorded_at, memory_id, match_kind, match_type, "
+            "similarity, proposed_text, flags) VALUES (?, now()::TIMESTAMP, ?, 'pending', "
+            "'exact', 100, ?, ?)",
+            [f"r{number}", text, text, [text, text + "\\", ""]],
+            allow_write=True,
+        )
+    nb.close()
+    original = embedded_rows(project_dir)
+    migrate_store(project_dir, postgres_url, project="texts", force=True)
+    assert postgres_rows(postgres_url, "texts") == original
+    migrate_store(postgres_url, tmp_path / "back", project="texts", force=True)
+    assert embedded_rows(tmp_path / "back") == original
