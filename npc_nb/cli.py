@@ -194,7 +194,8 @@ def _add_migrate_store(commands: Any) -> None:
     move.add_argument(
         "--user",
         action="store_true",
-        help="move the user's store of global memories: a folder end is $NPC_NB_HOME's kind",
+        help="move the user's store of global memories: a folder end is a user folder "
+        "such as ~/.npc_nb ($NPC_NB_HOME)",
     )
     move.add_argument(
         "--force", action="store_true", help="replace whatever the target already holds"

@@ -234,6 +234,11 @@ def test_a_url_end_needs_a_project_name_and_a_source_must_exist(
     out = io.StringIO()
     assert main(["migrate-store", str(tmp_path), postgres_url], stdout=out) == 2
     assert "--project NAME" in out.getvalue()
+    mysql = "mysql://ada:hunter2secret@h/db"
+    assert main(["migrate-store", str(tmp_path), mysql, "--project", "x"], stdout=out) == 2
+    assert "not a PostgreSQL URL" in out.getvalue() and "hunter2secret" not in out.getvalue()
+    with pytest.raises(npc_nb.ConfigError, match="neither end is a URL"):
+        migrate_store(tmp_path / "a", tmp_path / "b", project="lab")
     with pytest.raises(npc_nb.ConfigError, match="No npc_nb store at"):
         migrate_store(tmp_path / "nowhere", tmp_path / "there")
     with pytest.raises(npc_nb.ConfigError, match="No npc_nb store for this project"):

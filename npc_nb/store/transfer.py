@@ -30,7 +30,7 @@ from typing import Any
 import duckdb
 
 from .._locations import STORE_DIR, ensure_store_dir, store_path
-from .._store_url import SCHEMES, check_store_url, project_schema, redact, redact_text
+from .._store_url import check_store_url, project_schema, redact, redact_text
 from ..errors import ConfigError, StoreError
 from ._database import _SEQUENCED as SEQUENCED
 from .migrations import apply_migrations
@@ -80,13 +80,16 @@ class Moved:
         lines.append(f"{total} rows in {len(self.rows)} tables, {self.seconds:.2f} s.")
         return "\n".join(lines)
 
+    def _repr_mimebundle_(self, **_: object) -> dict[str, str]:
+        return {"text/plain": str(self)}
+
 
 def store_end(location: str | Path, *, project: str | None = None, user: bool = False) -> StoreEnd:
     """Where ``location`` points: a PostgreSQL URL (the schema of ``project``), else a
     project folder (its ``.npc_nb`` store), or with ``user`` the user's store folder
     (``$NPC_NB_HOME``, holding the global-scope memories)."""
     text = str(location).strip()
-    if text.split("://", 1)[0].lower() in SCHEMES and "://" in text:
+    if "://" in text:
         try:
             url = check_store_url(text)
         except ValueError as exc:
@@ -119,6 +122,11 @@ def migrate_store(
     destination = store_end(target, project=project, user=user)
     if origin == destination:
         raise ConfigError(f"The source and the target are the same store: {origin}.")
+    if project and origin.url is None and destination.url is None:
+        raise ConfigError(
+            "--project names a project on a PostgreSQL server, and neither end is a URL; "
+            "leave it out to move between folders."
+        )
     source_migrated = _prepare_source(origin)
     if destination.folder is not None:
         migrated, counts, cleared = _into_file(origin, destination.folder, force)
