@@ -13,6 +13,7 @@ copied values.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -110,6 +111,8 @@ def _check_alike(source: dict[str, list], target: dict[str, list], end: StoreEnd
 def into_file(
     origin: StoreEnd, folder: Path, force: bool
 ) -> tuple[list[str], dict[str, int], bool]:
+    """Copy ``origin`` into the store file in ``folder`` (created if need be); the
+    migrations the target needed, rows per table, and whether ``force`` cleared rows."""
     ensure_store_dir(folder)
     with duckdb_file(store_path(folder)) as con:
         migrated = apply_migrations(con)
@@ -134,10 +137,12 @@ def into_file(
             _advance_file_sequences(con)
             con.execute("COMMIT")
         except BaseException:
-            con.execute("ROLLBACK")
+            with contextlib.suppress(duckdb.Error):  # the error that got here tells more
+                con.execute("ROLLBACK")
             raise
         finally:
-            con.execute("DETACH src")
+            with contextlib.suppress(duckdb.Error):
+                con.execute("DETACH src")
     return migrated, counts, cleared
 
 
@@ -194,6 +199,8 @@ def _check_sequences(found: set[str]) -> None:
 def into_postgres(
     origin: StoreEnd, end: StoreEnd, force: bool
 ) -> tuple[list[str], dict[str, int], bool]:
+    """Copy ``origin`` into ``end``'s schema in one PostgreSQL transaction (the schema
+    created and migrated inside it); as ``into_file``."""
     from .pg_migrations import apply_pg_migrations
 
     schema = end.schema or ""
