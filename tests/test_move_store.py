@@ -257,7 +257,8 @@ def test_the_user_store_moves_only_with_user(
     migrate_store(project_dir, postgres_url, project="proj")
     assert postgres_rows(postgres_url, "proj")["memories"] == []  # global stays personal
 
-    migrate_store(isolated_home, postgres_url, project="ada_global", user=True)
+    argv = ["migrate-store", str(isolated_home), postgres_url, "--project", "ada_global"]
+    assert main([*argv, "--user"], stdout=io.StringIO()) == 0
     home_rows = embedded_rows(isolated_home, user=True)
     assert postgres_rows(postgres_url, "ada_global") == home_rows
     other_home = tmp_path / "other-home"
