@@ -159,8 +159,11 @@ def main(
         help="only what was merged, suppressed or reinforced without asking since the last "
         "review: put any back as its own card and decide it",
     )
+    _add_migrate_store(commands)
     args = parser.parse_args(argv)
     console = Console(stdin or sys.stdin, stdout or sys.stdout)
+    if args.command == "migrate-store":
+        return migrate_store(args, console)
     try:
         from ._project import open_project
 
@@ -180,6 +183,40 @@ def main(
     return 0
 
 
+def _add_migrate_store(commands: Any) -> None:
+    move = commands.add_parser(
+        "migrate-store",
+        help="copy a store, every row of it, into another (a project folder or PostgreSQL)",
+    )
+    move.add_argument("source", metavar="FROM", help="a project folder or a PostgreSQL URL")
+    move.add_argument("target", metavar="TO", help="a project folder or a PostgreSQL URL")
+    move.add_argument("--project", help="the project's name, for an end that is a URL")
+    move.add_argument(
+        "--user",
+        action="store_true",
+        help="move the user's store of global memories: a folder end is a user folder "
+        "such as ~/.npc_nb ($NPC_NB_HOME)",
+    )
+    move.add_argument(
+        "--force", action="store_true", help="replace whatever the target already holds"
+    )
+
+
+def migrate_store(args: argparse.Namespace, console: Console) -> int:
+    """``npc-nb migrate-store FROM TO``: the move, then its summary (rows per table)."""
+    from .store.transfer import migrate_store as move
+
+    try:
+        moved = move(
+            args.source, args.target, project=args.project, user=args.user, force=args.force
+        )
+    except NpcError as exc:
+        console.say(f"npc-nb: {exc}")
+        return 2
+    console.say(str(moved))
+    return 0
+
+
 def review_session(session: ReviewSession, console: Console) -> None:
     """Show each waiting candidate and apply the key pressed. At the end, show the
     summary and wait: u undoes the last decision (its card comes back), q quits."""
@@ -189,7 +226,7 @@ def review_session(session: ReviewSession, console: Console) -> None:
         while True:
             while (card := session.card()) is not None:
                 console.say("\n" + str(_for_terminal(card)))
-                _decide(console, session)
+                _decide(console, session, card.memory_id)
             if _put_back(console, session):
                 continue
             console.say("\n" + str(_for_terminal(session.summary())))
@@ -255,7 +292,9 @@ def _number(text: str) -> int:
     return int(text)
 
 
-def _decide(console: Console, session: ReviewSession) -> None:
+def _decide(console: Console, session: ReviewSession, shown: str) -> None:
+    """Read one key for the card ``shown`` and apply it, to that card only: on a shared
+    store another kernel may decide it while the reviewer is still reading."""
     key = console.key("  [a/r/e/s/d/u/1-9/x/?/q] > ")
     try:
         if key == "q":
@@ -265,18 +304,32 @@ def _decide(console: Console, session: ReviewSession) -> None:
         elif key == "u":
             _undo(console, session)
         elif key.isdigit():
-            session.approve_wording(int(key))
+            with session.lock:
+                if _still_shown(console, session, shown):
+                    session.approve_wording(int(key))
         elif key == "x":
             number = console.line("  split off which wording (number, empty cancels): ")
-            if number.strip():
-                new_card = session.split(_number(number.strip()))
-                console.say(f"  split off as its own card {new_card}, later in this review")
+            with session.lock:
+                if number.strip() and _still_shown(console, session, shown):
+                    new_card = session.split(_number(number.strip()))
+                    console.say(f"  split off as its own card {new_card}, later in this review")
         elif key not in _DECISIONS:
             console.say(f"  Unknown key {key!r}. {HELP}")
         elif (extra := _ask(console, _DECISIONS[key], session.card_text())) is not None:
-            session.decide(_DECISIONS[key], **extra)
+            with session.lock:
+                if _still_shown(console, session, shown):
+                    session.decide(_DECISIONS[key], **extra)
     except NpcError as exc:
         console.say(f"  ! {exc}")
+
+
+def _still_shown(console: Console, session: ReviewSession, shown: str) -> bool:
+    """Whether ``shown`` is still the current card; if not, say why nothing was done."""
+    if session.current == shown:
+        return True
+    why = session.elsewhere or "That card is no longer in the queue."
+    console.say(str(_for_terminal(f"  ! {why} Nothing done; here is the next card.")))
+    return False
 
 
 def _ask(console: Console, decision: str, card_text: str) -> dict[str, Any] | None:

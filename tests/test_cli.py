@@ -128,6 +128,7 @@ def test_an_empty_queue_says_there_is_nothing_to_review(
     nb: npc_nb.Project, project_dir: Path
 ) -> None:
     propose(nb, "a card for the writer", npc="writer")
+    nb.approve(propose(nb, "the analyst's card, decided already", npc="analyst"))
     out = io.StringIO()
     argv = ["review", "--project", str(project_dir), "--npc", "analyst"]
     assert main(argv, io.StringIO("a\n"), out) == 0

@@ -404,6 +404,7 @@ def test_end_summary_and_static_fallback(nb: npc_nb.Project, queued: list[str]) 
 
 def test_an_empty_review_says_so_and_shows_no_decision_buttons(nb: npc_nb.Project) -> None:
     propose(nb, "only for the analyst", npc="analyst")
+    nb.npc("writer", directive="You edit the paper.")  # a known persona with nothing waiting
     panel = nb.review_panel(npc="writer")
     assert "Nothing to review" in panel.position.value
     assert "Nothing to review: no candidate matching npc=writer is waiting" in (
@@ -522,8 +523,11 @@ def test_npc_review_list_is_a_readable_table_text_first_short_id_last(
 
 
 def test_npc_review_list_of_an_empty_queue_says_what_it_was_limited_to(
-    shell: InteractiveShell,
+    shell: InteractiveShell, project_dir: Path
 ) -> None:
+    # A known persona with nothing waiting (the magics follow the Project opened last).
+    latest = npc_nb.open(project_dir)
+    latest.npc("writer", directive="You edit the paper.")
     listed = shell.run_line_magic("npc_review", "--list --npc writer --category decision")
     bundle = listed._repr_mimebundle_()
     expected = "Nothing to review: no candidate matching npc=writer, category=decision is waiting"

@@ -282,6 +282,7 @@ def test_undo_names_the_text_it_reopened_and_what_it_took_back(nb: npc_nb.Projec
 
 def test_an_empty_review_says_there_is_nothing_to_review_and_why(nb: npc_nb.Project) -> None:
     nb.add_candidate("only for the analyst", category="fact", npc="analyst")
+    nb.npc("writer", directive="You edit the paper.")  # a known persona with nothing waiting
     summary = nb.review_session(npc="writer", category="decision").summary()
     assert summary.empty and not summary.decided
     assert str(summary).startswith(

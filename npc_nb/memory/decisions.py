@@ -19,6 +19,7 @@ from .._results import ApproveAllPreview, DecisionResult
 from .._tables import Kind, with_missing_as_na
 from ..errors import AlreadyDecidedError, DecisionError
 from ..store import Connection, Store, Stores, events, memory_rows
+from ..store.notices import DecisionNotice
 from .transitions import UNDOABLE, Change, dump_state, plan, plan_undo
 
 __all__ = ["already_decided", "apply_changes", "approve_all", "undo"]
@@ -57,8 +58,10 @@ def _apply_one(
         )
     event = _event(memory, change, actor=actor, now=now, batch_id=batch_id, audit=audit)
     events.insert_event(con, event)
+    store.announce(con, DecisionNotice(memory["id"], change.to_status, actor))
     if change.new_row is not None:
         memory_rows.insert_memory(store, con, change.new_row)
+        store.announce(con, DecisionNotice(change.new_row["id"], change.new_row["status"], actor))
         created = {
             "memory_id": change.new_row["id"],
             "from_status": None,

@@ -6,15 +6,22 @@ a live tally that undo takes back, approve-all bound to the preview the reviewer
 and a summary at the end. Every decision is written to the store the moment it is made;
 the session holds nothing that would be lost with the kernel. Front ends (the ipywidgets
 panel, the terminal) only render ``Card`` and ``Summary`` and forward keys.
+
+On a shared store the session also hears decisions made in other kernels (the store's
+decision notices, from a background thread): a card decided elsewhere leaves the queue
+at once, and ``elsewhere`` says who decided it. ``lock`` serialises those updates with
+the reviewer's own actions, so a key press never acts on a queue being changed.
 """
 
 from __future__ import annotations
 
+import functools
 import statistics
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from .._ids import new_id
 from .._results import ApproveAllPreview, DecisionResult
@@ -24,6 +31,8 @@ from ..errors import DecisionError, NpcError
 from ..memory.core import MemoryCore
 from ..memory.queue import queue_filters
 from ..memory.variants import Variant
+from ..store.notices import DecisionNotice
+from ..vocabulary import OPEN_STATUSES
 
 __all__ = [
     "TALLY_KINDS",
@@ -45,6 +54,31 @@ _KIND_OF = {
 }
 NEAREST_LIMIT = 3
 NEAREST_MIN_SIMILARITY = 60.0
+#: How a notice's new status reads in "... was approved by bob elsewhere".
+_DONE_AS = {
+    "human-approved": "approved",
+    "human-edited": "approved with an edit",
+    "human-rejected": "rejected",
+    "deferred": "deferred",
+    "superseded": "replaced by a newer version",
+}
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _locked(
+    method: Callable[Concatenate[ReviewSession, _P], _R],
+) -> Callable[Concatenate[ReviewSession, _P], _R]:
+    """Run a session method holding the session's lock (see ``ReviewSession.lock``)."""
+
+    @functools.wraps(method)
+    def run(self: ReviewSession, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with self.lock:
+            return method(self, *args, **kwargs)
+
+    return run
 
 
 @dataclass(frozen=True)
@@ -202,6 +236,13 @@ class ReviewSession:
     auto_only: bool = False
 
     def __post_init__(self) -> None:
+        #: Held by every change to the queue: the reviewer's actions, and updates from
+        #: other kernels' decisions (which arrive on another thread). Front ends hold it
+        #: while they act and redraw.
+        self.lock = threading.RLock()
+        #: The last card another kernel decided, in words (None until one was).
+        self.elsewhere: str | None = None
+        self._watchers: list[Callable[[str], None]] = []
         self._rows: dict[str, dict[str, Any]] = {}
         self._queue: list[str] = []
         self._steps: list[_Step] = []
@@ -212,9 +253,52 @@ class ReviewSession:
         self._card: tuple[tuple, Card] | None = None
         self._started = self._shown_at = self.clock()
         self.reload()
+        stores = self.memory.stores
+        for store in {id(s): s for s in (stores.project, stores.user)}.values():
+            store.subscribe(self._heard)
+
+    # -- decisions made elsewhere -------------------------------------------------------
+
+    def watch(self, callback: Callable[[str], None]) -> None:
+        """Call ``callback`` (from the store's listener thread, holding ``lock``) whenever
+        another kernel's decision changed this queue, with what happened in words."""
+        self._watchers.append(callback)
+
+    def _heard(self, notice: DecisionNotice) -> None:
+        with self.lock:
+            before = (list(self._queue), self.current)
+            message = self._apply(notice)
+            if message is None and before == (self._queue, self.current):
+                return
+            if self.current != before[1]:
+                self._shown_at = self.clock()  # a new card is on screen from now
+            if message is not None:
+                self.elsewhere = message
+            for callback in self._watchers:
+                callback(message or "")
+
+    def _apply(self, notice: DecisionNotice) -> str | None:
+        """Bring the queue in line with ``notice``; say so if a card left it."""
+        row = self._rows.get(notice.memory_id or "")
+        if notice.memory_id is None or (row is None and notice.status in OPEN_STATUSES):
+            waiting = set(self._queue)
+            self.reload()  # anything may have changed, or a card came back: reread
+            gone = len(waiting - set(self._queue))
+            return f"{gone} card(s) were decided elsewhere; moved on." if gone else None
+        if row is None or notice.status == row["status"]:
+            return None  # not in this review, or nothing changed for it (a skip)
+        del self._rows[notice.memory_id]
+        self._queue.remove(notice.memory_id)
+        self._generation += 1
+        done = _DONE_AS.get(notice.status or "", f"changed to {notice.status}")
+        return (
+            f"\u201c{row['final_text']}\u201d was {done} by {notice.actor or 'someone'} "
+            "elsewhere; it left this review."
+        )
 
     # -- the queue ----------------------------------------------------------------------
 
+    @_locked
     def reload(self, first: list[str] | None = None) -> None:
         """Re-read the queue from the store, keeping this session's order.
 
@@ -234,6 +318,7 @@ class ReviewSession:
         order = dict.fromkeys([*(first or []), *self._queue, *self._rows])
         self._queue = [i for i in order if i in self._rows]
 
+    @_locked
     def _reread(self, memory_ids: list[str]) -> None:
         """Re-read only these cards (a split changed one and added one): what ``reload``
         does for them, without re-reading the whole queue. New ones join at the back."""
@@ -285,11 +370,13 @@ class ReviewSession:
             memory_id: step.decided.kind for step in self._steps for memory_id in step.memory_ids
         }
 
+    @_locked
     def card_text(self) -> str:
         """The current candidate's text ("" when the queue is empty)."""
         memory_id = self.current
         return self._rows[memory_id]["final_text"] if memory_id is not None else ""
 
+    @_locked
     def card(self) -> Card | None:
         """The current candidate with its evidence, source and nearest approved memories
         (read once per card and queue state: a key press draws it several times)."""
@@ -330,6 +417,7 @@ class ReviewSession:
 
     # -- one card per fact --------------------------------------------------------------
 
+    @_locked
     def approve_wording(self, number: int) -> DecisionResult:
         """Approve the current card with its wording ``number`` (1 is the card's own, 2
         and up its merged variants, as ``Card.wordings``): another wording is an edit."""
@@ -338,6 +426,7 @@ class ReviewSession:
             return self.decide("approve")
         return self.decide("approve", variant=card.variants[number - 2].reproposal_id)
 
+    @_locked
     def split(self, number: int) -> str:
         """Split wording ``number`` (2 and up) off the current card into a card of its
         own, at the back of this review; returns the new card's id."""
@@ -361,6 +450,7 @@ class ReviewSession:
             self._automatic = frame.to_dict("records")
         return self._automatic
 
+    @_locked
     def requeue(self, number: int) -> str:
         """Put automatic outcome ``number`` (from 1, as listed by ``automatic``) back in
         this review as its own card; returns the new card's id."""
@@ -402,6 +492,7 @@ class ReviewSession:
 
     # -- decisions ----------------------------------------------------------------------
 
+    @_locked
     def decide(self, decision: str, **extra: Any) -> DecisionResult:
         """Apply ``decision`` (approve, reject, edit, skip, defer) to the current card.
 
@@ -445,6 +536,7 @@ class ReviewSession:
             self._queue.append(memory_id)
         return result
 
+    @_locked
     def undo(self) -> DecisionResult:
         """Revert this review's last decision or batch; its cards come back first.
 
@@ -474,6 +566,7 @@ class ReviewSession:
         assert isinstance(preview, ApproveAllPreview)
         return preview
 
+    @_locked
     def approve_previewed(self, preview: ApproveAllPreview) -> DecisionResult:
         """Approve exactly what ``preview`` showed, as one batch (flagged never included)."""
         filters = queue_filters(None, None, None, None, None, list(preview.ids))
@@ -487,6 +580,7 @@ class ReviewSession:
         self.reload()
         return result
 
+    @_locked
     def summary(self) -> Summary:
         last = tuple(step.decided for step in reversed(self._steps[-5:]))
         spent = [step.spent for step in self._steps if step.spent is not None]

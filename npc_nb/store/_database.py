@@ -18,7 +18,7 @@ import secrets
 import socket
 import threading
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, ClassVar
@@ -32,8 +32,18 @@ from .._tables import kind_of_sql_type, with_missing_as_na
 from ..errors import StoreError
 from ._lease import ConnectionLease
 from .migrations import apply_migrations
+from .notices import DecisionNotice
 
-__all__ = ["TABLES", "Connection", "Store", "frame", "insert_row", "rows", "scalar"]
+__all__ = [
+    "TABLES",
+    "Connection",
+    "Store",
+    "frame",
+    "insert_row",
+    "rows",
+    "scalar",
+    "typed_frame",
+]
 
 Connection = duckdb.DuckDBPyConnection
 #: Errors of the file, not of the statement: a full disk, a read-only folder, a lost file.
@@ -200,9 +210,7 @@ class Store:
         """A record table for the API: like ``dataframe``, with one missing-value marker
         per kind of column, decided by the column's SQL type (``_tables``)."""
         with self.read() as con:
-            cursor = con.execute(sql, params)
-            kinds = {d[0]: kind_of_sql_type(str(d[1])) for d in cursor.description or ()}
-            return with_missing_as_na(cursor.df(), kinds)
+            return typed_frame(con, sql, params)
 
     @contextmanager
     def read_only(self) -> Iterator[Connection]:
@@ -219,6 +227,15 @@ class Store:
         """Who a decision is recorded for when no reviewer is configured (None: the OS
         user; a shared store answers with the database role)."""
         return None
+
+    def announce(self, con: Connection, notice: DecisionNotice) -> None:
+        """Tell other processes, when ``con``'s transaction commits, that a status
+        changed. The embedded file needs no message: while this process holds the file
+        nobody else writes, and the generation is reread after every reconnect."""
+
+    def subscribe(self, callback: Callable[[DecisionNotice], None]) -> None:
+        """Call ``callback`` (held weakly, from another thread) with each decision made
+        in another process. The embedded store has none to report (see ``announce``)."""
 
     def lock_text(self, con: Connection, digest: str) -> None:
         """Serialise proposals of the same text until ``con``'s transaction ends: the
@@ -261,3 +278,13 @@ def frame(cursor: Any) -> pd.DataFrame:
     """A result (DuckDB's or the PostgreSQL store's) as a DataFrame; a statement without
     a result gives an empty one."""
     return cursor.df() if cursor is not None and cursor.description else pd.DataFrame()
+
+
+def typed_frame(
+    con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any] | dict[str, Any] = ()
+) -> pd.DataFrame:
+    """A DuckDB query's result with one missing-value marker per kind of column, decided
+    by the column's SQL type (``_tables``)."""
+    cursor = con.execute(sql, params)
+    kinds = {d[0]: kind_of_sql_type(str(d[1])) for d in cursor.description or ()}
+    return with_missing_as_na(cursor.df(), kinds)

@@ -10,9 +10,14 @@ waits for the first to commit and re-reads the row) and gets ``AlreadyDecidedErr
 Proposals of the same normalised text serialise on an advisory lock keyed by its hash
 (``lock_text``), so two kernels extracting it at once queue it once.
 
-Other clients write at any moment, so nothing is trusted from this process's memory:
-the decision generation is read on every ask (one indexed single-row query), and the
-neighbour index looks for new memories on every use. Analytical reads (``dataframe``,
+Other clients write at any moment. Every decision transaction announces itself with
+``pg_notify`` (delivered on commit only: memory id, new status, actor), and a listener
+on a connection of its own (``pg_listener``) hears it: the decision generation that keys
+the caches is then kept in memory and dropped on each notice, and open review sessions
+are told which card went. While the listener is not subscribed (starting, or
+reconnecting after a dropped connection) the generation is read on every ask, as
+without it; on subscribing again it assumes it missed notices and drops everything
+once. The neighbour index looks for new memories on every use. Analytical reads (``dataframe``,
 ``read_only``, ``analysis``) go through DuckDB with the schema attached read-only
 (``pg_analysis``).
 
@@ -27,7 +32,7 @@ import contextlib
 import secrets
 import threading
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, ClassVar, cast
 
@@ -37,9 +42,11 @@ import pandas as pd
 from .._settings import Settings
 from .._store_url import redact, redact_text
 from ..errors import StoreError
-from ._database import Connection, Store
+from ._database import Connection, Store, typed_frame
 from ._pg_sql import PgConnection
+from .notices import EVERYTHING, DecisionNotice, Subscribers
 from .pg_analysis import connect as analysis_connection
+from .pg_listener import DecisionListener, channel_for
 from .pg_migrations import apply_pg_migrations
 
 try:
@@ -132,6 +139,22 @@ class PostgresStore(Store):
         self._presence: psycopg.Connection | None = None  # see claiming
         self._claimers = 0
         self._presence_lock = threading.Lock()
+        self._subscribers = Subscribers()
+        self._generation_lock = threading.Lock()
+        self._generation: int | None = None  # kept only while the listener hears
+        self._epoch = 0  # moves whenever the kept generation may be stale
+        self.generation_reads = 0  # how often the generation came from the server
+        # The listener's thread holds this store weakly: a store nobody uses any more
+        # is collected, and its listener stops.
+        me = weakref.ref(self)
+        self._listener = DecisionListener(
+            url,
+            schema,
+            on_notice=lambda notice: _call(me, PostgresStore._heard, notice),
+            on_subscribed=lambda: _call(me, PostgresStore._heard, EVERYTHING),
+            on_lost=lambda: _call(me, PostgresStore._forget_generation),
+        )
+        weakref.finalize(self, self._listener.stop)
         _open_stores.add(self)
 
     def __repr__(self) -> str:
@@ -161,6 +184,8 @@ class PostgresStore(Store):
         """Nothing to let go of: the pool serves every kernel of this process."""
 
     def close(self) -> None:
+        self._listener.stop()
+        self._forget_generation()
         self._pool.close()
         with self._presence_lock:
             if self._presence is not None:
@@ -205,6 +230,9 @@ class PostgresStore(Store):
                     self._held.con = None
         except psycopg.Error as exc:
             raise _store_error(exc, self) from None
+        finally:
+            # This process's own change is visible at once, before its notice arrives.
+            self._forget_generation()
 
     def lock_text(self, con: Connection, digest: str) -> None:
         """Serialise, until this transaction ends, every proposal of the same text."""
@@ -263,11 +291,47 @@ class PostgresStore(Store):
         return f"npc_nb:worker:{self.schema}:{owner}"
 
     def generation(self, con: Connection) -> int:
-        """Read on every ask: any client may have decided since."""
+        """Kept in memory while the listener hears every decision; otherwise read on
+        every ask, since any client may have decided since."""
+        with self._generation_lock:
+            if self._generation is not None:
+                return self._generation
+            epoch = self._epoch
         found = con.execute(
             "SELECT value FROM store_state WHERE key = 'decision_generation'"
         ).fetchone()
-        return int(found[0]) if found else 0
+        value = int(found[0]) if found else 0
+        with self._generation_lock:
+            self.generation_reads += 1
+            # Keep it only if no notice arrived while it was read and one would be heard.
+            if epoch == self._epoch and self._listener.subscribed:
+                self._generation = value
+        return value
+
+    def announce(self, con: Connection, notice: DecisionNotice) -> None:
+        """``pg_notify`` in the decision's transaction: sent when, and if, it commits."""
+        con.execute("SELECT pg_notify(?, ?)", [channel_for(self.schema), notice.payload()])
+
+    def subscribe(self, callback: Callable[[DecisionNotice], None]) -> None:
+        self._subscribers.add(callback)
+
+    @property
+    def listening(self) -> bool:
+        """Whether this process hears every decision committed from now on."""
+        return self._listener.subscribed
+
+    def wait_listening(self, timeout: float) -> bool:
+        """Wait until the listener is subscribed (True), or ``timeout`` seconds."""
+        return self._listener.wait_subscribed(timeout)
+
+    def _forget_generation(self) -> None:
+        with self._generation_lock:
+            self._epoch += 1
+            self._generation = None
+
+    def _heard(self, notice: DecisionNotice) -> None:
+        self._forget_generation()
+        self._subscribers.tell(notice)
 
     def bump_generation(self, con: Connection) -> None:
         con.execute(
@@ -278,6 +342,11 @@ class PostgresStore(Store):
     def dataframe(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> pd.DataFrame:
         with self.analysis() as con:
             return con.execute(sql, params).df()
+
+    def table(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> pd.DataFrame:
+        """A record table for the API, read (in DuckDB's SQL) through the analysis path."""
+        with self.analysis() as con:
+            return typed_frame(con, sql, params)
 
     @contextmanager
     def analysis(self) -> Iterator[duckdb.DuckDBPyConnection]:
@@ -298,6 +367,13 @@ class PostgresStore(Store):
 
     def configure(self, settings: Settings) -> None:
         """Lock and release timeouts concern the embedded file only."""
+
+
+def _call(store: weakref.ref[PostgresStore], method: Callable[..., None], *args: Any) -> None:
+    """Call ``method`` on the store, if it still exists."""
+    found = store()
+    if found is not None:
+        method(found, *args)
 
 
 def _first_line(exc: BaseException) -> str:

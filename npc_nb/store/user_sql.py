@@ -20,6 +20,7 @@ import pandas as pd
 from .._store_url import redact_text
 from ..errors import QueryError
 from ._database import Store, frame
+from .notices import EVERYTHING
 
 __all__ = ["run_sql"]
 
@@ -55,6 +56,7 @@ def run_sql(store: Store, sql: str, params: Params, *, allow_write: bool) -> pd.
         # On a shared store the statements run in PostgreSQL, as the connecting role.
         result = frame(con.execute(sql, params or ()))
         store.bump_generation(con)  # the statements may have changed anything
+        store.announce(con, EVERYTHING)
         return result
 
 

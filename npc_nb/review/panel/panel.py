@@ -6,10 +6,13 @@ browser every decision, by key or click, reaches Python through ``KeyBridge`` as
 message naming the card on screen, so a decision meant for a card that is already gone
 does nothing; until Python answers, the front end drops further decisions (a double
 click is one decision). The answer is one update that draws the next card and frees
-the keyboard together. Errors are rendered into the panel (``print`` from a callback is
-invisible in JupyterLab). Beside the panel a static summary is displayed and kept
-current; hidden while the panel is live, it is what a saved notebook shows once the
-kernel is gone.
+the keyboard together. A card another kernel decides leaves the panel at once: the
+session hears it on the store's listener thread and the panel redraws from there,
+saying who decided it (ipykernel sends widget updates from any thread); the session's
+lock keeps that redraw and a key press from interleaving. Errors are rendered into the
+panel (``print`` from a callback is invisible in JupyterLab). Beside the panel a static
+summary is displayed and kept current; hidden while the panel is live, it is what a
+saved notebook shows once the kernel is gone.
 """
 
 from __future__ import annotations
@@ -77,6 +80,7 @@ class ReviewPanel:
         self.keys.on_msg(self._on_message)
         self._build()
         self._render("")
+        session.watch(self._decided_elsewhere)
 
     # -- building ------------------------------------------------------------------------
 
@@ -179,6 +183,12 @@ class ReviewPanel:
     # -- messages from the browser --------------------------------------------------------
 
     def _on_message(self, _: Any, content: dict[str, Any], buffers: Any) -> None:
+        # Checking which card is current and acting on it is one step: a decision heard
+        # from another kernel cannot change the card in between.
+        with self.session.lock:
+            self._handle(content)
+
+    def _handle(self, content: dict[str, Any]) -> None:
         # The card on screen when the reviewer acted ("" when none is shown).
         kind, card = content.get("type"), str(content.get("card") or "")
         if kind == "key":
@@ -255,6 +265,10 @@ class ReviewPanel:
 
     def _run(self, action: Callable[[], str | None]) -> None:
         """Run one action, then render; its message or error is shown in the panel."""
+        with self.session.lock:
+            self._run_locked(action)
+
+    def _run_locked(self, action: Callable[[], str | None]) -> None:
         if self._busy:  # a click from Python while a decision is being written
             self.keys.revision += 1  # still an answer: the browser must never wait forever
             return
@@ -271,6 +285,11 @@ class ReviewPanel:
         finally:
             self._busy = False
             self._render(status)
+
+    def _decided_elsewhere(self, message: str) -> None:
+        """Another kernel's decision changed the queue: redraw, saying what happened.
+        Called on the store's listener thread, holding the session's lock."""
+        self._render(escape(message, quote=False))
 
     def _decide(self, decision: str, **extra: Any) -> str:
         text = self.session.card_text()

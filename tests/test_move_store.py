@@ -1,0 +1,331 @@
+"""Moving a project: ``npc-nb migrate-store FROM TO`` copies every row of every table,
+embedded file to PostgreSQL and back, and the copy is compared row by row.
+
+Each PostgreSQL test gets a fresh database on the session's throwaway server
+(``postgres_url``).
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import psycopg
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import npc_nb
+from npc_nb.cli import main
+from npc_nb.store.migrations import MIGRATIONS
+from npc_nb.store.transfer import migrate_store
+from tests.helpers import propose
+
+#: Text a model or a person may write: unicode, quotes, backslashes, SQL and format
+#: metacharacters, markup, bidi overrides, line breaks (memory text refuses other
+#: control characters; a reason or a chat message carries ``CONTROLS``).
+HOSTILE = [
+    "naïve café ☕ 𝔘𝔫𝔦𝔠𝔬𝔡𝔢 日本語 العربية",
+    'it\'s "quoted" and back\\slashed \\N \\. {braces} [1,2]',
+    "'; DROP TABLE memories; -- % %s %(x)s $1 ? :name",
+    "<script>alert('x')</script> &amp; **bold**",
+    "\u202eevil\u202c zero\u200bwidth \ufeffbom",
+    "tab\there, new\nline and\r\ncarriage return",
+    "   leading and trailing   ",
+]
+CONTROLS = "controls: " + "".join(chr(c) for c in range(1, 32)) + "\x7f end"
+
+
+def seed(nb: npc_nb.Project) -> None:
+    """A project with rows in every table: memories in every state, their audit log,
+    re-proposals and a match label, a conversation with its injections and extraction
+    job, concepts, all carrying hostile text."""
+    ids = [
+        propose(nb, f"{text} #{number}", npc=f"analyst {text[:12]}")
+        for number, text in enumerate(HOSTILE)
+    ]
+    nb.approve(ids[0])
+    nb.reject(ids[1], reason=HOSTILE[2] + CONTROLS)
+    nb.edit(ids[2], f"edited: {HOSTILE[5]}")
+    nb.defer(ids[3], until="2999-01-02")
+    nb.approve(ids[4])
+    nb.undo()
+    again = nb.add_candidate(f"{HOSTILE[1]} #1", category="fact", npc=f"analyst {HOSTILE[1][:12]}")
+    assert again.action == "suppressed"
+    nb.requeue(nb.reproposals()["id"].iloc[0])
+    nb.approve(ids[6])
+    nb.approve(propose(nb, f"The analyst answers in {HOSTILE[0]}", npc="analyst"))
+    nb.chat("analyst", "We decided to use DuckDB. I prefer short answers. " + HOSTILE[0])
+    assert nb.extraction.wait(timeout=30).done == 1
+    nb.chat("analyst", HOSTILE[4] + CONTROLS)
+    nb.extraction.wait(timeout=30)
+    nb.graph()
+    nb.sql(  # the offline concept model names no relations
+        "INSERT INTO concept_relations SELECT memory_id, memory_hash, concept_key, ?, "
+        "concept_key FROM memory_concepts LIMIT 1",
+        [HOSTILE[2]],
+        allow_write=True,
+    )
+
+
+def embedded_rows(folder: Path, *, user: bool = False) -> dict[str, list[tuple]]:
+    """Every row of every table of the project store in ``folder`` (with ``user``, the
+    user store), in a fixed order."""
+    store = folder if user else folder / ".npc_nb"
+    con = duckdb.connect(str(store / "memory.duckdb"), read_only=True)
+    try:
+        tables = [
+            name
+            for (name,) in con.execute(
+                "SELECT table_name FROM information_schema.tables "
+                "WHERE table_schema = 'main' AND table_type = 'BASE TABLE'"
+            ).fetchall()
+        ]
+        return {t: _ordered(con.execute(f'SELECT * FROM "{t}"').fetchall()) for t in tables}
+    finally:
+        con.close()
+
+
+def postgres_rows(url: str, project: str) -> dict[str, list[tuple]]:
+    schema = "npc_" + project
+    with psycopg.connect(url, options="-c TimeZone=UTC") as con:
+        tables = [
+            name
+            for (name,) in con.execute(
+                "SELECT table_name FROM information_schema.tables "
+                "WHERE table_schema = %s AND table_type = 'BASE TABLE'",
+                [schema],
+            ).fetchall()
+        ]
+        return {
+            t: _ordered(con.execute(f'SELECT * FROM {schema}."{t}"').fetchall()) for t in tables
+        }
+
+
+def _ordered(found: list[tuple]) -> list[tuple]:
+    # In Python, not SQL: the two engines collate text differently.
+    return sorted(found, key=repr)
+
+
+def next_numbers(rows: dict[str, list[tuple]]) -> tuple[int, int]:
+    """The last audit event's ``seq`` and the last memory's ``insert_seq``."""
+    events = max(row[0] for row in rows["memory_events"])
+    inserted = max(row[-5] for row in rows["memories"])  # insert_seq: 5th column from the end
+    return events, inserted
+
+
+def same_view(one: npc_nb.Project, other: npc_nb.Project) -> None:
+    assert one.context("analyst") == other.context("analyst")
+    columns = ["id", "final_text", "status", "npc", "recorded_at"]
+    assert one.review_queue()[columns].equals(other.review_queue()[columns])
+
+
+@pytest.fixture
+def source(project_dir: Path) -> Path:
+    nb = npc_nb.open(project_dir)
+    seed(nb)
+    nb.close()
+    return project_dir
+
+
+def test_a_project_moves_to_postgresql_and_back_row_by_row(
+    source: Path, tmp_path: Path, postgres_url: str
+) -> None:
+    original = embedded_rows(source)
+    empty = [table for table, found in original.items() if not found]
+    assert not empty, f"seed() leaves tables empty, so their copy is untested: {empty}"
+
+    there = migrate_store(source, postgres_url, project="moved")
+    assert postgres_rows(postgres_url, "moved") == original
+    assert there.rows == {table: len(found) for table, found in sorted(original.items())}
+
+    back = tmp_path / "back"
+    migrate_store(postgres_url, back, project="moved")
+    assert embedded_rows(back) == original
+
+    first, shared, last = (
+        npc_nb.open(source),
+        npc_nb.open(tmp_path, store=postgres_url, project="moved"),
+        npc_nb.open(back),
+    )
+    try:
+        same_view(first, shared)
+        same_view(first, last)
+        for nb in (shared, last):  # the next event and memory follow the copied ones
+            propose(nb, "a memory proposed after the move")
+    finally:
+        for nb in (first, shared, last):
+            nb.close()
+    events, inserted = next_numbers(original)
+    for after in (postgres_rows(postgres_url, "moved"), embedded_rows(back)):
+        assert next_numbers(after) == (events + 1, inserted + 1)
+
+
+def test_a_project_moves_between_servers_and_between_folders(
+    source: Path, tmp_path: Path, postgres_server: Any, postgres_url: str
+) -> None:
+    original = embedded_rows(source)
+    migrate_store(source, postgres_url, project="lab")
+    elsewhere = postgres_server.new_database()
+    migrate_store(postgres_url, elsewhere, project="lab")
+    assert postgres_rows(elsewhere, "lab") == original
+    copy = tmp_path / "copy"
+    migrate_store(source, copy)
+    assert embedded_rows(copy) == original
+    with pytest.raises(npc_nb.ConfigError, match="the same store"):
+        migrate_store(elsewhere, elsewhere, project="lab")
+
+
+def test_a_store_with_anything_in_it_is_not_overwritten_without_force(
+    source: Path, tmp_path: Path, postgres_url: str
+) -> None:
+    other = tmp_path / "other"
+    nb = npc_nb.open(_project(other))
+    kept = propose(nb, "a memory the target already holds")
+    nb.close()
+    with pytest.raises(npc_nb.StoreError, match="not empty .*1 memories.*--force"):
+        migrate_store(source, other)
+    assert kept in embedded_rows_ids(other)
+
+    migrate_store(source, postgres_url, project="target")
+    with pytest.raises(npc_nb.StoreError, match="not empty"):
+        migrate_store(other, postgres_url, project="target")
+    assert postgres_rows(postgres_url, "target") == embedded_rows(source)
+
+    moved = migrate_store(other, postgres_url, project="target", force=True)
+    assert moved.cleared and "replaced (--force)" in str(moved)
+    assert postgres_rows(postgres_url, "target") == embedded_rows(other)
+    migrate_store(source, other, force=True)
+    assert embedded_rows(other) == embedded_rows(source)
+
+
+def embedded_rows_ids(folder: Path) -> list[str]:
+    return [row[0] for row in embedded_rows(folder)["memories"]]
+
+
+def _project(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "pyproject.toml").write_text("[project]\nname = 'other'\n")
+    return folder
+
+
+def test_the_command_line_moves_a_project_and_prints_rows_per_table(
+    source: Path, postgres_url: str
+) -> None:
+    url = postgres_url.replace("postgres@", "postgres:hunter2secret@")
+    out = io.StringIO()
+    assert main(["migrate-store", str(source), url, "--project", "lab"], stdout=out) == 0
+    printed = out.getvalue()
+    assert "hunter2secret" not in printed and "***" in printed
+    memories = len(embedded_rows(source)["memories"])
+    assert any(line.split() == ["memories", str(memories)] for line in printed.splitlines())
+
+    again = io.StringIO()
+    assert main(["migrate-store", str(source), url, "--project", "lab"], stdout=again) == 2
+    assert "not empty" in again.getvalue() and "hunter2secret" not in again.getvalue()
+    assert main(["migrate-store", str(source), url, "--project", "lab", "--force"]) == 0
+
+
+def test_a_url_end_needs_a_project_name_and_a_source_must_exist(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    out = io.StringIO()
+    assert main(["migrate-store", str(tmp_path), postgres_url], stdout=out) == 2
+    assert "--project NAME" in out.getvalue()
+    mysql = "mysql://ada:hunter2secret@h/db"
+    assert main(["migrate-store", str(tmp_path), mysql, "--project", "x"], stdout=out) == 2
+    assert "not a PostgreSQL URL" in out.getvalue() and "hunter2secret" not in out.getvalue()
+    with pytest.raises(npc_nb.ConfigError, match="neither end is a URL"):
+        migrate_store(tmp_path / "a", tmp_path / "b", project="lab")
+    with pytest.raises(npc_nb.ConfigError, match="No npc_nb store at"):
+        migrate_store(tmp_path / "nowhere", tmp_path / "there")
+    with pytest.raises(npc_nb.ConfigError, match="No npc_nb store for this project"):
+        migrate_store(postgres_url, tmp_path / "there", project="never_made")
+    assert not (tmp_path / "there").exists()
+
+
+def test_the_user_store_moves_only_with_user(
+    project_dir: Path, isolated_home: Path, tmp_path: Path, postgres_url: str
+) -> None:
+    nb = npc_nb.open(project_dir)
+    global_memory = propose(nb, f"Ada prefers {HOSTILE[0]}", scope="global", npc=None)
+    nb.approve(global_memory)
+    nb.close()
+
+    migrate_store(project_dir, postgres_url, project="proj")
+    assert postgres_rows(postgres_url, "proj")["memories"] == []  # global stays personal
+
+    argv = ["migrate-store", str(isolated_home), postgres_url, "--project", "ada_global"]
+    assert main([*argv, "--user"], stdout=io.StringIO()) == 0
+    home_rows = embedded_rows(isolated_home, user=True)
+    assert postgres_rows(postgres_url, "ada_global") == home_rows
+    other_home = tmp_path / "other-home"
+    migrate_store(postgres_url, other_home, project="ada_global", user=True)
+    assert embedded_rows(other_home, user=True) == home_rows
+
+
+def test_a_move_that_fails_part_way_leaves_the_target_as_it_was(
+    source: Path, tmp_path: Path, postgres_url: str
+) -> None:
+    migrate_store(source, postgres_url, project="lab")
+    before = postgres_rows(postgres_url, "lab")
+    other = tmp_path / "other"
+    nb = npc_nb.open(_project(other))
+    propose(nb, "a memory that would be copied first")
+    nb.sql(  # DuckDB keeps a NUL character; PostgreSQL refuses it
+        "INSERT INTO messages (id, conversation_id, role, content, created_at) "
+        "VALUES ('m-nul', 'c1', 'user', ?, now()::TIMESTAMP)",
+        ["before\x00after"],
+        allow_write=True,
+    )
+    nb.close()
+    with pytest.raises(npc_nb.StoreError, match="Nothing was copied"):
+        migrate_store(other, postgres_url, project="lab", force=True)
+    assert postgres_rows(postgres_url, "lab") == before
+
+
+def test_an_older_source_is_migrated_first_and_the_summary_says_so(tmp_path: Path) -> None:
+    older = _project(tmp_path / "older")
+    (older / ".npc_nb").mkdir()
+    con = duckdb.connect(str(older / ".npc_nb" / "memory.duckdb"))
+    con.execute("CREATE TABLE _migrations (name VARCHAR PRIMARY KEY, applied_at TIMESTAMP)")
+    for step in MIGRATIONS[:-1]:
+        step(con)
+        con.execute("INSERT INTO _migrations VALUES (?, now()::TIMESTAMP)", [step.__name__])
+    con.close()
+    moved = migrate_store(older, tmp_path / "newer")
+    latest = MIGRATIONS[-1].__name__
+    assert moved.source_migrated == (latest,)
+    assert f"The source was migrated first: {latest}." in str(moved)
+    assert embedded_rows(tmp_path / "newer") == embedded_rows(older)
+
+
+#: Any text PostgreSQL can hold: no NUL, no lone surrogates.
+ANY_TEXT = st.text(
+    st.characters(exclude_categories=("Cs",), exclude_characters="\x00"), max_size=30
+)
+
+
+@settings(max_examples=10)
+@given(texts=st.lists(ANY_TEXT, min_size=1, max_size=4))
+def test_any_text_survives_the_round_trip(
+    project_dir: Path, tmp_path: Path, postgres_url: str, texts: list[str]
+) -> None:
+    nb = npc_nb.open(project_dir)
+    nb.sql("DELETE FROM reproposals", allow_write=True)
+    for number, text in enumerate(texts):
+        nb.sql(  # a text column and a list of texts (PostgreSQL quotes array items)
+            "INSERT INTO reproposals (id, recorded_at, memory_id, match_kind, match_type, "
+            "similarity, proposed_text, flags) VALUES (?, now()::TIMESTAMP, ?, 'pending', "
+            "'exact', 100, ?, ?)",
+            [f"r{number}", text, text, [text, text + "\\", ""]],
+            allow_write=True,
+        )
+    nb.close()
+    original = embedded_rows(project_dir)
+    migrate_store(project_dir, postgres_url, project="texts", force=True)
+    assert postgres_rows(postgres_url, "texts") == original
+    migrate_store(postgres_url, tmp_path / "back", project="texts", force=True)
+    assert embedded_rows(tmp_path / "back") == original
