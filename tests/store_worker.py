@@ -25,7 +25,10 @@ import npc_nb
 
 
 def _open(project_dir: str, store: str, name: str) -> npc_nb.Project:
-    settings = {"store": store} if store != "embedded" else {}
+    # Kernels on one embedded file take turns; with four of them in tight loops on a
+    # loaded 2-core machine a turn can take longer than the default 10 s lock timeout.
+    embedded = {"lock_timeout": 120}
+    settings = {"store": store} if store != "embedded" else embedded
     return npc_nb.open(project_dir, reviewer=name, extract_in_background=False, **settings)
 
 
