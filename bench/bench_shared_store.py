@@ -13,18 +13,16 @@ Without ``--store`` it starts a throwaway PostgreSQL server (as the tests do).
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 import npc_nb  # noqa: E402
+from tests.store_worker import run_together  # noqa: E402
 
 WORKERS = 4
 KINDS = ("add", "decide", "context")
@@ -33,41 +31,9 @@ KINDS = ("add", "decide", "context")
 def run(project_dir: Path, store: str, ops: int, workers: int = WORKERS) -> dict:
     """Run the workers against ``store`` ("embedded" for the DuckDB file); return the
     merged worker results and the wall time (seconds)."""
-    env = os.environ | {"PYTHONPATH": str(REPO)}
-    procs = [
-        subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "tests.store_worker",
-                "mixed",
-                str(project_dir),
-                store,
-                str(seed),
-                str(ops),
-            ],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-            cwd=REPO,
-            env=env,
-        )
-        for seed in range(workers)
-    ]
-    for proc in procs:
-        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
-    began = time.perf_counter()
-    for proc in procs:
-        assert proc.stdin is not None
-        proc.stdin.write("go\n")
-        proc.stdin.flush()
-    results = []
-    for proc in procs:
-        out, _ = proc.communicate(timeout=1800)
-        if proc.returncode != 0:
-            raise RuntimeError(f"a worker failed (exit {proc.returncode})")
-        results.append(json.loads(out.strip().splitlines()[-1]))
-    wall = time.perf_counter() - began
+    results, wall = run_together(
+        *(["mixed", str(project_dir), store, str(seed), str(ops)] for seed in range(workers))
+    )
     return {"results": results, "wall": wall, "ops": ops * workers}
 
 

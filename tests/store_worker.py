@@ -15,13 +15,49 @@ Modes:
 from __future__ import annotations
 
 import json
+import os
 import random
+import subprocess
 import sys
 import time
 from collections import Counter
 from pathlib import Path
 
 import npc_nb
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def run_together(*workers: list[str], timeout: float = 1800) -> tuple[list[dict], float]:
+    """Start one worker per argument list, let each open its project, release them all
+    at once, and collect each one's JSON line, with the seconds from the release until
+    the last one finished."""
+    env = os.environ | {"PYTHONPATH": str(REPO)}
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "tests.store_worker", *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=REPO,
+            env=env,
+        )
+        for args in workers
+    ]
+    for proc in procs:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+    released = time.perf_counter()
+    for proc in procs:
+        assert proc.stdin is not None
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+    results = []
+    for proc in procs:
+        out, _ = proc.communicate(timeout=timeout)
+        if proc.returncode != 0:
+            raise RuntimeError(f"a worker failed (exit {proc.returncode})")
+        results.append(json.loads(out.strip().splitlines()[-1]))
+    return results, time.perf_counter() - released
 
 
 def _open(project_dir: str, store: str, name: str) -> npc_nb.Project:

@@ -23,7 +23,7 @@ import pytest
 import npc_nb
 from tests.helpers import REPO, propose, status_of
 from tests.postgres import PostgresServer, start_postgres
-from tests.test_pg_races import run_together
+from tests.store_worker import run_together
 
 pytestmark = pytest.mark.postgres
 
@@ -263,7 +263,7 @@ def test_two_kernels_racing_for_queued_jobs_run_each_once(
         for n in range(6):
             nb.chat("analyst", f"We decided to use tool number {n}.")
         worker = ["extract", str(project_dir), postgres_url]
-        assert all(result["status"] for result in run_together(worker, worker))
+        assert all(result["status"] for result in run_together(worker, worker)[0])
         jobs = nb.extraction.jobs()
         assert jobs["status"].tolist() == ["done"] * 6
         assert jobs["attempts"].tolist() == [1] * 6

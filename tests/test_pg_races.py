@@ -3,46 +3,14 @@ candidates, or proposing the same texts, at the same moment."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 import npc_nb
-from tests.helpers import REPO
+from tests.store_worker import run_together
 
 RACES = 300
-
-
-def run_together(*workers: list[str]) -> list[dict]:
-    """Start the workers, let each open its project, release them at once, collect."""
-    env = os.environ | {"PYTHONPATH": str(REPO)}
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-m", "tests.store_worker", *args],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-            cwd=REPO,
-            env=env,
-        )
-        for args in workers
-    ]
-    for proc in procs:
-        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
-    for proc in procs:
-        assert proc.stdin is not None
-        proc.stdin.write("go\n")
-        proc.stdin.flush()
-    results = []
-    for proc in procs:
-        out, _ = proc.communicate(timeout=600)
-        assert proc.returncode == 0
-        results.append(json.loads(out.strip().splitlines()[-1]))
-    return results
 
 
 @pytest.mark.slow
@@ -54,7 +22,7 @@ def test_two_reviewers_racing_never_both_win(project_dir: Path, postgres_url: st
     ]
     ids_file = project_dir / "ids.txt"
     ids_file.write_text("\n".join(ids))
-    approver, rejecter = run_together(
+    (approver, rejecter), _ = run_together(
         ["decide", str(project_dir), postgres_url, "approve", str(ids_file)],
         ["decide", str(project_dir), postgres_url, "reject", str(ids_file)],
     )
@@ -81,7 +49,7 @@ def test_the_same_text_proposed_in_two_kernels_at_once_is_queued_once(
     texts = [f"Shared finding {n}: the rate is {n} percent" for n in range(100)]
     texts_file = project_dir / "texts.txt"
     texts_file.write_text("\n".join(texts))
-    first, second = run_together(
+    (first, second), _ = run_together(
         ["propose", str(project_dir), postgres_url, str(texts_file)],
         ["propose", str(project_dir), postgres_url, str(texts_file)],
     )

@@ -204,15 +204,20 @@ class PostgresStore(Store):
             return
         self._reads += 1
         try:
-            with self._pool.connection() as raw:
-                con = PgConnection(raw)
-                self._held.con = con
-                try:
-                    yield cast(Connection, con)
-                finally:
-                    self._held.con = None
+            with self._pool.connection() as raw, self._holding(raw) as con:
+                yield con
         except psycopg.Error as exc:
             raise _store_error(exc, self) from None
+
+    @contextmanager
+    def _holding(self, raw: psycopg.Connection) -> Iterator[Connection]:
+        """``raw`` as this thread's connection until the block ends (nested reads reuse it)."""
+        con = PgConnection(raw)
+        self._held.con = con
+        try:
+            yield cast(Connection, con)
+        finally:
+            self._held.con = None
 
     @contextmanager
     def write(self) -> Iterator[Connection]:
@@ -221,13 +226,8 @@ class PostgresStore(Store):
             raise StoreError("A store write cannot start inside another store operation.")
         self._reads += 1
         try:
-            with self._pool.connection() as raw, raw.transaction():
-                con = PgConnection(raw)
-                self._held.con = con
-                try:
-                    yield cast(Connection, con)
-                finally:
-                    self._held.con = None
+            with self._pool.connection() as raw, raw.transaction(), self._holding(raw) as con:
+                yield con
         except psycopg.Error as exc:
             raise _store_error(exc, self) from None
         finally:
