@@ -19,14 +19,13 @@ from tests.helpers import propose
 
 @pytest.fixture
 def whole_reads(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    """Each read of a whole approved set (not of a few changed memories), by persona."""
+    """Each read of a whole approved set, by persona."""
     reads: list[str] = []
     read = memory_rows.approved_visible
 
-    def counted(con, npc, team, ids=None):  # type: ignore[no-untyped-def]
-        if ids is None:
-            reads.append(npc)
-        return read(con, npc, team, ids)
+    def counted(con, npc, team):  # type: ignore[no-untyped-def]
+        reads.append(npc)
+        return read(con, npc, team)
 
     monkeypatch.setattr(memory_rows, "approved_visible", counted)
     yield reads
@@ -95,7 +94,7 @@ _OPS = st.one_of(
 
 
 @settings(max_examples=20)
-@given(steps=st.lists(_OPS, min_size=1, max_size=10), query=st.sampled_from(_WORDS + [""]))
+@given(steps=st.lists(_OPS, min_size=1, max_size=10), query=st.sampled_from([*_WORDS, ""]))
 def test_a_patched_block_equals_one_built_from_scratch(
     nb: npc_nb.Project, project_dir: Path, steps: list[tuple], query: str
 ) -> None:

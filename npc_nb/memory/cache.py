@@ -28,6 +28,7 @@ from datetime import datetime
 from .._time import utc_now
 from ..store import Store, events, memory_rows
 from ..store.generation import same_epoch
+from ..store.predicates import SCOPE_RANK, approved_at, visible_to
 from .ranking import ApprovedSet, priority_key
 
 __all__ = ["DecisionCache"]
@@ -127,8 +128,7 @@ class DecisionCache:
         if not all(same_epoch(seen, now) for seen, now in pairs):
             return False
         changed: list[str] = []
-        current: list[dict] = []
-        horizons: list[datetime] = []
+        found_rows: list[dict] = []
         watermarks = []
         for store, watermark in zip(stores, entry.watermarks, strict=True):
             with store.read() as con:
@@ -137,13 +137,16 @@ class DecisionCache:
                 moved = watermark.after([seq for seq, _ in found])
                 if moved is None or len(changed) + len(ids) > _MAX_PATCH:
                     return False
-                if ids:
-                    # The horizon first, as in ``_load``.
-                    horizon = memory_rows.next_validity_change(con, npc, team, ids)
-                    current += memory_rows.approved_visible(con, npc, team, ids)
-                    horizons += [horizon] if horizon is not None else []
+                found_rows += memory_rows.block_rows(con, ids)
             changed += ids
             watermarks.append(moved)
+        now = utc_now()
+        current = [
+            row | {"scope_rank": SCOPE_RANK.get(row["scope"], 3)}
+            for row in found_rows
+            if approved_at(row, now) and visible_to(row, npc, team)
+        ]
+        horizons = [_next_change(row, now) for row in found_rows if _may_enter(row, now, npc, team)]
         entry.approved.apply(changed, current)
         entry.generation = generation
         entry.watermarks = tuple(watermarks)
@@ -167,6 +170,23 @@ def _load(stores: list[Store], npc: str, team: str | None, generation: tuple[int
         rows.sort(key=priority_key)
     valid_until = min((h for h in horizons if h is not None), default=None)
     return _Entry(generation, valid_until, ApprovedSet(rows), tuple(watermarks))
+
+
+def _may_enter(row: dict, now: datetime, npc: str, team: str | None) -> bool:
+    """Whether the memory is approved and visible but for its validity window."""
+    unbounded = row | {"valid_from": None, "valid_to": None}
+    return approved_at(unbounded, now) and visible_to(row, npc, team)
+
+
+def _next_change(row: dict, now: datetime) -> datetime | None:
+    """When the memory enters or leaves its validity window next (None: never again),
+    as ``memory_rows.next_validity_change`` has it."""
+    valid_from, valid_to = row["valid_from"], row["valid_to"]
+    if valid_from is not None and valid_from > now:
+        return valid_from
+    if valid_to is not None and valid_to > now:
+        return valid_to
+    return None
 
 
 def _current(entry: _Entry) -> bool:

@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from datetime import datetime
 
-from .block import line_length
+from .block import render_line
 
 __all__ = ["ApprovedSet", "priority_key"]
 
@@ -98,7 +98,9 @@ class ApprovedSet:
     # -- keeping the parts in step ----------------------------------------------------------
 
     def _remember(self, row: dict) -> None:
-        memory_id, length = row["id"], line_length(row)
+        memory_id = row["id"]
+        row["line"] = render_line(row)  # what the block prints, rendered once
+        length = len(row["line"])
         self._rows[memory_id] = row
         self._keys[memory_id] = priority_key(row)
         self._lengths[memory_id] = length

@@ -19,6 +19,7 @@ __all__ = [
     "add_flags",
     "approved_by_id",
     "approved_visible",
+    "block_rows",
     "count_open",
     "find_by_hash",
     "get_memory",
@@ -135,6 +136,21 @@ def _among(ids: list[str] | None) -> tuple[str, dict[str, str]]:
     keys = {f"id{n}": memory_id for n, memory_id in enumerate(ids)}
     listed = ", ".join("$" + key for key in keys) or "NULL"
     return f" AND id IN ({listed})", keys
+
+
+def block_rows(con: Connection, ids: list[str]) -> list[dict]:
+    """What the memory block needs of these memories, whatever their status, and what
+    decides whether one is approved and visible (looked up by primary key only: a
+    filter beside the key would make DuckDB scan the table)."""
+    if not ids:
+        return []
+    return rows(
+        con,
+        "SELECT id, final_text, final_hash, norm_text, scope, category, valid_from, "
+        "valid_to, decided_at, status, superseded_by, npc, team FROM memories "
+        f"WHERE id IN ({', '.join('?' for _ in ids)})",
+        ids,
+    )
 
 
 def approved_by_id(store: Store, ids: list[str]) -> list[dict]:
