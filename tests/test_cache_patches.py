@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import psycopg
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -14,7 +15,11 @@ from hypothesis import strategies as st
 import npc_nb
 from npc_nb.errors import NpcError
 from npc_nb.store import memory_rows
-from tests.helpers import propose
+from npc_nb.store.generation import DECISION_SQL, decision_params
+from npc_nb.store.notices import DecisionNotice
+from npc_nb.store.pg_listener import channel_for
+from npc_nb.store.postgres import PostgresStore
+from tests.helpers import PATIENCE, propose, run_python, wait_until
 
 
 @pytest.fixture
@@ -126,3 +131,69 @@ def _take(nb: npc_nb.Project, step: tuple) -> None:
             getattr(nb, action)(ids[which % len(ids)])
     except NpcError:
         pass  # a decision that does not apply to this memory now: nothing changes
+
+
+# -- on a shared PostgreSQL store ------------------------------------------------------------
+
+
+def _shared(project_dir: Path, url: str) -> npc_nb.Project:
+    project = npc_nb.open(project_dir, store=url, extract_in_background=False)
+    store = project._memory.stores.project
+    assert isinstance(store, PostgresStore) and store.wait_listening(PATIENCE)
+    return project
+
+
+def test_a_decision_committed_after_a_later_one_is_still_patched_in(
+    project_dir: Path, postgres_url: str, whole_reads: list[str]
+) -> None:
+    # On PostgreSQL, event numbers are handed out before commit: a slow transaction can
+    # commit an event numbered below one the cache has already caught up with.
+    nb = _shared(project_dir, postgres_url)
+    nb.reject(propose(nb, "a first decision starts the store's epoch"))
+    slow, quick = propose(nb, "committed late"), propose(nb, "committed first")
+    assert nb.context("analyst") == ""
+    store = nb._memory.stores.project
+    assert isinstance(store, PostgresStore)
+    with psycopg.connect(postgres_url) as con:  # a transaction, as another client's
+        con.execute(f"SET search_path TO {store.schema}")
+        con.execute(
+            "INSERT INTO memory_events (seq, memory_id, occurred_at, actor, action, "
+            "from_status, to_status) VALUES (nextval('memory_event_seq'), %s, "
+            "localtimestamp, 'slow', 'approve', 'pending_approval', 'human-approved')",
+            [slow],
+        )
+        con.execute(
+            "UPDATE memories SET status = 'human-approved', decided_at = localtimestamp, "
+            "decided_by = 'slow' WHERE id = %s",
+            [slow],
+        )
+        nb.approve(quick)  # numbered after the slow one, committed before it
+        block = nb.context("analyst")
+        assert "committed first" in block and "committed late" not in block
+        con.execute(DECISION_SQL.replace("?", "%s"), decision_params())
+        notice = DecisionNotice(slow, "human-approved", "slow").payload()
+        con.execute("SELECT pg_notify(%s, %s)", [channel_for(store.schema), notice])
+    wait_until(lambda: "committed late" in nb.context("analyst"), what="the late commit")
+    assert whole_reads == ["analyst"]
+    nb.close()
+
+
+def test_another_clients_decision_is_patched_in_on_a_shared_store(
+    project_dir: Path, postgres_url: str, isolated_home: Path, whole_reads: list[str]
+) -> None:
+    nb = _shared(project_dir, postgres_url)
+    nb.reject(propose(nb, "a first decision starts the store's epoch"))
+    memory = propose(nb, "approved on another machine")
+    assert nb.context("analyst") == ""
+    run_python(
+        f"""
+        import npc_nb
+        nb = npc_nb.open({str(project_dir)!r}, store={postgres_url!r}, reviewer="bob",
+                         extract_in_background=False)
+        nb.approve({memory!r})
+        """,
+        env_home=isolated_home,
+    )
+    wait_until(lambda: "another machine" in nb.context("analyst"), what="the other decision")
+    assert whole_reads == ["analyst"]
+    nb.close()

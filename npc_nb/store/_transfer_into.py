@@ -26,7 +26,6 @@ from .._locations import ensure_store_dir, store_path
 from .._store_url import redact, redact_text
 from ..errors import StoreError
 from ._database import _SEQUENCED as SEQUENCED
-from .generation import rewrite_sql
 from .migrations import apply_migrations
 
 __all__ = [
@@ -136,7 +135,6 @@ def into_file(
                 )
                 counts[table] = _count(con, _quoted(table))
             _advance_file_sequences(con)
-            con.execute(rewrite_sql())  # caches of the target reload: nothing was decided
             con.execute("COMMIT")
         except BaseException:
             with contextlib.suppress(duckdb.Error):  # the error that got here tells more
@@ -225,7 +223,6 @@ def into_postgres(
                 for table, columns in target_tables.items()
             }
             _advance_pg_sequences(con, schema)
-            con.execute(rewrite_sql())
         reader.execute("COMMIT")
     finally:
         reader.close()

@@ -7,10 +7,11 @@ of every change a cache could care about:
   is in the audit log, so a cache that saw the same epoch can bring itself up to date
   from the events since its watermark;
 - the high bits are the store's **epoch**. Anything the audit log does not describe (SQL
-  run with ``--write``, a project moved in) starts a new random epoch, and every cache
-  reloads. A store never decided in since it was created has epoch 0, which no cache
-  trusts, so a store file deleted and created again is never patched from the old
-  file's log.
+  run with ``--write``) starts a new random epoch, and every cache reloads. A store
+  never decided in since it was created has epoch 0, which no cache trusts, so a store
+  file deleted and created again is never patched from the old file's log. A project
+  moved in brings its token along (``transfer`` copies every value as it was): an
+  epoch of its own, unknown to any cache of the store it replaces.
 
 Random bits, never counts: no older state (a rolled-back transaction, a restored or
 recreated file) can reproduce a token a cache has seen.
