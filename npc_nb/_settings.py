@@ -92,7 +92,10 @@ class Settings(BaseSettings):
         0.0, ge=0, description="seconds the offline demo model takes to extract (demos, tests)"
     )
     idle_release: float = Field(
-        0.25, ge=0, description="seconds a connection is kept after its last use"
+        0.25,
+        ge=0,
+        description="seconds a store file stays open after its last use once another "
+        "process waits for it (0: closed after every use)",
     )
     store: str | None = Field(
         None,

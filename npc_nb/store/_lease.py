@@ -1,11 +1,17 @@
 """A leased DuckDB connection: held while busy, released when idle, retried when locked.
 
 DuckDB lets one process hold a file read-write, and researchers run several kernels on
-one project. So no kernel may keep the lock while idle, yet opening a connection per
-operation costs ~14 ms against ~1-3 ms on a held one. The lease keeps the connection
-through a burst of operations and a reaper thread closes it once it has been idle for
-``idle_release`` seconds; another process waiting on the lock retries with backoff and
-gets in within that window. A lock held past ``lock_timeout`` raises StoreLockedError.
+one project. So no kernel may keep the lock while another waits for it, yet opening a
+connection per operation costs ~14 ms against ~1-3 ms on a held one, and closing a
+file after a write costs a checkpoint that grows with the store (a third of a second
+at 100,000 memories). A process that finds the file locked says so by touching a file
+beside it (``<store>.waiting``) on every retry, its *knock*. The lease keeps the
+connection through a burst of operations; a reaper thread closes it once it has been
+idle for ``idle_release`` seconds and somebody knocked, or once it has been idle for
+``UNASKED_HOLD`` seconds (for programs that do not knock, such as the DuckDB shell).
+So a reviewer reading a card never waits for a checkpoint, and a waiting kernel gets
+in within ``idle_release`` plus the close. A lock held past ``lock_timeout`` raises
+StoreLockedError.
 
 Every result is materialised before the lease is returned: a live DuckDB relation keeps
 the file lock even after its connection object is dropped.
@@ -17,13 +23,9 @@ engine told to refuse every file access, extension and setting change
 held connection is released first; the lease's mutex keeps every other use out meanwhile.
 
 Fairness: DuckDB's lock is not a queue, so a process that is never idle would keep it
-forever. A process that finds the file locked says so by touching a file beside it
-(``<store>.waiting``) on every retry; a lease held for more than ``MAX_CONTINUOUS_HOLD``
-seconds that sees a knock newer than its connection lets go between two operations and
-pauses briefly before reconnecting, and the waiting process, retrying every few tens of
-milliseconds, takes its turn. Nobody knocking, a busy kernel keeps the file: closing it
-costs a checkpoint that grows with the store (a fifth of a second or more at 100,000
-memories), which no single kernel should pay every second.
+forever. A lease held for more than ``MAX_CONTINUOUS_HOLD`` seconds that hears a knock
+lets go between two operations and pauses briefly before reconnecting, and the waiting
+process, retrying every few tens of milliseconds, takes its turn.
 """
 
 from __future__ import annotations
@@ -62,6 +64,10 @@ _READ_WRITE_CONFIG = {"autoinstall_known_extensions": False}
 #: Longest a busy process keeps the file before it lets others take a turn (seconds).
 MAX_CONTINUOUS_HOLD = 1.0
 YIELD_AFTER_HOLD = 0.06
+#: Longest an idle process keeps the file when nobody knocks (seconds).
+UNASKED_HOLD = 30.0
+#: How often an idle holder looks for a knock (seconds).
+_KNOCK_POLL = 0.05
 
 
 class ConnectionLease:
@@ -159,10 +165,14 @@ class ConnectionLease:
         with self._mutex:
             while self._con is not None:
                 idle_for = time.monotonic() - self._last_used
-                if self._depth == 0 and idle_for >= self.idle_release:
+                if idle_for < self.idle_release or self._depth:
+                    wait = self.idle_release - idle_for
+                elif idle_for >= UNASKED_HOLD or self._knocked():
                     self.release()
                     break
-                self._wake.wait(timeout=max(self.idle_release - idle_for, 0.001))
+                else:
+                    wait = min(_KNOCK_POLL, UNASKED_HOLD - idle_for)
+                self._wake.wait(timeout=max(wait, 0.001))
             # Cleared under the mutex, so a use after this point starts a new reaper
             # instead of notifying one that is about to exit.
             self._reaper = None
