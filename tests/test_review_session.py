@@ -165,9 +165,9 @@ def test_undo_and_a_refused_decision_reread_only_their_cards(
     reads: list[list[str] | None] = []
     open_memories = memory_rows.open_memories
 
-    def counted(store: object, filters: dict, now: object) -> list[dict]:
+    def counted(store: object, filters: dict, now: object, *columns: object) -> list[dict]:
         reads.append(filters.get("ids"))
-        return open_memories(store, filters, now)  # type: ignore[arg-type]
+        return open_memories(store, filters, now, *columns)  # type: ignore[arg-type]
 
     monkeypatch.setattr(memory_rows, "open_memories", counted)
     session.decide("approve")
