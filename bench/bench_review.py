@@ -1,6 +1,7 @@
 """Benchmark the kernel side of the review panel at lab scale (run by hand).
 
-    .venv/bin/python bench/bench_review.py [--size 100000] [--pending 1000] [--presses 30]
+    .venv/bin/python bench/bench_review.py [--size 100000] [--pending 1000] [--presses 20]
+        [--paced 5]
 
 A store with ``--size`` approved memories, ``--pending`` candidates and their audit
 events is generated set-wise in DuckDB (``build_store``, not row by row), then opened in
@@ -9,13 +10,15 @@ widget before. Printed, in milliseconds:
 
 - open        ``review_panel()``: read the queue, build the widgets, render the first card
               (its source, wordings and nearest approved memories through the neighbour
-              index). The first open also loads that index; a second open shows the rest.
+              index). The first open also loads that index (printed on its own line);
+              p50/p95 are of five more opens.
 - a r s d     one key message as the browser sends it: the decision written to the store,
               then the next card rendered and the widgets updated
 - e           the edit submitted (Ctrl+Enter in the edit box) after ``e`` opened it
 - u           undo of the decision just made: the card comes back to the front
-- a after 1 s ``a`` after a second on the card: the store's connection was released
-              meanwhile (``idle_release``) and the key opens it again
+- a after 1 s ``a`` after a second on the card, as a person reads it (``--paced``
+              presses): the store's connection was released meanwhile
+              (``idle_release``, a checkpoint of the file) and the key opens it again
 - refused     ``a`` on a card a notebook cell decided meanwhile: the panel says so and
               moves on to the next open card
 - wording     ``2`` on a card with three wordings: approve it with its second wording
@@ -221,8 +224,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=100_000, help="approved memories")
     parser.add_argument("--pending", type=int, default=1_000, help="candidates to review")
-    parser.add_argument("--presses", type=int, default=30, help="presses of each key")
-    parser.add_argument("--paced", type=int, default=6, help="presses after a pause")
+    parser.add_argument("--presses", type=int, default=20, help="presses of each key")
+    parser.add_argument("--paced", type=int, default=5, help="presses after a pause")
     args = parser.parse_args()
     if args.pending < 9 * args.presses + args.paced:
         parser.error("--pending must be at least 9 x --presses + --paced")
