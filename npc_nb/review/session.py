@@ -303,7 +303,8 @@ class ReviewSession:
         """Re-read the queue from the store, keeping this session's order.
 
         Candidates decided elsewhere drop out, new ones join at the back, and ``first``
-        (memories an undo has just reopened) go to the front.
+        (memories to show first) go to the front. Undo and a refused decision re-read
+        only their own cards (``_reread``), not the whole queue.
         """
         frame = self.memory.review_queue(
             npc=self.npc, category=self.category, conversation=self.conversation
