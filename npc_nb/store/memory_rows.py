@@ -223,13 +223,17 @@ def open_memories(
         if filters.get(column) is not None:
             clauses.append(f"{column} = ${column}")
             params[column] = filters[column]
+    listed, table = "", "memories"
     if filters.get("ids") is not None:
-        clauses.append("id = ANY($ids)")
+        # These memories first, then the other conditions: in one WHERE, DuckDB reads
+        # every row's status and filter columns before it looks at the ids.
+        listed = "WITH listed AS MATERIALIZED (SELECT * FROM memories WHERE id = ANY($ids)) "
+        table = "listed"
         params["ids"] = list(filters["ids"])
     with store.read() as con:
         return rows(
             con,
-            f"SELECT {', '.join(columns)} FROM memories WHERE "
+            f"{listed}SELECT {', '.join(columns)} FROM {table} WHERE "
             + " AND ".join(clauses)
             + " ORDER BY skipped_at NULLS FIRST, recorded_at, id",
             params,

@@ -59,9 +59,10 @@ def variant_counts(store: Store, memory_ids: list[str]) -> dict[str, int]:
     if not memory_ids:
         return {}
     with store.read() as con:
-        found = con.execute(
-            "SELECT memory_id, count(*) FROM reproposals r WHERE memory_id = ANY($ids) "
-            f"AND outcome = 'merged' AND {_UNLABELLED} GROUP BY memory_id",
+        found = con.execute(  # these cards' re-proposals first, then the label check
+            "WITH r AS MATERIALIZED (SELECT id, memory_id FROM reproposals "
+            "WHERE memory_id = ANY($ids) AND outcome = 'merged') "
+            f"SELECT memory_id, count(*) FROM r WHERE {_UNLABELLED} GROUP BY memory_id",
             {"ids": memory_ids},
         ).fetchall()
     return {memory_id: int(count) for memory_id, count in found}
