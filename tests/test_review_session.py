@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 import npc_nb
 from npc_nb.errors import DecisionError
 from npc_nb.review.session import ReviewSession, evidence_span
+from npc_nb.store import memory_rows
 
 ACTIONS = st.lists(
     st.sampled_from(["approve", "reject", "edit", "skip", "defer", "undo", "approve_all"]),
@@ -88,6 +89,94 @@ def test_skip_moves_the_card_to_the_back_of_this_review(nb: npc_nb.Project) -> N
     summary = session.summary()
     assert summary.tally["skipped"] == 1 and summary.decided == 2 and not summary.finished
     assert [decided.kind for decided in summary.last] == ["approved", "approved", "skipped"]
+
+
+def _queue(session: ReviewSession) -> list[str]:
+    """The cards of this review in order, as the reviewer will meet them."""
+    order = []
+    while session.current is not None and session.current not in order:
+        order.append(session.current)
+        session.decide("skip")
+    return order
+
+
+def test_undo_puts_the_card_back_first_and_keeps_the_rest_in_order(nb: npc_nb.Project) -> None:
+    ids = [
+        nb.add_candidate(f"undo order {n}", category="fact", npc="analyst").memory_id
+        for n in range(4)
+    ]
+    session = nb.review_session()
+    session.decide("skip")  # ids[0] to the back
+    session.decide("approve")  # ids[1] leaves
+    session.undo()
+    assert [session.current, session.remaining, session.card().position] == [ids[1], 4, 1]
+    session.undo()  # the skip: ids[0] comes back from the back to the front
+    assert session.current == ids[0] and session.remaining == 4
+    assert _queue(session) == [ids[0], ids[1], ids[2], ids[3]]
+
+
+def test_undo_of_a_batch_puts_its_cards_back_first(nb: npc_nb.Project) -> None:
+    ids = [
+        nb.add_candidate(f"batch order {n}", category="fact", npc="analyst").memory_id
+        for n in range(3)
+    ]
+    session = nb.review_session()
+    session.decide("skip")
+    session.approve_previewed(session.preview_all())
+    assert session.remaining == 0
+    session.undo()
+    assert session.remaining == 3 and set(_queue(session)) == set(ids)
+
+
+def test_a_refused_decision_drops_that_card_and_keeps_the_rest(nb: npc_nb.Project) -> None:
+    ids = [
+        nb.add_candidate(f"refused order {n}", category="fact", npc="analyst").memory_id
+        for n in range(3)
+    ]
+    session = nb.review_session(by="alice")
+    nb.reject(ids[0], by="bob")  # decided in a notebook cell while alice has it on screen
+    with pytest.raises(DecisionError, match="bob"):
+        session.decide("approve")
+    assert [session.current, session.remaining, session.card().total] == [ids[1], 2, 2]
+    assert _queue(session) == ids[1:]
+
+
+def test_an_invalid_decision_keeps_the_card_where_it_was(nb: npc_nb.Project) -> None:
+    ids = [
+        nb.add_candidate(f"invalid order {n}", category="fact", npc="analyst").memory_id
+        for n in range(2)
+    ]
+    session = nb.review_session()
+    with pytest.raises(DecisionError, match="accepts"):
+        session.decide("approve", colour="blue")
+    assert [session.current, session.remaining] == [ids[0], 2]
+    session.decide("approve")
+    assert nb.memories().set_index("id").loc[ids[0], "status"] == "human-approved"
+
+
+def test_undo_and_a_refused_decision_reread_only_their_cards(
+    nb: npc_nb.Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ids = [
+        nb.add_candidate(f"counted read {n}", category="fact", npc="analyst").memory_id
+        for n in range(4)
+    ]
+    session = nb.review_session(by="alice")
+    reads: list[list[str] | None] = []
+    open_memories = memory_rows.open_memories
+
+    def counted(store: object, filters: dict, now: object, *columns: object) -> list[dict]:
+        reads.append(filters.get("ids"))
+        return open_memories(store, filters, now, *columns)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(memory_rows, "open_memories", counted)
+    session.decide("approve")
+    session.undo()
+    nb.reject(ids[0], by="bob")
+    with pytest.raises(DecisionError):
+        session.decide("approve")
+    assert session.current == ids[1] and session.remaining == 3
+    assert reads == [[ids[0]], [ids[0]]]  # the undone card, then the refused one: no more
 
 
 def test_time_spent_is_measured_from_when_the_card_was_shown(nb: npc_nb.Project) -> None:
@@ -221,7 +310,7 @@ def test_nearest_approved_includes_project_scope_and_approvals_made_elsewhere(
         nb.add_candidate("We write reports in Quarto", category="fact", npc="analyst").memory_id
     )
     session.decide("skip")
-    session.reload()  # what the panel does after an undo or a refused decision
+    session.reload()  # the whole queue re-read
     assert [n.text for n in session.card().nearest] == ["We write reports in Quarto"]
 
 

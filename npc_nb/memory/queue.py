@@ -46,6 +46,9 @@ QUEUE_KINDS: dict[str, Kind] = {
     "variants": "int",
 }
 QUEUE_COLUMNS = list(QUEUE_KINDS)
+#: What the queue reads of each open memory: its columns, and when it was skipped (the
+#: order). Not whole rows: a row's content terms and hashes are most of what it weighs.
+_READ = [*(c for c in QUEUE_COLUMNS if c != "variants"), "skipped_at"]
 
 
 def queue_filters(
@@ -71,11 +74,9 @@ def queue_rows(stores: Stores, filters: dict[str, Any], now: datetime) -> list[d
     """The open memories matching ``filters`` in both stores, in review order."""
     found = []
     for store in stores.existing():
-        counts = reproposal_rows.variant_counts(store, filters.get("ids"))  # wordings per card
-        found += [
-            {**m, "variants": 1 + counts.get(m["id"], 0)}
-            for m in memory_rows.open_memories(store, filters, now)
-        ]
+        cards = memory_rows.open_memories(store, filters, now, _READ)
+        counts = reproposal_rows.variant_counts(store, [m["id"] for m in cards])  # wordings
+        found += [{**m, "variants": 1 + counts.get(m["id"], 0)} for m in cards]
     found.sort(
         key=lambda m: (
             m["skipped_at"] is not None,

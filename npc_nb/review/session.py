@@ -303,7 +303,8 @@ class ReviewSession:
         """Re-read the queue from the store, keeping this session's order.
 
         Candidates decided elsewhere drop out, new ones join at the back, and ``first``
-        (memories an undo has just reopened) go to the front.
+        (memories to show first) go to the front. Undo and a refused decision re-read
+        only their own cards (``_reread``), not the whole queue.
         """
         frame = self.memory.review_queue(
             npc=self.npc, category=self.category, conversation=self.conversation
@@ -319,9 +320,13 @@ class ReviewSession:
         self._queue = [i for i in order if i in self._rows]
 
     @_locked
-    def _reread(self, memory_ids: list[str]) -> None:
-        """Re-read only these cards (a split changed one and added one): what ``reload``
-        does for them, without re-reading the whole queue. New ones join at the back."""
+    def _reread(self, memory_ids: list[str], *, first: bool = False) -> None:
+        """Re-read only these cards, not the whole queue: what ``reload`` does for them.
+
+        Those no longer open (or outside this review's filters) leave the queue; new
+        ones join at the back, or with ``first`` (cards an undo has just reopened) all
+        go to the front in the order given.
+        """
         frame = self.memory.review_queue(
             npc=self.npc, category=self.category, conversation=self.conversation, ids=memory_ids
         )
@@ -334,6 +339,9 @@ class ReviewSession:
             elif memory_id in self._rows:
                 del self._rows[memory_id]
                 self._queue.remove(memory_id)
+        if first:
+            reopened = [i for i in dict.fromkeys(memory_ids) if i in found]
+            self._queue = reopened + [i for i in self._queue if i not in found]
         self._generation += 1
 
     @property
@@ -521,7 +529,9 @@ class ReviewSession:
                 **extra,
             )
         except DecisionError:
-            self.reload()  # somebody else may have decided it: show what is really open
+            # Somebody else may have decided it: re-read this card alone (it leaves the
+            # queue if it is no longer open), not the whole queue.
+            self._reread([memory_id])
             self._shown_at = self.clock()
             raise
         # An edit that changes nothing is stored as an approval: count what was stored.
@@ -553,7 +563,7 @@ class ReviewSession:
                 self.undone = step.decided
                 del self._steps[index]
                 break
-        self.reload(first=result.memory_ids)
+        self._reread(result.memory_ids, first=True)
         self._shown_at = self.clock()
         return result
 

@@ -105,6 +105,10 @@ class Store:
 
     _shared: ClassVar[weakref.WeakValueDictionary[Path, Store]] = weakref.WeakValueDictionary()
     _shared_lock: ClassVar[threading.Lock] = threading.Lock()
+    #: Whether a write transaction has the store to itself: DuckDB lets one process
+    #: hold the file and the lease one thread at a time use it, so a row read inside a
+    #: transaction stays as read until it ends.
+    sole_writer: ClassVar[bool] = True
 
     @classmethod
     def shared(cls, folder: Path, settings: Settings) -> Store:

@@ -88,6 +88,7 @@ class PostgresStore(Store):
     _pg_shared: ClassVar[weakref.WeakValueDictionary[tuple[str, str], PostgresStore]] = (
         weakref.WeakValueDictionary()
     )
+    sole_writer: ClassVar[bool] = False  # other clients write while a transaction runs
 
     @classmethod
     def shared_pg(cls, url: str, schema: str, settings: Settings) -> PostgresStore:

@@ -11,7 +11,6 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from ..vocabulary import OPEN_STATUSES
 from ._database import Connection, Store, insert_row, rows
 
 __all__ = [
@@ -43,25 +42,28 @@ def get_reproposal(con: Connection, reproposal_id: str) -> dict | None:
 def open_variants(store: Store, memory_id: str) -> list[dict]:
     """The wordings merged into the card ``memory_id`` and not split off, oldest first."""
     with store.read() as con:
+        # The card's re-proposals first (by its index), then the label check: joined
+        # straight away, the label check would scan every re-proposal.
         return rows(
             con,
-            "SELECT id, recorded_at, proposed_text, conversation_id, flags FROM reproposals r "
-            "WHERE memory_id = $id "
-            f"AND outcome = 'merged' AND {_UNLABELLED} ORDER BY recorded_at, id",
+            "WITH r AS MATERIALIZED (SELECT id, recorded_at, proposed_text, conversation_id, "
+            "flags FROM reproposals WHERE memory_id = $id AND outcome = 'merged') "
+            f"SELECT * FROM r WHERE {_UNLABELLED} ORDER BY recorded_at, id",
             {"id": memory_id},
         )
 
 
-def variant_counts(store: Store, memory_ids: list[str] | None = None) -> dict[str, int]:
-    """{card id: merged wordings not split off} for the open cards that have any (only
-    these cards, if ``memory_ids`` is given)."""
+def variant_counts(store: Store, memory_ids: list[str]) -> dict[str, int]:
+    """{card id: merged wordings not split off} for those of these cards that have any
+    (the caller passes open cards: no memory is read here)."""
+    if not memory_ids:
+        return {}
     with store.read() as con:
-        found = con.execute(
-            "SELECT r.memory_id, count(*) FROM reproposals r JOIN memories m "
-            "ON m.id = r.memory_id AND m.status = ANY($open) "
-            f"WHERE r.outcome = 'merged' AND {_UNLABELLED} "
-            "AND ($ids IS NULL OR r.memory_id = ANY($ids)) GROUP BY r.memory_id",
-            {"open": list(OPEN_STATUSES), "ids": memory_ids},
+        found = con.execute(  # these cards' re-proposals first, then the label check
+            "WITH r AS MATERIALIZED (SELECT id, memory_id FROM reproposals "
+            "WHERE memory_id = ANY($ids) AND outcome = 'merged') "
+            f"SELECT memory_id, count(*) FROM r WHERE {_UNLABELLED} GROUP BY memory_id",
+            {"ids": memory_ids},
         ).fetchall()
     return {memory_id: int(count) for memory_id, count in found}
 
