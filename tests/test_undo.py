@@ -97,3 +97,21 @@ def test_undo_of_a_supersede_restores_the_old_version(nb: npc_nb.Project) -> Non
     assert status_of(nb, old) == "human-approved"
     assert status_of(nb, new) == "superseded"
     assert "Friday" in nb.context("analyst") and "Monday" not in nb.context("analyst")
+
+
+def test_undo_reaches_a_decision_older_than_the_recent_events_it_looks_at_first(
+    nb: npc_nb.Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from npc_nb.store import events
+
+    monkeypatch.setattr(events, "RECENT_WINDOW", 3)
+    old, newer = propose(nb, "decided long ago"), propose(nb, "decided, then undone")
+    nb.approve(old)
+    nb.reject(newer, by="colleague")
+    for n in range(5):  # newer events than the reviewer's decision, none of theirs
+        propose(nb, f"proposed later {n}")
+    nb.approve(newer, by="colleague", reconsider=True)
+    nb.undo(by="colleague")  # within the window: the colleague's approval
+    assert status_of(nb, newer) == "human-rejected"
+    nb.undo()  # this reviewer's only decision is far behind the window
+    assert status_of(nb, old) == "pending_approval"

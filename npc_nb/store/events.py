@@ -22,6 +22,8 @@ __all__ = [
 ]
 
 _NOT_UNDONE = "NOT EXISTS (SELECT 1 FROM memory_events u WHERE u.undoes = e.seq)"
+#: How many of the newest events ``recent_undoable`` looks through before the whole log.
+RECENT_WINDOW = 10_000
 
 
 def insert_event(con: Connection, event: dict[str, Any]) -> None:
@@ -32,16 +34,29 @@ def recent_undoable(
     store: Store, actor: str, actions: Sequence[str], limit: int, session: str | None = None
 ) -> list[dict]:
     """The actor's latest decision events that no undo event points at, newest first
-    (only those of one review session when ``session`` is given)."""
+    (only those of one review session when ``session`` is given).
+
+    Looked for among the newest ``RECENT_WINDOW`` events first (an undo event always
+    comes after the event it reverts, so both ends of the check stay in the window),
+    and in the whole log only if none is there: an undo must not read millions of
+    events to revert the decision made a moment ago.
+    """
+    params = {"actor": actor, "actions": list(actions), "limit": limit, "session": session}
     with store.read() as con:
-        return rows(
-            con,
-            "SELECT * FROM memory_events e WHERE actor = $actor "
-            "AND action = ANY($actions) "
-            f"AND ($session IS NULL OR review_session = $session) AND {_NOT_UNDONE} "
-            "ORDER BY seq DESC LIMIT $limit",
-            {"actor": actor, "actions": list(actions), "limit": limit, "session": session},
-        )
+        floor = scalar(con, "SELECT coalesce(max(seq), 0) FROM memory_events") - RECENT_WINDOW
+        for since in (floor, 0) if floor > 0 else (0,):
+            found = rows(
+                con,
+                "SELECT * FROM memory_events e WHERE e.seq > $since AND actor = $actor "
+                "AND action = ANY($actions) "
+                "AND ($session IS NULL OR review_session = $session) AND NOT EXISTS "
+                "(SELECT 1 FROM memory_events u WHERE u.seq > $since AND u.undoes = e.seq) "
+                "ORDER BY seq DESC LIMIT $limit",
+                params | {"since": since},
+            )
+            if found:
+                break
+    return found
 
 
 def changed_since(store: Store, event: dict) -> bool:
