@@ -257,3 +257,24 @@ def test_reproposal_rate_counts_reinforcements(open_with) -> None:
     frame = nb.metrics.reproposal_rate()
     assert frame["reinforced"].tolist() == [1] and frame["approved"].tolist() == [1]
     assert frame["reinforced_rate"].tolist() == [1.0]
+
+
+def test_content_terms_are_the_same_when_threads_stem_at_once() -> None:
+    # The extraction worker stems candidates while the kernel stems queries: a stemmer
+    # shared between them would mix up their words.
+    from concurrent.futures import ThreadPoolExecutor
+
+    import snowballstemmer
+
+    from npc_nb._terms import stem
+
+    roots = ("nation", "relat", "operat", "condition", "generous", "hopeful", "formal")
+    suffixes = ("ational", "alization", "fulness", "iveness", "ousness", "ically", "ements")
+    batches = [
+        [f"{root}{thread}x{n}{suffix}" for n in range(300) for root in roots[:3]]
+        for thread, suffix in enumerate(suffixes)
+    ]
+    reference = snowballstemmer.stemmer("english")
+    expected = [[reference.stemWord(word) for word in batch] for batch in batches]
+    with ThreadPoolExecutor(len(batches)) as pool:
+        assert list(pool.map(stem, batches)) == expected
