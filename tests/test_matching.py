@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -248,6 +249,56 @@ def test_neighbours_written_by_another_kernel_are_seen(open_with, isolated_home:
     other_id = done.stdout.strip()
     outcome = add(nb, "Survey data is collected on tablets by the field team.")
     assert (outcome.action, outcome.memory_id) == ("suppressed", other_id)
+
+
+def test_new_cards_are_neighbours_at_once_and_other_kernels_cards_are_never_missed(
+    open_with, isolated_home: Path
+) -> None:
+    """Cards this kernel queues join its neighbour index without a look at the store,
+    yet a card another kernel queued while this one judged (the file released) is
+    found by the next candidate."""
+    judged: list[list[str]] = []
+    during_judging: list[Callable[[], object]] = []
+
+    def different(candidate: str, neighbours: list[str]) -> list:
+        judged.append(sorted(neighbours))
+        while during_judging:
+            during_judging.pop()()
+        return ["different"] * len(neighbours)
+
+    nb = open_with(matcher=different, idle_release=60)  # held between the adds below
+    add(nb, "The field team uses tablets.")
+    add(nb, "The field team charges the tablets nightly.")
+    add(nb, "The field team carries spare tablets.")
+    assert judged[-1] == sorted(
+        ["The field team uses tablets.", "The field team charges the tablets nightly."]
+    )
+
+    def another_kernel_adds_a_card() -> None:
+        nb.close()  # the other kernel gets the file
+        code = f"""
+            import npc_nb
+            other = npc_nb.open({str(nb.root)!r}, matcher=None)
+            other.add_candidate("The field team labels every tablet.", category="fact",
+                                npc="analyst")
+        """
+        env = {**os.environ, "NPC_NB_HOME": str(isolated_home), "PYTHONPATH": str(REPO)}
+        subprocess.run(
+            [sys.executable, "-c", textwrap.dedent(code)], env=env, timeout=120, check=True
+        )
+
+    during_judging.append(another_kernel_adds_a_card)
+    add(nb, "The field team backs up the tablets.")  # queued after the other kernel's card
+    add(nb, "The field team cleans the tablets.")
+    assert judged[-1] == sorted(
+        [
+            "The field team uses tablets.",
+            "The field team charges the tablets nightly.",
+            "The field team carries spare tablets.",
+            "The field team labels every tablet.",
+            "The field team backs up the tablets.",
+        ]
+    )
 
 
 def test_reproposal_rate_counts_reinforcements(open_with) -> None:
