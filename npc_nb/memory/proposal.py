@@ -151,8 +151,9 @@ def _judge(
     judged = []
     for (store, row), (verdict, score) in zip(found, verdicts, strict=True):
         verdict, differs = guard(candidate.text, row["final_text"], verdict)
-        lexical = float(fuzz.token_set_ratio(candidate.norm_text, normalise(row["final_text"])))
-        judged.append(_Judged(store, row, Judgement(verdict, score or lexical, differs)))
+        if not score:  # no score from the matcher: the lexical one
+            score = float(fuzz.token_set_ratio(candidate.norm_text, normalise(row["final_text"])))
+        judged.append(_Judged(store, row, Judgement(verdict, score, differs)))
     return judged, None
 
 
