@@ -17,8 +17,11 @@ the caller reads their current rows.
 
 from __future__ import annotations
 
+import gc
 import threading
 from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -56,11 +59,14 @@ class _Posting:
         self._positions = np.empty(8, dtype=np.int64)
         self.size = 0
 
-    def append(self, position: int) -> None:
-        if self.size == len(self._positions):
-            self._positions = np.concatenate([self._positions, np.empty_like(self._positions)])
-        self._positions[self.size] = position
-        self.size += 1
+    def extend(self, positions: list[int]) -> None:
+        end = self.size + len(positions)
+        if end > len(self._positions):
+            grown = np.empty(max(end, 2 * len(self._positions)), dtype=np.int64)
+            grown[: self.size] = self._positions[: self.size]
+            self._positions = grown
+        self._positions[self.size : end] = positions
+        self.size = end
 
     def positions(self) -> np.ndarray:
         return self._positions[: self.size]
@@ -108,8 +114,7 @@ class NeighbourIndex:
         with self._lock:
             if self._seen != (connections, inserts - 1) or seq <= self._watermark:
                 return
-            terms = frozenset(row["match_terms"] or ())
-            self._add(row["id"], terms, row["scope"], row["npc"], row["team"])
+            self._add([(row["id"], row["match_terms"], row["scope"], row["npc"], row["team"])])
             self._watermark, self._seen = seq, seen
 
     def _ranked(self, terms: frozenset[str], wanted: int) -> list[int]:
@@ -149,26 +154,46 @@ class NeighbourIndex:
         if self._seen[0] != seen[0] and memory_rows.newest_insert(self.store) < self._watermark:
             self._reset()
         self._seen = seen
-        for seq, memory_id, terms, scope, npc, team in memory_rows.index_entries(
-            self.store, self._watermark
-        ):
-            self._add(memory_id, frozenset(terms or ()), scope, npc, team)
-            self._watermark = seq
+        with _collector_paused():  # a first load makes millions of objects, no cycles
+            found = memory_rows.index_entries(self.store, self._watermark)
+            if found:
+                self._add([row[1:] for row in found])
+                self._watermark = found[-1][0]
 
-    def _add(
-        self, memory_id: str, terms: frozenset[str], scope: str, npc: str | None, team: str | None
-    ) -> None:
-        position = len(self._entries)
-        self._entries.append(_Entry(memory_id, scope, npc, team))
-        if position >= len(self._lengths):
+    def _add(self, rows: list[tuple]) -> None:
+        """Add memories, (id, terms, scope, npc, team) each, in insertion order: each
+        term's posting grows once per call, however many memories it gains."""
+        start = len(self._entries)
+        gained: defaultdict[str, list[int]] = defaultdict(list)
+        lengths = []
+        for position, (memory_id, terms, scope, npc, team) in enumerate(rows, start):
+            self._entries.append(_Entry(memory_id, scope, npc, team))
+            distinct = frozenset(terms or ())
+            lengths.append(len(distinct))
+            for term in distinct:
+                gained[term].append(position)
+        while len(self._entries) > len(self._lengths):
             self._lengths = np.resize(self._lengths, 2 * len(self._lengths))
-        self._lengths[position] = len(terms)
-        self._length_sum += len(terms)
-        for term in terms:
-            self._postings[term].append(position)
+        self._lengths[start : len(self._entries)] = lengths
+        self._length_sum += sum(lengths)
+        for term, positions in gained.items():
+            self._postings[term].extend(positions)
 
     def _reset(self) -> None:
         self._entries, self._postings = [], defaultdict(_Posting)
         self._lengths = np.zeros(1024, dtype=np.float32)
         self._length_sum = 0.0
         self._watermark = 0
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cycle collector paused: it would otherwise walk the whole heap again and
+    again while a store's worth of index entries is created (half of a first load)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
