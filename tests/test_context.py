@@ -14,7 +14,15 @@ from hypothesis import strategies as st
 
 import npc_nb
 from npc_nb import StreamScrubber, scrub_memory_tags
-from npc_nb.store.predicates import VISIBLE, visible_to
+from npc_nb.store.predicates import (
+    SCOPE_RANK,
+    SCOPE_RANK_SQL,
+    VISIBLE,
+    approved_at,
+    approved_now,
+    visible_to,
+)
+from npc_nb.vocabulary import STATUSES
 from tests.helpers import propose
 
 LINE = re.compile(r"^- \[(\w+)/(\w+)\] (.*)$", re.MULTILINE)
@@ -92,6 +100,42 @@ def test_python_visibility_agrees_with_the_sql_predicate(
     params = {"s": scope, "rn": row_npc, "rt": row_team, "npc": npc, "team": team}
     (in_sql,) = duckdb.execute(sql, params).fetchone()
     assert visible_to({"scope": scope, "npc": row_npc, "team": row_team}, npc, team) == in_sql
+
+
+_MOMENT = datetime(2026, 6, 1, 12, 0)
+_AROUND = st.sampled_from([None, _MOMENT - timedelta(days=1), _MOMENT, _MOMENT + timedelta(days=1)])
+
+
+@given(
+    status=st.sampled_from(STATUSES),
+    superseded_by=st.sampled_from([None, "m2"]),
+    valid_from=_AROUND,
+    valid_to=_AROUND,
+    scope=st.sampled_from(["npc", "team", "project", "global", "other"]),
+)
+def test_python_approval_and_rank_agree_with_the_sql(
+    status: str,
+    superseded_by: str | None,
+    valid_from: datetime | None,
+    valid_to: datetime | None,
+    scope: str,
+) -> None:
+    row = {
+        "status": status,
+        "superseded_by": superseded_by,
+        "valid_from": valid_from,
+        "valid_to": valid_to,
+        "scope": scope,
+    }
+    where, params = approved_now()
+    columns = "$status AS status, $superseded_by AS superseded_by, "
+    columns += "$valid_from::TIMESTAMP AS valid_from, $valid_to::TIMESTAMP AS valid_to, "
+    columns += "$scope AS scope"
+    sql = f"SELECT coalesce({where}, false), {SCOPE_RANK_SQL} FROM (SELECT {columns})"
+    params = params | row | {"moment": _MOMENT}
+    (approved, rank) = duckdb.execute(sql, params).fetchone()
+    assert approved_at(row, _MOMENT) == approved
+    assert SCOPE_RANK.get(scope, 3) == rank
 
 
 def test_most_specific_scope_first_then_decision_order(nb: npc_nb.Project) -> None:

@@ -32,6 +32,7 @@ __all__ = [
     "line_length",
     "query_terms",
     "render_block",
+    "render_line",
     "scrub_memory_tags",
 ]
 
@@ -108,7 +109,7 @@ def render_block(selected: Iterable[dict], available: int, max_chars: int) -> Me
     room = block_room(max_chars)
     lines, ids, hashes = [], [], []
     for memory in ordered:
-        line = render_line(memory)
+        line = memory.get("line") or render_line(memory)  # rendered once, when cached
         if len(line) > room:
             continue
         room -= len(line)

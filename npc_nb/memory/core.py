@@ -206,7 +206,7 @@ class MemoryCore:
             )
         approved = self.cache.approved(list(self.stores.existing()), npc, team)
         selected = approved.select(query_terms(query), block_room(cap))
-        return render_block(selected, len(approved.rows), cap)
+        return render_block(selected, len(approved), cap)
 
     def approved_versions(self, npc: str, team: str | None) -> dict[str, str]:
         """{id: text hash} of the approved memories ``npc`` may see now."""

@@ -1,95 +1,176 @@
 """Choosing what goes into the memory block when not everything fits, fast enough to run
-on every message.
+on every message, and kept current by decisions instead of rebuilt after each.
 
 Relevance to the message decides: terms are matched as word prefixes through an
 inverted index built on first need, rarer terms weigh more, and a term found in more
 than half of the memories is ignored as noise. What is left over goes in priority
 order (most specific scope, then newest).
+
+A decision changes a handful of memories, so the set changes by exactly those
+(``apply``): each leaves the priority order, the line lengths, the versions and the
+index, and comes back in its new form if it is still approved and visible. Nothing
+else is recomputed, whatever the size of the set.
 """
 
 from __future__ import annotations
 
 import bisect
-import functools
 import itertools
 import math
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+import threading
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from datetime import datetime
 
-from .block import line_length
+from .block import render_line
 
-__all__ = ["ApprovedSet"]
+__all__ = ["ApprovedSet", "priority_key"]
 
 _WORD = re.compile(r"\w+")
 
+#: Where a memory stands in the block's priority order: most specific scope, newest, id.
+PriorityKey = tuple[int, float, str]
 
-@dataclass
+
+def priority_key(row: dict) -> PriorityKey:
+    decided: datetime = row["decided_at"]
+    return (row["scope_rank"], -decided.timestamp(), row["id"])
+
+
 class ApprovedSet:
     """The approved memories one persona may see, in priority order (specific, newest)."""
 
-    rows: list[dict]
-    lengths: list[int] = field(init=False)
-    _vocabulary: list[str] | None = field(default=None, init=False, repr=False)
-    _postings: dict[str, list[int]] = field(default_factory=dict, init=False, repr=False)
+    def __init__(self, rows: Iterable[dict]) -> None:
+        self._rows: dict[str, dict] = {}
+        self._keys: dict[str, PriorityKey] = {}
+        self._lengths: dict[str, int] = {}
+        self._length_counts: Counter[int] = Counter()
+        self._total_length = 0
+        #: {memory id: text hash} of every memory in the set: what may still be resent.
+        self.versions: dict[str, str] = {}
+        self._postings: dict[str, set[str]] | None = None  # built on first need
+        self._vocabulary: list[str] = []  # the postings' words, sorted
+        self._lock = threading.Lock()  # a decision may land while another thread selects
+        for row in rows:
+            self._remember(row)
+        self._order = sorted(self._keys.values())
 
-    def __post_init__(self) -> None:
-        self.lengths = [line_length(row) for row in self.rows]
+    def __len__(self) -> int:
+        return len(self._rows)
 
-    @functools.cached_property
-    def versions(self) -> dict[str, str]:
-        """{memory id: text hash} of every memory in the set: what may still be resent."""
-        return {row["id"]: row["final_hash"] for row in self.rows}
+    @property
+    def rows(self) -> list[dict]:
+        """The memories in priority order."""
+        with self._lock:
+            return [self._rows[key[2]] for key in self._order]
+
+    def apply(self, changed: Iterable[str], current: Iterable[dict]) -> None:
+        """Bring the set up to date after decisions: ``changed`` are the ids of every
+        memory they touched, ``current`` those of them approved and visible now."""
+        with self._lock:
+            for memory_id in changed:
+                if memory_id in self._rows:
+                    self._forget(memory_id)
+            for row in current:
+                if row["id"] in self._rows:
+                    self._forget(row["id"])
+                self._remember(row)
+                bisect.insort(self._order, self._keys[row["id"]])
 
     def select(self, terms: list[str], room: int) -> list[dict]:
         """The highest-priority memories whose lines fit in ``room`` characters."""
-        if sum(self.lengths) <= room:
-            return list(self.rows)
-        if room <= 0:
-            return []
-        chosen, used, smallest = [], 0, min(self.lengths)
-        for position in self._priority(terms):
-            cost = self.lengths[position]
-            if used + cost <= room:
-                chosen.append(self.rows[position])
-                used += cost
-            elif room - used < smallest:
-                break
-        return chosen
+        with self._lock:
+            if self._total_length <= room:
+                return [self._rows[key[2]] for key in self._order]
+            if room <= 0:
+                return []
+            chosen, used, smallest = [], 0, min(self._length_counts)
+            for memory_id in self._priority(terms):
+                cost = self._lengths[memory_id]
+                if used + cost <= room:
+                    chosen.append(self._rows[memory_id])
+                    used += cost
+                elif room - used < smallest:
+                    break
+            return chosen
 
-    def _priority(self, terms: list[str]) -> Iterator[int]:
+    # -- keeping the parts in step ----------------------------------------------------------
+
+    def _remember(self, row: dict) -> None:
+        memory_id = row["id"]
+        row["line"] = render_line(row)  # what the block prints, rendered once
+        length = len(row["line"])
+        self._rows[memory_id] = row
+        self._keys[memory_id] = priority_key(row)
+        self._lengths[memory_id] = length
+        self._length_counts[length] += 1
+        self._total_length += length
+        self.versions[memory_id] = row["final_hash"]
+        if self._postings is not None:
+            for word in _words(row):
+                if word not in self._postings:
+                    self._postings[word] = set()
+                    bisect.insort(self._vocabulary, word)
+                self._postings[word].add(memory_id)
+
+    def _forget(self, memory_id: str) -> None:
+        row = self._rows.pop(memory_id)
+        key = self._keys.pop(memory_id)
+        del self._order[bisect.bisect_left(self._order, key)]
+        length = self._lengths.pop(memory_id)
+        self._length_counts[length] -= 1
+        if not self._length_counts[length]:
+            del self._length_counts[length]
+        self._total_length -= length
+        del self.versions[memory_id]
+        if self._postings is not None:
+            for word in _words(row):
+                holders = self._postings[word]
+                holders.discard(memory_id)
+                if not holders:
+                    del self._postings[word]
+                    del self._vocabulary[bisect.bisect_left(self._vocabulary, word)]
+
+    # -- relevance --------------------------------------------------------------------------
+
+    def _priority(self, terms: list[str]) -> Iterator[str]:
         scores = self._scores(terms) if terms else {}
-        relevant = sorted(scores, key=lambda p: (-scores[p], p))
-        rest = (p for p in range(len(self.rows)) if p not in scores)
+        relevant = sorted(scores, key=lambda memory_id: (-scores[memory_id], self._keys[memory_id]))
+        rest = (key[2] for key in self._order if key[2] not in scores)
         return itertools.chain(relevant, rest)
 
-    def _scores(self, terms: list[str]) -> dict[int, float]:
-        self._build_index()
-        assert self._vocabulary is not None
-        total, scores = len(self.rows), dict[int, float]()
+    def _scores(self, terms: list[str]) -> dict[str, float]:
+        total, scores = len(self._rows), dict[str, float]()
         for term in terms:
             matched = self._matching(term)
             if not matched or len(matched) > total / 2:
                 continue
             weight = math.log(total / len(matched))
-            for position in matched:
-                scores[position] = scores.get(position, 0.0) + weight
+            for memory_id in matched:
+                scores[memory_id] = scores.get(memory_id, 0.0) + weight
         return scores
 
-    def _matching(self, term: str) -> set[int]:
-        assert self._vocabulary is not None
+    def _matching(self, term: str) -> set[str]:
+        postings = self._index()
         start = bisect.bisect_left(self._vocabulary, term)
-        matched: set[int] = set()
-        for word in self._vocabulary[start:]:
+        matched: set[str] = set()
+        for position in range(start, len(self._vocabulary)):
+            word = self._vocabulary[position]
             if not word.startswith(term):
                 break
-            matched.update(self._postings[word])
+            matched |= postings[word]
         return matched
 
-    def _build_index(self) -> None:
-        if self._vocabulary is not None:
-            return
-        for position, row in enumerate(self.rows):
-            for word in set(_WORD.findall(row["norm_text"])):
-                self._postings.setdefault(word, []).append(position)
-        self._vocabulary = sorted(self._postings)
+    def _index(self) -> dict[str, set[str]]:
+        if self._postings is None:
+            postings: dict[str, set[str]] = {}
+            for memory_id, row in self._rows.items():
+                for word in _words(row):
+                    postings.setdefault(word, set()).add(memory_id)
+            self._postings, self._vocabulary = postings, sorted(postings)
+        return self._postings
+
+
+def _words(row: dict) -> set[str]:
+    return set(_WORD.findall(row["norm_text"]))

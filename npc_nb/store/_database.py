@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import socket
 import threading
 import weakref
@@ -31,6 +30,7 @@ from .._settings import Settings
 from .._tables import kind_of_sql_type, with_missing_as_na
 from ..errors import StoreError
 from ._lease import ConnectionLease
+from .generation import DECISION_SQL, decision_params, rewrite_sql
 from .migrations import apply_migrations
 from .notices import DecisionNotice
 
@@ -192,23 +192,20 @@ class Store:
             con.execute("ROLLBACK")
 
     def generation(self, con: Connection) -> int:
-        """A token that changes with every decision: caches of approved and rejected sets
-        key on it.
-
-        Each change writes a fresh random value, never a count, so no older state (a
-        rolled-back transaction, a restored or recreated file) can reproduce a token a
-        cache has seen. While this process holds the file no other process can write,
-        so the token is read from the file only after a (re)connect.
+        """A token that changes with every decision (``generation`` tells what a change
+        of it means to a cache). While this process holds the file no other process can
+        write, so the token is read from the file only after a (re)connect.
         """
         if self._generation is None:
             value = scalar(con, "SELECT value FROM store_state WHERE key = 'decision_generation'")
             self._generation = int(value)
         return self._generation
 
-    def bump_generation(self, con: Connection) -> None:
-        token = secrets.randbits(62)
-        con.execute("UPDATE store_state SET value = ? WHERE key = 'decision_generation'", [token])
-        self._generation = token
+    def bump_generation(self, con: Connection, *, rewrite: bool = False) -> None:
+        """Move the token (``generation``): for a decision, or for a ``rewrite`` the
+        audit log does not describe, after which every cache reloads."""
+        sql, params = (rewrite_sql(), []) if rewrite else (DECISION_SQL, decision_params())
+        self._generation = int(scalar(con, sql, params))
 
     def dataframe(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> pd.DataFrame:
         with self.read() as con:

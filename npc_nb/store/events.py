@@ -14,8 +14,10 @@ from ._database import Connection, Store, insert_row, rows, scalar
 __all__ = [
     "batch_events",
     "changed_since",
+    "events_after",
     "insert_event",
     "latest_change",
+    "recent_seqs",
     "recent_undoable",
 ]
 
@@ -75,3 +77,27 @@ def latest_change(con: Connection, memory_id: str) -> dict | None:
         [memory_id],
     )
     return found[0] if found else None
+
+
+def events_after(con: Connection, after: int, missing: Sequence[int] = ()) -> list[tuple[int, str]]:
+    """(seq, memory id) of the events after ``after`` and of the ``missing`` ones below
+    it: what a cache brought up to date at ``after`` has not seen."""
+    found = con.execute(
+        "SELECT seq, memory_id FROM memory_events WHERE seq > ?", [after]
+    ).fetchall()
+    if missing:
+        listed = ", ".join("?" for _ in missing)
+        found += con.execute(
+            f"SELECT seq, memory_id FROM memory_events WHERE seq IN ({listed})", list(missing)
+        ).fetchall()
+    return found
+
+
+def recent_seqs(con: Connection, window: int) -> list[int]:
+    """The seq numbers of the newest events, among the last ``window`` numbers given out."""
+    found = con.execute(
+        "SELECT seq FROM memory_events WHERE seq > "
+        "(SELECT coalesce(max(seq), 0) FROM memory_events) - ?",
+        [window],
+    ).fetchall()
+    return [seq for (seq,) in found]

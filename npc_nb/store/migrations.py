@@ -9,6 +9,10 @@ is refused rather than guessed at.
 
 The CHECK constraints are generated from ``npc_nb.vocabulary`` so Python and the
 database enforce the very same closed sets.
+
+A migration that changes memory rows (not just adds columns) must also start a new
+epoch of the decision generation (``generation.rewrite_sql()``): caches patch
+themselves from the audit log, and a migration writes no events.
 """
 
 from __future__ import annotations

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import secrets
 import threading
 import weakref
 from collections.abc import Callable, Iterator, Sequence
@@ -44,6 +43,7 @@ from .._store_url import redact, redact_text
 from ..errors import StoreError
 from ._database import Connection, Store, typed_frame
 from ._pg_sql import PgConnection
+from .generation import DECISION_SQL, decision_params, rewrite_sql
 from .notices import EVERYTHING, DecisionNotice, Subscribers
 from .pg_analysis import connect as analysis_connection
 from .pg_listener import DecisionListener, channel_for
@@ -333,11 +333,9 @@ class PostgresStore(Store):
         self._forget_generation()
         self._subscribers.tell(notice)
 
-    def bump_generation(self, con: Connection) -> None:
-        con.execute(
-            "UPDATE store_state SET value = ? WHERE key = 'decision_generation'",
-            [secrets.randbits(62)],
-        )
+    def bump_generation(self, con: Connection, *, rewrite: bool = False) -> None:
+        sql, params = (rewrite_sql(), []) if rewrite else (DECISION_SQL, decision_params())
+        con.execute(sql, params)
 
     def dataframe(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> pd.DataFrame:
         with self.analysis() as con:

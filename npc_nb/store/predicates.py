@@ -19,7 +19,16 @@ from typing import Any
 from .._time import utc_now
 from ..vocabulary import APPROVED_STATUSES
 
-__all__ = ["AS_OF", "SCOPE_RANK_SQL", "VISIBLE", "approved_now", "approved_source", "visible_to"]
+__all__ = [
+    "AS_OF",
+    "SCOPE_RANK",
+    "SCOPE_RANK_SQL",
+    "VISIBLE",
+    "approved_at",
+    "approved_now",
+    "approved_source",
+    "visible_to",
+]
 
 #: Visible to a persona: its own npc-scoped memories, its team's, the project's, global.
 VISIBLE = (
@@ -28,6 +37,8 @@ VISIBLE = (
 )
 
 SCOPE_RANK_SQL = "CASE scope WHEN 'npc' THEN 0 WHEN 'team' THEN 1 WHEN 'project' THEN 2 ELSE 3 END"
+#: ``SCOPE_RANK_SQL`` for a row in hand (3 for any other scope).
+SCOPE_RANK = {"npc": 0, "team": 1, "project": 2}
 
 #: Every memory as it stood at ``$as_of``: status and text from its latest event then.
 AS_OF = """
@@ -76,3 +87,13 @@ def visible_to(row: dict, npc: str | None, team: str | None) -> bool:
     if scope == "team":
         return team is not None and row["team"] == team
     return scope in ("project", "global")
+
+
+def approved_at(row: dict, moment: datetime) -> bool:
+    """``approved_now`` for a row already in hand (a test holds the two in agreement)."""
+    return (
+        row["status"] in APPROVED_STATUSES
+        and row["superseded_by"] is None
+        and (row["valid_from"] is None or row["valid_from"] <= moment)
+        and (row["valid_to"] is None or row["valid_to"] > moment)
+    )

@@ -55,7 +55,7 @@ def run_sql(store: Store, sql: str, params: Params, *, allow_write: bool) -> pd.
     with _query_errors(store, read_only=False), store.write() as con:
         # On a shared store the statements run in PostgreSQL, as the connecting role.
         result = frame(con.execute(sql, params or ()))
-        store.bump_generation(con)  # the statements may have changed anything
+        store.bump_generation(con, rewrite=True)  # the statements may have changed anything
         store.announce(con, EVERYTHING)
         return result
 
