@@ -7,15 +7,20 @@ project scopes; pending, approved, edited, rejected and superseded memories with
 audit events), generated set-wise in DuckDB rather than row by row, then prints p50 and
 p95 in milliseconds of:
 
-- add_candidate   a new candidate worded like the stored ones (exact check, neighbour
-                  index and the default offline matcher on its nearest memories)
+- add_candidate   a new candidate worded like the stored ones, queued (a real insert):
+                  "(exact)" with matcher=None (the exact-repeat check only), "(offline)"
+                  with the default matcher (exact check, neighbour index, the offline
+                  matcher on its nearest memories)
+- insert (raw)    the floor under both: a memory row and its audit event inserted and
+                  committed on a raw, held DuckDB connection
 - decision        approve() of a pending candidate (lookup, check, update, audit event)
 - context         context(npc, query=...) through the Project, warm (no decision since
                   the last call: one generation check, then selection in memory)
 - context (cold)  the same right after a real decision (approve one more memory first)
 - context (raw)   the same selection as one SQL query on a raw, held DuckDB connection
 
-Targets on a 2-core machine at 100k memories: every p50 <= 5 ms, context <= 2x raw.
+Targets on a 2-core machine at 100k memories: every p50 <= 5 ms (add_candidate (offline)
+<= 10 ms), context <= 2x raw; "insert (raw)" is the disk's floor under add_candidate.
 """
 
 from __future__ import annotations
@@ -310,6 +315,27 @@ def index_terms(path: Path) -> None:
     con.close()
 
 
+def raw_insert(con: duckdb.DuckDBPyConnection, i: int) -> None:
+    """A new memory row (its content terms included) and its audit event, in one
+    committed transaction: what queueing a candidate must write, with nothing else."""
+    text = new_statement(1_000_000 + i)
+    con.execute("BEGIN TRANSACTION")
+    con.execute(
+        "INSERT INTO memories (insert_seq, id, initial_text, final_text, initial_hash, "
+        "final_hash, norm_text, category, status, scope, npc, project, flags, recorded_at, "
+        "match_terms) VALUES (nextval('memory_insert_seq'), $id, $text, $text, $hash, $hash, "
+        "lower($text), 'fact', 'pending_approval', 'npc', 'npc3', 'bench', [], now(), $terms)",
+        {"id": f"raw-{i}", "text": text, "hash": f"raw-{i}", "terms": sorted(content_terms(text))},
+    )
+    con.execute(
+        "INSERT INTO memory_events (seq, memory_id, occurred_at, actor, action, to_status, "
+        "text_after, lead_time_ms) VALUES (nextval('memory_event_seq'), $id, now(), "
+        "'model:bench', 'propose', 'pending_approval', $text, 0)",
+        {"id": f"raw-{i}", "text": text},
+    )
+    con.execute("COMMIT")
+
+
 def bench_size(n: int, repeat: int) -> dict[str, tuple[float, float]]:
     folder = Path(tempfile.mkdtemp(prefix=f"npc-bench-{n}-"))
     os.environ["NPC_NB_HOME"] = str(folder / "home")
@@ -321,8 +347,13 @@ def bench_size(n: int, repeat: int) -> dict[str, tuple[float, float]]:
         )["id"]
     )
     results = {}
-    results["add_candidate"] = timed(
-        lambda i: project.add_candidate(new_statement(i), category="fact", npc="npc3"),
+    exact_only = npc_nb.open(folder, matcher=None)
+    results["add_candidate (exact)"] = timed(
+        lambda i: exact_only.add_candidate(new_statement(i), category="fact", npc="npc3"),
+        repeat,
+    )
+    results["add_candidate (offline)"] = timed(
+        lambda i: project.add_candidate(new_statement(repeat + 1 + i), category="fact", npc="npc3"),
         repeat,
     )
     results["decision"] = timed(lambda i: project.approve(pending[i + 1], by="bench"), repeat)
@@ -337,6 +368,7 @@ def bench_size(n: int, repeat: int) -> dict[str, tuple[float, float]]:
         before=lambda i: project.approve(pending[repeat + 1 + i], by="bench"),
     )
     project.close()
+    exact_only.close()
     con = duckdb.connect(str(project.store_path))
     params = {
         "npc": "npc3",
@@ -348,12 +380,24 @@ def bench_size(n: int, repeat: int) -> dict[str, tuple[float, float]]:
     results["context (raw)"] = timed(
         lambda i: con.execute(RAW_CONTEXT_SQL, params).fetchall(), repeat
     )
+    results["insert (raw)"] = timed(lambda i: raw_insert(con, i), repeat)
     con.close()
     print(
         f"  [{n:,} memories: block holds {len(block.memory_ids)} of {block.available} "
         f"approved visible memories, {len(block.text):,} chars]"
     )
     return results
+
+
+OPERATIONS = (
+    "add_candidate (exact)",
+    "add_candidate (offline)",
+    "insert (raw)",
+    "decision",
+    "context",
+    "context (cold)",
+    "context (raw)",
+)
 
 
 def main() -> None:
@@ -363,10 +407,13 @@ def main() -> None:
     args = parser.parse_args()
     print(f"npc_nb {npc_nb.__version__}, duckdb {duckdb.__version__}, {os.cpu_count()} cores")
     table = {n: bench_size(n, args.repeat) for n in args.sizes}
-    print(f"\n{'operation':<16}" + "".join(f"{f'{n:,}: p50 / p95 ms':>26}" for n in args.sizes))
-    for op in ("add_candidate", "decision", "context", "context (cold)", "context (raw)"):
+    width = max(map(len, OPERATIONS)) + 1
+    print(
+        f"\n{'operation':<{width}}" + "".join(f"{f'{n:,}: p50 / p95 ms':>26}" for n in args.sizes)
+    )
+    for op in OPERATIONS:
         cells = "".join(f"{table[n][op][0]:>14.2f} / {table[n][op][1]:>8.2f}" for n in args.sizes)
-        print(f"{op:<16}{cells}")
+        print(f"{op:<{width}}{cells}")
     for n in args.sizes:
         ratio = table[n]["context"][0] / table[n]["context (raw)"][0]
         print(f"context / raw at {n:,}: {ratio:.2f}x")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 from typing import Any
 
 from ._text import normalise
@@ -68,11 +69,18 @@ DATE_WORDS = frozenset(
 _NOT_CONTENT = FUNCTION_WORDS | _FILLER | NEGATIONS
 
 
-@functools.cache
-def _stemmer() -> Any:
-    import snowballstemmer  # pure Python, on first use
+_local = threading.local()
 
-    return snowballstemmer.stemmer("english")
+
+def _stemmer() -> Any:
+    """This thread's stemmer: a Snowball stemmer keeps its work in the object, so two
+    threads stemming with one (the extraction worker and the kernel) corrupt each other."""
+    found = getattr(_local, "stemmer", None)
+    if found is None:
+        import snowballstemmer  # pure Python, on first use
+
+        found = _local.stemmer = snowballstemmer.stemmer("english")
+    return found
 
 
 def stem(words_: list[str]) -> list[str]:

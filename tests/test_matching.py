@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -250,6 +251,56 @@ def test_neighbours_written_by_another_kernel_are_seen(open_with, isolated_home:
     assert (outcome.action, outcome.memory_id) == ("suppressed", other_id)
 
 
+def test_new_cards_are_neighbours_at_once_and_other_kernels_cards_are_never_missed(
+    open_with, isolated_home: Path
+) -> None:
+    """Cards this kernel queues join its neighbour index without a look at the store,
+    yet a card another kernel queued while this one judged (the file released) is
+    found by the next candidate."""
+    judged: list[list[str]] = []
+    during_judging: list[Callable[[], object]] = []
+
+    def different(candidate: str, neighbours: list[str]) -> list:
+        judged.append(sorted(neighbours))
+        while during_judging:
+            during_judging.pop()()
+        return ["different"] * len(neighbours)
+
+    nb = open_with(matcher=different, idle_release=60)  # held between the adds below
+    add(nb, "The field team uses tablets.")
+    add(nb, "The field team charges the tablets nightly.")
+    add(nb, "The field team carries spare tablets.")
+    assert judged[-1] == sorted(
+        ["The field team uses tablets.", "The field team charges the tablets nightly."]
+    )
+
+    def another_kernel_adds_a_card() -> None:
+        nb.close()  # the other kernel gets the file
+        code = f"""
+            import npc_nb
+            other = npc_nb.open({str(nb.root)!r}, matcher=None)
+            other.add_candidate("The field team labels every tablet.", category="fact",
+                                npc="analyst")
+        """
+        env = {**os.environ, "NPC_NB_HOME": str(isolated_home), "PYTHONPATH": str(REPO)}
+        subprocess.run(
+            [sys.executable, "-c", textwrap.dedent(code)], env=env, timeout=120, check=True
+        )
+
+    during_judging.append(another_kernel_adds_a_card)
+    add(nb, "The field team backs up the tablets.")  # queued after the other kernel's card
+    add(nb, "The field team cleans the tablets.")
+    assert judged[-1] == sorted(
+        [
+            "The field team uses tablets.",
+            "The field team charges the tablets nightly.",
+            "The field team carries spare tablets.",
+            "The field team labels every tablet.",
+            "The field team backs up the tablets.",
+        ]
+    )
+
+
 def test_reproposal_rate_counts_reinforcements(open_with) -> None:
     nb = open_with()
     nb.approve(add(nb, "We use DuckDB for the store.").memory_id)
@@ -257,3 +308,24 @@ def test_reproposal_rate_counts_reinforcements(open_with) -> None:
     frame = nb.metrics.reproposal_rate()
     assert frame["reinforced"].tolist() == [1] and frame["approved"].tolist() == [1]
     assert frame["reinforced_rate"].tolist() == [1.0]
+
+
+def test_content_terms_are_the_same_when_threads_stem_at_once() -> None:
+    # The extraction worker stems candidates while the kernel stems queries: a stemmer
+    # shared between them would mix up their words.
+    from concurrent.futures import ThreadPoolExecutor
+
+    import snowballstemmer
+
+    from npc_nb._terms import stem
+
+    roots = ("nation", "relat", "operat", "condition", "generous", "hopeful", "formal")
+    suffixes = ("ational", "alization", "fulness", "iveness", "ousness", "ically", "ements")
+    batches = [
+        [f"{root}{thread}x{n}{suffix}" for n in range(300) for root in roots[:3]]
+        for thread, suffix in enumerate(suffixes)
+    ]
+    reference = snowballstemmer.stemmer("english")
+    expected = [[reference.stemWord(word) for word in batch] for batch in batches]
+    with ThreadPoolExecutor(len(batches)) as pool:
+        assert list(pool.map(stem, batches)) == expected

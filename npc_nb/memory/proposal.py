@@ -88,8 +88,11 @@ def propose(
     before ``target`` and never while ``target`` is in a transaction, so no process ever
     waits for one store while holding the other.
     """
+    # Exact repeats first: no matcher for those. Without a matcher, the target's check is
+    # the one ``_queue`` makes inside its transaction anyway.
+    checked = [*others, target] if matching.matcher is not None else others
     for _ in range(_ATTEMPTS):
-        for store in [*others, target]:  # exact repeats first: no matcher for those
+        for store in checked:
             if store.exists and (outcome := _exact_in(store, candidate)) is not None:
                 return outcome
         judged, error = _judge(candidate, [*others, target], matching)
@@ -97,11 +100,11 @@ def propose(
         if same is not None:
             outcome = _record_same(same, candidate, matching.name)
         else:
-            outcome = _queue(target, candidate, judged, error, actor, matching.name)
+            outcome = _queue(target, candidate, judged, error, actor, matching)
         if outcome is not None:
             return outcome
     # Decisions kept changing the judged memories: queue it; a reviewer sees it.
-    outcome = _queue(target, candidate, [], None, actor, matching.name, recheck=False)
+    outcome = _queue(target, candidate, [], None, actor, matching, recheck=False)
     assert outcome is not None  # without a re-check it is always queued
     return outcome
 
@@ -148,8 +151,9 @@ def _judge(
     judged = []
     for (store, row), (verdict, score) in zip(found, verdicts, strict=True):
         verdict, differs = guard(candidate.text, row["final_text"], verdict)
-        lexical = float(fuzz.token_set_ratio(candidate.norm_text, normalise(row["final_text"])))
-        judged.append(_Judged(store, row, Judgement(verdict, score or lexical, differs)))
+        if not score:  # no score from the matcher: the lexical one
+            score = float(fuzz.token_set_ratio(candidate.norm_text, normalise(row["final_text"])))
+        judged.append(_Judged(store, row, Judgement(verdict, score, differs)))
     return judged, None
 
 
@@ -233,7 +237,7 @@ def _queue(
     judged: list[_Judged],
     error: str | None,
     actor: str,
-    matcher: str,
+    matching: Matching,
     *,
     recheck: bool = True,
 ) -> CandidateOutcome | None:
@@ -257,8 +261,10 @@ def _queue(
             "differs": differs,
             "match_error": error,
         }
-        memory_rows.insert_memory(target, con, row)
+        seq = memory_rows.insert_memory(target, con, row)
+        seen = (target.connections, target.memory_inserts)
         events.insert_event(con, proposal_event(memory_id, candidate, now, actor))
+    matching.index_for(target).inserted(seq, row, seen)  # the next lookup need not look
     best = judged[0].judgement if judged else None
     return CandidateOutcome(
         "queued",
@@ -267,7 +273,7 @@ def _queue(
         similarity=best.score if best else None,
         updates=updates,
         verdict=nearest.judgement.verdict if nearest else (best.verdict if best else None),
-        matcher=matcher if judged or error else None,
+        matcher=matching.name if judged or error else None,
         differs=differs,
         error=error,
     )

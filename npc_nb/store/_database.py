@@ -66,19 +66,27 @@ _SEQUENCED = {
 }
 
 
-def insert_row(con: Connection, table: str, row: dict[str, Any]) -> None:
+def insert_row(con: Connection, table: str, row: dict[str, Any]) -> int | None:
     """Insert one row: the one INSERT builder. Events get their ``seq`` and memories their
-    ``insert_seq`` from their sequences (never from the caller)."""
+    ``insert_seq`` from their sequences (never from the caller); that number is returned
+    (None for the other tables)."""
     if table not in TABLES:
         raise ValueError(f"not an npc_nb table: {table}")
     columns, values = list(row), ["?" for _ in row]
+    returning = ""
     if table in _SEQUENCED:
         column, sequence = _SEQUENCED[table]
         columns, values = [column, *columns], [f"nextval('{sequence}')", *values]
-    con.execute(
-        f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join(values)})",
+        returning = f" RETURNING {column}"
+    cursor = con.execute(
+        f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join(values)}){returning}",
         list(row.values()),
     )
+    if not returning:
+        return None
+    found = cursor.fetchone()
+    assert found is not None  # an INSERT ... RETURNING of one row returns one
+    return int(found[0])
 
 
 def scalar(con: Connection, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any:

@@ -45,9 +45,12 @@ def get_memory(store: Store, memory_id: str, con: Connection | None = None) -> d
     return found[0] if found else None
 
 
-def insert_memory(store: Store, con: Connection, memory: dict[str, Any]) -> None:
-    insert_row(con, "memories", memory)
+def insert_memory(store: Store, con: Connection, memory: dict[str, Any]) -> int:
+    """Insert a memory row; returns its ``insert_seq`` (the neighbour index's order)."""
+    seq = insert_row(con, "memories", memory)
+    assert seq is not None  # memories are sequenced
     store.memory_inserts += 1  # this process's neighbour indexes look again
+    return seq
 
 
 def update_memory(
