@@ -97,14 +97,14 @@ def bench_size(memories: int, repeat: int, graph: bool = True) -> list[Row]:
         lambda _: session.card(), repeat, before=lambda _: session.decide("skip")
     )
     times["review open"] = timed(
-        lambda _: nb.review_session(by="bench").card(), max(3, repeat // 5)
+        lambda _: nb.review_session(by="bench").card(), max(3, repeat // 10)
     )
     for name, call in metric_calls(nb).items():
         call()  # the first call pays for imports
         times[name] = timed(lambda _, call=call: call(), HEAVY_REPEAT)
     if graph:
         nb.graph()  # the first call imports networkx
-        graph_repeat = 1 if memories > 200_000 else HEAVY_REPEAT
+        graph_repeat = 1 if memories > 20_000 else HEAVY_REPEAT
         times["graph build"] = timed(lambda _: nb.graph(), graph_repeat)
         times["%npc_graph"] = timed(lambda _: nb.show_graph()._repr_mimebundle_(), graph_repeat)
     block = nb.context_block(NPC, team=TEAM, query=QUERY)
