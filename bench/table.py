@@ -81,7 +81,7 @@ def format_table(rows: Iterable[Row]) -> str:
     header = "| operation | store | p50 | p95 | baseline | baseline p50 | baseline p95 | ratio |"
     lines = [header, "|---|---|--:|--:|---|--:|--:|--:|"]
     for row in rows:
-        ratio = f"{row.ratio:.1f}x" if row.ratio is not None else "-"
+        ratio = "-" if row.ratio is None else f"{row.ratio:.{2 if row.ratio < 1 else 1}f}x"
         lines.append(
             f"| {row.operation} | {row.store} | {_number(row.p50, row.unit)} "
             f"| {_number(row.p95, row.unit)} | {row.baseline or '-'} "
