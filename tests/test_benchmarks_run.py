@@ -26,7 +26,6 @@ BENCH = Path(__file__).resolve().parents[1] / "bench"
         ["bench_graph.py", "--sizes", "200"],
         ["bench_chat.py", "--cells", "3"],
         ["bench_review.py", "--sizes", "200", "--presses", "5"],
-        ["run_all.py", "--quick", "--sizes", "300"],
     ],
 )
 def test_benchmark_script_runs(arguments: list[str], tmp_path: Path) -> None:
@@ -41,6 +40,7 @@ def test_benchmark_script_runs(arguments: list[str], tmp_path: Path) -> None:
     assert "npc_nb" in result.stdout
 
 
+@pytest.mark.slow
 def test_run_all_prints_one_table_with_baselines(tmp_path: Path) -> None:
     result = subprocess.run(
         [sys.executable, str(BENCH / "run_all.py"), "--quick", "--sizes", "300"],
@@ -111,6 +111,15 @@ def test_public_api_reads_a_generated_store(generated: npc_nb.Project) -> None:
     graph = generated.graph()  # every concept is stored: nothing is extracted
     assert graph.number_of_edges() > 0
     assert generated.sql("SELECT count(*) AS n FROM concept_extractions")["n"][0] == 400
+
+    # The neighbour index reads the generated terms: a reworded repeat is found.
+    approved = generated.sql(
+        "SELECT id, final_text, category, npc FROM memories "
+        "WHERE status = 'human-approved' AND scope = 'npc' ORDER BY id LIMIT 1"
+    ).iloc[0]
+    reworded = "Note: " + approved.final_text.replace(".", ", as discussed.")
+    outcome = generated.add_candidate(reworded, category=approved.category, npc=approved.npc)
+    assert outcome.memory_id == approved.id
 
     pending = queue["id"].iloc[0]
     before = generated.context("analyst", team="methods")
