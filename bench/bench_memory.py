@@ -21,6 +21,7 @@ import contextlib
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -123,6 +124,7 @@ def rows(turns: int, memories: int) -> list[Row]:
     shell, loaded = measure("load_ext", chat)
     talked_before, talked = measure("conversation", chat, turns)
     opened, panel = measure("panel", store)
+    shutil.rmtree(scratch, ignore_errors=True)
     label = f"{size_label(memories)} ({memories * 6 // 10:,} approved)"
     return [
         Row("peak RSS: %load_ext npc_nb", "-", loaded, loaded, "IPython shell", shell, shell,

@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import inspect
 import os
+import shutil
 import sys
 import tempfile
 from collections.abc import Callable
@@ -121,6 +122,7 @@ def bench_size(memories: int, repeat: int, graph: bool = True) -> list[Row]:
     con.execute(RAW_CONTEXT_SQL, params).fetchall()
     raw = timed(lambda _: con.execute(RAW_CONTEXT_SQL, params).fetchall(), 10 * repeat)
     con.close()
+    shutil.rmtree(folder, ignore_errors=True)  # a 1M store is over a gigabyte
     print(
         f"  [{label}: block holds {len(block.memory_ids)} of {block.available} visible "
         f"approved memories, {len(block.text):,} chars]",
