@@ -36,12 +36,10 @@ labextension:
 	cd $(RENDERER) && npm ci && npm run build
 	$(MAKE) install
 
+# One table of every figure next to its baseline (bench/run_all.py); the other scripts
+# in bench/ run by hand.
 bench: install
-	$(BIN)/python bench/bench_store.py
-	$(BIN)/python bench/bench_chat.py
-	$(BIN)/python bench/bench_metrics.py
-	$(BIN)/python bench/bench_graph.py
-	$(BIN)/python bench/bench_review.py
+	$(BIN)/python bench/run_all.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

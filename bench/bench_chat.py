@@ -11,7 +11,8 @@ With the offline model (zero model latency) it times, p50 and p95 in millisecond
 - overhead          the difference of the two p50s (target: under 20 ms)
 
 It also prints the wall time of ``import npc_nb`` and of ``%load_ext npc_nb`` in fresh
-processes, next to a bare interpreter start.
+processes, next to a bare interpreter start. ``--json PATH`` also writes these figures
+as rows of the one table ``bench/run_all.py`` prints.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from table import Row, write_rows
 
 import npc_nb
 from npc_nb.models import gateway, offline
@@ -52,19 +55,20 @@ def timed(
     return percentiles(samples)
 
 
-def process_time(code: str, repeat: int = 5) -> float:
-    """Median wall time (ms) of a fresh interpreter running ``code``."""
+def process_time(code: str, repeat: int = 5) -> tuple[float, float]:
+    """p50/p95 wall time (ms) of a fresh interpreter running ``code``."""
     samples = []
     for _ in range(repeat):
         started = time.perf_counter()
         subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
         samples.append((time.perf_counter() - started) * 1000)
-    return statistics.median(samples)
+    return percentiles(samples)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cells", type=int, default=50)
+    parser.add_argument("--json", type=Path, help="also write the rows here")
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="npc-bench-chat-"))
     os.environ["NPC_NB_HOME"] = str(folder / "home")
@@ -125,19 +129,46 @@ def main() -> None:
         "(the previous cell's extraction competes for the 2 cores)"
     )
 
-    python = process_time("pass")
-    imported = process_time("import npc_nb")
-    loaded = process_time(
+    python, python_p95 = process_time("pass")
+    imported, imported_p95 = process_time("import npc_nb")
+    loaded, loaded_p95 = process_time(
         "from IPython.core.interactiveshell import InteractiveShell; "
         "ip = InteractiveShell.instance(); ip.run_line_magic('load_ext', 'npc_nb')"
     )
-    ipython = process_time(
+    ipython, ipython_p95 = process_time(
         "from IPython.core.interactiveshell import InteractiveShell; InteractiveShell.instance()"
     )
     print(f"python -c pass            {python:7.1f} ms")
     print(f"import npc_nb             {imported:7.1f} ms  (+{imported - python:.1f} ms)")
     print(f"IPython shell             {ipython:7.1f} ms")
     print(f"IPython + %load_ext       {loaded:7.1f} ms  (+{loaded - ipython:.1f} ms)")
+    if args.json:
+        store = "20 approved"
+        write_rows(
+            [
+                Row("%%npc turn (offline model)", store, *paused, "bare model call", *bare),
+                Row("%%npc turn, streamed", store, *streamed, "bare streamed call", *bare_stream),
+                Row(
+                    "import npc_nb, fresh process",
+                    "-",
+                    imported,
+                    imported_p95,
+                    "python -c pass",
+                    python,
+                    python_p95,
+                ),
+                Row(
+                    "%load_ext npc_nb, fresh process",
+                    "-",
+                    loaded,
+                    loaded_p95,
+                    "IPython shell",
+                    ipython,
+                    ipython_p95,
+                ),
+            ],
+            args.json,
+        )
 
 
 if __name__ == "__main__":

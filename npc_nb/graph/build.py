@@ -96,26 +96,42 @@ def build_graph(
 ) -> nx.MultiDiGraph:
     """The graph of these memories, their concepts and relations."""
     graph = nx.MultiDiGraph()
-    for memory in memories.itertuples():
-        node = f"memory:{memory.id}"
+    # Column lists, not itertuples: a row tuple converts every timestamp column to
+    # Timestamp objects, which was most of the time at 100k memories.
+    columns = ("id", "final_text", "category", "npc", "scope", "extractor_model", "decided_by")
+    listed = [memories[column].tolist() for column in columns]
+    recorded = _timestamp_text(memories["recorded_at"])
+    for (memory_id, text, category, npc, scope, model, reviewer), recorded_at in zip(
+        zip(*listed, strict=True), recorded, strict=True
+    ):
+        node = f"memory:{memory_id}"
         graph.add_node(
             node,
             kind="memory",
-            label=_short(memory.final_text),
-            text=memory.final_text,
-            category=memory.category,
-            npc=memory.npc,
-            scope=memory.scope,
-            model=memory.extractor_model,
+            label=_short(text),
+            text=text,
+            category=category,
+            npc=npc,
+            scope=scope,
+            model=model,
             support=1,
-            recorded_at=str(memory.recorded_at),
-            reviewer=memory.decided_by,
+            recorded_at=recorded_at,
+            reviewer=reviewer,
         )
-        if isinstance(memory.npc, str):
-            graph.add_node(f"npc:{memory.npc}", kind="persona", label=memory.npc)
-            _link(graph, f"npc:{memory.npc}", node, "remembers", memory.id)
-        graph.add_node(f"category:{memory.category}", kind="category", label=memory.category)
-        _link(graph, node, f"category:{memory.category}", "in category", memory.id)
+        # A memory's own edges are new: no supporting memory to add to an existing one.
+        if isinstance(npc, str):
+            graph.add_node(f"npc:{npc}", kind="persona", label=npc)
+            graph.add_edge(
+                f"npc:{npc}", node, key="remembers", relation="remembers", memory_ids=[memory_id]
+            )
+        graph.add_node(f"category:{category}", kind="category", label=category)
+        graph.add_edge(
+            node,
+            f"category:{category}",
+            key="in category",
+            relation="in category",
+            memory_ids=[memory_id],
+        )
     for row in found.itertuples():
         concept = f"concept:{row.concept_key}"
         if concept not in graph:
@@ -141,6 +157,16 @@ def _link(graph: nx.MultiDiGraph, source: str, target: str, relation: str, memor
             support.append(memory_id)
     else:
         graph.add_edge(source, target, key=relation, relation=relation, memory_ids=[memory_id])
+
+
+def _timestamp_text(times: pd.Series) -> list[str]:
+    """``str()`` of every timestamp, formatted column-wise where that gives the same text
+    (naive times: whole seconds print without a fraction, as ``str(Timestamp)`` does)."""
+    if not pd.api.types.is_datetime64_dtype(times) or getattr(times.dt, "tz", None) is not None:
+        return [str(t) for t in times]
+    text = times.astype(str)
+    whole = times.dt.microsecond.eq(0) & times.dt.nanosecond.eq(0)
+    return text.where(~whole, text.str.slice(0, 19)).tolist()
 
 
 def _short(text: str, limit: int = 48) -> str:
