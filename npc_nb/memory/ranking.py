@@ -15,7 +15,6 @@ else is recomputed, whatever the size of the set.
 from __future__ import annotations
 
 import bisect
-import itertools
 import math
 import re
 import threading
@@ -28,6 +27,8 @@ from .block import render_line
 __all__ = ["ApprovedSet", "priority_key"]
 
 _WORD = re.compile(r"\w+")
+#: Memories of one relevance score sorted outright; more are read off the priority order.
+_SORTED_BUCKET = 2_000
 
 #: Where a memory stands in the block's priority order: most specific scope, newest, id.
 PriorityKey = tuple[int, float, str]
@@ -135,10 +136,26 @@ class ApprovedSet:
     # -- relevance --------------------------------------------------------------------------
 
     def _priority(self, terms: list[str]) -> Iterator[str]:
+        """Every memory, best first: by relevance (highest score), then priority order.
+
+        Lazily, since the block takes a few hundred: memories of equal score are one
+        bucket, taken in score order; a small bucket is sorted, a large one (a common
+        term's) is read off the priority order, which finds its first members early.
+        """
         scores = self._scores(terms) if terms else {}
-        relevant = sorted(scores, key=lambda memory_id: (-scores[memory_id], self._keys[memory_id]))
-        rest = (key[2] for key in self._order if key[2] not in scores)
-        return itertools.chain(relevant, rest)
+        buckets: dict[float, list[str]] = {}
+        for memory_id, score in scores.items():
+            buckets.setdefault(score, []).append(memory_id)
+        for score in sorted(buckets, reverse=True):
+            yield from self._in_order(buckets[score])
+        yield from (key[2] for key in self._order if key[2] not in scores)
+
+    def _in_order(self, memory_ids: list[str]) -> Iterator[str]:
+        if len(memory_ids) <= _SORTED_BUCKET:
+            yield from sorted(memory_ids, key=self._keys.__getitem__)
+            return
+        members = set(memory_ids)
+        yield from (key[2] for key in self._order if key[2] in members)
 
     def _scores(self, terms: list[str]) -> dict[str, float]:
         total, scores = len(self._rows), dict[str, float]()
