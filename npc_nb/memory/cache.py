@@ -14,7 +14,9 @@ window passing, or a flood of changes reloads the set whole.
 On PostgreSQL, event numbers are handed out before commit, so a slow transaction can
 commit a number below one already seen. The watermark therefore remembers the numbers
 it has not seen below its top (``_Watermark.missing``) and asks for them again, until
-they turn up or are old enough to be numbers of rolled-back transactions.
+they turn up or are old enough to be numbers of rolled-back transactions. A DuckDB file
+has one writer at a time (``Store.sole_writer``): a number missing there never turns
+up, and none is remembered.
 """
 
 from __future__ import annotations
@@ -57,9 +59,11 @@ class _Watermark:
         top = max(seqs, default=0)
         return cls(top)._advanced(seqs, floor=max(top - window, 0)) or cls(top)
 
-    def after(self, seqs: list[int]) -> _Watermark | None:
+    def after(self, seqs: list[int], sole_writer: bool) -> _Watermark | None:
         """The watermark once ``seqs`` (read after this one) are seen; None when too much
-        is missing to keep track of."""
+        is missing to keep track of. With a ``sole_writer``, nothing can be missing."""
+        if sole_writer:
+            return _Watermark(max(self.top, max(seqs, default=0)))
         return self._advanced(seqs, floor=self.top)
 
     def _advanced(self, seqs: list[int], floor: int) -> _Watermark | None:
@@ -134,7 +138,7 @@ class DecisionCache:
             with store.read() as con:
                 found = events.events_after(con, watermark.top, sorted(watermark.missing))
                 ids = sorted({memory_id for _, memory_id in found})
-                moved = watermark.after([seq for seq, _ in found])
+                moved = watermark.after([seq for seq, _ in found], store.sole_writer)
                 if moved is None or len(changed) + len(ids) > _MAX_PATCH:
                     return False
                 found_rows += memory_rows.block_rows(con, ids)
@@ -163,7 +167,8 @@ def _load(stores: list[Store], npc: str, team: str | None, generation: tuple[int
         with store.read() as con:
             # The watermark and the horizon first: a decision or a window closing between
             # the reads is then caught up with (or expires the entry) on the next ask.
-            watermarks.append(_Watermark.at(events.recent_seqs(con, _RECENT), _RECENT))
+            window = 0 if store.sole_writer else _RECENT
+            watermarks.append(_Watermark.at(events.recent_seqs(con, max(window, 1)), window))
             horizons.append(memory_rows.next_validity_change(con, npc, team))
             rows += memory_rows.approved_visible(con, npc, team)
     if len(stores) > 1:
