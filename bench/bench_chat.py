@@ -21,7 +21,6 @@ import argparse
 import contextlib
 import io
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -31,15 +30,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from table import Row, write_rows
+from table import Row, percentiles, write_rows
 
 import npc_nb
 from npc_nb.models import gateway, offline
-
-
-def percentiles(samples: list[float]) -> tuple[float, float]:
-    ordered = sorted(samples)
-    return statistics.median(ordered), ordered[round(0.95 * (len(ordered) - 1))]
 
 
 def timed(

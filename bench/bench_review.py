@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import tempfile
 import time
@@ -46,6 +45,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench_store import MEMORY_COLUMNS
+from table import percentiles
 
 import npc_nb
 from npc_nb._terms import content_terms
@@ -143,11 +143,6 @@ def build_store(folder: Path, approved: int, pending: int) -> Path:
         assert set(terms) == content_terms(text), (text, terms)  # as add_candidate stores
     nb.close()
     return Path(nb.store_path)
-
-
-def _percentiles(times: list[float]) -> tuple[float, float]:
-    p95 = statistics.quantiles(times, n=20)[-1] if len(times) > 1 else times[0]
-    return statistics.median(times) * 1000, p95 * 1000
 
 
 def _timed(run: Callable[[], Any]) -> float:
@@ -253,7 +248,7 @@ def main() -> None:
     times |= _wordings(panel, args.presses)
     print(f"{'':<30} {'p50':>8} {'p95':>8}   ms ({args.presses} presses of each key)")
     for key, samples in times.items():
-        p50, p95 = _percentiles(samples)
+        p50, p95 = percentiles([seconds * 1000 for seconds in samples])
         print(f"{key:<30} {p50:8.1f} {p95:8.1f}")
     nb.close()
 

@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import statistics
 import sys
 import tempfile
 import time
@@ -38,6 +37,8 @@ from pathlib import Path
 import duckdb
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from table import percentiles
 
 import npc_nb
 from npc_nb._terms import content_terms
@@ -269,12 +270,6 @@ def new_statement(i: int) -> str:
     parts = (_SUBJECTS, _VERBS, _OBJECTS, _QUALIFIERS)
     subject, verb, thing, qualifier = (pick.choice(words) for words in parts)
     return f"{subject} {verb} {thing} {qualifier}, as agreed in meeting {i}."
-
-
-def percentiles(samples: list[float]) -> tuple[float, float]:
-    ordered = sorted(samples)
-    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
-    return statistics.median(ordered), p95
 
 
 def timed(

@@ -29,7 +29,6 @@ __all__ = [
     "StreamScrubber",
     "block_room",
     "escape_memory_text",
-    "line_length",
     "query_terms",
     "render_block",
     "render_line",
@@ -95,10 +94,6 @@ def render_line(memory: dict) -> str:
     validity = _validity(memory.get("valid_from"), memory.get("valid_to"))
     label = f"{memory['scope']}/{memory['category']}"
     return f"- [{label}] {escape_memory_text(memory['final_text'])}{validity}\n"
-
-
-def line_length(memory: dict) -> int:
-    return len(render_line(memory))
 
 
 def render_block(selected: Iterable[dict], available: int, max_chars: int) -> MemoryBlock:

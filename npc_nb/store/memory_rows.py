@@ -125,29 +125,16 @@ def add_flags(con: Connection, memory_id: str, flags: list[str]) -> None:
     )
 
 
-def approved_visible(
-    con: Connection, npc: str, team: str | None, ids: list[str] | None = None
-) -> list[dict]:
-    """Approved memories visible to ``npc`` (only those of ``ids`` when given): most
-    specific scope, then newest, first."""
+def approved_visible(con: Connection, npc: str, team: str | None) -> list[dict]:
+    """Approved memories visible to ``npc``: most specific scope, then newest, first."""
     source, params = approved_source()
-    among, keys = _among(ids)
     return rows(
         con,
         "SELECT id, final_text, final_hash, norm_text, scope, category, valid_from, "
         f"valid_to, decided_at, {SCOPE_RANK_SQL} AS scope_rank "
-        f"FROM {source} WHERE {VISIBLE}{among} ORDER BY scope_rank, decided_at DESC, id",
-        params | keys | {"npc": npc, "team": team},
+        f"FROM {source} WHERE {VISIBLE} ORDER BY scope_rank, decided_at DESC, id",
+        params | {"npc": npc, "team": team},
     )
-
-
-def _among(ids: list[str] | None) -> tuple[str, dict[str, str]]:
-    """A condition limiting a query to these memories, looked up by primary key."""
-    if ids is None:
-        return "", {}
-    keys = {f"id{n}": memory_id for n, memory_id in enumerate(ids)}
-    listed = ", ".join("$" + key for key in keys) or "NULL"
-    return f" AND id IN ({listed})", keys
 
 
 def block_rows(con: Connection, ids: list[str]) -> list[dict]:
@@ -183,21 +170,17 @@ def approved_by_id(store: Store, ids: list[str]) -> list[dict]:
         )
 
 
-def next_validity_change(
-    con: Connection, npc: str, team: str | None, ids: list[str] | None = None
-) -> datetime | None:
-    """The next moment a visible approved memory (one of ``ids`` when given) enters or
-    leaves its validity window.
+def next_validity_change(con: Connection, npc: str, team: str | None) -> datetime | None:
+    """The next moment a visible approved memory enters or leaves its validity window.
 
     Until then, ``approved_visible`` cannot change without a decision.
     """
-    among, keys = _among(ids)
     moment = scalar(
         con,
         "SELECT min(CASE WHEN valid_from > $now THEN valid_from ELSE valid_to END) "
         "FROM memories WHERE status = ANY($approved) AND superseded_by IS NULL "
-        f"AND (valid_from > $now OR valid_to > $now) AND {VISIBLE}{among}",
-        {"npc": npc, "team": team, "approved": list(APPROVED_STATUSES), "now": utc_now()} | keys,
+        f"AND (valid_from > $now OR valid_to > $now) AND {VISIBLE}",
+        {"npc": npc, "team": team, "approved": list(APPROVED_STATUSES), "now": utc_now()},
     )
     return moment
 
