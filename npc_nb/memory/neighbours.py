@@ -11,17 +11,19 @@ look). Scores are BM25 (Robertson and Zaragoza) over the terms, computed with nu
 a long memory does not outrank a close short one; a term found in more than a fifth of
 a large store is noise and is not followed.
 
+Terms are held as 64-bit keys (``memory_rows.term_keys``), never as Python strings: a
+load is two numeric columns from the store, grouped by the low bits of each key
+(``_Buckets``, a linear-time radix grouping), so the first lookup on a 100k store takes
+about a tenth of a second. Memories added one at a time afterwards go to small per-key
+postings, folded into the buckets once they are many.
+
 Statuses are not kept here (they change with every decision): a lookup returns ids, and
 the caller reads their current rows.
 """
 
 from __future__ import annotations
 
-import gc
 import threading
-from collections import defaultdict
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -36,22 +38,35 @@ _NOISE_FLOOR = 1_000
 _NOISE_SHARE = 0.2
 _K1, _B = 1.2, 0.75  # BM25's usual constants
 _OVERFETCH = 8  # ranked candidates examined per wanted neighbour (visibility filters)
+_BUCKET_BITS = 16  # 65,536 buckets: a dozen (term, memory) pairs each at 100k memories
+_FOLD_AT = 65_536  # pairs added one memory at a time before they join the buckets
+_NONE = np.empty(0, dtype=np.int64)
 
 
-@dataclass
-class _Entry:
-    memory_id: str
-    scope: str
-    npc: str | None
-    team: str | None
+class _Buckets:
+    """(term key, memory position) pairs grouped by the key's low bits: a lookup reads
+    one small bucket. Grouping sorts 16-bit bucket numbers (a radix sort, linear), so a
+    load never sorts the keys themselves."""
 
-    def visible_to(self, npc: str | None, team: str | None) -> bool:
-        return visible_to({"scope": self.scope, "npc": self.npc, "team": self.team}, npc, team)
+    def __init__(self, keys: np.ndarray, positions: np.ndarray) -> None:
+        bucket = (keys & ((1 << _BUCKET_BITS) - 1)).astype(np.uint16)
+        order = np.argsort(bucket, kind="stable")
+        self.keys, self.positions = keys[order], positions[order]
+        self.starts = np.zeros((1 << _BUCKET_BITS) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(bucket, minlength=1 << _BUCKET_BITS), out=self.starts[1:])
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def of(self, key: int) -> np.ndarray:
+        bucket = key & ((1 << _BUCKET_BITS) - 1)
+        low, high = self.starts[bucket], self.starts[bucket + 1]
+        return self.positions[low:high][self.keys[low:high] == key]
 
 
 class _Posting:
-    """One term's memory positions, oldest first, in an array that grows by doubling: a
-    lookup reads a view of it, so no term's memories are copied per candidate."""
+    """One term's positions among memories added one at a time, in an array that grows
+    by doubling (a lookup reads a view of it)."""
 
     __slots__ = ("_positions", "size")
 
@@ -59,14 +74,11 @@ class _Posting:
         self._positions = np.empty(8, dtype=np.int64)
         self.size = 0
 
-    def extend(self, positions: list[int]) -> None:
-        end = self.size + len(positions)
-        if end > len(self._positions):
-            grown = np.empty(max(end, 2 * len(self._positions)), dtype=np.int64)
-            grown[: self.size] = self._positions[: self.size]
-            self._positions = grown
-        self._positions[self.size : end] = positions
-        self.size = end
+    def append(self, position: int) -> None:
+        if self.size == len(self._positions):
+            self._positions = np.resize(self._positions, 2 * self.size)
+        self._positions[self.size] = position
+        self.size += 1
 
     def positions(self) -> np.ndarray:
         return self._positions[: self.size]
@@ -77,8 +89,11 @@ class NeighbourIndex:
     """The inverted index of one store's memories, kept current incrementally."""
 
     store: Store
-    _entries: list[_Entry] = field(default_factory=list)
-    _postings: dict[str, _Posting] = field(default_factory=lambda: defaultdict(_Posting))
+    _ids: list[str] = field(default_factory=list)
+    _visibility: list[tuple[str, str | None, str | None]] = field(default_factory=list)
+    _buckets: _Buckets | None = None
+    _recent: dict[int, _Posting] = field(default_factory=dict)  # added since the buckets
+    _recent_pairs: int = 0
     _lengths: np.ndarray = field(default_factory=lambda: np.zeros(1024, dtype=np.float32))
     _length_sum: float = 0.0
     _watermark: int = 0
@@ -90,13 +105,15 @@ class NeighbourIndex:
     ) -> list[str]:
         """Ids of up to ``limit`` memories sharing the most (rarest) terms with ``terms``,
         among those ``npc`` may see; best first."""
+        keys = memory_rows.term_keys(sorted(terms))
         with self._lock:
             self._refresh()
             found: list[str] = []
-            for position in self._ranked(terms, limit * _OVERFETCH):
-                entry = self._entries[position]
-                if entry.visible_to(npc, team):
-                    found.append(entry.memory_id)
+            for position in self._ranked(keys, limit * _OVERFETCH):
+                scope, owner, owner_team = self._visibility[position]
+                row = {"scope": scope, "npc": owner, "team": owner_team}
+                if visible_to(row, npc, team):
+                    found.append(self._ids[position])
                     if len(found) == limit:
                         break
             return found
@@ -111,24 +128,43 @@ class NeighbourIndex:
         does nothing: the next lookup reads whatever it missed.
         """
         connections, inserts = seen
+        keys = memory_rows.term_keys(sorted(set(row["match_terms"] or ())))
+        one = memory_rows.IndexBatch(
+            seqs=np.array([seq], dtype=np.int64),
+            ids=[row["id"]],
+            scopes=[row["scope"]],
+            npcs=[row["npc"]],
+            teams=[row["team"]],
+            term_positions=np.zeros(len(keys), dtype=np.int64),
+            term_keys=keys,
+        )
         with self._lock:
             if self._seen != (connections, inserts - 1) or seq <= self._watermark:
                 return
-            self._add([(row["id"], row["match_terms"], row["scope"], row["npc"], row["team"])])
-            self._watermark, self._seen = seq, seen
+            self._add(one)
+            self._seen = seen
 
-    def _ranked(self, terms: frozenset[str], wanted: int) -> list[int]:
-        total = len(self._entries)
+    def _positions(self, key: int) -> np.ndarray:
+        """The positions of the memories holding the term keyed ``key``."""
+        found = self._buckets.of(key) if self._buckets is not None else _NONE
+        recent = self._recent.get(key)
+        if recent is None:
+            return found
+        return np.concatenate([found, recent.positions()]) if len(found) else recent.positions()
+
+    def _ranked(self, keys: np.ndarray, wanted: int) -> list[int]:
+        total = len(self._ids)
         if not total:
             return []
         positions, weights = [], []
-        for term in terms:
-            posting = self._postings.get(term)
-            if posting is None or (total > _NOISE_FLOOR and posting.size > _NOISE_SHARE * total):
+        for key in keys.tolist():
+            posting = self._positions(key)
+            size = len(posting)
+            if not size or (total > _NOISE_FLOOR and size > _NOISE_SHARE * total):
                 continue
-            positions.append(posting.positions())
-            idf = np.log(1 + (total - posting.size + 0.5) / (posting.size + 0.5))
-            weights.append(np.full(posting.size, idf, dtype=np.float64))
+            positions.append(posting)
+            idf = np.log(1 + (total - size + 0.5) / (size + 0.5))
+            weights.append(np.full(size, idf, dtype=np.float64))
         if not positions:
             return []
         where, idf = np.concatenate(positions), np.concatenate(weights)
@@ -154,46 +190,41 @@ class NeighbourIndex:
         if self._seen[0] != seen[0] and memory_rows.newest_insert(self.store) < self._watermark:
             self._reset()
         self._seen = seen
-        with _collector_paused():  # a first load makes millions of objects, no cycles
-            found = memory_rows.index_entries(self.store, self._watermark)
-            if found:
-                self._add([row[1:] for row in found])
-                self._watermark = found[-1][0]
+        batch = memory_rows.index_batch(self.store, self._watermark)
+        if batch is not None and len(batch):
+            self._add(batch)
 
-    def _add(self, rows: list[tuple]) -> None:
-        """Add memories, (id, terms, scope, npc, team) each, in insertion order: each
-        term's posting grows once per call, however many memories it gains."""
-        start = len(self._entries)
-        gained: defaultdict[str, list[int]] = defaultdict(list)
-        lengths = []
-        for position, (memory_id, terms, scope, npc, team) in enumerate(rows, start):
-            self._entries.append(_Entry(memory_id, scope, npc, team))
-            distinct = frozenset(terms or ())
-            lengths.append(len(distinct))
-            for term in distinct:
-                gained[term].append(position)
-        while len(self._entries) > len(self._lengths):
+    def _add(self, batch: memory_rows.IndexBatch) -> None:
+        """Add memories inserted after those already held. A few join small per-key
+        postings; a load (or enough of those) rebuilds the buckets with everything."""
+        start = len(self._ids)
+        self._ids.extend(batch.ids)
+        self._visibility.extend(zip(batch.scopes, batch.npcs, batch.teams, strict=True))
+        while len(self._ids) > len(self._lengths):
             self._lengths = np.resize(self._lengths, 2 * len(self._lengths))
-        self._lengths[start : len(self._entries)] = lengths
-        self._length_sum += sum(lengths)
-        for term, positions in gained.items():
-            self._postings[term].extend(positions)
+        lengths = np.bincount(batch.term_positions, minlength=len(batch))
+        self._lengths[start : len(self._ids)] = lengths
+        self._length_sum += float(lengths.sum())
+        self._watermark = int(batch.seqs[-1])
+        positions = batch.term_positions + start
+        if self._buckets is not None and self._recent_pairs + len(positions) <= _FOLD_AT:
+            for key, position in zip(batch.term_keys.tolist(), positions.tolist(), strict=True):
+                self._recent.setdefault(key, _Posting()).append(position)
+            self._recent_pairs += len(positions)
+            return
+        keys, held = [batch.term_keys], [positions]
+        if self._buckets is not None:
+            keys.append(self._buckets.keys)
+            held.append(self._buckets.positions)
+        for key, posting in self._recent.items():
+            keys.append(np.full(posting.size, key, dtype=np.uint64))
+            held.append(posting.positions())
+        self._buckets = _Buckets(np.concatenate(keys), np.concatenate(held))
+        self._recent, self._recent_pairs = {}, 0
 
     def _reset(self) -> None:
-        self._entries, self._postings = [], defaultdict(_Posting)
+        self._ids, self._visibility = [], []
+        self._buckets, self._recent, self._recent_pairs = None, {}, 0
         self._lengths = np.zeros(1024, dtype=np.float32)
         self._length_sum = 0.0
         self._watermark = 0
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Python's cycle collector paused: it would otherwise walk the whole heap again and
-    again while a store's worth of index entries is created (half of a first load)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()

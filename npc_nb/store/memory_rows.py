@@ -7,9 +7,14 @@ others open their own read on the store. Every approved read goes through
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
+
+import duckdb
+import numpy as np
 
 from .._time import utc_now
 from ..vocabulary import APPROVED_STATUSES
@@ -17,6 +22,7 @@ from ._database import Connection, Store, insert_row, rows, scalar
 from .predicates import SCOPE_RANK_SQL, VISIBLE, approved_now, approved_source, visible_to
 
 __all__ = [
+    "IndexBatch",
     "add_flags",
     "approved_by_id",
     "approved_visible",
@@ -24,7 +30,7 @@ __all__ = [
     "count_open",
     "find_by_hash",
     "get_memory",
-    "index_entries",
+    "index_batch",
     "insert_memory",
     "message_content",
     "newest_insert",
@@ -33,6 +39,7 @@ __all__ = [
     "rejected_visible",
     "rows_by_id",
     "statuses",
+    "term_keys",
     "update_memory",
 ]
 
@@ -185,15 +192,118 @@ def next_validity_change(con: Connection, npc: str, team: str | None) -> datetim
     return moment
 
 
-def index_entries(store: Store, after_seq: int) -> list[tuple]:
-    """(insert_seq, id, match_terms, scope, npc, team) of memories inserted after
-    ``after_seq``, oldest first: what the neighbour index loads, incrementally."""
+@dataclass(frozen=True)
+class IndexBatch:
+    """Memories for the neighbour index, oldest first, as columns: each memory's
+    ``insert_seq``, id and visibility, and its content terms as (position in this
+    batch, term key) pairs, keyed by ``term_keys``."""
+
+    seqs: np.ndarray
+    ids: list[str]
+    scopes: list[str]
+    npcs: list[str | None]
+    teams: list[str | None]
+    term_positions: np.ndarray
+    term_keys: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
+def index_batch(store: Store, after_seq: int) -> IndexBatch | None:
+    """The memories inserted after ``after_seq`` (None when there are none): what the
+    neighbour index loads, incrementally.
+
+    On DuckDB the terms never become Python objects: the engine unnests and keys them
+    and hands back two numeric columns (a 100k store loads in a tenth of a second).
+    """
     with store.read() as con:
-        return con.execute(
-            "SELECT insert_seq, id, match_terms, scope, npc, team FROM memories "
-            "WHERE insert_seq > ? ORDER BY insert_seq",
-            [after_seq],
-        ).fetchall()
+        top = int(scalar(con, "SELECT coalesce(max(insert_seq), 0) FROM memories"))
+        if top <= after_seq:
+            return None
+        bounds = [after_seq, top]  # a memory inserted meanwhile waits for the next load
+        if not isinstance(con, duckdb.DuckDBPyConnection):
+            return _batch_from_rows(con, bounds)
+        memories = con.execute(
+            "SELECT insert_seq, id, scope, npc, team FROM memories "
+            "WHERE insert_seq > ? AND insert_seq <= ?",
+            bounds,
+        ).fetchnumpy()
+        pairs = con.execute(
+            f"SELECT insert_seq, {TERM_KEY_SQL.format('unnest(match_terms)')} AS term_key "
+            "FROM memories "
+            "WHERE insert_seq > ? AND insert_seq <= ?",
+            bounds,
+        ).fetchnumpy()
+    order = np.argsort(memories["insert_seq"], kind="stable")
+    seqs = memories["insert_seq"][order].astype(np.int64)
+    return IndexBatch(
+        seqs=seqs,
+        ids=memories["id"][order].tolist(),
+        scopes=memories["scope"][order].tolist(),
+        npcs=memories["npc"][order].tolist(),
+        teams=memories["team"][order].tolist(),
+        term_positions=_positions_of(seqs, pairs["insert_seq"].astype(np.int64)),
+        term_keys=pairs["term_key"].astype(np.uint64),
+    )
+
+
+def _batch_from_rows(con: Any, bounds: list[int]) -> IndexBatch:
+    """``index_batch`` on an engine without DuckDB's column fetch (PostgreSQL): rows,
+    with the terms keyed here."""
+    found = con.execute(
+        "SELECT insert_seq, id, scope, npc, team, match_terms FROM memories "
+        "WHERE insert_seq > ? AND insert_seq <= ? ORDER BY insert_seq",
+        bounds,
+    ).fetchall()
+    positions = [p for p, row in enumerate(found) for _ in row[5] or ()]
+    terms = [term for row in found for term in row[5] or ()]
+    return IndexBatch(
+        seqs=np.array([row[0] for row in found], dtype=np.int64),
+        ids=[row[1] for row in found],
+        scopes=[row[2] for row in found],
+        npcs=[row[3] for row in found],
+        teams=[row[4] for row in found],
+        term_positions=np.array(positions, dtype=np.int64),
+        term_keys=term_keys(terms),
+    )
+
+
+def _positions_of(seqs: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """Where each of ``wanted`` is in ``seqs`` (ascending, every one present)."""
+    if not len(seqs):
+        return np.empty(0, dtype=np.int64)
+    first, span = int(seqs[0]), int(seqs[-1] - seqs[0]) + 1
+    if span > 4 * len(seqs) + 1024:  # sparse sequence numbers: search instead
+        return np.searchsorted(seqs, wanted)
+    where = np.empty(span, dtype=np.int64)  # dense: one lookup table, no search
+    where[seqs - first] = np.arange(len(seqs))
+    return where[wanted - first]
+
+
+#: How a content term becomes the neighbour index's key, in SQL (``{}`` is the term):
+#: DuckDB's 64-bit hash, the same in the store's queries and in ``term_keys``.
+TERM_KEY_SQL = "hash({})"
+_keying = threading.Lock()
+_keying_db: list[duckdb.DuckDBPyConnection] = []
+
+
+def term_keys(terms: Sequence[str]) -> np.ndarray:
+    """The index keys of ``terms`` (uint64, in order), exactly as ``TERM_KEY_SQL``
+    computes them in a store's query: on a private in-memory DuckDB."""
+    if not terms:
+        return np.empty(0, dtype=np.uint64)
+    with _keying:
+        if not _keying_db:
+            _keying_db.append(duckdb.connect())
+        found = (
+            _keying_db[0]
+            .execute(
+                f"SELECT {TERM_KEY_SQL.format('unnest($terms)')} AS key", {"terms": list(terms)}
+            )
+            .fetchnumpy()
+        )
+    return found["key"].astype(np.uint64)
 
 
 def newest_insert(store: Store) -> int:

@@ -1,0 +1,111 @@
+"""The neighbour index: loaded in bulk from the store or grown one memory at a time, it
+finds the same neighbours, with terms keyed alike in the store's SQL and in Python, on
+DuckDB and on PostgreSQL."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import npc_nb
+from npc_nb._terms import content_terms
+from npc_nb.memory import neighbours
+from npc_nb.memory.neighbours import NeighbourIndex
+from npc_nb.store import memory_rows
+from npc_nb.store.predicates import visible_to
+
+_WORDS = ["tablet", "survey", "Zürich", "nest", "ringing", "naïve", "DuckDB", "東京", "Lab7"]
+_NPCS = ["analyst", "critic"]
+
+
+def _propose(nb: npc_nb.Project, words: list[str], npc: str, scope: str) -> None:
+    nb.add_candidate(" ".join(["The team keeps", *words]), category="fact", npc=npc, scope=scope)
+
+
+@settings(max_examples=25)
+@given(
+    texts=st.lists(
+        st.text(st.characters(categories=("L", "N", "Zs", "Pd")), min_size=3, max_size=40),
+        min_size=1,
+        max_size=5,
+    )
+)
+def test_the_store_keys_terms_as_python_does(nb: npc_nb.Project, texts: list[str]) -> None:
+    """A load reads term keys the store computed; a lookup keys its terms in Python:
+    the two must agree for any text, or neighbours would silently go missing."""
+    for text in texts:
+        nb.add_candidate(f"The user said {text}", category="fact", npc="analyst")
+    store = nb._memory.stores.project
+    batch = memory_rows.index_batch(store, 0)
+    assert batch is not None
+    stored = nb.sql("SELECT id, match_terms FROM memories")
+    terms_of = dict(zip(stored["id"], stored["match_terms"], strict=True))
+    for position, memory_id in enumerate(batch.ids):
+        loaded = set(batch.term_keys[batch.term_positions == position].tolist())
+        assert loaded == set(memory_rows.term_keys(list(terms_of[memory_id])).tolist())
+
+
+_STEPS = st.lists(
+    st.tuples(
+        st.lists(st.sampled_from(_WORDS), min_size=1, max_size=4),
+        st.sampled_from(_NPCS),
+        st.sampled_from(["npc", "project", "global"]),
+    ),
+    min_size=1,
+    max_size=14,
+)
+
+
+def _same_lookups(project: npc_nb.Project, grown: NeighbourIndex) -> None:
+    store = grown.store
+    for npc in _NPCS:
+        for words in (["tablet"], ["nest", "survey"], ["Zürich", "東京", "Lab7"], _WORDS):
+            terms = content_terms(" ".join(words))
+            loaded = NeighbourIndex(store).nearest(terms, npc, None, 5)  # loads it all at once
+            assert grown.nearest(terms, npc, None, 5) == loaded
+            rows = project.sql("SELECT id, scope, npc, team FROM memories").to_dict("records")
+            visible = {row["id"] for row in rows if visible_to(row, npc, None)}
+            assert set(loaded) <= visible
+
+
+@settings(max_examples=15)
+@given(steps=_STEPS)
+def test_an_index_grown_one_memory_at_a_time_finds_what_a_fresh_load_finds(
+    nb: npc_nb.Project, steps: list[tuple], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(neighbours, "_FOLD_AT", 6)  # fold into the buckets every few
+    grown = nb._memory.index_for(nb._memory.stores.project)
+    for words, npc, scope in steps:
+        _propose(nb, words, npc, scope)
+        grown.nearest(frozenset(), npc, None, 1)  # seen up to here: the next joins directly
+    _same_lookups(nb, grown)
+
+
+@pytest.mark.postgres
+def test_a_shared_store_loads_the_same_index(project_dir: Path, postgres_url: str) -> None:
+    nb = npc_nb.open(project_dir, store=postgres_url, matcher=None)
+    try:
+        grown = nb._memory.index_for(nb._memory.stores.project)
+        for step in range(12):
+            words = [_WORDS[step % len(_WORDS)], _WORDS[(3 * step + 1) % len(_WORDS)]]
+            _propose(nb, words, _NPCS[step % 2], ["npc", "project", "global"][step % 3])
+            grown.nearest(frozenset(), "analyst", None, 1)
+        _same_lookups(nb, grown)
+    finally:
+        nb.close()
+
+
+def test_a_lookup_ranks_the_closest_memory_first(nb: npc_nb.Project) -> None:
+    for text in (
+        "The field team charges the tablets nightly.",
+        "The survey of nests runs in May.",
+        "Ringing data goes to DuckDB.",
+    ):
+        nb.add_candidate(text, category="fact", npc="analyst")
+    store = nb._memory.stores.project
+    found = NeighbourIndex(store).nearest(content_terms("tablets charge"), "analyst", None, 3)
+    texts = nb.sql("SELECT id, final_text FROM memories").set_index("id")["final_text"]
+    assert [texts[i] for i in found] == ["The field team charges the tablets nightly."]
