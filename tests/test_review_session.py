@@ -383,3 +383,17 @@ def test_an_empty_review_says_there_is_nothing_to_review_and_why(nb: npc_nb.Proj
     assert str(nb.review_session().summary()).startswith(
         "Nothing to review: no candidate is waiting"
     )
+
+
+@pytest.mark.parametrize("listed", [1, 3, 70])  # a few ids are listed, many are one list
+def test_cards_read_by_id_are_exactly_those_asked_for(nb: npc_nb.Project, listed: int) -> None:
+    ids = [
+        nb.add_candidate(f"The lab keeps {n} spare tablets.", category="fact", npc="analyst")
+        .memory_id
+        for n in range(72)
+    ]
+    nb.reject(ids[0])  # no longer open: never read back as a card
+    wanted = [*ids[:listed], "no-such-id"]
+    rows = nb._memory.queue_rows(ids=wanted)
+    assert sorted(row["id"] for row in rows) == sorted(ids[1:listed])
+    assert all(row["variants"] == 1 for row in rows)

@@ -35,7 +35,7 @@ from .cache import DecisionCache
 from .matching import Matcher, resolve_matcher
 from .neighbours import NeighbourIndex
 from .proposal import Matching, propose
-from .queue import QUEUE_KINDS, pending_count, queue_filters, review_queue
+from .queue import QUEUE_KINDS, pending_count, queue_filters, queue_rows, review_queue
 
 __all__ = ["AUTOMATIC_KINDS", "MemoryCore", "ReviewContext"]
 
@@ -162,15 +162,12 @@ class MemoryCore:
 
     def review_queue(self, **filters: Any) -> pd.DataFrame:
         """Pending and due deferred candidates, skipped ones last, oldest first."""
-        wanted = queue_filters(
-            filters.get("npc"),
-            filters.get("team"),
-            filters.get("category"),
-            filters.get("scope"),
-            filters.get("conversation"),
-            filters.get("ids"),
-        )
-        return review_queue(self.stores, wanted, utc_now())
+        return review_queue(self.stores, _wanted(filters), utc_now())
+
+    def queue_rows(self, **filters: Any) -> list[dict[str, Any]]:
+        """``review_queue`` as plain rows (dicts with its columns and ``skipped_at``):
+        what a review session holds, without a DataFrame in between."""
+        return queue_rows(self.stores, _wanted(filters), utc_now())
 
     def pending_count(self) -> int:
         return pending_count(self.stores, utc_now())
@@ -424,3 +421,15 @@ def _os_user() -> str:
         return getpass.getuser()
     except (OSError, KeyError):
         return "unknown"
+
+
+def _wanted(filters: dict[str, Any]) -> dict[str, Any]:
+    """The review queue's keyword filters as the store takes them."""
+    return queue_filters(
+        filters.get("npc"),
+        filters.get("team"),
+        filters.get("category"),
+        filters.get("scope"),
+        filters.get("conversation"),
+        filters.get("ids"),
+    )

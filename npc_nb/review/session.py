@@ -306,10 +306,10 @@ class ReviewSession:
         (memories to show first) go to the front. Undo and a refused decision re-read
         only their own cards (``_reread``), not the whole queue.
         """
-        frame = self.memory.review_queue(
+        found = self.memory.queue_rows(
             npc=self.npc, category=self.category, conversation=self.conversation
         )
-        self._rows = {row["id"]: row for row in frame.to_dict("records")}
+        self._rows = {row["id"]: row for row in found}
         self._generation += 1
         if self.auto_only:
             mine = {e.get("requeued_as") for e in self._automatic or []} | set(first or [])
@@ -327,10 +327,10 @@ class ReviewSession:
         ones join at the back, or with ``first`` (cards an undo has just reopened) all
         go to the front in the order given.
         """
-        frame = self.memory.review_queue(
+        rows = self.memory.queue_rows(
             npc=self.npc, category=self.category, conversation=self.conversation, ids=memory_ids
         )
-        found = {row["id"]: row for row in frame.to_dict("records")}
+        found = {row["id"]: row for row in rows}
         for memory_id in memory_ids:
             if memory_id in found:
                 self._rows[memory_id] = found[memory_id]

@@ -18,7 +18,7 @@ import numpy as np
 
 from .._time import utc_now
 from ..vocabulary import APPROVED_STATUSES
-from ._database import Connection, Store, insert_row, rows, scalar
+from ._database import Connection, Store, insert_row, one_of, rows, scalar
 from .predicates import SCOPE_RANK_SQL, VISIBLE, approved_now, approved_source, visible_to
 
 __all__ = [
@@ -356,9 +356,10 @@ def open_memories(
     if filters.get("ids") is not None:
         # These memories first, then the other conditions: in one WHERE, DuckDB reads
         # every row's status and filter columns before it looks at the ids.
-        listed = "WITH listed AS MATERIALIZED (SELECT * FROM memories WHERE id = ANY($ids)) "
+        which, listed_ids = one_of("id", filters["ids"], "id")
+        listed = f"WITH listed AS MATERIALIZED (SELECT * FROM memories WHERE {which}) "
         table = "listed"
-        params["ids"] = list(filters["ids"])
+        params |= listed_ids
     with store.read() as con:
         return rows(
             con,

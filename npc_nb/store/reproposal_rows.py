@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from ._database import Connection, Store, insert_row, rows
+from ._database import Connection, Store, insert_row, one_of, rows
 
 __all__ = [
     "AUTOMATIC_OUTCOMES",
@@ -58,12 +58,13 @@ def variant_counts(store: Store, memory_ids: list[str]) -> dict[str, int]:
     (the caller passes open cards: no memory is read here)."""
     if not memory_ids:
         return {}
+    cards, params = one_of("memory_id", memory_ids, "card")
     with store.read() as con:
         found = con.execute(  # these cards' re-proposals first, then the label check
             "WITH r AS MATERIALIZED (SELECT id, memory_id FROM reproposals "
-            "WHERE memory_id = ANY($ids) AND outcome = 'merged') "
+            f"WHERE {cards} AND outcome = 'merged') "
             f"SELECT memory_id, count(*) FROM r WHERE {_UNLABELLED} GROUP BY memory_id",
-            {"ids": memory_ids},
+            params,
         ).fetchall()
     return {memory_id: int(count) for memory_id, count in found}
 
