@@ -388,8 +388,9 @@ def test_an_empty_review_says_there_is_nothing_to_review_and_why(nb: npc_nb.Proj
 @pytest.mark.parametrize("listed", [1, 3, 70])  # a few ids are listed, many are one list
 def test_cards_read_by_id_are_exactly_those_asked_for(nb: npc_nb.Project, listed: int) -> None:
     ids = [
-        nb.add_candidate(f"The lab keeps {n} spare tablets.", category="fact", npc="analyst")
-        .memory_id
+        nb.add_candidate(
+            f"The lab keeps {n} spare tablets.", category="fact", npc="analyst"
+        ).memory_id
         for n in range(72)
     ]
     nb.reject(ids[0])  # no longer open: never read back as a card
