@@ -165,15 +165,16 @@ def approved_by_id(store: Store, ids: list[str]) -> list[dict]:
     if not ids:
         return []
     where, params = approved_now()
+    listed, named = one_of("id", ids, "id")
     with store.read() as con:
         # The ids first, then whether they are approved: with both in one WHERE, DuckDB
         # reads the approval columns of every memory before it looks at the ids.
         return rows(
             con,
             "WITH found AS MATERIALIZED (SELECT id, final_text, scope, npc, team, status, "
-            "valid_from, valid_to, superseded_by FROM memories WHERE id = ANY($ids)) "
+            f"valid_from, valid_to, superseded_by FROM memories WHERE {listed}) "
             f"SELECT id, final_text, scope, npc, team FROM found WHERE {where}",
-            {**params, "ids": ids},
+            params | named,
         )
 
 
