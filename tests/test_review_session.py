@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+from unittest import mock
 
 import pytest
 from hypothesis import given, settings
@@ -12,6 +13,7 @@ from hypothesis import strategies as st
 
 import npc_nb
 from npc_nb.errors import DecisionError
+from npc_nb.review import session as session_module
 from npc_nb.review.session import ReviewSession, evidence_span
 from npc_nb.store import memory_rows
 
@@ -42,9 +44,14 @@ def apply(session: ReviewSession, action: str, step: int) -> None:
 
 
 @settings(max_examples=25)
-@given(actions=ACTIONS, flagged=st.booleans())
-def test_tally_and_queue_always_agree_with_the_store(actions: list[str], flagged: bool) -> None:
-    with tempfile.TemporaryDirectory() as folder:
+@given(actions=ACTIONS, flagged=st.booleans(), read_ahead=st.sampled_from([1, 2, 32]))
+def test_tally_and_queue_always_agree_with_the_store(
+    actions: list[str], flagged: bool, read_ahead: int
+) -> None:
+    with (
+        tempfile.TemporaryDirectory() as folder,
+        mock.patch.object(session_module, "READ_AHEAD", read_ahead),
+    ):
         nb = npc_nb.open(Path(folder))
         try:
             for n in range(4):
@@ -398,3 +405,28 @@ def test_cards_read_by_id_are_exactly_those_asked_for(nb: npc_nb.Project, listed
     rows = nb._memory.queue_rows(ids=wanted)
     assert sorted(row["id"] for row in rows) == sorted(ids[1:listed])
     assert all(row["variants"] == 1 for row in rows)
+
+
+def test_a_long_queue_reads_its_cards_as_they_come_up(
+    nb: npc_nb.Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Opening reads the queue's ids and only the front cards; a card decided elsewhere
+    before it was read leaves the queue when its turn comes, and no decision meant for
+    one card ever lands on another."""
+    monkeypatch.setattr(session_module, "READ_AHEAD", 2)
+    ids = [
+        nb.add_candidate(f"The lab keeps {n} tablets.", category="fact", npc="analyst").memory_id
+        for n in range(7)
+    ]
+    session = nb.review_session(by="alice")
+    assert (session.remaining, session.current) == (7, ids[0])
+    nb.reject(ids[4], by="bob")  # not read by the session yet
+    shown = []
+    while session.current is not None:
+        shown.append(session.card().memory_id)
+        session.decide("approve")
+    assert shown == [i for i in ids if i != ids[4]]
+    statuses = nb.memories().set_index("id")["status"]
+    assert statuses[ids[4]] == "human-rejected"
+    assert (statuses.drop(ids[4]) == "human-approved").all()
+    assert session.tally["approved"] == 6

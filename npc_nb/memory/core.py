@@ -35,7 +35,14 @@ from .cache import DecisionCache
 from .matching import Matcher, resolve_matcher
 from .neighbours import NeighbourIndex
 from .proposal import Matching, propose
-from .queue import QUEUE_KINDS, pending_count, queue_filters, queue_rows, review_queue
+from .queue import (
+    QUEUE_KINDS,
+    pending_count,
+    queue_filters,
+    queue_order,
+    queue_rows,
+    review_queue,
+)
 
 __all__ = ["AUTOMATIC_KINDS", "MemoryCore", "ReviewContext"]
 
@@ -168,6 +175,10 @@ class MemoryCore:
         """``review_queue`` as plain rows (dicts with its columns and ``skipped_at``):
         what a review session holds, without a DataFrame in between."""
         return queue_rows(self.stores, _wanted(filters), utc_now())
+
+    def queue_order(self, **filters: Any) -> list[str]:
+        """The ids of ``review_queue``, in order, with nothing else read."""
+        return queue_order(self.stores, _wanted(filters), utc_now())
 
     def pending_count(self) -> int:
         return pending_count(self.stores, utc_now())

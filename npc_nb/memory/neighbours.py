@@ -169,13 +169,19 @@ class NeighbourIndex:
             return []
         where, idf = np.concatenate(positions), np.concatenate(weights)
         norm = self._lengths[where] / max(self._length_sum / total, 1.0)
-        scores = np.bincount(
-            where, weights=idf * (_K1 + 1) / (1 + _K1 * (1 - _B + _B * norm)), minlength=total
-        )
-        hits = np.flatnonzero(scores)
+        weight = idf * (_K1 + 1) / (1 + _K1 * (1 - _B + _B * norm))
+        if len(where) * 8 < total:  # few matches: sum per memory matched, not per memory
+            hits, matched = np.unique(where, return_inverse=True)
+            scores = np.bincount(matched, weights=weight)
+        else:
+            scores = np.bincount(where, weights=weight, minlength=total)
+            hits = np.flatnonzero(scores)
+            scores = scores[hits]
+        best = np.arange(len(hits))
         if len(hits) > wanted:
-            hits = hits[np.argpartition(-scores[hits], wanted)[:wanted]]
-        return [int(p) for p in hits[np.argsort(-scores[hits], kind="stable")]]
+            best = np.argpartition(-scores, wanted)[:wanted]
+        best = best[np.argsort(-scores[best], kind="stable")]
+        return [int(p) for p in hits[best]]
 
     def _refresh(self) -> None:
         """Load the memories inserted since the watermark (all of them the first time).

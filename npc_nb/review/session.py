@@ -53,6 +53,9 @@ _KIND_OF = {
     "defer": "deferred",
 }
 NEAREST_LIMIT = 3
+#: Cards read ahead at a time: a queue holds every open id in order, but reads a card's
+#: row only when it comes near the front (opening a queue of 100,000 reads 32 rows).
+READ_AHEAD = 32
 NEAREST_MIN_SIMILARITY = 60.0
 #: How a notice's new status reads in "... was approved by bob elsewhere".
 _DONE_AS = {
@@ -243,8 +246,9 @@ class ReviewSession:
         #: The last card another kernel decided, in words (None until one was).
         self.elsewhere: str | None = None
         self._watchers: list[Callable[[str], None]] = []
-        self._rows: dict[str, dict[str, Any]] = {}
-        self._queue: list[str] = []
+        self._queue: list[str] = []  # every card in this review, in order
+        self._waiting: set[str] = set()  # the same ids, to look up
+        self._rows: dict[str, dict[str, Any]] = {}  # the rows read so far (the front)
         self._steps: list[_Step] = []
         #: What the last ``undo`` took back (``Decided.undo_line`` says so in words).
         self.undone: Decided | None = None
@@ -279,20 +283,30 @@ class ReviewSession:
 
     def _apply(self, notice: DecisionNotice) -> str | None:
         """Bring the queue in line with ``notice``; say so if a card left it."""
-        row = self._rows.get(notice.memory_id or "")
-        if notice.memory_id is None or (row is None and notice.status in OPEN_STATUSES):
+        memory_id = notice.memory_id
+        if memory_id is None or (memory_id not in self._waiting and notice.status in OPEN_STATUSES):
             waiting = set(self._queue)
             self.reload()  # anything may have changed, or a card came back: reread
             gone = len(waiting - set(self._queue))
             return f"{gone} card(s) were decided elsewhere; moved on." if gone else None
-        if row is None or notice.status == row["status"]:
-            return None  # not in this review, or nothing changed for it (a skip)
-        del self._rows[notice.memory_id]
-        self._queue.remove(notice.memory_id)
-        self._generation += 1
+        if memory_id not in self._waiting:
+            return None  # not in this review
+        row = self._rows.get(memory_id)
+        if row is None:  # a card further back, not read yet: read it now
+            self._reread([memory_id])
+            if memory_id in self._waiting:
+                return None  # still open
+            text = self._stored_text(memory_id)
+        elif notice.status == row["status"]:
+            return None  # nothing changed for it (a skip)
+        else:
+            text = row["final_text"]
+            self._drop(memory_id)
+            self._generation += 1
+            self._read_front()
         done = _DONE_AS.get(notice.status or "", f"changed to {notice.status}")
         return (
-            f"\u201c{row['final_text']}\u201d was {done} by {notice.actor or 'someone'} "
+            f"\u201c{text}\u201d was {done} by {notice.actor or 'someone'} "
             "elsewhere; it left this review."
         )
 
@@ -303,21 +317,25 @@ class ReviewSession:
         """Re-read the queue from the store, keeping this session's order.
 
         Candidates decided elsewhere drop out, new ones join at the back, and ``first``
-        (memories to show first) go to the front. Undo and a refused decision re-read
-        only their own cards (``_reread``), not the whole queue.
+        (memories to show first) go to the front. Only the ids are read here, the rows
+        as their cards come near the front (``READ_AHEAD``). Undo and a refused decision
+        re-read only their own cards (``_reread``), not the whole queue.
         """
-        found = self.memory.queue_rows(
+        found = self.memory.queue_order(
             npc=self.npc, category=self.category, conversation=self.conversation
         )
-        self._rows = {row["id"]: row for row in found}
-        self._generation += 1
         if self.auto_only:
             mine = {e.get("requeued_as") for e in self._automatic or []} | set(first or [])
-            self._rows = {i: row for i, row in self._rows.items() if i in mine}
+            found = [i for i in found if i in mine]
+        self._rows = {}  # read again as the cards come up
+        self._generation += 1
+        listed = set(found)
         # dicts keep order and drop repeats: the reopened first, this session's order,
         # then newcomers
-        order = dict.fromkeys([*(first or []), *self._queue, *self._rows])
-        self._queue = [i for i in order if i in self._rows]
+        order = dict.fromkeys([*(first or []), *self._queue, *found])
+        self._queue = [i for i in order if i in listed]
+        self._waiting = set(self._queue)
+        self._read_front()
 
     @_locked
     def _reread(self, memory_ids: list[str], *, first: bool = False) -> None:
@@ -327,6 +345,11 @@ class ReviewSession:
         ones join at the back, or with ``first`` (cards an undo has just reopened) all
         go to the front in the order given.
         """
+        self._read_rows(memory_ids, first=first)
+        self._read_front()
+
+    def _read_rows(self, memory_ids: list[str], *, first: bool = False) -> None:
+        """``_reread`` without reading the front card afterwards."""
         rows = self.memory.queue_rows(
             npc=self.npc, category=self.category, conversation=self.conversation, ids=memory_ids
         )
@@ -334,20 +357,46 @@ class ReviewSession:
         for memory_id in memory_ids:
             if memory_id in found:
                 self._rows[memory_id] = found[memory_id]
-                if memory_id not in self._queue:
+                if memory_id not in self._waiting:
                     self._queue.append(memory_id)
-            elif memory_id in self._rows:
-                del self._rows[memory_id]
-                self._queue.remove(memory_id)
+                    self._waiting.add(memory_id)
+            elif memory_id in self._waiting:
+                self._drop(memory_id)
         if first:
             reopened = [i for i in dict.fromkeys(memory_ids) if i in found]
             self._queue = reopened + [i for i in self._queue if i not in found]
         self._generation += 1
 
+    def _drop(self, memory_id: str) -> None:
+        """Take a card out of this review."""
+        self._rows.pop(memory_id, None)
+        self._queue.remove(memory_id)
+        self._waiting.discard(memory_id)
+
     @property
     def current(self) -> str | None:
         """The id of the candidate on screen, or None when the queue is empty."""
         return self._queue[0] if self._queue else None
+
+    def _read_front(self) -> None:
+        """Make sure the front card's row is read: every change to the queue ends here,
+        so a decision applies to the card as it was read before the reviewer saw it."""
+        while self._queue and self._queue[0] not in self._rows:
+            self._read_ahead()
+
+    def _read_ahead(self) -> None:
+        """Read the rows of the next ``READ_AHEAD`` cards not read yet; those decided
+        elsewhere meanwhile leave the queue, and ``elsewhere`` says so."""
+        unread = []
+        for memory_id in self._queue:
+            if memory_id not in self._rows:
+                unread.append(memory_id)
+                if len(unread) == READ_AHEAD:
+                    break
+        self._read_rows(unread)
+        gone = sum(memory_id not in self._waiting for memory_id in unread)
+        if gone:
+            self.elsewhere = f"{gone} card(s) were decided elsewhere; moved on."
 
     @property
     def remaining(self) -> int:
@@ -544,6 +593,10 @@ class ReviewSession:
         self._queue.pop(0)
         if kind == "skipped":
             self._queue.append(memory_id)
+        else:
+            self._waiting.discard(memory_id)
+            del self._rows[memory_id]
+        self._read_front()
         return result
 
     @_locked
