@@ -51,8 +51,6 @@ QUEUE_COLUMNS = list(QUEUE_KINDS)
 #: What the queue reads of each open memory: its columns, and when it was skipped (the
 #: order). Not whole rows: a row's content terms and hashes are most of what it weighs.
 _READ = [*(c for c in QUEUE_COLUMNS if c != "variants"), "skipped_at"]
-#: What putting the queue in order reads.
-_ORDER = ["id", "skipped_at", "recorded_at"]
 
 
 def queue_filters(
@@ -87,11 +85,17 @@ def queue_rows(stores: Stores, filters: dict[str, Any], now: datetime) -> list[d
 
 def queue_order(stores: Stores, filters: dict[str, Any], now: datetime) -> list[str]:
     """The ids of ``queue_rows``, in the same order, with nothing else read."""
-    found = []
-    for store in stores.existing():
-        found += memory_rows.open_memories(store, filters, now, _ORDER)
-    found.sort(key=_review_order(now))
-    return [m["id"] for m in found]
+    found = [memory_rows.open_order(store, filters, now) for store in stores.existing()]
+    found = [part for part in found if part]
+    if len(found) == 1:
+        return [memory_id for memory_id, _, _ in found[0]]  # the store's own order
+    merged = [
+        {"id": i, "skipped_at": skipped, "recorded_at": recorded}
+        for part in found
+        for i, skipped, recorded in part
+    ]
+    merged.sort(key=_review_order(now))
+    return [m["id"] for m in merged]
 
 
 def _review_order(now: datetime) -> Callable[[dict], tuple]:

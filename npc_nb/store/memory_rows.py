@@ -36,6 +36,7 @@ __all__ = [
     "newest_insert",
     "next_validity_change",
     "open_memories",
+    "open_order",
     "rejected_visible",
     "rows_by_id",
     "statuses",
@@ -347,6 +348,20 @@ def open_memories(
 ) -> list[dict]:
     """Pending and due deferred memories matching the filters, in review order: whole
     rows, or only ``columns`` (reading fewer columns of a large store is much faster)."""
+    sql, params = _open_query(filters, now, ", ".join(columns))
+    with store.read() as con:
+        return rows(con, sql, params)
+
+
+def open_order(store: Store, filters: dict[str, Any], now: datetime) -> list[tuple]:
+    """(id, skipped_at, recorded_at) of ``open_memories``, in review order, as tuples (a
+    queue of 100,000 is read in tens of milliseconds)."""
+    sql, params = _open_query(filters, now, "id, skipped_at, recorded_at")
+    with store.read() as con:
+        return con.execute(sql, params).fetchall()
+
+
+def _open_query(filters: dict[str, Any], now: datetime, columns: str) -> tuple[str, dict]:
     clauses = ["(status = 'pending_approval' OR (status = 'deferred' AND defer_until <= $now))"]
     params: dict[str, Any] = {"now": now}
     for column in ("npc", "team", "category", "scope", "conversation_id"):
@@ -361,14 +376,12 @@ def open_memories(
         listed = f"WITH listed AS MATERIALIZED (SELECT * FROM memories WHERE {which}) "
         table = "listed"
         params |= listed_ids
-    with store.read() as con:
-        return rows(
-            con,
-            f"{listed}SELECT {', '.join(columns)} FROM {table} WHERE "
-            + " AND ".join(clauses)
-            + " ORDER BY skipped_at NULLS FIRST, recorded_at, id",
-            params,
-        )
+    sql = (
+        f"{listed}SELECT {columns} FROM {table} WHERE "
+        + " AND ".join(clauses)
+        + " ORDER BY skipped_at NULLS FIRST, recorded_at, id"
+    )
+    return sql, params
 
 
 def count_open(store: Store, now: datetime) -> int:
