@@ -55,9 +55,6 @@ class _Buckets:
         self.starts = np.zeros((1 << _BUCKET_BITS) + 1, dtype=np.int64)
         np.cumsum(np.bincount(bucket, minlength=1 << _BUCKET_BITS), out=self.starts[1:])
 
-    def __len__(self) -> int:
-        return len(self.keys)
-
     def of(self, key: int) -> np.ndarray:
         bucket = key & ((1 << _BUCKET_BITS) - 1)
         low, high = self.starts[bucket], self.starts[bucket + 1]
