@@ -216,3 +216,22 @@ def test_analysis_on_the_shared_store_stays_read_only(
     assert not target.exists()
     assert len(nb.sql("SELECT * FROM memories")) == 1
     nb.close()
+
+
+def test_the_graph_is_drawn_from_postgresql(project_dir: Path, postgres_url: str) -> None:
+    nb = open_shared(project_dir, postgres_url, matcher=None)
+    try:
+        for n in range(8):
+            nb.approve(propose(nb, f"Station {n} at Neusiedl logs data with the Garmin GX{n}"))
+        rejected = propose(nb, "The Vienna station logs data with Postgres")
+        nb.reject(rejected)
+        whole = nb.graph()
+        assert f"memory:{rejected}" not in whole and "concept:vienna" not in whole
+        view = nb.show_graph(max_nodes=6)
+        assert view.graph.number_of_nodes() == 6 and view.total_nodes == whole.number_of_nodes()
+        near = nb.show_graph(focus="Neusiedl", depth=1).graph
+        assert "concept:neusiedl" in near and all(
+            data["kind"] in ("concept", "memory") for _, data in near.nodes(data=True)
+        )
+    finally:
+        nb.close()

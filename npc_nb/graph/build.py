@@ -8,6 +8,10 @@ memories that support it. The graph is derived on each call from the approved me
 (the one approval predicate) and the concepts stored for their current text, so
 approving adds a memory's part and rejecting, superseding or undoing removes whatever
 only it supported. Concepts are extracted once per memory version and stored.
+
+The nodes, edges, degrees and any cut are worked out in the store
+(``store.graph_nodes``); this module turns the rows it returns into networkx, so a
+drawing of 250 nodes builds 250 nodes whatever the size of the store.
 """
 
 from __future__ import annotations
@@ -22,21 +26,28 @@ from .._text import content_hash
 from .._time import utc_now
 from ..errors import ModelCallError, NpcError
 from ..models import gateway
-from ..store import graph_sql
+from ..store import graph_nodes, graph_sql
 from . import concepts
 
 if TYPE_CHECKING:
     from ..store import Store
 
-__all__ = ["build_graph", "ensure_concepts", "graph_frames", "neighbourhood", "to_graphml"]
+__all__ = [
+    "drawn_graph",
+    "ensure_concepts",
+    "graph_frames",
+    "graph_of",
+    "neighbourhood",
+    "to_graphml",
+]
 
 BATCH = 20
 
 
-def ensure_concepts(store: Store, versions: pd.DataFrame, model: str) -> int:
-    """Extract and store concepts for memory versions that have none yet; return how many
-    versions were processed. A failed batch is recorded with its error, not retried."""
-    missing = graph_sql.missing_versions(store, versions)
+def ensure_concepts(store: Store, missing: pd.DataFrame, model: str) -> int:
+    """Extract and store concepts for memory versions that have none yet (id, final_hash,
+    final_text); return how many were processed. A failed batch is recorded with its
+    error, not retried."""
     for start in range(0, len(missing), BATCH):
         batch = missing.iloc[start : start + BATCH]
         _extract_batch(store, batch, model)
@@ -91,82 +102,72 @@ def approved_versions(
     return rows
 
 
-def build_graph(
-    memories: pd.DataFrame, found: pd.DataFrame, links: pd.DataFrame
-) -> nx.MultiDiGraph:
-    """The graph of these memories, their concepts and relations."""
+def drawn_graph(
+    store: Store,
+    model: str,
+    *,
+    npc: str | None = None,
+    category: str | None = None,
+    as_of: datetime | None = None,
+    focus: str | None = None,
+    depth: int = 2,
+    limit: int | None = None,
+) -> tuple[nx.MultiDiGraph, int]:
+    """The graph of the approved memories (now, or as they stood at ``as_of``), or only
+    ``focus``'s neighbourhood within ``depth`` steps, cut to its ``limit`` best-connected
+    nodes; and how many nodes there were before the cut. Concepts missing for a memory's
+    text are extracted first, by ``model``. The cut is made in the store, so only the
+    drawn nodes are read."""
+    versions, texts = None, None
+    if as_of is None:
+        missing = graph_sql.missing_now(store, npc, category)
+    else:
+        versions = approved_versions(store, npc, category, as_of)
+        missing = graph_sql.missing_versions(store, versions)
+        texts = dict(zip(versions["id"], versions["final_text"], strict=True))
+    ensure_concepts(store, missing, model)
+    key = None if focus is None else concepts.concept_key(focus)
+    part = graph_nodes.graph_part(
+        store, versions, npc=npc, category=category, focus=key, depth=depth, limit=limit
+    )
+    if part.missing_focus is not None:
+        hint = ", ".join(part.missing_focus) or "none yet"
+        raise NpcError(f"No concept {focus!r} in the graph. Some concepts: {hint}.")
+    return graph_of(part, texts), part.total
+
+
+def graph_of(part: graph_nodes.GraphPart, texts: dict[str, str] | None = None) -> nx.MultiDiGraph:
+    """The networkx graph of ``part``, in its order; ``texts`` (by memory id) are the
+    memories' texts when they are not the current ones (``as_of``)."""
     graph = nx.MultiDiGraph()
-    # Column lists, not itertuples: a row tuple converts every timestamp column to
-    # Timestamp objects, which was most of the time at 100k memories.
-    columns = ("id", "final_text", "category", "npc", "scope", "extractor_model", "decided_by")
-    listed = [memories[column].tolist() for column in columns]
-    recorded = _timestamp_text(memories["recorded_at"])
-    for (memory_id, text, category, npc, scope, model, reviewer), recorded_at in zip(
-        zip(*listed, strict=True), recorded, strict=True
-    ):
-        node = f"memory:{memory_id}"
-        graph.add_node(
-            node,
-            kind="memory",
-            label=_short(text),
-            text=text,
-            category=category,
-            npc=npc,
-            scope=scope,
-            model=model,
-            support=1,
-            recorded_at=recorded_at,
-            reviewer=reviewer,
-        )
-        # A memory's own edges are new: no supporting memory to add to an existing one.
-        if isinstance(npc, str):
-            graph.add_node(f"npc:{npc}", kind="persona", label=npc)
-            graph.add_edge(
-                f"npc:{npc}", node, key="remembers", relation="remembers", memory_ids=[memory_id]
-            )
-        graph.add_node(f"category:{category}", kind="category", label=category)
-        graph.add_edge(
-            node,
-            f"category:{category}",
-            key="in category",
-            relation="in category",
-            memory_ids=[memory_id],
-        )
-    for row in found.itertuples():
-        concept = f"concept:{row.concept_key}"
-        if concept not in graph:
-            graph.add_node(concept, kind="concept", label=row.concept_label, support=0)
-        graph.nodes[concept]["support"] += 1
-        _link(graph, f"memory:{row.memory_id}", concept, "mentions", row.memory_id)
-    for row in links.itertuples():
-        _link(
-            graph,
-            f"concept:{row.source_key}",
-            f"concept:{row.target_key}",
-            row.relation,
-            row.memory_id,
-        )
+    for node, kind, ref, label, support in part.nodes:
+        if kind == "memory":
+            graph.add_node(node, **_memory_node(part.memories[ref], texts))
+        elif kind == "concept":
+            graph.add_node(node, kind=kind, label=label, support=support)
+        else:
+            graph.add_node(node, kind=kind, label=label)
+    add_edge = graph.add_edge  # one call an edge: add_edges_from costs twice as much
+    for source, target, relation, one, many in part.edges:
+        ids = many if one is None else [one]
+        add_edge(source, target, key=relation, relation=relation, memory_ids=ids)
     return graph
 
 
-def _link(graph: nx.MultiDiGraph, source: str, target: str, relation: str, memory_id: str) -> None:
-    """Add an edge, or record one more supporting memory on the existing one."""
-    if graph.has_edge(source, target, key=relation):
-        support = graph.edges[source, target, relation]["memory_ids"]
-        if memory_id not in support:
-            support.append(memory_id)
-    else:
-        graph.add_edge(source, target, key=relation, relation=relation, memory_ids=[memory_id])
-
-
-def _timestamp_text(times: pd.Series) -> list[str]:
-    """``str()`` of every timestamp, formatted column-wise where that gives the same text
-    (naive times: whole seconds print without a fraction, as ``str(Timestamp)`` does)."""
-    if not pd.api.types.is_datetime64_dtype(times) or getattr(times.dt, "tz", None) is not None:
-        return [str(t) for t in times]
-    text = times.astype(str)
-    whole = times.dt.microsecond.eq(0) & times.dt.nanosecond.eq(0)
-    return text.where(~whole, text.str.slice(0, 19)).tolist()
+def _memory_node(memory: dict[str, Any], texts: dict[str, str] | None) -> dict[str, Any]:
+    text = texts[memory["id"]] if texts is not None else memory["final_text"]
+    return {
+        "kind": "memory",
+        "label": _short(text),
+        "text": text,
+        "category": memory["category"],
+        "npc": memory["npc"],
+        "scope": memory["scope"],
+        "model": memory["extractor_model"],
+        "support": 1,
+        "recorded_at": str(memory["recorded_at"]),
+        "reviewer": memory["decided_by"],
+    }
 
 
 def _short(text: str, limit: int = 48) -> str:

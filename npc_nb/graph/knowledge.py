@@ -15,7 +15,7 @@ from .._settings import Settings
 from .._time import to_utc
 from ..errors import DecisionError
 from ..models import offline
-from ..store import Store, graph_sql
+from ..store import Store
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -42,10 +42,10 @@ class KnowledgeGraph:
         offline model), and stored."""
         from . import build
 
-        versions = build.approved_versions(self._store, npc, category, _moment(as_of))
-        build.ensure_concepts(self._store, versions, self._concept_model())
-        found, links = graph_sql.concept_rows(self._store, versions)
-        return build.build_graph(versions, found, links)
+        graph, _ = build.drawn_graph(
+            self._store, self._concept_model(), npc=npc, category=category, as_of=_moment(as_of)
+        )
+        return graph
 
     def show_graph(
         self,
@@ -58,13 +58,21 @@ class KnowledgeGraph:
         max_nodes: int = 250,
     ) -> GraphView:
         """Draw the graph inline (offline). ``focus`` narrows it to the concept's
-        neighbourhood within ``depth`` steps; at most ``max_nodes`` nodes are drawn."""
+        neighbourhood within ``depth`` steps; at most ``max_nodes`` nodes are drawn, the
+        best connected. Only those are read from the store."""
         from . import build, view
 
-        drawn = self.graph(npc=npc, category=category, as_of=as_of)
-        if focus is not None:
-            drawn = build.neighbourhood(drawn, focus, depth)
-        return view.render(drawn, max_nodes=max_nodes)
+        drawn, total = build.drawn_graph(
+            self._store,
+            self._concept_model(),
+            npc=npc,
+            category=category,
+            as_of=_moment(as_of),
+            focus=focus,
+            depth=depth,
+            limit=max_nodes,
+        )
+        return view.GraphView(drawn, total)
 
     def graph_frames(
         self, npc: str | None = None, category: str | None = None, as_of: datetime | None = None

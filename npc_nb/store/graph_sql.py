@@ -1,5 +1,5 @@
-"""SQL for the knowledge graph: which approved memory versions still need concepts,
-storing what a model extracted, and reading the graph's rows.
+"""SQL for the knowledge graph's concepts: which approved memory versions still need
+them, and storing what a model extracted (the graph itself: ``graph_nodes``).
 
 Every read goes through the one approval predicate (``predicates.approved_source``) and
 joins concepts on the memory's id AND current text hash: nothing pending, rejected,
@@ -16,7 +16,7 @@ from .._text import clean_text
 from ._database import Store
 from .predicates import approved_source
 
-__all__ = ["approved_rows", "concept_rows", "missing_versions", "record_concepts"]
+__all__ = ["approved_rows", "missing_now", "missing_versions", "record_concepts"]
 
 
 def approved_rows(
@@ -37,6 +37,26 @@ def approved_rows(
         "ORDER BY recorded_at, id",
         params,
     )
+
+
+def missing_now(store: Store, npc: str | None, category: str | None) -> pd.DataFrame:
+    """The (id, final_hash, final_text) of the memories approved now (one persona's or
+    category's, if given) whose current text has no concepts yet: found in the store,
+    so a store whose concepts are all there reads no memory."""
+    source, params = approved_source()
+    clauses = ["x.memory_id IS NULL"]
+    for column, value in (("npc", npc), ("category", category)):
+        if value is not None:
+            clauses.append(f"approved.{column} = ${column}")
+            params[column] = value
+    with store.analysis() as con:
+        return con.execute(
+            f"SELECT approved.id, approved.final_hash, approved.final_text FROM {source} "
+            "LEFT JOIN concept_extractions x "
+            "ON x.memory_id = approved.id AND x.memory_hash = approved.final_hash "
+            f"WHERE {' AND '.join(clauses)} ORDER BY approved.recorded_at, approved.id",
+            params,
+        ).df()
 
 
 def missing_versions(store: Store, versions: pd.DataFrame) -> pd.DataFrame:
@@ -92,25 +112,3 @@ def _storable(frame: pd.DataFrame) -> pd.DataFrame:
             lambda value: clean_text(value) if isinstance(value, str) else value
         )
     return frame
-
-
-def concept_rows(store: Store, versions: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The concepts and relations of exactly these memory versions."""
-    if versions.empty:
-        empty = pd.DataFrame()
-        return empty, empty
-    with store.analysis() as con:
-        con.register("shown_versions", versions[["id", "final_hash"]])
-        try:
-            concepts = con.execute(
-                "SELECT c.memory_id, c.concept_key, c.concept_label FROM memory_concepts c "
-                "JOIN shown_versions v ON v.id = c.memory_id AND v.final_hash = c.memory_hash"
-            ).df()
-            relations = con.execute(
-                "SELECT r.memory_id, r.source_key, r.relation, r.target_key "
-                "FROM concept_relations r JOIN shown_versions v "
-                "ON v.id = r.memory_id AND v.final_hash = r.memory_hash"
-            ).df()
-        finally:
-            con.unregister("shown_versions")
-    return concepts, relations
