@@ -81,6 +81,8 @@ class DecisionResult:
     batch_id: str | None = None
     new_memory_id: str | None = None
     notes: tuple[str, ...] = ()
+    #: The audit events that recorded it (``memory_events.seq``, in its store's log).
+    event_seqs: tuple[int, ...] = ()
 
     @property
     def memory_ids(self) -> list[str]:

@@ -109,3 +109,17 @@ def test_a_lookup_ranks_the_closest_memory_first(nb: npc_nb.Project) -> None:
     found = NeighbourIndex(store).nearest(content_terms("tablets charge"), "analyst", None, 3)
     texts = nb.sql("SELECT id, final_text FROM memories").set_index("id")["final_text"]
     assert [texts[i] for i in found] == ["The field team charges the tablets nightly."]
+
+
+def test_term_keys_are_the_same_from_the_cache_and_after_it_is_full(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    terms = ["duckdb", "zenodo", "ringing", "vienna", "graz", "märz", "数据"]
+    fresh = memory_rows._computed_keys(terms).tolist()
+    assert memory_rows.term_keys(terms).tolist() == fresh
+    assert memory_rows.term_keys(terms[::-1]).tolist() == fresh[::-1]  # from the cache
+    monkeypatch.setattr(memory_rows, "_KNOWN_KEYS_MAX", 3)
+    monkeypatch.setattr(memory_rows, "_known_keys", {})
+    for start in range(len(terms)):  # the cache fills up and starts again, never wrong
+        part = terms[start:] + terms[:start]
+        assert memory_rows.term_keys(part).tolist() == fresh[start:] + fresh[:start]

@@ -4,6 +4,7 @@ always agree with the store, whatever the sequence of decisions and undos."""
 from __future__ import annotations
 
 import tempfile
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from unittest import mock
 
@@ -81,6 +82,9 @@ def test_tally_and_queue_always_agree_with_the_store(
             assert cards["time_spent_ms"].notna().all()
         finally:
             nb.close()
+
+
+FUTURE = datetime.now(UTC) + timedelta(days=3)
 
 
 def test_skip_moves_the_card_to_the_back_of_this_review(nb: npc_nb.Project) -> None:
@@ -161,7 +165,7 @@ def test_an_invalid_decision_keeps_the_card_where_it_was(nb: npc_nb.Project) -> 
     assert nb.memories().set_index("id").loc[ids[0], "status"] == "human-approved"
 
 
-def test_undo_and_a_refused_decision_reread_only_their_cards(
+def test_undo_restores_the_card_as_read_and_a_refused_decision_rereads_only_its_card(
     nb: npc_nb.Project, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ids = [
@@ -183,7 +187,21 @@ def test_undo_and_a_refused_decision_reread_only_their_cards(
     with pytest.raises(DecisionError):
         session.decide("approve")
     assert session.current == ids[1] and session.remaining == 3
-    assert reads == [[ids[0]], [ids[0]]]  # the undone card, then the refused one: no more
+    assert reads == [[ids[0]]]  # only the refused card: undo put the card back as it was read
+
+
+@pytest.mark.parametrize("decision", ["approve", "reject", "edit", "skip", "defer"])
+def test_an_undone_card_is_the_card_a_fresh_review_shows(nb: npc_nb.Project, decision: str) -> None:
+    for n in range(3):
+        nb.add_candidate(f"Station {n} logs at dawn", category="fact", npc="analyst")
+    session = nb.review_session(by="alice")
+    before = session.card()
+    extra = {"edit": {"text": "Station 0 logs at dusk"}, "defer": {"until": FUTURE}}
+    session.decide(decision, **extra.get(decision, {}))
+    session.undo()
+    fresh = nb.review_session(by="carol").card()
+    assert session.card() == fresh == before
+    assert session.current == before.memory_id and session.remaining == 3
 
 
 def test_time_spent_is_measured_from_when_the_card_was_shown(nb: npc_nb.Project) -> None:

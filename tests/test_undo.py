@@ -115,3 +115,29 @@ def test_undo_reaches_a_decision_older_than_the_recent_events_it_looks_at_first(
     assert status_of(nb, newer) == "human-rejected"
     nb.undo()  # this reviewer's only decision is far behind the window
     assert status_of(nb, old) == "pending_approval"
+
+
+def test_a_review_undoes_its_own_last_decision_found_by_its_event(nb: npc_nb.Project) -> None:
+    """A review knows the event of its last decision and undoes that one without
+    searching the log; once that event is gone (undone by a cell, or changed by someone
+    else) it searches like any undo, so the outcome is the same either way."""
+    first, second, third = propose(nb, "first"), propose(nb, "second"), propose(nb, "third")
+    session = nb.review_session(by="ada")
+    session.decide("approve")
+    session.decide("reject")
+    session.decide("approve")
+    assert session.undo().memory_ids == [third]  # the review's own last event
+    assert status_of(nb, third) == "pending_approval"
+    nb.undo(by="ada")  # a cell takes back the review's (now) last decision: the rejection
+    assert status_of(nb, second) == "pending_approval"
+    assert session.undo().memory_ids == [first]  # its event is gone: the log is searched
+    assert status_of(nb, first) == "pending_approval"
+    nb.approve(first, by="bob")  # the card on screen, decided elsewhere
+    with pytest.raises(npc_nb.AlreadyDecidedError):
+        session.decide("approve")
+    assert session.current == third
+    session.decide("approve")
+    nb.set_validity(third, valid_to=datetime.now() + timedelta(days=3), by="bob")
+    with pytest.raises(npc_nb.DecisionError, match="changed since"):
+        session.undo()  # its event is there, but changed since: nothing else to undo
+    assert status_of(nb, third) == "human-approved"

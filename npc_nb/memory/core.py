@@ -405,8 +405,18 @@ class MemoryCore:
             self._previews[key] = result.ids
         return result
 
-    def undo(self, by: str | None = None, *, session: str | None = None) -> DecisionResult:
-        return decisions.undo(self.stores, actor=self.actor(by), now=utc_now(), session=session)
+    def undo(
+        self,
+        by: str | None = None,
+        *,
+        session: str | None = None,
+        expected: tuple[str, int] | None = None,
+    ) -> DecisionResult:
+        """Revert the last decision (``decisions.undo``; ``expected``: the caller's own
+        latest decision, looked up directly)."""
+        return decisions.undo(
+            self.stores, actor=self.actor(by), now=utc_now(), session=session, expected=expected
+        )
 
 
 def accepted_arguments(method: Any) -> list[str]:

@@ -33,12 +33,14 @@ def apply_changes(
     if batch_id is None and (len(planned) > 1 or any(c.new_row for c in planned)):
         batch_id = new_id()
     with store.write() as con:
-        for change in planned:
+        seqs = [
             _apply_one(store, con, change, actor=actor, now=now, batch_id=batch_id, audit=audit)
+            for change in planned
+        ]
     changes = tuple((c.memory["id"], c.memory["status"], c.to_status) for c in planned)
     created = next((c.new_row["id"] for c in planned if c.new_row), None)
     name = planned[0].action if planned else "none"
-    return DecisionResult(name, actor, changes, batch_id, created)
+    return DecisionResult(name, actor, changes, batch_id, created, event_seqs=tuple(seqs))
 
 
 def _apply_one(
@@ -50,14 +52,15 @@ def _apply_one(
     now: datetime,
     batch_id: str | None,
     audit: dict[str, Any],
-) -> None:
+) -> int:
+    """Write one change and its event (and a new row's, for a revision); the event's seq."""
     memory = change.memory
     if not memory_rows.update_memory(store, con, memory["id"], memory["status"], change.changes):
         raise already_decided(
             memory["id"], memory["status"], events.latest_change(con, memory["id"])
         )
     event = _event(memory, change, actor=actor, now=now, batch_id=batch_id, audit=audit)
-    events.insert_event(con, event)
+    seq = events.insert_event(con, event)
     store.announce(con, DecisionNotice(memory["id"], change.to_status, actor))
     if change.new_row is not None:
         memory_rows.insert_memory(store, con, change.new_row)
@@ -72,6 +75,7 @@ def _apply_one(
             "lead_time_ms": 0,
         }
         events.insert_event(con, event | created)
+    return seq
 
 
 def already_decided(memory_id: str, seen: str, latest: dict | None) -> AlreadyDecidedError:
@@ -182,6 +186,7 @@ def _apply_parts(
     earlier part was already applied, so nothing happens silently.
     """
     moved: list[tuple[str, str | None, str]] = []
+    seqs: list[int] = []
     for store, changes in parts:
         if not changes:
             continue
@@ -202,7 +207,8 @@ def _apply_parts(
                 "undo() reverts it."
             ) from exc
         moved.extend(result.changes)
-    return DecisionResult(name, actor, tuple(moved), batch_id)
+        seqs.extend(result.event_seqs)
+    return DecisionResult(name, actor, tuple(moved), batch_id, event_seqs=tuple(seqs))
 
 
 def undo(
@@ -212,14 +218,17 @@ def undo(
     now: datetime,
     session: str | None = None,
     search: int = 50,
+    expected: tuple[str, int] | None = None,
 ) -> DecisionResult:
     """Revert the actor's latest decision that can still be reverted, with new events.
 
     A batch (approve_all, supersede) is reverted whole, across both stores. A decision
     somebody else has changed since cannot be undone without erasing their work: it is
-    skipped, and the result says so.
+    skipped, and the result says so. ``expected`` (memory id, event seq) is the decision
+    the caller knows to be its latest (a review session's last): looked up by its seq,
+    and the log searched only if it is no longer there to undo.
     """
-    candidates = sorted(
+    candidates = _expected(stores, actor, session, expected) or sorted(
         (
             (s, e)
             for s in stores.existing()
@@ -252,7 +261,7 @@ def undo(
                             e,
                             memory_rows.get_memory(s, e["memory_id"]),
                             now=now,
-                            changed_since=events.changed_since(s, e),
+                            changed_since=_changed_since(s, e),
                         )
                         for e in batch
                     ],
@@ -270,3 +279,24 @@ def undo(
             result.decision, actor, result.changes, batch_id, notes=tuple(skipped)
         )
     raise DecisionError(f"Nothing {actor} decided recently can be undone: " + " ".join(skipped[:3]))
+
+
+def _expected(
+    stores: Stores, actor: str, session: str | None, expected: tuple[str, int] | None
+) -> list[tuple[Store, dict]]:
+    """The caller's expected latest decision, as undo's only candidate, if it can still be
+    undone; else nothing (and undo searches the log)."""
+    if expected is None:
+        return []
+    memory_id, seq = expected
+    for store in stores.existing():
+        event = events.undoable_event(store, seq, memory_id, actor, UNDOABLE, session)
+        if event is not None and not event["changed_since"]:
+            return [(store, event)]
+    return []
+
+
+def _changed_since(store: Store, event: dict) -> bool:
+    """``events.changed_since``, unless the event was read with it."""
+    known = event.get("changed_since")
+    return bool(known) if known is not None else events.changed_since(store, event)

@@ -222,6 +222,10 @@ class _Step:
     decided: Decided
     memory_ids: list[str]
     spent: float | None  # seconds on the card; None for a batch
+    #: The card's decision event (memory id, seq), so undo finds it without a search.
+    event: tuple[str, int] | None = None
+    #: The card's row as it was read before the decision: undo restores it as it was.
+    row: dict[str, Any] | None = None
 
 
 @dataclass
@@ -589,7 +593,8 @@ class ReviewSession:
             decided = Decided(kind, self._stored_text(memory_id), before=row["final_text"])
         else:
             decided = Decided(kind, row["final_text"])
-        self._record(decided, [memory_id], spent)
+        event = (memory_id, result.event_seqs[0]) if result.event_seqs else None
+        self._record(decided, [memory_id], spent, event=event, row=row)
         self._queue.pop(0)
         if kind == "skipped":
             self._queue.append(memory_id)
@@ -608,17 +613,32 @@ class ReviewSession:
         """
         if not self._steps:
             raise DecisionError("Nothing to undo: no decision has been made in this review.")
-        result = self.memory.undo(by=self.by, session=self.session_id)
+        last = self._steps[-1]
+        result = self.memory.undo(by=self.by, session=self.session_id, expected=last.event)
         undone = set(result.memory_ids)
+        step = None
         for index in range(len(self._steps) - 1, -1, -1):
-            step = self._steps[index]
-            if set(step.memory_ids) & undone:
+            if set(self._steps[index].memory_ids) & undone:
+                step = self._steps.pop(index)
                 self.undone = step.decided
-                del self._steps[index]
                 break
-        self._reread(result.memory_ids, first=True)
+        if step is not None and _restores(step, result):
+            self._reopen(step)  # the card as it was read: undo put every field back
+        else:
+            self._reread(result.memory_ids, first=True)
         self._shown_at = self.clock()
         return result
+
+    def _reopen(self, step: _Step) -> None:
+        """Put the card of an undone step back at the front, with its row as read."""
+        assert step.row is not None
+        memory_id = step.row["id"]
+        if memory_id in self._waiting:  # a skip: the card was at the back
+            self._queue.remove(memory_id)
+        self._queue.insert(0, memory_id)
+        self._waiting.add(memory_id)
+        self._rows[memory_id] = step.row
+        self._generation += 1
 
     def preview_all(self, sample_size: int = 5) -> ApproveAllPreview:
         """What approve-all would approve under this session's filters (nothing changes)."""
@@ -666,8 +686,16 @@ class ReviewSession:
 
     # -- helpers -------------------------------------------------------------------------
 
-    def _record(self, decided: Decided, memory_ids: list[str], spent: float | None) -> None:
-        self._steps.append(_Step(decided, memory_ids, spent))
+    def _record(
+        self,
+        decided: Decided,
+        memory_ids: list[str],
+        spent: float | None,
+        *,
+        event: tuple[str, int] | None = None,
+        row: dict[str, Any] | None = None,
+    ) -> None:
+        self._steps.append(_Step(decided, memory_ids, spent, event, row))
         self._shown_at = self.clock()
 
     def _nearest(self, row: dict[str, Any]) -> tuple[Nearest, ...]:
@@ -679,6 +707,16 @@ class ReviewSession:
             min_similarity=NEAREST_MIN_SIMILARITY,
         )
         return tuple(Nearest(*item) for item in found)
+
+
+def _restores(step: _Step, result: DecisionResult) -> bool:
+    """Whether ``result`` undid exactly ``step``'s card, back to the status it was read
+    with: then its row as read is its row again (undo restores every field a decision
+    changes, and a decision nobody else changed since is the only kind undo reverts)."""
+    if step.row is None or len(result.changes) != 1:
+        return False
+    memory_id, _, to_status = result.changes[0]
+    return memory_id == step.row["id"] and to_status == step.row["status"]
 
 
 def evidence_span(evidence: str | None, source: str | None) -> tuple[int, int] | None:

@@ -19,6 +19,7 @@ __all__ = [
     "latest_change",
     "recent_seqs",
     "recent_undoable",
+    "undoable_event",
 ]
 
 _NOT_UNDONE = "NOT EXISTS (SELECT 1 FROM memory_events u WHERE u.undoes = e.seq)"
@@ -26,8 +27,11 @@ _NOT_UNDONE = "NOT EXISTS (SELECT 1 FROM memory_events u WHERE u.undoes = e.seq)
 RECENT_WINDOW = 10_000
 
 
-def insert_event(con: Connection, event: dict[str, Any]) -> None:
-    insert_row(con, "memory_events", event)
+def insert_event(con: Connection, event: dict[str, Any]) -> int:
+    """Append an event; returns its ``seq``."""
+    seq = insert_row(con, "memory_events", event)
+    assert seq is not None  # events are sequenced
+    return seq
 
 
 def recent_undoable(
@@ -57,6 +61,48 @@ def recent_undoable(
             if found:
                 break
     return found
+
+
+#: How many later events ``undoable_event`` reads before it leaves the question to a search.
+_LATER_LIMIT = 1_000
+
+
+def undoable_event(
+    store: Store, seq: int, memory_id: str, actor: str, actions: Sequence[str], session: str | None
+) -> dict | None:
+    """Event ``seq`` of ``memory_id``, if it is the actor's decision (in ``session``, when
+    given) and no undo points at it, with ``changed_since`` (whether the memory has a later
+    event, not itself undone, that undoing it would erase). None otherwise, or when so
+    many events came after it that a search of the log (``recent_undoable``) is cheaper.
+
+    One short read at the end of the log: the event and the few after it (the log is in
+    seq order), looked through here.
+    """
+    with store.read() as con:
+        found = rows(
+            con,
+            "SELECT * FROM memory_events WHERE seq >= $seq ORDER BY seq LIMIT $limit",
+            {"seq": seq, "limit": _LATER_LIMIT + 1},
+        )
+    if not found or found[0]["seq"] != seq or len(found) > _LATER_LIMIT:
+        return None
+    event, later = found[0], found[1:]
+    undone = {e["undoes"] for e in later if e["undoes"] is not None}
+    if (
+        event["memory_id"] != memory_id
+        or event["actor"] != actor
+        or event["action"] not in actions
+        or (session is not None and event["review_session"] != session)
+        or seq in undone
+    ):
+        return None
+    changed = any(
+        e["memory_id"] == memory_id
+        and e["action"] not in ("undo", "propose")
+        and e["seq"] not in undone
+        for e in later
+    )
+    return event | {"changed_since": changed}
 
 
 def changed_since(store: Store, event: dict) -> bool:

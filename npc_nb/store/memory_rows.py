@@ -288,23 +288,35 @@ def _positions_of(seqs: np.ndarray, wanted: np.ndarray) -> np.ndarray:
 TERM_KEY_SQL = "hash({})"
 _keying = threading.Lock()
 _keying_db: list[duckdb.DuckDBPyConnection] = []
+#: Keys already computed, by term: a vocabulary repeats, and a query costs a millisecond.
+_known_keys: dict[str, int] = {}
+_KNOWN_KEYS_MAX = 500_000
 
 
 def term_keys(terms: Sequence[str]) -> np.ndarray:
     """The index keys of ``terms`` (uint64, in order), exactly as ``TERM_KEY_SQL``
-    computes them in a store's query: on a private in-memory DuckDB."""
+    computes them in a store's query: on a private in-memory DuckDB, once per term."""
     if not terms:
         return np.empty(0, dtype=np.uint64)
     with _keying:
-        if not _keying_db:
-            _keying_db.append(duckdb.connect())
-        found = (
-            _keying_db[0]
-            .execute(
-                f"SELECT {TERM_KEY_SQL.format('unnest($terms)')} AS key", {"terms": list(terms)}
-            )
-            .fetchnumpy()
-        )
+        new = [term for term in dict.fromkeys(terms) if term not in _known_keys]
+        if new:
+            if len(_known_keys) + len(new) > _KNOWN_KEYS_MAX:
+                _known_keys.clear()  # a bound on memory: start again
+                new = list(dict.fromkeys(terms))
+            _known_keys.update(zip(new, _computed_keys(new).tolist(), strict=True))
+        return np.fromiter((_known_keys[term] for term in terms), np.uint64, len(terms))
+
+
+def _computed_keys(terms: list[str]) -> np.ndarray:
+    """``TERM_KEY_SQL`` of each term (call holding ``_keying``)."""
+    if not _keying_db:
+        _keying_db.append(duckdb.connect())
+    found = (
+        _keying_db[0]
+        .execute(f"SELECT {TERM_KEY_SQL.format('unnest($terms)')} AS key", {"terms": terms})
+        .fetchnumpy()
+    )
     return found["key"].astype(np.uint64)
 
 
