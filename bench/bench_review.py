@@ -48,7 +48,7 @@ from bench_store import MEMORY_COLUMNS
 from table import percentiles
 
 import npc_nb
-from npc_nb._terms import content_terms
+from npc_nb._terms import content_terms, joined_terms
 
 # Pending candidates first (r000000000 ...), then the approved memories; varied wording
 # so the neighbour index has rare terms (site, lab) and common ones to skip. Each text is
@@ -59,7 +59,7 @@ PLACES = ["DuckDB", "Zenodo", "Postgres", "Figshare"]
 SITES, LABS = 997, 1009
 
 SEED = f"""
-INSERT INTO memories {MEMORY_COLUMNS[:-1]}, insert_seq, match_terms)
+INSERT INTO memories {MEMORY_COLUMNS[:-1]}, insert_seq, match_text)
 SELECT printf('r%09d', i), text, text, substr(md5(text), 1, 32), substr(md5(text), 1, 32),
     lower(text), ['decision', 'fact', 'constraint'][1 + i % 3],
     CASE WHEN i < $pending THEN 'pending_approval' ELSE 'human-approved' END, 'npc',
@@ -69,8 +69,9 @@ SELECT printf('r%09d', i), text, text, substr(md5(text), 1, 32), substr(md5(text
     CASE WHEN i < $pending THEN NULL ELSE 'ada' END,
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,  -- ..., text_change
     nextval('memory_insert_seq'),
-    list_distinct(list_concat($topic_terms[1 + i % 5], $site_terms[1 + i % {SITES}],
-        $place_terms[1 + i % 4], $lab_terms[1 + i % {LABS}], $tail_terms, [i::VARCHAR]))
+    array_to_string(list_sort(list_distinct(list_concat($topic_terms[1 + i % 5],
+        $site_terms[1 + i % {SITES}], $place_terms[1 + i % 4], $lab_terms[1 + i % {LABS}],
+        $tail_terms, [i::VARCHAR]))), ' ')
 FROM (
     SELECT i, 'We store the ' || $topics[1 + i % 5] || ' data for Site' || (i % {SITES})
         || ' in ' || $places[1 + i % 4] || ' with the Lab' || (i % {LABS}) || ' pipeline '
@@ -138,9 +139,9 @@ def build_store(folder: Path, approved: int, pending: int) -> Path:
     nb.sql(SEED, sizes | fragments, allow_write=True)
     nb.sql(EVENTS, allow_write=True)
     nb.sql(VARIANTS, sizes, allow_write=True)
-    sample = nb.sql("SELECT final_text, match_terms FROM memories USING SAMPLE 50 ROWS")
-    for text, terms in sample.itertuples(index=False):
-        assert set(terms) == content_terms(text), (text, terms)  # as add_candidate stores
+    sample = nb.sql("SELECT final_text, match_text FROM memories USING SAMPLE 50 ROWS")
+    for text, stored in sample.itertuples(index=False):
+        assert stored == joined_terms(content_terms(text)), (text, stored)  # as add_candidate
     nb.close()
     return Path(nb.store_path)
 

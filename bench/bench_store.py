@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from table import percentiles
 
 import npc_nb
-from npc_nb._terms import content_terms
+from npc_nb._terms import content_terms, joined_terms
 from npc_nb.memory.block import query_terms
 
 PERSONAS = 10
@@ -302,9 +302,9 @@ def index_terms(path: Path) -> None:
     """What add_candidate stores with each memory for the neighbour index: its content
     terms and insert sequence (seeding in SQL skips add_candidate)."""
     con = duckdb.connect(str(path))
-    con.create_function("content_terms", lambda text: sorted(content_terms(text)), [str], list[str])
+    con.create_function("content_terms", lambda text: joined_terms(content_terms(text)), [str], str)
     con.execute(
-        "UPDATE memories SET match_terms = content_terms(final_text), "
+        "UPDATE memories SET match_text = content_terms(final_text), "
         "insert_seq = nextval('memory_insert_seq')"
     )
     con.close()
@@ -318,9 +318,14 @@ def raw_insert(con: duckdb.DuckDBPyConnection, i: int) -> None:
     con.execute(
         "INSERT INTO memories (insert_seq, id, initial_text, final_text, initial_hash, "
         "final_hash, norm_text, category, status, scope, npc, project, flags, recorded_at, "
-        "match_terms) VALUES (nextval('memory_insert_seq'), $id, $text, $text, $hash, $hash, "
+        "match_text) VALUES (nextval('memory_insert_seq'), $id, $text, $text, $hash, $hash, "
         "lower($text), 'fact', 'pending_approval', 'npc', 'npc3', 'bench', [], now(), $terms)",
-        {"id": f"raw-{i}", "text": text, "hash": f"raw-{i}", "terms": sorted(content_terms(text))},
+        {
+            "id": f"raw-{i}",
+            "text": text,
+            "hash": f"raw-{i}",
+            "terms": joined_terms(content_terms(text)),
+        },
     )
     con.execute(
         "INSERT INTO memory_events (seq, memory_id, occurred_at, actor, action, to_status, "

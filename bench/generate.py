@@ -11,7 +11,7 @@ handful of ``INSERT ... SELECT`` statements over ``range()``, never row by row:
   3 prompt versions over a year. Statuses: ``approved`` approved (every seventh of them
   edited by the reviewer), ``pending`` pending (the newest), and the rest rejected,
   superseded (each by an approved memory) or deferred. ``norm_text``, the hashes and
-  ``match_terms`` are computed in SQL exactly as ``npc_nb._text`` and ``npc_nb._terms``
+  ``match_text`` are computed in SQL exactly as ``npc_nb._text`` and ``npc_nb._terms``
   compute them (the word lists' terms are stemmed in Python once);
   ``tests/test_benchmarks_run.py`` checks that on a sample.
 - their audit events, about three a memory: the proposal, the decision, and skips,
@@ -259,9 +259,9 @@ SELECT
             / greatest(length(g.initial_text), length(g.final_text))
     END AS text_change,
     g.i + 1 AS insert_seq,
-    list_sort(list_distinct(CASE WHEN g.status = 'human-edited'
-        THEN list_concat(g.initial_terms, g.edit_terms) ELSE g.initial_terms END))
-        AS match_terms
+    nullif(array_to_string(list_sort(list_distinct(CASE WHEN g.status = 'human-edited'
+        THEN list_concat(g.initial_terms, g.edit_terms) ELSE g.initial_terms END)), ' '), '')
+        AS match_text
 FROM generated g LEFT JOIN supersessions s ON s.i = g.i
 ORDER BY g.i
 """

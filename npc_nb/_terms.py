@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import re
 import threading
+from collections.abc import Iterable
 from typing import Any
 
 from ._text import normalise
@@ -24,6 +25,8 @@ __all__ = [
     "WORD",
     "content_sequence",
     "content_terms",
+    "joined_terms",
+    "split_terms",
     "stem",
     "words",
 ]
@@ -103,6 +106,19 @@ def content_terms(text: str) -> frozenset[str]:
     """The stems of the words that carry what ``text`` asserts (no function words, no
     filler, no negation); what the neighbour index stores for a memory."""
     return frozenset(content_sequence(text))
+
+
+def joined_terms(terms: Iterable[str]) -> str | None:
+    """Terms as a memory row stores them (``match_text``): sorted, space-separated (a
+    term never holds a space: it is a ``WORD``), None for none. Text, not a list:
+    DuckDB writes a list column's whole block to its log on every insert into an
+    indexed table, a hundred times the row."""
+    return " ".join(sorted(terms)) or None
+
+
+def split_terms(text: str | None) -> list[str]:
+    """The terms of a stored ``match_text`` (``joined_terms`` undone)."""
+    return text.split(" ") if text else []
 
 
 @functools.lru_cache(maxsize=4_096)

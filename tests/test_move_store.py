@@ -112,7 +112,7 @@ def _ordered(found: list[tuple]) -> list[tuple]:
 def next_numbers(rows: dict[str, list[tuple]]) -> tuple[int, int]:
     """The last audit event's ``seq`` and the last memory's ``insert_seq``."""
     events = max(row[0] for row in rows["memory_events"])
-    inserted = max(row[-5] for row in rows["memories"])  # insert_seq: 5th column from the end
+    inserted = max(row[-6] for row in rows["memories"])  # insert_seq: 6th column from the end
     return events, inserted
 
 

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import npc_nb
-from npc_nb._terms import content_terms
+from npc_nb._terms import content_terms, split_terms
 from npc_nb.memory import neighbours
 from npc_nb.memory.neighbours import NeighbourIndex
 from npc_nb.store import memory_rows
@@ -41,11 +41,11 @@ def test_the_store_keys_terms_as_python_does(nb: npc_nb.Project, texts: list[str
     store = nb._memory.stores.project
     batch = memory_rows.index_batch(store, 0)
     assert batch is not None
-    stored = nb.sql("SELECT id, match_terms FROM memories")
-    terms_of = dict(zip(stored["id"], stored["match_terms"], strict=True))
+    stored = nb.sql("SELECT id, match_text FROM memories")
+    terms_of = dict(zip(stored["id"], stored["match_text"], strict=True))
     for position, memory_id in enumerate(batch.ids):
         loaded = set(batch.term_keys[batch.term_positions == position].tolist())
-        assert loaded == set(memory_rows.term_keys(list(terms_of[memory_id])).tolist())
+        assert loaded == set(memory_rows.term_keys(split_terms(terms_of[memory_id])).tolist())
 
 
 _STEPS = st.lists(

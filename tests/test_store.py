@@ -288,3 +288,78 @@ def test_a_killed_process_loses_no_committed_decision(project_dir: Path, isolate
     assert "survives a kill" in project.context("a")
     assert list(project.decisions()["action"]) == ["propose", "approve"]
     project.close()
+
+
+def test_terms_stored_as_a_list_become_text_and_old_decisions_still_undo(
+    project_dir: Path,
+) -> None:
+    """m013: a store written before it (terms in the list column ``match_terms``, events
+    whose saved state names that column) opens with the terms as ``match_text``, found
+    by the neighbour index, and an old decision undoes to the text form."""
+    import json
+
+    import pandas as pd
+
+    from npc_nb._terms import content_terms, joined_terms
+    from npc_nb._text import content_hash, normalise
+    from npc_nb.memory.neighbours import NeighbourIndex
+
+    text = "We store the ringing data in DuckDB"
+    terms = sorted(content_terms(text))
+    (project_dir / ".npc_nb").mkdir()
+    con = duckdb.connect(str(project_dir / ".npc_nb" / "memory.duckdb"))
+    con.execute("CREATE TABLE _migrations (name VARCHAR PRIMARY KEY, applied_at TIMESTAMP)")
+    for step in migrations.MIGRATIONS:
+        if step.__name__ < "m013":
+            step(con)
+            con.execute("INSERT INTO _migrations VALUES (?, now()::TIMESTAMP)", [step.__name__])
+    pending = {"status": "pending_approval", "final_text": text,
+               "final_hash": content_hash(text), "norm_text": normalise(text),
+               "decided_at": None, "decided_by": None, "defer_until": None,
+               "skipped_at": None, "valid_from": None, "valid_to": None,
+               "superseded_by": None, "superseded_at": None, "supersedes": None,
+               "text_change": None, "match_terms": terms}  # fmt: skip
+    con.execute(
+        "INSERT INTO memories (id, initial_text, final_text, initial_hash, final_hash, "
+        "norm_text, category, status, scope, npc, project, flags, recorded_at, decided_at, "
+        "decided_by, insert_seq, match_terms) VALUES ('m1', $t, $t, $h, $h, $n, 'fact', "
+        "'human-approved', 'npc', 'analyst', 'project', [], now()::TIMESTAMP, "
+        "now()::TIMESTAMP, 'ada', nextval('memory_insert_seq'), $terms)",
+        {"t": text, "h": content_hash(text), "n": normalise(text), "terms": terms},
+    )
+    con.execute(
+        "INSERT INTO memory_events (seq, memory_id, occurred_at, actor, action, from_status, "
+        "to_status, text_before, text_after, lead_time_ms, state_before) VALUES "
+        "(nextval('memory_event_seq'), 'm1', now()::TIMESTAMP, 'ada', 'approve', "
+        "'pending_approval', 'human-approved', $t, $t, 0, $state)",
+        {"t": text, "state": json.dumps(pending)},
+    )
+    con.close()
+
+    nb = npc_nb.open(project_dir)
+    stored = nb.sql("SELECT match_terms, match_text FROM memories").iloc[0]
+    assert stored["match_text"] == joined_terms(terms) and pd.isna(stored["match_terms"])
+    index = NeighbourIndex(nb._memory.stores.project)
+    near = index.nearest(frozenset(content_terms("ringing data in DuckDB")), "analyst", None, 3)
+    assert near == ["m1"]
+    nb.undo(by="ada")
+    after = nb.sql("SELECT status, match_terms, match_text FROM memories").iloc[0]
+    assert after["status"] == "pending_approval"
+    assert after["match_text"] == joined_terms(terms) and pd.isna(after["match_terms"])
+    nb.close()
+
+
+def test_content_terms_never_hold_a_space() -> None:
+    """``match_text`` joins terms with spaces; a term with one would split in two."""
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    from npc_nb._terms import content_terms, joined_terms, split_terms
+
+    @given(st.text(max_size=60))
+    def check(text: str) -> None:
+        terms = content_terms(text)
+        assert not any(c.isspace() for term in terms for c in term)
+        assert sorted(split_terms(joined_terms(terms))) == sorted(terms)
+
+    check()

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._ids import new_id
-from .._terms import content_terms
+from .._terms import content_terms, joined_terms
 from .._text import content_hash, evidence_occurs_in, instruction_flags, normalise
 from ..errors import CandidateError
 from ..vocabulary import CATEGORIES, PENDING, SCOPES
@@ -140,7 +140,7 @@ def memory_row(memory_id: str, c: Candidate, now: Any) -> dict[str, Any]:
         "flags": list(c.flags),
         "confidence": c.confidence,
         "recorded_at": now,
-        "match_terms": sorted(c.terms),
+        "match_text": joined_terms(c.terms),
     }
 
 

@@ -1,6 +1,6 @@
 """The neighbour index: which memories a candidate should be compared with, fast.
 
-Each memory's content terms are stored with it when it is inserted (``match_terms``),
+Each memory's content terms are stored with it when it is inserted (``match_text``),
 so opening a project never re-indexes anything. Each process keeps an inverted index
 (term -> memories) per store, loaded on first use and brought up to date before every
 lookup with the memories inserted since its watermark (``insert_seq``), so other
@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._terms import split_terms
 from ..store import Store, memory_rows
 from ..store.predicates import visible_to
 
@@ -125,7 +126,7 @@ class NeighbourIndex:
         does nothing: the next lookup reads whatever it missed.
         """
         connections, inserts = seen
-        keys = memory_rows.term_keys(sorted(set(row["match_terms"] or ())))
+        keys = memory_rows.term_keys(split_terms(row["match_text"]))
         one = memory_rows.IndexBatch(
             seqs=np.array([seq], dtype=np.int64),
             ids=[row["id"]],

@@ -19,7 +19,7 @@ from typing import Any
 from rapidfuzz.distance import Levenshtein
 
 from .._ids import new_id
-from .._terms import content_terms
+from .._terms import content_terms, joined_terms
 from .._text import content_hash, normalise
 from .._time import to_utc
 from ..errors import DecisionError
@@ -61,7 +61,7 @@ MUTABLE = (
     "superseded_at",
     "supersedes",
     "text_change",
-    "match_terms",
+    "match_text",
 )
 _TIMES = {"decided_at", "defer_until", "skipped_at", "valid_from", "valid_to", "superseded_at"}
 UNDOABLE = (
@@ -225,7 +225,7 @@ def _text_fields(text: str, initial: str) -> dict[str, Any]:
         "final_hash": content_hash(text),
         "norm_text": normalise(text),
         "text_change": text_change(initial, text),
-        "match_terms": sorted(content_terms(initial) | content_terms(text)),
+        "match_text": joined_terms(content_terms(initial) | content_terms(text)),
     }
 
 
@@ -314,4 +314,6 @@ def dump_state(memory: dict) -> str:
 
 def load_state(raw: str) -> dict[str, Any]:
     state = json.loads(raw)
+    if "match_terms" in state:  # recorded before m013, when the terms were a list
+        state.setdefault("match_text", joined_terms(state.pop("match_terms") or ()))
     return {k: datetime.fromisoformat(v) if k in _TIMES and v else v for k, v in state.items()}

@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from .._ids import new_id
-from .._terms import content_terms
+from .._terms import content_terms, joined_terms
 from .._text import content_hash, normalise
 from ..errors import DecisionError
 from ..store import Store, Stores, events, memory_rows, reproposal_rows
@@ -151,7 +151,7 @@ def _card_row(memory_id: str, found: dict, project: str | None, now: datetime) -
         "flags": list(found.get("flags") or []),
         "confidence": found.get("confidence"),
         "recorded_at": now,
-        "match_terms": sorted(content_terms(text)),
+        "match_text": joined_terms(content_terms(text)),
     }
 
 

@@ -16,6 +16,7 @@ from typing import Any
 import duckdb
 import numpy as np
 
+from .._terms import split_terms
 from .._time import utc_now
 from ..vocabulary import APPROVED_STATUSES
 from ._database import Connection, Store, insert_row, one_of, rows, scalar
@@ -232,7 +233,7 @@ def index_batch(store: Store, after_seq: int) -> IndexBatch | None:
             bounds,
         ).fetchnumpy()
         pairs = con.execute(
-            f"SELECT insert_seq, {TERM_KEY_SQL.format('unnest(match_terms)')} AS term_key "
+            f"SELECT insert_seq, {TERM_KEY_SQL.format(_STORED_TERMS)} AS term_key "
             "FROM memories "
             "WHERE insert_seq > ? AND insert_seq <= ?",
             bounds,
@@ -254,12 +255,13 @@ def _batch_from_rows(con: Any, bounds: list[int]) -> IndexBatch:
     """``index_batch`` on an engine without DuckDB's column fetch (PostgreSQL): rows,
     with the terms keyed here."""
     found = con.execute(
-        "SELECT insert_seq, id, scope, npc, team, match_terms FROM memories "
+        "SELECT insert_seq, id, scope, npc, team, match_text FROM memories "
         "WHERE insert_seq > ? AND insert_seq <= ? ORDER BY insert_seq",
         bounds,
     ).fetchall()
-    positions = [p for p, row in enumerate(found) for _ in row[5] or ()]
-    terms = [term for row in found for term in row[5] or ()]
+    stored = [split_terms(row[5]) for row in found]
+    positions = [p for p, terms in enumerate(stored) for _ in terms]
+    terms = [term for listed in stored for term in listed]
     return IndexBatch(
         seqs=np.array([row[0] for row in found], dtype=np.int64),
         ids=[row[1] for row in found],
@@ -286,6 +288,8 @@ def _positions_of(seqs: np.ndarray, wanted: np.ndarray) -> np.ndarray:
 #: How a content term becomes the neighbour index's key, in SQL (``{}`` is the term):
 #: DuckDB's 64-bit hash, the same in the store's queries and in ``term_keys``.
 TERM_KEY_SQL = "hash({})"
+#: A memory's stored terms, one row each (``_terms.joined_terms`` undone, in SQL).
+_STORED_TERMS = "unnest(string_split(nullif(match_text, ''), ' '))"
 _keying = threading.Lock()
 _keying_db: list[duckdb.DuckDBPyConnection] = []
 #: Keys already computed, by term: a vocabulary repeats, and a query costs a millisecond.

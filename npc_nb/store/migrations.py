@@ -514,3 +514,20 @@ def m012_one_card_per_fact(con: duckdb.DuckDBPyConnection) -> None:
         FROM reproposals r LEFT JOIN match_labels l ON l.reproposal_id = r.id""",
     ):
         con.execute(statement)
+
+
+@migration
+def m013_match_terms_as_text(con: duckdb.DuckDBPyConnection) -> None:
+    # A memory's content terms move from a list column (match_terms) to text
+    # (match_text, space-separated: a term never holds a space). On every insert into a
+    # table with indexes, DuckDB writes the whole block of a list column that the new
+    # row's vector shares with stored rows to its write-ahead log: ~96 KB a candidate,
+    # a checkpoint (a second or more at 100k memories) every ~170 candidates. DuckDB
+    # cannot drop a column of an indexed table, so match_terms stays, always NULL. No
+    # cache holds the terms (the neighbour index reloads after a reconnect): no new epoch.
+    con.execute("ALTER TABLE memories ADD COLUMN match_text VARCHAR")
+    con.execute(
+        "UPDATE memories SET match_terms = NULL, "
+        "match_text = nullif(array_to_string(list_sort(match_terms), ' '), '') "
+        "WHERE match_terms IS NOT NULL"
+    )

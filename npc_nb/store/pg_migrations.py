@@ -105,6 +105,17 @@ def p012_schema(con: Any) -> None:
         con.execute(statement)
 
 
+@pg_migration("m013_match_terms_as_text")
+def p013_match_terms_as_text(con: Any) -> None:
+    """The terms as text, as on DuckDB (match_terms stays, always NULL, in both)."""
+    con.execute("ALTER TABLE memories ADD COLUMN match_text VARCHAR")
+    con.execute(
+        "UPDATE memories SET match_terms = NULL, "
+        "match_text = nullif(array_to_string(match_terms, ' '), '') "
+        "WHERE match_terms IS NOT NULL"
+    )
+
+
 _SCHEMA = [
     """CREATE TABLE conversations (
         id VARCHAR PRIMARY KEY,
