@@ -227,6 +227,35 @@ def test_the_matcher_runs_outside_any_store_transaction(open_with) -> None:
     assert add(nb, "The field team uses tablets for the survey.").action == "suppressed"
 
 
+@pytest.mark.parametrize("verdict", ["different", "same"])
+def test_what_changes_while_the_matcher_judges_is_checked_again_before_writing(
+    open_with, verdict: str
+) -> None:
+    """The write skips re-reading what nothing can have changed; here something did:
+    while the matcher judges, the same text is queued (another thread, in effect) and
+    the judged memory is decided. The candidate is then one card, not two, and a
+    decision made meanwhile is never overwritten by a stale verdict."""
+    holder: list[npc_nb.Project] = []
+    text = "The field team logs nests on tablets."
+
+    def busy_matcher(candidate: str, neighbours: list[str]) -> list:
+        if candidate == text and not holder[1:]:
+            holder.append(holder[0])  # once
+            holder[0].reject(first)  # the judged memory is decided meanwhile
+            holder[0].configure(matcher=None)
+            holder[0].add_candidate(text, category="fact", npc="analyst")  # queued meanwhile
+        return [verdict] * len(neighbours)
+
+    nb = open_with(matcher=busy_matcher)
+    holder.append(nb)
+    first = add(nb, "The field team logs nests on paper.").memory_id
+    outcome = add(nb, text)
+    queued = nb.sql("SELECT count(*) AS n FROM memories WHERE final_text = ?", [text])["n"][0]
+    assert queued == 1  # the copy queued meanwhile is the one card
+    assert outcome.action in ("merged", "suppressed") and outcome.action != "queued"
+    assert nb.memories().set_index("id").loc[first, "status"] == "human-rejected"
+
+
 def test_neighbours_written_by_another_kernel_are_seen(open_with, isolated_home: Path) -> None:
     nb = open_with(matcher=always("same"), idle_release=0)
     add(nb, "Something to load the index with.")

@@ -15,8 +15,11 @@
 The matcher runs outside any write transaction (a model judge must never hold the
 DuckDB lock); the write then re-checks, inside its transaction, that no exact repeat
 arrived and that the judged memories' statuses did not change meanwhile, and starts
-over if they did. A matcher that raises or answers the wrong number of verdicts leaves
-the candidate queued, the error recorded, nothing lost. Every non-queued outcome writes
+over if they did. It skips that re-read when nothing can have been written since the
+reads it repeats (``Store.untouched_since``: the file stayed open in this process and
+this process committed nothing), which on DuckDB is the usual case. A matcher that
+raises or answers the wrong number of verdicts leaves the candidate queued, the error
+recorded, nothing lost. Every non-queued outcome writes
 a ``reproposals`` row (verdict, score, matcher, the memory it matched).
 """
 
@@ -71,6 +74,19 @@ class Matching:
     limit: int = 10
 
 
+@dataclass(frozen=True)
+class _Read:
+    """Where each store stood (``Store.mark``) before the exact-repeat checks and the
+    judging read it; a store not listed was not read."""
+
+    marks: dict[int, tuple[int, int]]
+
+    def still_true(self, store: Store) -> bool:
+        """Whether what was read of ``store`` still holds (call inside its write)."""
+        mark = self.marks.get(id(store))
+        return mark is not None and store.untouched_since(mark)
+
+
 @dataclass
 class _Judged:
     store: Store
@@ -92,19 +108,20 @@ def propose(
     # the one ``_queue`` makes inside its transaction anyway.
     checked = [*others, target] if matching.matcher is not None else others
     for _ in range(_ATTEMPTS):
+        read = _Read({id(store): store.mark() for store in checked})  # before the reads
         for store in checked:
             if store.exists and (outcome := _exact_in(store, candidate)) is not None:
                 return outcome
         judged, error = _judge(candidate, [*others, target], matching)
         same = _strongest_same(judged)
         if same is not None:
-            outcome = _record_same(same, candidate, matching.name)
+            outcome = _record_same(same, candidate, matching.name, read)
         else:
-            outcome = _queue(target, candidate, judged, error, actor, matching)
+            outcome = _queue(target, candidate, judged, error, actor, matching, read)
         if outcome is not None:
             return outcome
     # Decisions kept changing the judged memories: queue it; a reviewer sees it.
-    outcome = _queue(target, candidate, [], None, actor, matching, recheck=False)
+    outcome = _queue(target, candidate, [], None, actor, matching, _Read({}), recheck=False)
     assert outcome is not None  # without a re-check it is always queued
     return outcome
 
@@ -188,13 +205,17 @@ def _strongest_same(judged: list[_Judged]) -> _Judged | None:
 # -- recording -----------------------------------------------------------------------------
 
 
-def _record_same(same: _Judged, candidate: Candidate, matcher: str) -> CandidateOutcome | None:
+def _record_same(
+    same: _Judged, candidate: Candidate, matcher: str, read: _Read
+) -> CandidateOutcome | None:
     """Suppress, reinforce or merge, if the matched memory is still as it was judged."""
     with same.store.write() as con:
         same.store.lock_text(con, content_hash(candidate.text))
-        if _exact_match(con, candidate) is not None:
-            return None  # an exact repeat arrived meanwhile: start over
-        current = memory_rows.get_memory(same.store, same.row["id"], con)
+        current: dict | None = same.row
+        if not read.still_true(same.store):
+            if _exact_match(con, candidate) is not None:
+                return None  # an exact repeat arrived meanwhile: start over
+            current = memory_rows.get_memory(same.store, same.row["id"], con)
         if current is None or current["status"] != same.row["status"]:
             return None  # decided meanwhile: judge again
         score = same.judgement.score
@@ -238,6 +259,7 @@ def _queue(
     error: str | None,
     actor: str,
     matching: Matching,
+    read: _Read,
     *,
     recheck: bool = True,
 ) -> CandidateOutcome | None:
@@ -251,10 +273,11 @@ def _queue(
         # Two kernels proposing the same text at once queue it once: the second waits
         # here for the first to commit, then finds its card as an exact repeat.
         target.lock_text(con, content_hash(candidate.text))
-        if (match := _exact_match(con, candidate)) is not None:
-            return _record(con, candidate, match, "exact", 100.0, "exact")
-        if recheck and _changed(con, target, judged):
-            return None
+        if not read.still_true(target):
+            if (match := _exact_match(con, candidate)) is not None:
+                return _record(con, candidate, match, "exact", 100.0, "exact")
+            if recheck and _changed(con, target, judged):
+                return None
         memory_id, now = new_id(), utc_now()
         row = memory_row(memory_id, candidate, now) | {
             "updates": updates,

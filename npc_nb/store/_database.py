@@ -156,6 +156,7 @@ class Store:
         self._generation: int | None = None
         self.connections = 0  # how many times the file was (re)opened by this process
         self.memory_inserts = 0  # memories this process inserted (indexes look again)
+        self.commits = 0  # write transactions this process committed
         self._lease = ConnectionLease(
             self.path,
             lock_timeout=settings.lock_timeout,
@@ -195,6 +196,7 @@ class Store:
             try:
                 yield con
                 con.execute("COMMIT")
+                self.commits += 1
                 make_private(self.folder)  # a new write-ahead log gets the umask's mode
             except _STORAGE_ERRORS as exc:
                 self._abandon(con)
@@ -213,6 +215,16 @@ class Store:
         self._generation = None
         with contextlib.suppress(duckdb.Error):
             con.execute("ROLLBACK")
+
+    def mark(self) -> tuple[int, int]:
+        """Where this process's use of the store stands (``untouched_since``)."""
+        return (self.connections, self.commits)
+
+    def untouched_since(self, mark: tuple[int, int]) -> bool:
+        """Whether nothing can have been written since ``mark``: the file stayed open in
+        this process (no other process can write while it is) and this process committed
+        nothing. Call inside ``write()``; what was read after ``mark`` is still so."""
+        return self.sole_writer and mark == self.mark()
 
     def generation(self, con: Connection) -> int:
         """A token that changes with every decision (``generation`` tells what a change

@@ -235,6 +235,11 @@ class PostgresStore(Store):
             # This process's own change is visible at once, before its notice arrives.
             self._forget_generation()
 
+    def mark(self) -> tuple[int, int]:
+        """Nothing to mark: other clients write at any time (``untouched_since`` is never
+        true here)."""
+        return (0, 0)
+
     def lock_text(self, con: Connection, digest: str) -> None:
         """Serialise, until this transaction ends, every proposal of the same text."""
         con.execute("SELECT pg_advisory_xact_lock(hashtext(?))", ["npc_nb:text:" + digest])
