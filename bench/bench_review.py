@@ -26,8 +26,10 @@ widget before. Printed, in milliseconds:
 - requeue     put an automatic outcome (a reinforced repeat) back as its own card
 
 Each key's p50 and p95 over ``--presses`` presses (the target is p50 <= 20 ms for every
-key, <= 300 ms to open). The browser adds the comm round trip and drawing:
-``bench/bench_browser_review.py`` measures key-to-next-card there.
+key, <= 300 ms to open), next to the baseline of the same run: ``approve()`` of a pending
+memory through the Python API, what a key costs before the panel draws anything. The
+browser adds the comm round trip and drawing: ``bench/bench_browser_review.py`` measures
+key-to-next-card there.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench_store import MEMORY_COLUMNS
-from table import percentiles
+from table import Row, percentiles, size_label, write_rows
 
 import npc_nb
 from npc_nb._terms import content_terms, joined_terms
@@ -222,6 +224,7 @@ def main() -> None:
     parser.add_argument("--pending", type=int, default=1_000, help="candidates to review")
     parser.add_argument("--presses", type=int, default=20, help="presses of each key")
     parser.add_argument("--paced", type=int, default=5, help="presses after a pause")
+    parser.add_argument("--json", type=Path, help="also write the rows here")
     args = parser.parse_args()
     if args.pending < 9 * args.presses + args.paced:
         parser.error("--pending must be at least 9 x --presses + --paced")
@@ -247,11 +250,35 @@ def main() -> None:
     times = {"open": opens[1:]} | _keys(nb, panel, args.presses)
     times |= _paced(panel, args.paced, pause=1.0)
     times |= _wordings(panel, args.presses)
+    baseline = percentiles(api_approvals(nb, args.presses))
     print(f"{'':<30} {'p50':>8} {'p95':>8}   ms ({args.presses} presses of each key)")
     for key, samples in times.items():
         p50, p95 = percentiles([seconds * 1000 for seconds in samples])
         print(f"{key:<30} {p50:8.1f} {p95:8.1f}")
+    print(f"{'approve() (API, baseline)':<30} {baseline[0]:8.1f} {baseline[1]:8.1f}")
     nb.close()
+    if args.json:
+        store = f"{size_label(args.size)} approved, {size_label(args.pending)} pending"
+        rows = [
+            Row(
+                f"panel: {'open' if key == 'open' else f'key {key}'}",
+                store,
+                *percentiles([seconds * 1000 for seconds in samples]),
+                "approve() (API)",
+                *baseline,
+            )
+            for key, samples in times.items()
+        ]
+        write_rows([*rows, Row("approve() (API)", store, *baseline)], args.json)
+
+
+def api_approvals(nb: Any, count: int) -> list[float]:
+    """``approve()`` of ``count`` pending memories through the Python API, in ms."""
+    pending = nb.review_queue()["id"].tolist()[-count:]
+    return [
+        _timed(lambda memory_id=memory_id: nb.approve(memory_id, by="bench")) * 1000
+        for memory_id in pending
+    ]
 
 
 if __name__ == "__main__":

@@ -13,6 +13,10 @@ decisions throughout (never an imitation of a cold cache), it times p50 and p95 
 - undo                  a memory approved (untimed), then ``undo()``
 - next card             the review session decides its card (untimed), then ``card()``
 - review open           ``review_session()`` and its first ``card()``
+- add_candidate         a new candidate queued (a real insert), with ``matcher=None``
+                        (exact repeats only) and with the default offline matcher; its
+                        baseline is a memory row and its audit event inserted and committed
+                        on a raw, held DuckDB connection (the engine's floor)
 - metrics.<name>()      every metric of ``nb.metrics`` with its default arguments
 - graph build           ``graph()``: the networkx graph of every approved memory, which
                         ``%npc_graph`` builds before cutting it to the nodes it draws
@@ -40,7 +44,7 @@ import duckdb
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench_store import LINE_OVERHEAD, QUERY, RAW_CONTEXT_SQL
+from bench_store import LINE_OVERHEAD, QUERY, RAW_CONTEXT_SQL, new_statement, raw_insert
 from generate import generate
 from table import Row, print_table, size_label, timed, write_rows
 
@@ -49,6 +53,7 @@ from npc_nb.memory.block import query_terms
 
 NPC, TEAM = "analyst", "methods"
 BASELINE = "raw query"
+RAW_INSERT = "raw insert + commit"
 #: Slow operations (whole-store reads) are repeated fewer times.
 HEAVY_REPEAT = 3
 
@@ -110,6 +115,7 @@ def bench_size(memories: int, repeat: int, graph: bool = True) -> list[Row]:
         times["%npc_graph"] = timed(lambda _: nb.show_graph()._repr_mimebundle_(), graph_repeat)
     block = nb.context_block(NPC, team=TEAM, query=QUERY)
     nb.close()
+    proposed = candidate_times(folder, repeat)
 
     con = duckdb.connect(str(path))
     params = {
@@ -121,6 +127,7 @@ def bench_size(memories: int, repeat: int, graph: bool = True) -> list[Row]:
     }
     con.execute(RAW_CONTEXT_SQL, params).fetchall()
     raw = timed(lambda _: con.execute(RAW_CONTEXT_SQL, params).fetchall(), 10 * repeat)
+    inserted = timed(lambda i: raw_insert(con, i), repeat)
     con.close()
     shutil.rmtree(folder, ignore_errors=True)  # a 1M store is over a gigabyte
     print(
@@ -129,7 +136,26 @@ def bench_size(memories: int, repeat: int, graph: bool = True) -> list[Row]:
         flush=True,
     )
     rows = [Row(op, label, p50, p95, BASELINE, *raw) for op, (p50, p95) in times.items()]
-    return [*rows, Row(BASELINE, label, *raw)]
+    rows += [Row(op, label, p50, p95, RAW_INSERT, *inserted) for op, (p50, p95) in proposed.items()]
+    return [*rows, Row(BASELINE, label, *raw), Row(RAW_INSERT, label, *inserted)]
+
+
+def candidate_times(folder: Path, repeat: int) -> dict[str, tuple[float, float]]:
+    """``add_candidate`` of new, realistic candidates (each a real insert): with exact
+    matching only, then with the default offline matcher."""
+    times = {}
+    for name, matcher in (("matcher=None", None), ("offline matcher", "offline")):
+        nb = npc_nb.open(folder, matcher=matcher)
+        first = 10_000 * (len(times) + 1)
+        nb.add_candidate(new_statement(first - 1), category="fact", npc=NPC)  # opens it
+        times[f"add_candidate ({name})"] = timed(
+            lambda i, nb=nb, first=first: nb.add_candidate(
+                new_statement(first + i), category="fact", npc=NPC
+            ),
+            repeat,
+        )
+        nb.close()
+    return times
 
 
 def print_growth(rows: list[Row]) -> None:

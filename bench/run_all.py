@@ -7,8 +7,10 @@ rows as JSON; the table at the end gathers them: every operation's p50 and p95 a
 store size, next to the baseline measured in the same run (the raw query on a held
 DuckDB connection for the store, the bare model call for a chat turn) and the ratio.
 
-- ``bench_scale.py``   context, decisions, undo, the review queue, every metric and the
-                       graph at each ``--sizes`` (memories; 60% approved)
+- ``bench_scale.py``   context, decisions, undo, the review queue, add_candidate, every
+                       metric and the graph at each ``--sizes`` (memories; 60% approved)
+- ``bench_review.py``  every key of the review panel at 100k approved and 1k pending
+                       memories, against ``approve()`` through the API
 - ``bench_chat.py``    a ``%%npc`` turn against the bare offline-model call; import and
                        ``%load_ext`` times
 - ``bench_memory.py``  peak RSS of a kernel: ``%load_ext``, a 100-turn conversation, the
@@ -73,11 +75,14 @@ def main() -> None:
     folder = Path(tempfile.mkdtemp(prefix="npc-bench-run-"))
     if args.quick:
         scale = ["--sizes", *map(str, args.sizes or [1_000]), "--repeat", "3"]
+        review = ["--size", "2000", "--pending", "200", "--presses", "3", "--paced", "1"]
         chat, memory = ["--cells", "3"], ["--turns", "3", "--memories", "2000"]
     else:
         scale = ["--sizes", *map(str, args.sizes or [1_000, 10_000, 100_000])]
+        review = ["--presses", "15", "--paced", "3"]
         chat, memory = [], []
     rows = run("bench_scale.py", scale, folder)
+    rows += run("bench_review.py", review, folder)
     rows += run("bench_chat.py", chat, folder)
     rows += run("bench_memory.py", memory, folder)
     took = time.perf_counter() - started

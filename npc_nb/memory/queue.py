@@ -14,7 +14,8 @@ from typing import Any
 import pandas as pd
 
 from .._tables import Kind
-from ..store import Stores, memory_rows, reproposal_rows
+from ..store import Stores, memory_rows
+from .variants import cards_variants
 
 __all__ = [
     "QUEUE_COLUMNS",
@@ -73,12 +74,16 @@ def queue_filters(
 
 
 def queue_rows(stores: Stores, filters: dict[str, Any], now: datetime) -> list[dict]:
-    """The open memories matching ``filters`` in both stores, in review order."""
+    """The open memories matching ``filters`` in both stores, in review order, each with
+    ``wordings``: the variants merged into its card (``variants`` counts them and its
+    own)."""
     found = []
     for store in stores.existing():
         cards = memory_rows.open_memories(store, filters, now, _READ)
-        counts = reproposal_rows.variant_counts(store, [m["id"] for m in cards])  # wordings
-        found += [{**m, "variants": 1 + counts.get(m["id"], 0)} for m in cards]
+        merged = cards_variants(store, [m["id"] for m in cards])
+        for card in cards:
+            wordings = merged.get(card["id"], ())
+            found.append({**card, "variants": 1 + len(wordings), "wordings": wordings})
     found.sort(key=_review_order(now))
     return found
 

@@ -4,7 +4,10 @@ on every message, and kept current by decisions instead of rebuilt after each.
 Relevance to the message decides: terms are matched as word prefixes through an
 inverted index built on first need, rarer terms weigh more, and a term found in more
 than half of the memories is ignored as noise. What is left over goes in priority
-order (most specific scope, then newest).
+order (most specific scope, then newest). Each memory holds a slot (a small number) and
+the index lists slots, so a message's scores are summed by numpy over the matches, not
+by a Python loop: a common word matching a hundred thousand memories costs a
+millisecond.
 
 A decision changes a handful of memories, so the set changes by exactly those
 (``apply``): each leaves the priority order, the line lengths, the versions and the
@@ -15,12 +18,15 @@ else is recomputed, whatever the size of the set.
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
 import re
 import threading
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from datetime import datetime
+
+import numpy as np
 
 from .block import render_line
 
@@ -50,7 +56,10 @@ class ApprovedSet:
         self._total_length = 0
         #: {memory id: text hash} of every memory in the set: what may still be resent.
         self.versions: dict[str, str] = {}
-        self._postings: dict[str, set[str]] | None = None  # built on first need
+        self._slots: dict[str, int] = {}  # each memory's slot, the index's name for it
+        self._slot_ids: list[str | None] = []  # the memory in each slot (None: free)
+        self._free: list[int] = []
+        self._postings: dict[str, set[int]] | None = None  # word -> slots, on first need
         self._vocabulary: list[str] = []  # the postings' words, sorted
         self._lock = threading.Lock()  # a decision may land while another thread selects
         for row in rows:
@@ -108,12 +117,18 @@ class ApprovedSet:
         self._length_counts[length] += 1
         self._total_length += length
         self.versions[memory_id] = row["final_hash"]
+        slot = self._free.pop() if self._free else len(self._slot_ids)
+        if slot == len(self._slot_ids):
+            self._slot_ids.append(memory_id)
+        else:
+            self._slot_ids[slot] = memory_id
+        self._slots[memory_id] = slot
         if self._postings is not None:
             for word in _words(row):
                 if word not in self._postings:
                     self._postings[word] = set()
                     bisect.insort(self._vocabulary, word)
-                self._postings[word].add(memory_id)
+                self._postings[word].add(slot)
 
     def _forget(self, memory_id: str) -> None:
         row = self._rows.pop(memory_id)
@@ -125,10 +140,13 @@ class ApprovedSet:
             del self._length_counts[length]
         self._total_length -= length
         del self.versions[memory_id]
+        slot = self._slots.pop(memory_id)
+        self._slot_ids[slot] = None
+        self._free.append(slot)
         if self._postings is not None:
             for word in _words(row):
                 holders = self._postings[word]
-                holders.discard(memory_id)
+                holders.discard(slot)
                 if not holders:
                     del self._postings[word]
                     del self._vocabulary[bisect.bisect_left(self._vocabulary, word)]
@@ -142,13 +160,16 @@ class ApprovedSet:
         bucket, taken in score order; a small bucket is sorted, a large one (a common
         term's) is read off the priority order, which finds its first members early.
         """
-        scores = self._scores(terms) if terms else {}
-        buckets: dict[float, list[str]] = {}
-        for memory_id, score in scores.items():
-            buckets.setdefault(score, []).append(memory_id)
-        for score in sorted(buckets, reverse=True):
-            yield from self._in_order(buckets[score])
-        yield from (key[2] for key in self._order if key[2] not in scores)
+        slots, scores = self._scores(terms)
+        by_score = np.argsort(-scores, kind="stable")
+        slots, scores = slots[by_score], scores[by_score]
+        starts = [0, *(np.flatnonzero(np.diff(scores)) + 1).tolist(), len(slots)]
+        ids = self._slot_ids
+        for start, end in itertools.pairwise(starts):
+            yield from self._in_order([ids[slot] for slot in slots[start:end].tolist()])
+        scored = set(slots.tolist())
+        slot_of = self._slots
+        yield from (key[2] for key in self._order if slot_of[key[2]] not in scored)
 
     def _in_order(self, memory_ids: list[str]) -> Iterator[str]:
         if len(memory_ids) <= _SORTED_BUCKET:
@@ -157,21 +178,28 @@ class ApprovedSet:
         members = set(memory_ids)
         yield from (key[2] for key in self._order if key[2] in members)
 
-    def _scores(self, terms: list[str]) -> dict[str, float]:
-        total, scores = len(self._rows), dict[str, float]()
+    def _scores(self, terms: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """(slots, scores) of the memories matching any term: each term's weight (rarer
+        weighs more) added for every memory it matches, in the order of ``terms``."""
+        total, matches, weights = len(self._rows), [], []
         for term in terms:
             matched = self._matching(term)
             if not matched or len(matched) > total / 2:
                 continue
-            weight = math.log(total / len(matched))
-            for memory_id in matched:
-                scores[memory_id] = scores.get(memory_id, 0.0) + weight
-        return scores
+            matches.append(np.fromiter(matched, np.int64, len(matched)))
+            weights.append(np.full(len(matched), math.log(total / len(matched))))
+        if not matches:
+            return np.empty(0, np.int64), np.empty(0)
+        summed = np.bincount(
+            np.concatenate(matches), np.concatenate(weights), minlength=len(self._slot_ids)
+        )
+        slots = np.flatnonzero(summed)
+        return slots, summed[slots]
 
-    def _matching(self, term: str) -> set[str]:
+    def _matching(self, term: str) -> set[int]:
         postings = self._index()
         start = bisect.bisect_left(self._vocabulary, term)
-        matched: set[str] = set()
+        matched: set[int] = set()
         for position in range(start, len(self._vocabulary)):
             word = self._vocabulary[position]
             if not word.startswith(term):
@@ -179,12 +207,13 @@ class ApprovedSet:
             matched |= postings[word]
         return matched
 
-    def _index(self) -> dict[str, set[str]]:
+    def _index(self) -> dict[str, set[int]]:
         if self._postings is None:
-            postings: dict[str, set[str]] = {}
+            postings: dict[str, set[int]] = {}
             for memory_id, row in self._rows.items():
+                slot = self._slots[memory_id]
                 for word in _words(row):
-                    postings.setdefault(word, set()).add(memory_id)
+                    postings.setdefault(word, set()).add(slot)
             self._postings, self._vocabulary = postings, sorted(postings)
         return self._postings
 

@@ -24,7 +24,7 @@ from ..store import Store, Stores, events, memory_rows, reproposal_rows
 from ..store.reproposal_rows import AUTOMATIC_OUTCOMES
 from ..vocabulary import PENDING
 
-__all__ = ["Variant", "card_variants", "requeue", "variant_text"]
+__all__ = ["Variant", "card_variants", "cards_variants", "requeue", "variant_text"]
 
 
 @dataclass(frozen=True)
@@ -40,16 +40,24 @@ class Variant:
 
 def card_variants(store: Store, memory_id: str) -> tuple[Variant, ...]:
     """The wordings merged into the card ``memory_id`` and not split off, oldest first."""
-    return tuple(
-        Variant(
-            row["id"],
-            row["proposed_text"],
-            row["recorded_at"],
-            row["conversation_id"],
-            tuple(row["flags"] or ()),
+    return cards_variants(store, [memory_id]).get(memory_id, ())
+
+
+def cards_variants(store: Store, memory_ids: list[str]) -> dict[str, tuple[Variant, ...]]:
+    """``card_variants`` of several cards in one read (those with none left out)."""
+    return {
+        card: tuple(
+            Variant(
+                row["id"],
+                row["proposed_text"],
+                row["recorded_at"],
+                row["conversation_id"],
+                tuple(row["flags"] or ()),
+            )
+            for row in found
         )
-        for row in reproposal_rows.open_variants(store, memory_id)
-    )
+        for card, found in reproposal_rows.open_variants(store, memory_ids).items()
+    }
 
 
 def variant_text(store: Store, memory: dict, reproposal_id: object) -> str:

@@ -473,7 +473,7 @@ class ReviewSession:
             updates=_text(row.get("updates")),
             differs=_text(row.get("differs")),
             updates_text=self._updated_text(_text(row.get("updates"))),
-            variants=self.memory.variants(memory_id) if row["variants"] > 1 else (),
+            variants=row["wordings"],  # read with the row
         )
 
     # -- one card per fact --------------------------------------------------------------

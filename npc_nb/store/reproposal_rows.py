@@ -20,7 +20,6 @@ __all__ = [
     "insert_label",
     "mark_listed",
     "open_variants",
-    "variant_counts",
 ]
 
 #: Outcomes the matcher decided without asking anybody.
@@ -39,34 +38,26 @@ def get_reproposal(con: Connection, reproposal_id: str) -> dict | None:
     return found[0] if found else None
 
 
-def open_variants(store: Store, memory_id: str) -> list[dict]:
-    """The wordings merged into the card ``memory_id`` and not split off, oldest first."""
-    with store.read() as con:
-        # The card's re-proposals first (by its index), then the label check: joined
-        # straight away, the label check would scan every re-proposal.
-        return rows(
-            con,
-            "WITH r AS MATERIALIZED (SELECT id, recorded_at, proposed_text, conversation_id, "
-            "flags FROM reproposals WHERE memory_id = $id AND outcome = 'merged') "
-            f"SELECT * FROM r WHERE {_UNLABELLED} ORDER BY recorded_at, id",
-            {"id": memory_id},
-        )
-
-
-def variant_counts(store: Store, memory_ids: list[str]) -> dict[str, int]:
-    """{card id: merged wordings not split off} for those of these cards that have any
-    (the caller passes open cards: no memory is read here)."""
+def open_variants(store: Store, memory_ids: list[str]) -> dict[str, list[dict]]:
+    """{card id: the wordings merged into it and not split off, oldest first} for those
+    of these cards that have any, in one read (the caller passes open cards)."""
     if not memory_ids:
         return {}
     cards, params = one_of("memory_id", memory_ids, "card")
     with store.read() as con:
-        found = con.execute(  # these cards' re-proposals first, then the label check
-            "WITH r AS MATERIALIZED (SELECT id, memory_id FROM reproposals "
-            f"WHERE {cards} AND outcome = 'merged') "
-            f"SELECT memory_id, count(*) FROM r WHERE {_UNLABELLED} GROUP BY memory_id",
+        # The cards' re-proposals first (by their index), then the label check: joined
+        # straight away, the label check would scan every re-proposal.
+        found = rows(
+            con,
+            "WITH r AS MATERIALIZED (SELECT id, memory_id, recorded_at, proposed_text, "
+            f"conversation_id, flags FROM reproposals WHERE {cards} AND outcome = 'merged') "
+            f"SELECT * FROM r WHERE {_UNLABELLED} ORDER BY recorded_at, id",
             params,
-        ).fetchall()
-    return {memory_id: int(count) for memory_id, count in found}
+        )
+    wordings: dict[str, list[dict]] = {}
+    for row in found:
+        wordings.setdefault(row["memory_id"], []).append(row)
+    return wordings
 
 
 def automatic(store: Store, *, unlisted_only: bool, npc: str | None = None) -> list[dict]:
