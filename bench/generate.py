@@ -43,6 +43,7 @@ from bench_store import _OBJECTS, _QUALIFIERS, _SUBJECTS, _VERBS
 import npc_nb
 from npc_nb._terms import content_terms
 from npc_nb.graph.concepts import concept_key
+from npc_nb.store.generation import rewrite_sql
 
 PERSONAS = (
     "analyst",
@@ -434,6 +435,9 @@ def _fill(con: duckdb.DuckDBPyConnection, plan: Plan) -> None:
     # The sequences continue after the generated rows, as if the code had drawn them.
     con.execute(f"CREATE OR REPLACE SEQUENCE memory_event_seq START {events + 1}")
     con.execute(f"CREATE OR REPLACE SEQUENCE memory_insert_seq START {plan.memories + 1}")
+    # A store with decisions in its log has left epoch 0 (a store never decided in, whose
+    # first decision makes every cache reload): so has this one.
+    con.execute(rewrite_sql())
     con.execute("COMMIT")
     for _, sql in indexes:
         con.execute(sql)
