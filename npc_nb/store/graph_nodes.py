@@ -30,7 +30,7 @@ from typing import Any
 import pandas as pd
 
 from ._database import Connection, Store, rows
-from .predicates import approved_source
+from .graph_sql import graph_source
 
 __all__ = ["GraphPart", "graph_part"]
 
@@ -208,13 +208,8 @@ def _versions(
         finally:
             con.unregister("npc_graph_given")
         return
-    source, params = approved_source()
-    clauses = ["TRUE"]
-    for column, value in (("npc", npc), ("category", category)):
-        if value is not None:
-            clauses.append(f"{column} = ${column}")
-            params[column] = value
-    con.execute(f"{_VERSIONS} FROM {source} WHERE {' AND '.join(clauses)}", params)
+    source, params = graph_source(npc, category)
+    con.execute(f"{_VERSIONS} FROM {source}", params)
 
 
 #: The nodes one step from the nodes found at step ``$step - 1`` (edges taken both ways).

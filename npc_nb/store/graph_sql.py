@@ -9,6 +9,7 @@ superseded or undone can contribute, and an edit's new wording needs its own con
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 import pandas as pd
 
@@ -16,25 +17,37 @@ from .._text import clean_text
 from ._database import Store
 from .predicates import approved_source
 
-__all__ = ["approved_rows", "missing_now", "missing_versions", "record_concepts"]
+__all__ = [
+    "approved_rows",
+    "graph_source",
+    "missing_now",
+    "missing_versions",
+    "record_concepts",
+]
+
+
+def graph_source(
+    npc: str | None, category: str | None, as_of: datetime | None = None
+) -> tuple[str, dict[str, Any]]:
+    """The approved memories a graph shows (``approved_source``; one persona's or one
+    category's when given): a subquery aliased ``approved``, and its parameters."""
+    source, params = approved_source(as_of)
+    clauses = ["TRUE"]
+    for column, value in (("npc", npc), ("category", category)):
+        if value is not None:
+            clauses.append(f"{column} = ${column}")
+            params[column] = value
+    return f"(SELECT * FROM {source} WHERE {' AND '.join(clauses)}) AS approved", params
 
 
 def approved_rows(
     store: Store, npc: str | None, category: str | None, as_of: datetime | None
 ) -> pd.DataFrame:
     """The approved memories the graph shows (id, text, hash, persona, category, ...)."""
-    source, params = approved_source(as_of)
-    clauses = ["TRUE"]
-    if npc is not None:
-        clauses.append("npc = $npc")
-        params["npc"] = npc
-    if category is not None:
-        clauses.append("category = $category")
-        params["category"] = category
+    source, params = graph_source(npc, category, as_of)
     return store.dataframe(
         "SELECT id, final_text, final_hash, npc, team, scope, category, extractor_model, "
-        f"recorded_at, decided_at, decided_by FROM {source} WHERE {' AND '.join(clauses)} "
-        "ORDER BY recorded_at, id",
+        f"recorded_at, decided_at, decided_by FROM {source} ORDER BY recorded_at, id",
         params,
     )
 
@@ -43,18 +56,13 @@ def missing_now(store: Store, npc: str | None, category: str | None) -> pd.DataF
     """The (id, final_hash, final_text) of the memories approved now (one persona's or
     category's, if given) whose current text has no concepts yet: found in the store,
     so a store whose concepts are all there reads no memory."""
-    source, params = approved_source()
-    clauses = ["x.memory_id IS NULL"]
-    for column, value in (("npc", npc), ("category", category)):
-        if value is not None:
-            clauses.append(f"approved.{column} = ${column}")
-            params[column] = value
+    source, params = graph_source(npc, category)
     with store.analysis() as con:
         return con.execute(
             f"SELECT approved.id, approved.final_hash, approved.final_text FROM {source} "
             "LEFT JOIN concept_extractions x "
             "ON x.memory_id = approved.id AND x.memory_hash = approved.final_hash "
-            f"WHERE {' AND '.join(clauses)} ORDER BY approved.recorded_at, approved.id",
+            "WHERE x.memory_id IS NULL ORDER BY approved.recorded_at, approved.id",
             params,
         ).df()
 
