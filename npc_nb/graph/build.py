@@ -37,7 +37,6 @@ __all__ = [
     "ensure_concepts",
     "graph_frames",
     "graph_of",
-    "neighbourhood",
     "to_graphml",
 ]
 
@@ -173,17 +172,6 @@ def _memory_node(memory: dict[str, Any], texts: dict[str, str] | None) -> dict[s
 def _short(text: str, limit: int = 48) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
-def neighbourhood(graph: nx.MultiDiGraph, focus: str, depth: int) -> nx.MultiDiGraph:
-    """The part of the graph within ``depth`` steps of the concept named ``focus``."""
-    node = f"concept:{concepts.concept_key(focus)}"
-    if node not in graph:
-        known = sorted(d["label"] for _, d in graph.nodes(data=True) if d["kind"] == "concept")
-        hint = ", ".join(known[:10]) or "none yet"
-        raise NpcError(f"No concept {focus!r} in the graph. Some concepts: {hint}.")
-    near = nx.single_source_shortest_path_length(graph.to_undirected(as_view=True), node, depth)
-    return graph.subgraph(near).copy()
 
 
 def graph_frames(graph: nx.MultiDiGraph) -> tuple[pd.DataFrame, pd.DataFrame]:

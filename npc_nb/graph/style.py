@@ -11,12 +11,9 @@ from __future__ import annotations
 import math
 from typing import TypedDict
 
-import networkx as nx
-
 __all__ = [
     "CATEGORY_COLOURS",
     "NodeLook",
-    "cut",
     "edge_label",
     "edge_title",
     "edge_width",
@@ -36,14 +33,6 @@ OTHER_COLOUR = "#bab0ac"
 _KIND_COLOURS = {"persona": "#3b3b58", "concept": "#9c9ede"}  # others: their category's
 _KIND_SHAPES = {"persona": ("star", 22.0), "category": ("box", 14.0), "memory": ("dot", 9.0)}
 _UNLABELLED_RELATIONS = ("mentions", "in category", "remembers")
-
-
-def cut(graph: nx.MultiDiGraph, max_nodes: int) -> nx.MultiDiGraph:
-    """``graph`` cut to its ``max_nodes`` best-connected nodes (ties by key)."""
-    if graph.number_of_nodes() <= max_nodes:
-        return graph
-    ranked = sorted(graph.nodes, key=lambda n: (-graph.degree(n), n))
-    return graph.subgraph(ranked[:max_nodes]).copy()
 
 
 class NodeLook(TypedDict):

@@ -22,11 +22,10 @@ import networkx as nx
 
 from . import style
 
-__all__ = ["MIME_TYPE", "GraphView", "render"]
+__all__ = ["MIME_TYPE", "GraphView"]
 
 MIME_TYPE = "application/vnd.npc-nb.graph+json"
 DATA_VERSION = 1
-DEFAULT_MAX_NODES = 250
 
 
 @dataclass(frozen=True)
@@ -96,13 +95,6 @@ class GraphView:
             "image/png": base64.b64encode(self.picture).decode("ascii"),
             "text/plain": self.summary(),
         }
-
-
-def render(
-    graph: nx.MultiDiGraph, max_nodes: int = DEFAULT_MAX_NODES, height: int = 640
-) -> GraphView:
-    """Draw ``graph``, cut to its ``max_nodes`` best-connected nodes."""
-    return GraphView(style.cut(graph, max_nodes), graph.number_of_nodes(), height)
 
 
 def _node(key: str, data: dict) -> dict[str, Any]:
