@@ -152,6 +152,15 @@ def test_focus_and_depth(nb: npc_nb.Project) -> None:
         nb.show_graph(focus="Zenodo")
 
 
+def test_a_drawing_of_no_nodes_or_negative_steps_is_refused_clearly(nb: npc_nb.Project) -> None:
+    nb.approve(propose(nb, "We use DuckDB for the ringing database"))
+    with pytest.raises(npc_nb.ConfigError, match="max_nodes must be at least 1"):
+        nb.show_graph(max_nodes=-3)
+    with pytest.raises(npc_nb.ConfigError, match="depth must be 0 or more"):
+        nb.show_graph(focus="DuckDB", depth=-1)
+    assert nb.show_graph(focus="DuckDB", depth=0).graph.number_of_nodes() == 1
+
+
 def test_graphml_export(nb: npc_nb.Project, tmp_path: Path) -> None:
     memory = propose(nb, "We use DuckDB for the ringing database")
     nb.approve(memory)

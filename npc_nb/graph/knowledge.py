@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from .._locations import output_path
 from .._settings import Settings
 from .._time import to_utc
-from ..errors import DecisionError
+from ..errors import ConfigError, DecisionError
 from ..models import offline
 from ..store import Store
 
@@ -62,6 +62,10 @@ class KnowledgeGraph:
         best connected. Only those are read from the store."""
         from . import build, view
 
+        if max_nodes < 1:
+            raise ConfigError(f"max_nodes must be at least 1 (nodes to draw), not {max_nodes!r}.")
+        if depth < 0:
+            raise ConfigError(f"depth must be 0 or more steps around focus, not {depth!r}.")
         drawn, total = build.drawn_graph(
             self._store,
             self._concept_model(),
