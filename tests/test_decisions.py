@@ -131,6 +131,34 @@ def test_a_decision_planned_on_stale_state_writes_nothing(nb: npc_nb.Project) ->
     assert [e["action"] for e in events_for(nb, memory)] == ["propose", "reject"]
 
 
+def test_a_decision_read_before_another_write_checks_the_status_again(
+    nb: npc_nb.Project,
+) -> None:
+    """A decision skips re-reading the status only if nothing was written since it read
+    the row: a write in between (another Project of this process, the extraction
+    worker) is noticed and the stale decision refused."""
+    from npc_nb._time import utc_now
+    from npc_nb.memory import decisions, transitions
+
+    memory = propose(nb, "first")
+    other = propose(nb, "second")
+    store = nb._stores.project
+    read_at = store.mark()
+    _, row = nb._stores.locate(memory)
+    stale = transitions.plan("approve", row, actor="ada", now=utc_now())
+    nb.reject(memory, by="bob")
+    with pytest.raises(npc_nb.AlreadyDecidedError, match="already decided by bob"):
+        decisions.apply_changes(
+            store, [stale], actor="ada", now=utc_now(), audit={}, read_at=read_at
+        )
+    assert status_of(nb, memory) == "human-rejected"
+    read_at = store.mark()  # nothing written after this: the status is as read
+    _, row = nb._stores.locate(other)
+    fresh = transitions.plan("approve", row, actor="ada", now=utc_now())
+    decisions.apply_changes(store, [fresh], actor="ada", now=utc_now(), audit={}, read_at=read_at)
+    assert status_of(nb, other) == "human-approved"
+
+
 def test_time_spent_and_session_are_recorded(nb: npc_nb.Project) -> None:
     memory = propose(nb, "first")
     nb.approve(memory, time_spent=2.5, session="s1")

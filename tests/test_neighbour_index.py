@@ -48,6 +48,33 @@ def test_the_store_keys_terms_as_python_does(nb: npc_nb.Project, texts: list[str
         assert loaded == set(memory_rows.term_keys(split_terms(terms_of[memory_id])).tolist())
 
 
+def test_a_load_keeps_each_memorys_own_visibility(nb: npc_nb.Project) -> None:
+    """A load codes visibility per distinct (scope, npc, team), NULLs included: every
+    memory must come back with its own, or a lookup would show another persona's."""
+    audiences = [
+        ("npc", "analyst", None),
+        ("npc", "critic", None),
+        ("team", None, "lab"),
+        ("team", "analyst", "field"),
+        ("project", None, None),
+        ("global", "critic", None),
+    ]
+    for n in range(18):
+        scope, npc, team = audiences[(5 * n) % len(audiences)]
+        nb.add_candidate(f"The team keeps Lab{n}", category="fact", npc=npc, team=team, scope=scope)
+    batch = memory_rows.index_batch(nb._memory.stores.project, 0)
+    assert batch is not None
+    frame = nb.sql("SELECT id, scope, npc, team FROM memories")
+    rows = frame.astype(object).where(frame.notna(), None).to_dict("records")
+    stored = {row["id"]: (row["scope"], row["npc"], row["team"]) for row in rows}
+    loaded = {
+        memory_id: batch.visibilities[code]
+        for memory_id, code in zip(batch.ids, batch.visibility.tolist(), strict=True)
+    }
+    assert loaded == stored
+    assert len(batch.visibilities) == len(set(stored.values()))
+
+
 _STEPS = st.lists(
     st.tuples(
         st.lists(st.sampled_from(_WORDS), min_size=1, max_size=4),

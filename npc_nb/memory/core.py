@@ -314,6 +314,7 @@ class MemoryCore:
         actor = self.actor(by)
         _check_time_spent(audit.get("time_spent"))
         expected = audit.pop("expect_status", None)
+        marks = {id(s): s.mark() for s in (self.stores.project, self.stores.user)}
         store, memory = self.stores.locate(memory_id)
         if expected is not None and memory["status"] != expected:
             # The reviewer decided on what they saw; somebody changed it since.
@@ -323,7 +324,9 @@ class MemoryCore:
         now = utc_now()
         change = transitions.plan(decision, memory, actor=actor, now=now, **args)
         planned = [change, *self._replaced_by(store, memory, change, now)]
-        return decisions.apply_changes(store, planned, actor=actor, now=now, audit=audit)
+        return decisions.apply_changes(
+            store, planned, actor=actor, now=now, audit=audit, read_at=marks[id(store)]
+        )
 
     def _replaced_by(
         self, store: Store, memory: dict, change: transitions.Change, now: datetime

@@ -26,15 +26,36 @@ __all__ = ["already_decided", "apply_changes", "approve_all", "undo"]
 
 
 def apply_changes(
-    store: Store, planned: list[Change], *, actor: str, now: datetime, audit: dict[str, Any]
+    store: Store,
+    planned: list[Change],
+    *,
+    actor: str,
+    now: datetime,
+    audit: dict[str, Any],
+    read_at: tuple[int, int] | None = None,
 ) -> DecisionResult:
-    """Write every change and its event in one transaction; all or nothing."""
+    """Write every change and its event in one transaction; all or nothing.
+
+    ``read_at`` is ``store.mark()`` taken before the planned rows were read: if nothing
+    can have been written since (``Store.untouched_since``), their statuses are still
+    as read and are not read again.
+    """
     batch_id = audit.pop("batch_id", None)
     if batch_id is None and (len(planned) > 1 or any(c.new_row for c in planned)):
         batch_id = new_id()
     with store.write() as con:
+        as_read = read_at is not None and store.untouched_since(read_at)
         seqs = [
-            _apply_one(store, con, change, actor=actor, now=now, batch_id=batch_id, audit=audit)
+            _apply_one(
+                store,
+                con,
+                change,
+                actor=actor,
+                now=now,
+                batch_id=batch_id,
+                audit=audit,
+                as_read=as_read,
+            )
             for change in planned
         ]
     changes = tuple((c.memory["id"], c.memory["status"], c.to_status) for c in planned)
@@ -52,10 +73,13 @@ def _apply_one(
     now: datetime,
     batch_id: str | None,
     audit: dict[str, Any],
+    as_read: bool = False,
 ) -> int:
     """Write one change and its event (and a new row's, for a revision); the event's seq."""
     memory = change.memory
-    if not memory_rows.update_memory(store, con, memory["id"], memory["status"], change.changes):
+    if not memory_rows.update_memory(
+        store, con, memory["id"], memory["status"], change.changes, as_read=as_read
+    ):
         raise already_decided(
             memory["id"], memory["status"], events.latest_change(con, memory["id"])
         )

@@ -88,7 +88,10 @@ class NeighbourIndex:
 
     store: Store
     _ids: list[str] = field(default_factory=list)
-    _visibility: list[tuple[str, str | None, str | None]] = field(default_factory=list)
+    #: Each memory's visibility, as a code into ``_visibilities`` (the distinct ones).
+    _visibility: np.ndarray = field(default_factory=lambda: np.zeros(1024, dtype=np.int32))
+    _visibilities: list[tuple[str, str | None, str | None]] = field(default_factory=list)
+    _visibility_codes: dict[tuple[str, str | None, str | None], int] = field(default_factory=dict)
     _buckets: _Buckets | None = None
     _recent: dict[int, _Posting] = field(default_factory=dict)  # added since the buckets
     _recent_pairs: int = 0
@@ -107,10 +110,14 @@ class NeighbourIndex:
         with self._lock:
             self._refresh()
             found: list[str] = []
+            seen: dict[int, bool] = {}  # whether ``npc`` sees each visibility met
             for position in self._ranked(keys, limit * _OVERFETCH):
-                scope, owner, owner_team = self._visibility[position]
-                row = {"scope": scope, "npc": owner, "team": owner_team}
-                if visible_to(row, npc, team):
+                code = int(self._visibility[position])
+                if code not in seen:
+                    scope, owner, owner_team = self._visibilities[code]
+                    row = {"scope": scope, "npc": owner, "team": owner_team}
+                    seen[code] = visible_to(row, npc, team)
+                if seen[code]:
                     found.append(self._ids[position])
                     if len(found) == limit:
                         break
@@ -130,9 +137,8 @@ class NeighbourIndex:
         one = memory_rows.IndexBatch(
             seqs=np.array([seq], dtype=np.int64),
             ids=[row["id"]],
-            scopes=[row["scope"]],
-            npcs=[row["npc"]],
-            teams=[row["team"]],
+            visibilities=[(row["scope"], row["npc"], row["team"])],
+            visibility=np.zeros(1, dtype=np.int32),
             term_positions=np.zeros(len(keys), dtype=np.int64),
             term_keys=keys,
         )
@@ -203,9 +209,11 @@ class NeighbourIndex:
         postings; a load (or enough of those) rebuilds the buckets with everything."""
         start = len(self._ids)
         self._ids.extend(batch.ids)
-        self._visibility.extend(zip(batch.scopes, batch.npcs, batch.teams, strict=True))
         while len(self._ids) > len(self._lengths):
             self._lengths = np.resize(self._lengths, 2 * len(self._lengths))
+            self._visibility = np.resize(self._visibility, len(self._lengths))
+        codes = np.array([self._code_of(seen) for seen in batch.visibilities], dtype=np.int32)
+        self._visibility[start : len(self._ids)] = codes[batch.visibility]
         lengths = np.bincount(batch.term_positions, minlength=len(batch))
         self._lengths[start : len(self._ids)] = lengths
         self._length_sum += float(lengths.sum())
@@ -226,8 +234,18 @@ class NeighbourIndex:
         self._buckets = _Buckets(np.concatenate(keys), np.concatenate(held))
         self._recent, self._recent_pairs = {}, 0
 
+    def _code_of(self, visibility: tuple[str, str | None, str | None]) -> int:
+        """The code of a (scope, npc, team), given a new one the first time it is met."""
+        code = self._visibility_codes.get(visibility)
+        if code is None:
+            code = self._visibility_codes[visibility] = len(self._visibilities)
+            self._visibilities.append(visibility)
+        return code
+
     def _reset(self) -> None:
-        self._ids, self._visibility = [], []
+        self._ids = []
+        self._visibility = np.zeros(1024, dtype=np.int32)
+        self._visibilities, self._visibility_codes = [], {}
         self._buckets, self._recent, self._recent_pairs = None, {}, 0
         self._lengths = np.zeros(1024, dtype=np.float32)
         self._length_sum = 0.0

@@ -63,7 +63,13 @@ def insert_memory(store: Store, con: Connection, memory: dict[str, Any]) -> int:
 
 
 def update_memory(
-    store: Store, con: Connection, memory_id: str, expected_status: str, changes: dict
+    store: Store,
+    con: Connection,
+    memory_id: str,
+    expected_status: str,
+    changes: dict,
+    *,
+    as_read: bool = False,
 ) -> bool:
     """Apply ``changes`` if the memory still has ``expected_status``; report success.
 
@@ -71,16 +77,19 @@ def update_memory(
     planned against, so of two reviewers deciding at once exactly one changes the row:
     on DuckDB the file lock and the lease serialise them (the status is checked in the
     same transaction), on PostgreSQL the second UPDATE waits for the first to commit,
-    re-reads the row and matches nothing.
+    re-reads the row and matches nothing. ``as_read``: the caller knows nothing was
+    written since it read ``expected_status`` (``Store.untouched_since``), so DuckDB
+    skips the check.
     """
     assignments = ", ".join(f"{column} = ?" for column in changes)
     values = [*changes.values(), memory_id]
     if store.sole_writer:
         # A condition beside the key makes DuckDB scan the table (tens of ms at 100k
         # memories). Nobody else writes in this transaction: check by key, update by key.
-        found = con.execute("SELECT status FROM memories WHERE id = ?", [memory_id]).fetchone()
-        if found is None or found[0] != expected_status:
-            return False
+        if not as_read:
+            found = con.execute("SELECT status FROM memories WHERE id = ?", [memory_id]).fetchone()
+            if found is None or found[0] != expected_status:
+                return False
         con.execute(f"UPDATE memories SET {assignments} WHERE id = ?", values)
     elif not con.execute(
         f"UPDATE memories SET {assignments} WHERE id = ? AND status = ? RETURNING id",
@@ -203,9 +212,10 @@ class IndexBatch:
 
     seqs: np.ndarray
     ids: list[str]
-    scopes: list[str]
-    npcs: list[str | None]
-    teams: list[str | None]
+    #: The batch's distinct (scope, npc, team), and each memory's place among them: a
+    #: code per memory, not a tuple each (a load makes no object per memory to collect).
+    visibilities: list[tuple[str, str | None, str | None]]
+    visibility: np.ndarray
     term_positions: np.ndarray
     term_keys: np.ndarray
 
@@ -227,11 +237,22 @@ def index_batch(store: Store, after_seq: int) -> IndexBatch | None:
         bounds = [after_seq, top]  # a memory inserted meanwhile waits for the next load
         if not isinstance(con, duckdb.DuckDBPyConnection):
             return _batch_from_rows(con, bounds)
+        # Each memory's visibility as its place among the batch's distinct ones, which
+        # the next query lists in the same order (the file is held: nothing changes).
         memories = con.execute(
-            "SELECT insert_seq, id, scope, npc, team FROM memories "
-            "WHERE insert_seq > ? AND insert_seq <= ?",
-            bounds,
+            f"WITH seen AS ({_VISIBILITIES}), "
+            f"placed AS (SELECT *, row_number() OVER (ORDER BY {_VISIBILITY_ORDER}) - 1 "
+            "AS visibility FROM seen) "
+            "SELECT insert_seq, id, visibility FROM memories JOIN placed "
+            "ON memories.scope = placed.scope AND memories.npc IS NOT DISTINCT FROM placed.npc "
+            "AND memories.team IS NOT DISTINCT FROM placed.team "
+            "WHERE insert_seq > $after AND insert_seq <= $top",
+            {"after": bounds[0], "top": bounds[1]},
         ).fetchnumpy()
+        visibilities = con.execute(
+            f"{_VISIBILITIES} ORDER BY {_VISIBILITY_ORDER}",
+            {"after": bounds[0], "top": bounds[1]},
+        ).fetchall()
         pairs = con.execute(
             f"SELECT insert_seq, {TERM_KEY_SQL.format(_STORED_TERMS)} AS term_key "
             "FROM memories "
@@ -243,9 +264,8 @@ def index_batch(store: Store, after_seq: int) -> IndexBatch | None:
     return IndexBatch(
         seqs=seqs,
         ids=memories["id"][order].tolist(),
-        scopes=memories["scope"][order].tolist(),
-        npcs=memories["npc"][order].tolist(),
-        teams=memories["team"][order].tolist(),
+        visibilities=[(scope, npc, team) for scope, npc, team in visibilities],
+        visibility=memories["visibility"][order].astype(np.int32),
         term_positions=_positions_of(seqs, pairs["insert_seq"].astype(np.int64)),
         term_keys=pairs["term_key"].astype(np.uint64),
     )
@@ -262,12 +282,13 @@ def _batch_from_rows(con: Any, bounds: list[int]) -> IndexBatch:
     stored = [split_terms(row[5]) for row in found]
     positions = [p for p, terms in enumerate(stored) for _ in terms]
     terms = [term for listed in stored for term in listed]
+    visibilities = list(dict.fromkeys((row[2], row[3], row[4]) for row in found))
+    place = {seen: code for code, seen in enumerate(visibilities)}
     return IndexBatch(
         seqs=np.array([row[0] for row in found], dtype=np.int64),
         ids=[row[1] for row in found],
-        scopes=[row[2] for row in found],
-        npcs=[row[3] for row in found],
-        teams=[row[4] for row in found],
+        visibilities=visibilities,
+        visibility=np.array([place[(row[2], row[3], row[4])] for row in found], dtype=np.int32),
         term_positions=np.array(positions, dtype=np.int64),
         term_keys=term_keys(terms),
     )
@@ -285,6 +306,12 @@ def _positions_of(seqs: np.ndarray, wanted: np.ndarray) -> np.ndarray:
     return where[wanted - first]
 
 
+#: The distinct (scope, npc, team) of the memories an index batch holds.
+_VISIBILITIES = (
+    "SELECT DISTINCT scope, npc, team FROM memories "
+    "WHERE insert_seq > $after AND insert_seq <= $top"
+)
+_VISIBILITY_ORDER = "scope, npc NULLS FIRST, team NULLS FIRST"
 #: How a content term becomes the neighbour index's key, in SQL (``{}`` is the term):
 #: DuckDB's 64-bit hash, the same in the store's queries and in ``term_keys``.
 TERM_KEY_SQL = "hash({})"
