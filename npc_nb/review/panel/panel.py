@@ -76,6 +76,7 @@ class ReviewPanel:
         self._hint = HINT  # the key line above the card
         self._splitting: str | None = None  # the card x was pressed on
         self._static: list[DisplayHandle] = []
+        self._shared: tuple[w.ButtonStyle, w.Layout] | None = None  # see ``_button``
         self.keys = KeyBridge(hint=HINT)
         self.keys.on_msg(self._on_message)
         self._build()
@@ -133,12 +134,20 @@ class ReviewPanel:
     def _build_controls(self) -> None:
         self.reason = w.Text(placeholder="reason for rejecting (optional)")
         self.defer_until = w.DatePicker(value=_tomorrow(), description="defer until")
+        # The deciding buttons are shown and hidden together: one layout for them all.
+        deciding = w.Layout(width="auto")
         self.buttons = {
-            key: self._button(f"{label} ({key})", style, f"npc-key-{key}", self._key_action(key))
+            key: self._button(
+                f"{label} ({key})",
+                style,
+                f"npc-key-{key}",
+                self._key_action(key),
+                layout=deciding if key in CARD_KEYS else self._own_layout(key),
+            )
             for key, label, style in BUTTONS
         }
         self.approve_all = self._button(
-            "Approve all…", "", "npc-button-approve_all", self._ask_approve_all
+            "Approve all…", "", "npc-button-approve_all", self._ask_approve_all, layout=deciding
         )
 
     def _build_confirm(self) -> None:
@@ -155,16 +164,37 @@ class ReviewPanel:
         )
 
     def _button(
-        self, description: str, style: str, name: str, action: Callable[[], str | None]
+        self,
+        description: str,
+        style: str,
+        name: str,
+        action: Callable[[], str | None],
+        *,
+        layout: w.Layout | None = None,
     ) -> w.Button:
         """A panel button: in the browser its click is sent by the keyboard front end
-        (class ``npc-send`` plus its name); ``on_click`` serves clicks made from Python."""
-        button = w.Button(description=description, button_style=style)
-        button.layout.width = "auto"
+        (class ``npc-send`` plus its name); ``on_click`` serves clicks made from Python.
+
+        Buttons share one style, and those shown and hidden together one ``layout``
+        (the buttons never hidden share another): each widget is a comm a kernel opens,
+        and fewer make the panel open faster."""
+        if self._shared is None:
+            self._shared = (w.ButtonStyle(), w.Layout(width="auto"))
+        button = w.Button(
+            description=description,
+            button_style=style,
+            style=self._shared[0],
+            layout=layout or self._shared[1],
+        )
         button.add_class("npc-send")
         button.add_class(name)
         button.on_click(lambda _: self._run(action))
         return button
+
+    @staticmethod
+    def _own_layout(key: str) -> w.Layout | None:
+        """Undo is hidden on its own (at the end, with nothing to undo): its own layout."""
+        return w.Layout(width="auto") if key == "u" else None
 
     # -- display -------------------------------------------------------------------------
 
@@ -432,7 +462,7 @@ class ReviewPanel:
         controls = [*(self.buttons[key] for key in CARD_KEYS), self.approve_all]
         for control in controls:
             control.disabled = not on_a_card
-        for box in (*controls, self.inputs):
+        for box in (*controls, self.inputs):  # the buttons' layout is one: set once
             box.layout.display = None if on_a_card else "none"
         undo = on_a_card or self.session.undoable
         self.buttons["u"].layout.display = None if undo else "none"
