@@ -77,6 +77,10 @@ class ReviewPanel:
         self._splitting: str | None = None  # the card x was pressed on
         self._static: list[DisplayHandle] = []
         self._shared: tuple[w.ButtonStyle, w.Layout] | None = None  # see ``_button``
+        # The first card (its nearest memories may load the neighbour index) is read
+        # before any widget exists: in a notebook every widget is a message the browser
+        # starts drawing at once, and on a small machine that drawing would slow the read.
+        session.card()
         self.keys = KeyBridge(hint=HINT)
         self.keys.on_msg(self._on_message)
         self._build()
