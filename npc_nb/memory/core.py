@@ -314,7 +314,7 @@ class MemoryCore:
         actor = self.actor(by)
         _check_time_spent(audit.get("time_spent"))
         expected = audit.pop("expect_status", None)
-        marks = {id(s): s.mark() for s in (self.stores.project, self.stores.user)}
+        marks = decisions.read_marks(self.stores)  # before the row is read
         store, memory = self.stores.locate(memory_id)
         if expected is not None and memory["status"] != expected:
             # The reviewer decided on what they saw; somebody changed it since.

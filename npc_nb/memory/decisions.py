@@ -22,7 +22,7 @@ from ..store import Connection, Store, Stores, events, memory_rows
 from ..store.notices import DecisionNotice
 from .transitions import UNDOABLE, Change, dump_state, plan, plan_undo
 
-__all__ = ["already_decided", "apply_changes", "approve_all", "undo"]
+__all__ = ["already_decided", "apply_changes", "approve_all", "read_marks", "undo"]
 
 
 def apply_changes(
@@ -170,6 +170,7 @@ def approve_all(
     are approved, and only those still open and unflagged: a candidate that arrived
     after the preview is never approved unseen.
     """
+    marks = read_marks(stores)  # before the rows are read
     found = [(s, m) for s in stores.existing() for m in memory_rows.open_memories(s, filters, now)]
     eligible = [(s, m) for s, m in found if not m["flags"]]
     if not confirm:
@@ -191,7 +192,7 @@ def approve_all(
         for store in stores.existing()
     ]
     return _apply_parts(
-        "approve_all", parts, actor=actor, now=now, batch_id=new_id(), session=session
+        "approve_all", parts, actor=actor, now=now, batch_id=new_id(), session=session, marks=marks
     )
 
 
@@ -203,11 +204,13 @@ def _apply_parts(
     now: datetime,
     batch_id: str | None,
     session: str | None = None,
+    marks: dict[int, tuple[int, int]] | None = None,
 ) -> DecisionResult:
     """Apply a decision spanning both stores: one transaction per store, in order.
 
     If a later part fails (another reviewer got there first), the message says which
-    earlier part was already applied, so nothing happens silently.
+    earlier part was already applied, so nothing happens silently. ``marks`` are the
+    stores' marks from before the changes' rows were read (``read_marks``).
     """
     moved: list[tuple[str, str | None, str]] = []
     seqs: list[int] = []
@@ -221,6 +224,7 @@ def _apply_parts(
                 actor=actor,
                 now=now,
                 audit={"batch_id": batch_id, "session": session},
+                read_at=(marks or {}).get(id(store)),
             )
         except DecisionError as exc:
             if not moved:
@@ -252,6 +256,7 @@ def undo(
     the caller knows to be its latest (a review session's last): looked up by its seq,
     and the log searched only if it is no longer there to undo.
     """
+    marks = read_marks(stores)  # before the events and rows are read
     candidates = _expected(stores, actor, session, expected) or sorted(
         (
             (s, e)
@@ -297,12 +302,18 @@ def undo(
             continue
         batch_id = new_id() if sum(len(c) for _, c in planned) > 1 else None
         result = _apply_parts(
-            "undo", planned, actor=actor, now=now, batch_id=batch_id, session=session
+            "undo", planned, actor=actor, now=now, batch_id=batch_id, session=session, marks=marks
         )
         return DecisionResult(
             result.decision, actor, result.changes, batch_id, notes=tuple(skipped)
         )
     raise DecisionError(f"Nothing {actor} decided recently can be undone: " + " ".join(skipped[:3]))
+
+
+def read_marks(stores: Stores) -> dict[int, tuple[int, int]]:
+    """Each store's ``mark()``, by ``id``: taken before a decision reads the rows it
+    plans from, so its write knows whether they can have changed since."""
+    return {id(store): store.mark() for store in stores.existing()}
 
 
 def _expected(
