@@ -1,6 +1,6 @@
 """Run the benchmarks and print one table: what ``make bench`` runs.
 
-    .venv/bin/python bench/run_all.py [--quick] [--sizes 1000 10000 100000]
+    .venv/bin/python bench/run_all.py [--quick] [--sizes 1000 10000 100000 166667]
 
 Each script runs in a fresh process (printing its own table as it goes) and writes its
 rows as JSON; the table at the end gathers them: every operation's p50 and p95 at its
@@ -8,7 +8,8 @@ store size, next to the baseline measured in the same run (the raw query on a he
 DuckDB connection for the store, the bare model call for a chat turn) and the ratio.
 
 - ``bench_scale.py``   context, decisions, undo, the review queue, add_candidate, every
-                       metric and the graph at each ``--sizes`` (memories; 60% approved)
+                       metric and the graph at each ``--sizes`` (memories; 60% approved,
+                       so 166,667 holds the 100,000 approved memories the targets name)
 - ``bench_review.py``  every key of the review panel at 100k approved and 1k pending
                        memories, against ``approve()`` through the API
 - ``bench_chat.py``    a ``%%npc`` turn against the bare offline-model call; import and
@@ -38,6 +39,9 @@ from table import Row, print_table, read_rows
 import npc_nb
 
 HERE = Path(__file__).resolve().parent
+#: bench_scale's stores: the last holds 100,000 approved memories (60% of 166,667),
+#: the size the targets are set at.
+DEFAULT_SIZES = [1_000, 10_000, 100_000, 166_667]
 
 
 def machine() -> str:
@@ -78,7 +82,7 @@ def main() -> None:
         review = ["--size", "2000", "--pending", "200", "--presses", "3", "--paced", "1"]
         chat, memory = ["--cells", "3"], ["--turns", "3", "--memories", "2000"]
     else:
-        scale = ["--sizes", *map(str, args.sizes or [1_000, 10_000, 100_000])]
+        scale = ["--sizes", *map(str, args.sizes or DEFAULT_SIZES)]
         review = ["--presses", "15", "--paced", "3"]
         chat, memory = [], []
     rows = run("bench_scale.py", scale, folder)

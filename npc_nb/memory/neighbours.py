@@ -17,8 +17,10 @@ load is two numeric columns from the store, grouped by the low bits of each key
 about a tenth of a second. Memories added one at a time afterwards go to small per-key
 postings, folded into the buckets once they are many.
 
-Statuses are not kept here (they change with every decision): a lookup returns ids, and
-the caller reads their current rows.
+Each memory's visibility is a small code into the store's distinct (scope, npc, team),
+so a load makes no Python object per memory (a kernel holds many, and its garbage
+collector would walk them all). Statuses are not kept here (they change with every
+decision): a lookup returns ids, and the caller reads their current rows.
 """
 
 from __future__ import annotations
