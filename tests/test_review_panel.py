@@ -4,6 +4,7 @@ its front end sends. Every assertion is on the store and its audit log."""
 from __future__ import annotations
 
 import re
+import threading
 from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -354,6 +355,60 @@ def test_help_toggles_and_keys_are_shown_on_buttons(nb: npc_nb.Project, queued: 
     assert panel.help.layout.display == "block"
     key(panel, "?")
     assert panel.help.layout.display == "none"
+
+
+def test_a_large_store_opens_at_once_and_its_nearest_memories_follow(
+    nb: npc_nb.Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Above ``BACKGROUND_INDEX_AT`` memories the panel does not wait for the neighbour
+    index: the card is drawn "still looking", keys work meanwhile, and the card is
+    redrawn with its nearest memories once the index is in."""
+    from npc_nb.memory.neighbours import NeighbourIndex
+    from npc_nb.review.panel import panel as panel_module
+
+    nb.configure(matcher=None)  # near repeats are queued, so they have nearest memories
+    nb.approve(propose(nb, "The team stores survey data in DuckDB"))
+    first = propose(nb, "The team stores its survey data in DuckDB files")
+    second = propose(nb, "The team stores the survey data in DuckDB tables")
+    monkeypatch.setattr(panel_module, "BACKGROUND_INDEX_AT", 1)
+    release, load = threading.Event(), NeighbourIndex.load
+    monkeypatch.setattr(NeighbourIndex, "load", lambda index: (release.wait(30), load(index)))
+    panel = nb.review_panel()
+    assert panel.keys.card_id == first
+    assert "Looking for similar approved memories" in panel.keys.card_html
+    key(panel, "s")  # a key while the index loads: decided at once, the next card waits too
+    assert panel.keys.card_id == second
+    assert "Looking for similar approved memories" in panel.keys.card_html
+    assert not panel.wait_for_index(timeout=0.05)
+    release.set()
+    assert panel.wait_for_index(timeout=30)
+    assert panel.keys.card_id == second
+    assert "The team stores survey data in DuckDB" in panel.keys.card_html  # its nearest
+    assert "Looking for" not in panel.keys.card_html
+    assert status_of(nb, first) == "pending_approval"  # skipped, to the back
+
+
+def test_a_failed_background_load_is_shown_and_the_card_still_gets_its_nearest(
+    nb: npc_nb.Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from npc_nb.memory.neighbours import NeighbourIndex
+    from npc_nb.review.panel import panel as panel_module
+
+    nb.configure(matcher=None)
+    nb.approve(propose(nb, "The team stores survey data in DuckDB"))
+    propose(nb, "The team stores its survey data in DuckDB files")
+    monkeypatch.setattr(panel_module, "BACKGROUND_INDEX_AT", 1)
+
+    def broken(index: NeighbourIndex) -> None:
+        raise OSError("disk went away")
+
+    monkeypatch.setattr(NeighbourIndex, "load", broken)
+    panel = nb.review_panel()
+    assert panel.wait_for_index(timeout=30)
+    assert "Could not load the store's index" in panel.status.value
+    assert "disk went away" in panel.status.value
+    # The redraw after the failure looks the nearest memories up the ordinary way.
+    assert "The team stores survey data in DuckDB" in panel.keys.card_html
 
 
 def test_card_shows_evidence_in_its_source_warning_and_nearest_approved(

@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import getpass
 import inspect
+import threading
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -93,6 +94,7 @@ class MemoryCore:
         self._previews: dict[str, tuple[str, ...]] = {}
         self._model_judge = model_judge  # given by the facade: the models layer is above
         self._indexes: dict[Path, NeighbourIndex] = {}
+        self._indexes_lock = threading.Lock()  # the extraction worker and a panel's loader
         self._matching: tuple[Any, Matching] | None = None
 
     @property
@@ -143,10 +145,26 @@ class MemoryCore:
         return self._matching[1]
 
     def index_for(self, store: Store) -> NeighbourIndex:
-        """This process's neighbour index of ``store``."""
-        if store.path not in self._indexes:
-            self._indexes[store.path] = NeighbourIndex(store)
-        return self._indexes[store.path]
+        """This process's neighbour index of ``store`` (one, whichever thread asks)."""
+        with self._indexes_lock:
+            if store.path not in self._indexes:
+                self._indexes[store.path] = NeighbourIndex(store)
+            return self._indexes[store.path]
+
+    def neighbours_loaded(self) -> bool:
+        """Whether every store's neighbour index is loaded (``nearest_approved`` then
+        reads only what was inserted since, never a whole store)."""
+        return all(self.index_for(store).loaded for store in self.stores.existing())
+
+    def load_neighbours(self) -> None:
+        """Load every store's neighbour index now (safe from another thread)."""
+        for store in self.stores.existing():
+            self.index_for(store).load()
+
+    def memories_inserted(self) -> int:
+        """How many memories the stores hold, near enough (the newest ``insert_seq``):
+        what loading their neighbour indexes costs grows with it."""
+        return sum(memory_rows.newest_insert(store) for store in self.stores.existing())
 
     def source_message(self, message_id: str | None) -> str | None:
         """The text of the chat message a candidate was extracted from (None if unknown)."""

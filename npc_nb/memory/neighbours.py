@@ -125,6 +125,17 @@ class NeighbourIndex:
                         break
             return found
 
+    @property
+    def loaded(self) -> bool:
+        """Whether the store's memories were loaded once: from then on a lookup reads
+        only what was inserted since (a few rows), never the whole store again."""
+        return self._seen != (-1, -1)
+
+    def load(self) -> None:
+        """Load (or bring up to date) now, so that the next lookup does not wait."""
+        with self._lock:
+            self._refresh()
+
     def inserted(self, seq: int, row: dict, seen: tuple[int, int]) -> None:
         """Take in a memory this process just inserted (and committed): ``seq`` is its
         ``insert_seq``, ``seen`` the store's (connections, inserts) right after the insert.

@@ -117,6 +117,9 @@ class Card:
     differs: str | None = None  # what it asserts differently from its nearest memory
     updates_text: str | None = None  # that memory's text, to show beside the candidate
     variants: tuple[Variant, ...] = ()  # other wordings merged into this card
+    #: The nearest memories are still being looked for (the neighbour index is loading
+    #: behind a panel that opened without waiting for it): ``nearest`` is empty for now.
+    nearest_pending: bool = False
 
     @property
     def wordings(self) -> tuple[str, ...]:
@@ -153,6 +156,8 @@ class Card:
         if self.evidence:
             lines.append(f"  evidence: \u201c{self.evidence}\u201d")
         lines += [f"  ~ approved ({n.similarity:.0f}%): {n.text}" for n in self.nearest]
+        if self.nearest_pending:
+            lines.append("  ~ still looking for similar approved memories")
         return "\n".join(lines)
 
 
@@ -259,6 +264,10 @@ class ReviewSession:
         self._automatic: list[dict[str, Any]] | None = None
         self._generation = 0  # bumped by every re-read of the queue
         self._card: tuple[tuple, Card] | None = None
+        #: Set by a front end that loads the neighbour index in the background: until it
+        #: is loaded, cards come without their nearest memories (``Card.nearest_pending``)
+        #: instead of waiting for the load.
+        self.nearest_later = False
         self._started = self._shown_at = self.clock()
         self.reload()
         stores = self.memory.stores
@@ -444,12 +453,13 @@ class ReviewSession:
         memory_id = self.current
         if memory_id is None:
             return None
-        key = (memory_id, self._generation, self.decided, len(self._queue))
+        pending = self.nearest_later and not self.memory.neighbours_loaded()
+        key = (memory_id, self._generation, self.decided, len(self._queue), pending)
         if self._card is None or self._card[0] != key:
-            self._card = (key, self._read_card(memory_id))
+            self._card = (key, self._read_card(memory_id, nearest_pending=pending))
         return self._card[1]
 
-    def _read_card(self, memory_id: str) -> Card:
+    def _read_card(self, memory_id: str, *, nearest_pending: bool = False) -> Card:
         row = self._rows[memory_id]
         source = self.memory.source_message(row["source_message_id"])
         confidence = row["confidence"]
@@ -469,7 +479,8 @@ class ReviewSession:
             extractor_model=_text(row["extractor_model"]),
             position=self.decided + 1,
             total=self.decided + len(self._queue),
-            nearest=self._nearest(row),
+            nearest=() if nearest_pending else self._nearest(row),
+            nearest_pending=nearest_pending,
             updates=_text(row.get("updates")),
             differs=_text(row.get("differs")),
             updates_text=self._updated_text(_text(row.get("updates"))),

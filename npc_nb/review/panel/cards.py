@@ -161,6 +161,11 @@ def _source_html(card: Card) -> str:
 
 
 def _nearest_html(card: Card) -> str:
+    if card.nearest_pending:
+        return (
+            '<div class="npc-card-nearest npc-card-nearest-pending">Looking for similar '
+            "approved memories (the store's index is loading)…</div>"
+        )
     if not card.nearest:
         return '<div class="npc-card-nearest">No similar approved memory.</div>'
     items = "".join(

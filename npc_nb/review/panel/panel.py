@@ -17,6 +17,7 @@ saved notebook shows once the kernel is gone.
 
 from __future__ import annotations
 
+import threading
 import traceback
 from collections.abc import Callable
 from datetime import date, timedelta
@@ -52,6 +53,9 @@ BUTTONS = (
     ("u", "Undo", ""),
     ("?", "Help", ""),
 )
+#: From this many memories in the stores, the panel opens without waiting for their
+#: neighbour index (about a tenth of a second to load at 100,000) and loads it behind.
+BACKGROUND_INDEX_AT = 20_000
 #: Keys that decide the card on screen (not undo or help).
 CARD_KEYS = frozenset("arsde")
 #: On a card: approve that wording (after x: split it off). At the end: put back that
@@ -77,15 +81,20 @@ class ReviewPanel:
         self._splitting: str | None = None  # the card x was pressed on
         self._static: list[DisplayHandle] = []
         self._shared: tuple[w.ButtonStyle, w.Layout] | None = None  # see ``_button``
-        # The first card (its nearest memories may load the neighbour index) is read
-        # before any widget exists: in a notebook every widget is a message the browser
-        # starts drawing at once, and on a small machine that drawing would slow the read.
+        # A large store's neighbour index loads behind the panel: the first cards come
+        # without their nearest memories until it is in, then the card is redrawn.
+        session.nearest_later = self._index_is_slow()
+        # The first card is read before any widget exists: in a notebook every widget is
+        # a message the browser starts drawing at once, which would slow the read.
         session.card()
         self.keys = KeyBridge(hint=HINT)
         self.keys.on_msg(self._on_message)
         self._build()
         self._render("")
         session.watch(self._decided_elsewhere)
+        # Only now: a thread at work while a kernel sends the widgets' messages slows
+        # every one of them (they take turns at Python's lock).
+        self._index_loader = self._load_behind() if session.nearest_later else None
 
     # -- building ------------------------------------------------------------------------
 
@@ -199,6 +208,43 @@ class ReviewPanel:
     def _own_layout(key: str) -> w.Layout | None:
         """Undo is hidden on its own (at the end, with nothing to undo): its own layout."""
         return w.Layout(width="auto") if key == "u" else None
+
+    def _index_is_slow(self) -> bool:
+        """Whether the first card should not wait for the neighbour index: it is not
+        loaded yet and the store is large enough for the load to be felt."""
+        memory = self.session.memory
+        if self.session.current is None or memory.neighbours_loaded():
+            return False
+        return memory.memories_inserted() >= BACKGROUND_INDEX_AT
+
+    def _load_behind(self) -> threading.Thread:
+        loader = threading.Thread(target=self._load_index, name="npc-review-index", daemon=True)
+        loader.start()
+        return loader
+
+    def _load_index(self) -> None:
+        """Load the neighbour index (on the loader thread), then redraw the card with its
+        nearest memories. A failure is shown; the next card tries the load again."""
+        error = ""
+        try:
+            self.session.memory.load_neighbours()
+        except Exception as exc:  # shown in the panel: nothing else would report it
+            error = _error_html(
+                f"Could not load the store's index of approved memories: {exc!r}",
+                traceback.format_exc(),
+            )
+        with self.session.lock:
+            self.session.nearest_later = False
+            self._render(self.status.value + error)
+
+    def wait_for_index(self, timeout: float | None = None) -> bool:
+        """Wait until the card shows its nearest memories: the neighbour index the panel
+        loads behind a large store is in (True at once if it was never loading; False if
+        ``timeout`` seconds passed first). For scripts and tests; a reviewer just sees
+        the card redrawn."""
+        if self._index_loader is not None:
+            self._index_loader.join(timeout)
+        return self._index_loader is None or not self._index_loader.is_alive()
 
     # -- display -------------------------------------------------------------------------
 
