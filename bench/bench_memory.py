@@ -10,8 +10,8 @@ real IPython shell, in MB, next to the same process before npc_nb did the work:
                         each reply's extraction finished; baseline: after ``%load_ext``
 - review panel open     ``review_panel()`` on a generated store (``bench/generate.py``:
                         ``--memories`` memories, 60% approved, 1,000 pending) with its
-                        first card drawn; baseline: the store opened and ipywidgets
-                        imported, before the panel
+                        first card drawn and its neighbour index loaded; baseline: the
+                        store opened and ipywidgets imported, before the panel
 """
 
 from __future__ import annotations
@@ -84,7 +84,9 @@ def child_panel(folder: Path, _: int) -> tuple[float, float]:
     nb.context("analyst")  # the store opened, as in a kernel that has used it
     before = peak_mb()
     with contextlib.redirect_stdout(io.StringIO()):
-        display(nb.review_panel(by="bench"))  # the widgets and their first card
+        panel = nb.review_panel(by="bench")
+        display(panel)  # the widgets and their first card
+        panel.wait_for_index()  # and the neighbour index a large store loads behind it
     return before, peak_mb()
 
 
