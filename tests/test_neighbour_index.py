@@ -150,3 +150,24 @@ def test_term_keys_are_the_same_from_the_cache_and_after_it_is_full(
     for start in range(len(terms)):  # the cache fills up and starts again, never wrong
         part = terms[start:] + terms[:start]
         assert memory_rows.term_keys(part).tolist() == fresh[start:] + fresh[:start]
+
+
+def test_a_load_that_fails_is_tried_again(
+    nb: npc_nb.Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A load that raised (a store read failed) leaves the index unloaded, so the next
+    lookup loads it, instead of finding nothing from then on."""
+    nb.add_candidate("The team keeps the ringing data in DuckDB", category="fact", npc="analyst")
+    index = NeighbourIndex(nb._memory.stores.project)
+    real = memory_rows.index_batch
+
+    def failing(store: object, after_seq: int) -> None:
+        raise OSError("the disk went away for a moment")
+
+    monkeypatch.setattr(memory_rows, "index_batch", failing)
+    with pytest.raises(OSError):
+        index.nearest(content_terms("ringing data"), "analyst", None, 5)
+    assert not index.loaded
+    monkeypatch.setattr(memory_rows, "index_batch", real)
+    assert len(index.nearest(content_terms("ringing data"), "analyst", None, 5)) == 1
+    assert index.loaded

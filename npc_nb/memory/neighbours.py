@@ -212,10 +212,12 @@ class NeighbourIndex:
             return
         if self._seen[0] != seen[0] and memory_rows.newest_insert(self.store) < self._watermark:
             self._reset()
-        self._seen = seen
         batch = memory_rows.index_batch(self.store, self._watermark)
         if batch is not None and len(batch):
             self._add(batch)
+        # Only once it is in: a load that fails is tried again, and ``loaded`` is not
+        # true while the first load is still under way.
+        self._seen = seen
 
     def _add(self, batch: memory_rows.IndexBatch) -> None:
         """Add memories inserted after those already held. A few join small per-key

@@ -54,7 +54,7 @@ BUTTONS = (
     ("?", "Help", ""),
 )
 #: From this many memories in the stores, the panel opens without waiting for their
-#: neighbour index (about a tenth of a second to load at 100,000) and loads it behind.
+#: neighbour index (a few tenths of a second to load at 100,000) and loads it behind.
 BACKGROUND_INDEX_AT = 20_000
 #: Keys that decide the card on screen (not undo or help).
 CARD_KEYS = frozenset("arsde")
