@@ -3,7 +3,10 @@ always agree with the store, whatever the sequence of decisions and undos."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import tempfile
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from unittest import mock
@@ -337,6 +340,48 @@ def test_nearest_approved_includes_project_scope_and_approvals_made_elsewhere(
     session.decide("skip")
     session.reload()  # the whole queue re-read
     assert [n.text for n in session.card().nearest] == ["We write reports in Quarto"]
+
+
+def _supersede(nb: npc_nb.Project, memory_id: str) -> None:
+    nb.supersede(memory_id, "The team keeps everything in flat CSV files", by="carol")
+
+
+def _expire(nb: npc_nb.Project, memory_id: str) -> None:
+    past = datetime.now(UTC) - timedelta(days=2)
+    nb.set_validity(memory_id, past - timedelta(days=1), past, by="carol")
+
+
+def _rewrite(nb: npc_nb.Project, memory_id: str) -> None:
+    nb.sql(
+        "UPDATE memories SET status = 'human-rejected' WHERE id = ?", [memory_id], allow_write=True
+    )
+
+
+def _another_process(nb: npc_nb.Project, memory_id: str) -> None:
+    script = (
+        "import duckdb, sys; con = duckdb.connect(sys.argv[1]); con.execute("
+        "\"UPDATE memories SET status = 'human-rejected' WHERE id = ?\", [sys.argv[2]])"
+    )
+    nb._memory.stores.release()  # as after a knock: the other process takes its turn
+    subprocess.run([sys.executable, "-c", script, str(nb.store_path), memory_id], check=True)
+
+
+@pytest.mark.parametrize("change", [_supersede, _expire, _rewrite, _another_process])
+def test_a_nearest_memory_shown_once_is_not_shown_after_it_stopped_being_approved(
+    nb: npc_nb.Project, change: Callable[[npc_nb.Project, str], None]
+) -> None:
+    """The rows behind a card's nearest memories are kept between cards (a reviewer meets
+    the same neighbours again), so this checks each way such a row can change after it
+    was read: a decision in this process, SQL run with write, another process."""
+    nb.configure(matcher=None)  # near repeats are queued, so they have nearest memories
+    kept = nb.add_candidate("The team uses DuckDB for storage", category="fact", npc="analyst")
+    nb.approve(kept.memory_id)
+    nb.add_candidate("The team uses DuckDB for storage now", category="fact", npc="analyst")
+    session = nb.review_session()
+    assert [n.text for n in session.card().nearest] == ["The team uses DuckDB for storage"]
+    change(nb, kept.memory_id)
+    session.reload()
+    assert [n.text for n in session.card().nearest] == []
 
 
 @pytest.mark.parametrize(

@@ -266,9 +266,11 @@ class MemoryCore:
     ) -> DecisionResult:
         if variant is None:
             return self._decide("approve", memory_id, by, context, reconsider=reconsider)
-        store, memory = self.stores.locate(memory_id)
-        text = variants.variant_text(store, memory, variant)
-        return self._decide("edit", memory_id, by, context, text=text, reconsider=reconsider)
+
+        def wording(store: Store, memory: dict) -> str:
+            return variants.variant_text(store, memory, variant)
+
+        return self._decide("edit", memory_id, by, context, text_of=wording, reconsider=reconsider)
 
     def reject(
         self,
@@ -320,8 +322,17 @@ class MemoryCore:
         )
 
     def _decide(
-        self, decision: str, memory_id: str, by: str | None, context: ReviewContext, **args: Any
+        self,
+        decision: str,
+        memory_id: str,
+        by: str | None,
+        context: ReviewContext,
+        *,
+        text_of: Callable[[Store, dict], str] | None = None,
+        **args: Any,
     ) -> DecisionResult:
+        """Plan and apply one decision on the memory's row as read now; ``text_of`` gives
+        an edit's text from that row (a merged wording of the card)."""
         unknown = set(context) - set(ReviewContext.__annotations__)
         if unknown:
             raise DecisionError(
@@ -339,6 +350,8 @@ class MemoryCore:
             with store.read() as con:
                 latest = events.latest_change(con, memory["id"])
             raise decisions.already_decided(memory["id"], expected, latest)
+        if text_of is not None:
+            args["text"] = text_of(store, memory)
         now = utc_now()
         change = transitions.plan(decision, memory, actor=actor, now=now, **args)
         planned = [change, *self._replaced_by(store, memory, change, now)]

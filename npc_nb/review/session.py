@@ -560,7 +560,7 @@ class ReviewSession:
             return None
 
     def _stored_text(self, memory_id: str) -> str:
-        return str(self.memory.stores.locate(memory_id)[1]["final_text"])
+        return str(self.memory.stores.locate(memory_id, columns="final_text")[1]["final_text"])
 
     # -- decisions ----------------------------------------------------------------------
 

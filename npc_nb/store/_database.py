@@ -31,6 +31,7 @@ from .._tables import kind_of_sql_type, with_missing_as_na
 from ..errors import StoreError
 from ._lease import ConnectionLease
 from .generation import DECISION_SQL, decision_params, rewrite_sql
+from .known_rows import KnownRows
 from .migrations import apply_migrations
 from .notices import DecisionNotice
 
@@ -136,6 +137,9 @@ class Store:
     #: hold the file and the lease one thread at a time use it, so a row read inside a
     #: transaction stays as read until it ends.
     sole_writer: ClassVar[bool] = True
+    #: Rows read by id, kept while they are the file's (``known_rows``); None where
+    #: other clients write meanwhile (a shared store).
+    known: KnownRows | None = None
 
     @classmethod
     def shared(cls, folder: Path, settings: Settings) -> Store:
@@ -157,6 +161,11 @@ class Store:
         self.connections = 0  # how many times the file was (re)opened by this process
         self.memory_inserts = 0  # memories this process inserted (indexes look again)
         self.commits = 0  # write transactions this process committed
+        self.known = KnownRows()
+        self._writes = 0  # write transactions under way (their rows are not committed)
+        # Whether a cache read the decision generation since it last moved: until one
+        # does, the token in the file is still one nobody has seen (``bump_generation``).
+        self._generation_read = False
         self._lease = ConnectionLease(
             self.path,
             lock_timeout=settings.lock_timeout,
@@ -178,6 +187,8 @@ class Store:
     def _prepare(self, con: Connection) -> None:
         make_private(self.folder)  # the file may have just been created (umask mode)
         self._generation = None
+        if self.known is not None:
+            self.known.clear()  # another process may have written while it was closed
         self.connections += 1  # the file may have changed while it was closed
         con.execute("SET TimeZone = 'UTC'")
         # On every (re)connect: another process, maybe a newer npc_nb, may have migrated.
@@ -193,6 +204,7 @@ class Store:
         """One transaction: everything inside commits together or not at all."""
         with self.read() as con:
             con.execute("BEGIN TRANSACTION")
+            self._writes += 1
             try:
                 yield con
                 con.execute("COMMIT")
@@ -209,6 +221,19 @@ class Store:
             except BaseException:
                 self._abandon(con)
                 raise
+            finally:
+                self._writes -= 1
+
+    @property
+    def writing(self) -> bool:
+        """Whether a write transaction is under way (on the calling thread: the lease
+        lets one thread at a time use the connection)."""
+        return self._writes > 0
+
+    def row_changing(self, memory_id: str) -> None:
+        """This process is changing the row of ``memory_id`` (``known`` forgets it)."""
+        if self.known is not None:
+            self.known.forget(memory_id)
 
     def _abandon(self, con: Connection) -> None:
         """Roll back; whatever this transaction bumped did not happen."""
@@ -234,13 +259,28 @@ class Store:
         if self._generation is None:
             value = scalar(con, "SELECT value FROM store_state WHERE key = 'decision_generation'")
             self._generation = int(value)
+        self._generation_read = True
         return self._generation
 
     def bump_generation(self, con: Connection, *, rewrite: bool = False) -> None:
         """Move the token (``generation``): for a decision, or for a ``rewrite`` the
-        audit log does not describe, after which every cache reloads."""
+        audit log does not describe, after which every cache reloads.
+
+        A decision's token need not move again while nobody has read it since it last
+        moved (this process's caches read it through ``generation``; another process can
+        read the file only after this one lets go of it, and the token is moved again
+        after every reopen): a cache holding an older token brings itself up to date
+        from the audit log, which has every decision since. That saves a decision in a
+        run of review keys one statement.
+        """
+        if rewrite:
+            if self.known is not None:
+                self.known.clear()
+        elif self._generation is not None and not self._generation_read:
+            return
         sql, params = (rewrite_sql(), []) if rewrite else (DECISION_SQL, decision_params())
         self._generation = int(scalar(con, sql, params))
+        self._generation_read = False
 
     def dataframe(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> pd.DataFrame:
         with self.read() as con:

@@ -20,7 +20,13 @@ from .._terms import split_terms
 from .._time import utc_now
 from ..vocabulary import APPROVED_STATUSES
 from ._database import Connection, Store, insert_row, one_of, rows, scalar
-from .predicates import SCOPE_RANK_SQL, VISIBLE, approved_now, approved_source, visible_to
+from .predicates import (
+    SCOPE_RANK_SQL,
+    VISIBLE,
+    approved_at,
+    approved_source,
+    visible_to,
+)
 
 __all__ = [
     "IndexBatch",
@@ -46,11 +52,14 @@ __all__ = [
 ]
 
 
-def get_memory(store: Store, memory_id: str, con: Connection | None = None) -> dict | None:
+def get_memory(
+    store: Store, memory_id: str, con: Connection | None = None, *, columns: str = "*"
+) -> dict | None:
+    """The memory's row (only ``columns``, from this package's own SQL), or None."""
     if con is None:
         with store.read() as own:
-            return get_memory(store, memory_id, own)
-    found = rows(con, "SELECT * FROM memories WHERE id = ?", [memory_id])
+            return get_memory(store, memory_id, own, columns=columns)
+    found = rows(con, f"SELECT {columns} FROM memories WHERE id = ?", [memory_id])
     return found[0] if found else None
 
 
@@ -83,6 +92,7 @@ def update_memory(
     """
     assignments = ", ".join(f"{column} = ?" for column in changes)
     values = [*changes.values(), memory_id]
+    store.row_changing(memory_id)
     if store.sole_writer:
         # A condition beside the key makes DuckDB scan the table (tens of ms at 100k
         # memories). Nobody else writes in this transaction: check by key, update by key.
@@ -171,22 +181,34 @@ def block_rows(con: Connection, ids: list[str]) -> list[dict]:
 
 
 def approved_by_id(store: Store, ids: list[str]) -> list[dict]:
-    """Those of these memories that are approved now: id, text and who may see it
-    (looked up by primary key: the ids are few, the memories may be many)."""
+    """Those of these memories that are approved now: id, text and who may see it, in
+    the order of ``ids`` (looked up by primary key: the ids are few, the memories may be
+    many). Rows read before and unchanged since come from ``store.known``."""
     if not ids:
         return []
-    where, params = approved_now()
-    listed, named = one_of("id", ids, "id")
+    now = utc_now()
     with store.read() as con:
-        # The ids first, then whether they are approved: with both in one WHERE, DuckDB
-        # reads the approval columns of every memory before it looks at the ids.
-        return rows(
-            con,
-            "WITH found AS MATERIALIZED (SELECT id, final_text, scope, npc, team, status, "
-            f"valid_from, valid_to, superseded_by FROM memories WHERE {listed}) "
-            f"SELECT id, final_text, scope, npc, team FROM found WHERE {where}",
-            params | named,
-        )
+        known = store.known if not store.writing else None
+        found, unread = known.split(ids) if known is not None else ({}, list(ids))
+        if unread:
+            listed, named = one_of("id", unread, "id")
+            read = rows(
+                con,
+                f"SELECT {_APPROVAL_COLUMNS} FROM memories WHERE {listed}",
+                named,
+            )
+            if known is not None:
+                known.keep(read)
+            found |= {row["id"]: row for row in read}
+    return [
+        {column: row[column] for column in ("id", "final_text", "scope", "npc", "team")}
+        for row in (found.get(memory_id) for memory_id in dict.fromkeys(ids))
+        if row is not None and approved_at(row, now)
+    ]
+
+
+#: What ``approved_by_id`` reads of a memory (and ``store.known`` keeps).
+_APPROVAL_COLUMNS = "id, final_text, scope, npc, team, status, valid_from, valid_to, superseded_by"
 
 
 def next_validity_change(con: Connection, npc: str, team: str | None) -> datetime | None:

@@ -48,15 +48,17 @@ class Stores:
         if self.user.path != self.project.path and self.user.exists:
             yield self.user
 
-    def locate(self, memory_id: object) -> tuple[Store, dict]:
-        """The store holding a memory, and its current row."""
+    def locate(self, memory_id: object, *, columns: str = "*") -> tuple[Store, dict]:
+        """The store holding a memory, and its current row (only ``columns``, from this
+        package's own SQL: a decision reads the whole row, a caller showing the text
+        reads that alone)."""
         if not isinstance(memory_id, str) or not memory_id.strip():
             raise UnknownMemoryError(
                 f"{memory_id!r} is not a memory id; ids are strings such as those in the "
                 "'id' column of review_queue() or memories()."
             )
         for store in self.existing():
-            row = get_memory(store, memory_id.strip())
+            row = get_memory(store, memory_id.strip(), columns=columns)
             if row is not None:
                 return store, row
         raise UnknownMemoryError(

@@ -1,0 +1,63 @@
+"""Memory rows this process read by id, kept for as long as they are the file's rows.
+
+A DuckDB file has one writer at a time: while this process holds it, a memory's row
+changes only through this process's own writes. So ``Store`` keeps the few columns a
+lookup by id reads (``memory_rows.approved_by_id``: text, visibility and what decides
+approval) and forgets a row whenever this process updates it; it forgets everything
+when it reopens the file (another process may have written meanwhile) or runs SQL the
+audit log does not describe. A row found here is the row in the file, and reading it
+costs no statement. The review panel reads the nearest memories of every card this
+way: about 40 rows by id, 2–3 ms of index probes in DuckDB at any store size, most of
+them rows an earlier card already read.
+
+Used only under the store's lease (its one connection's lock), never inside a write
+transaction, whose rows are not committed yet. A shared PostgreSQL store keeps none:
+other clients write while this one reads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+__all__ = ["KnownRows"]
+
+#: Rows kept per store; the oldest go first. A card's lookup is about 40 rows.
+_LIMIT = 8_192
+
+
+class KnownRows:
+    """Rows by memory id, as they were read; see the module docstring for when."""
+
+    def __init__(self, limit: int = _LIMIT) -> None:
+        self._rows: dict[str, dict] = {}
+        self._limit = limit
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def split(self, ids: Iterable[str]) -> tuple[dict[str, dict], list[str]]:
+        """The rows known of ``ids``, and the ids not known (to read)."""
+        known, unknown = {}, []
+        for memory_id in ids:
+            row = self._rows.get(memory_id)
+            if row is None:
+                unknown.append(memory_id)
+            else:
+                known[memory_id] = row
+        return known, unknown
+
+    def keep(self, rows: Iterable[dict]) -> None:
+        """Keep rows just read (with the file held and no write under way)."""
+        for row in rows:
+            self._rows.pop(row["id"], None)
+            self._rows[row["id"]] = row
+        for memory_id in list(self._rows)[: max(len(self._rows) - self._limit, 0)]:
+            del self._rows[memory_id]
+
+    def forget(self, memory_id: str) -> None:
+        """This process is changing the row: read it again next time."""
+        self._rows.pop(memory_id, None)
+
+    def clear(self) -> None:
+        """Anything may have changed (the file was reopened, or SQL rewrote it)."""
+        self._rows.clear()
