@@ -171,3 +171,25 @@ def test_a_load_that_fails_is_tried_again(
     monkeypatch.setattr(memory_rows, "index_batch", real)
     assert len(index.nearest(content_terms("ringing data"), "analyst", None, 5)) == 1
     assert index.loaded
+
+
+def test_an_answer_is_remembered_only_until_the_index_changes(nb: npc_nb.Project) -> None:
+    """A lookup asked again is answered from memory, but never once a memory joined:
+    inserted by this process, or found on the next look after the file was reopened."""
+    nb.configure(matcher=None)
+    first = nb.add_candidate("Ringing data goes to DuckDB", category="fact", npc="analyst")
+    index = nb._memory.index_for(nb._memory.stores.project)
+    terms = content_terms("ringing data in DuckDB")
+    assert index.nearest(terms, "analyst", None, 5) == [first.memory_id]
+    assert index.nearest(terms, "analyst", None, 5) == [first.memory_id]  # remembered
+    second = nb.add_candidate("The ringing data goes to DuckDB nightly", category="fact",
+                              npc="analyst")  # fmt: skip
+    assert set(index.nearest(terms, "analyst", None, 5)) == {first.memory_id, second.memory_id}
+    nb.sql(  # written as another process would, then the file reopened
+        "INSERT INTO memories SELECT * REPLACE ('m-copy' AS id, "
+        "nextval('memory_insert_seq') AS insert_seq) FROM memories WHERE id = ?",
+        [first.memory_id],
+        allow_write=True,
+    )
+    nb._memory.stores.release()
+    assert "m-copy" in index.nearest(terms, "analyst", None, 5)

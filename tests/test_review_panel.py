@@ -411,6 +411,45 @@ def test_a_failed_background_load_is_shown_and_the_card_still_gets_its_nearest(
     assert "The team stores survey data in DuckDB" in panel.keys.card_html
 
 
+def test_after_a_key_the_next_card_is_read_ahead_and_a_failure_there_shows_nothing(
+    nb: npc_nb.Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once the reviewer pauses on a card, the panel reads the next card's nearest
+    memories behind it (``ReviewSession.look_ahead``, on a thread of its own); that is a
+    head start only, so a failure there leaves the panel as it was."""
+    from npc_nb.review.panel import panel as panel_module
+    from npc_nb.review.session import ReviewSession
+
+    nb.configure(matcher=None)  # near repeats are queued, so they have nearest memories
+    nb.approve(propose(nb, "The team stores survey data in DuckDB"))
+    cards = [propose(nb, f"The team stores survey data in DuckDB, card {n}") for n in range(3)]
+    monkeypatch.setattr(panel_module, "LOOK_AHEAD_AFTER", 0)
+    looked, done = [], threading.Event()
+    real = ReviewSession.look_ahead
+
+    def look_ahead(session: ReviewSession) -> None:
+        looked.append(session.current)
+        try:
+            if len(looked) > 1:
+                raise OSError("disk went away")
+            real(session)
+        finally:
+            done.set()
+
+    monkeypatch.setattr(ReviewSession, "look_ahead", look_ahead)
+    panel = nb.review_panel()
+    assert looked == []  # opening reads nothing ahead
+    for shown in cards[1:]:
+        done.clear()
+        key(panel, "a")
+        assert done.wait(30)
+        assert looked[-1] == shown == panel.keys.card_id
+        assert "The team stores survey data in DuckDB" in panel.keys.card_html
+        assert panel.status.value.startswith("approve:")  # no error shown
+    key(panel, "a")
+    assert [status_of(nb, card) for card in cards] == ["human-approved"] * 3
+
+
 def test_card_shows_evidence_in_its_source_warning_and_nearest_approved(
     nb: npc_nb.Project,
 ) -> None:

@@ -384,6 +384,28 @@ def test_a_nearest_memory_shown_once_is_not_shown_after_it_stopped_being_approve
     assert [n.text for n in session.card().nearest] == []
 
 
+def test_a_card_read_ahead_shows_its_nearest_memories_as_they_are_when_it_comes_up(
+    nb: npc_nb.Project,
+) -> None:
+    """``look_ahead`` reads the next card's nearest memories while the reviewer reads
+    this one; what changes in between is what the card shows."""
+    nb.configure(matcher=None)  # near repeats are queued, so they have nearest memories
+    old = nb.add_candidate("We write reports in Quarto", category="fact", npc="analyst")
+    nb.approve(old.memory_id)
+    nb.add_candidate("The first card of this review", category="fact", npc="analyst")
+    nb.add_candidate("We write the reports in Quarto", category="fact", npc="analyst")
+    session = nb.review_session()
+    session.look_ahead()
+    nb.reject(
+        nb.add_candidate(
+            "We write reports in Quarto mostly", category="fact", npc="analyst"
+        ).memory_id
+    )
+    nb.supersede(old.memory_id, "We write reports in Quarto and Typst", by="carol")
+    session.decide("approve")
+    assert [n.text for n in session.card().nearest] == ["We write reports in Quarto and Typst"]
+
+
 @pytest.mark.parametrize(
     ("actions", "expected"),
     [

@@ -20,7 +20,9 @@ postings, folded into the buckets once they are many.
 Each memory's visibility is a small code into the store's distinct (scope, npc, team),
 so a load makes no Python object per memory (a kernel holds many, and its garbage
 collector would walk them all). Statuses are not kept here (they change with every
-decision): a lookup returns ids, and the caller reads their current rows.
+decision): a lookup returns ids, and the caller reads their current rows. An answer is
+remembered until the index next changes, so a card drawn again, or read ahead while the
+reviewer reads the one before, is not looked up twice.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ _OVERFETCH = 8  # ranked candidates examined per wanted neighbour (visibility fi
 _BUCKET_BITS = 16  # 65,536 buckets: a dozen (term, memory) pairs each at 100k memories
 _FOLD_AT = 65_536  # pairs added one memory at a time before they join the buckets
 _NONE = np.empty(0, dtype=np.int64)
+_ANSWERS = 256  # answers remembered (the oldest go first)
 
 
 class _Buckets:
@@ -101,29 +104,43 @@ class NeighbourIndex:
     _length_sum: float = 0.0
     _watermark: int = 0
     _seen: tuple[int, int] = (-1, -1)  # the store's (connections, inserts) last looked at
+    #: Answers given since the index last changed: (terms, npc, team, limit) -> ids.
+    _answers: dict[tuple, list[str]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def nearest(
         self, terms: frozenset[str], npc: str | None, team: str | None, limit: int
     ) -> list[str]:
         """Ids of up to ``limit`` memories sharing the most (rarest) terms with ``terms``,
-        among those ``npc`` may see; best first."""
-        keys = memory_rows.term_keys(sorted(terms))
+        among those ``npc`` may see; best first. The answer is remembered until the index
+        changes (a review looks a card up again when it is drawn again, or was read
+        ahead)."""
+        asked = (terms, npc, team, limit)
         with self._lock:
             self._refresh()
-            found: list[str] = []
-            seen: dict[int, bool] = {}  # whether ``npc`` sees each visibility met
-            for position in self._ranked(keys, limit * _OVERFETCH):
-                code = int(self._visibility[position])
-                if code not in seen:
-                    scope, owner, owner_team = self._visibilities[code]
-                    row = {"scope": scope, "npc": owner, "team": owner_team}
-                    seen[code] = visible_to(row, npc, team)
-                if seen[code]:
-                    found.append(self._ids[position])
-                    if len(found) == limit:
-                        break
-            return found
+            known = self._answers.get(asked)
+            if known is None:
+                known = self._answers[asked] = self._nearest(terms, npc, team, limit)
+                if len(self._answers) > _ANSWERS:
+                    del self._answers[next(iter(self._answers))]
+            return list(known)
+
+    def _nearest(
+        self, terms: frozenset[str], npc: str | None, team: str | None, limit: int
+    ) -> list[str]:
+        found: list[str] = []
+        seen: dict[int, bool] = {}  # whether ``npc`` sees each visibility met
+        for position in self._ranked(memory_rows.term_keys(sorted(terms)), limit * _OVERFETCH):
+            code = int(self._visibility[position])
+            if code not in seen:
+                scope, owner, owner_team = self._visibilities[code]
+                row = {"scope": scope, "npc": owner, "team": owner_team}
+                seen[code] = visible_to(row, npc, team)
+            if seen[code]:
+                found.append(self._ids[position])
+                if len(found) == limit:
+                    break
+        return found
 
     @property
     def loaded(self) -> bool:
@@ -207,7 +224,8 @@ class NeighbourIndex:
         process can write) or this process inserted a memory; a store whose sequence
         went back (a recreated file) is loaded afresh.
         """
-        seen = (self.store.connections, self.store.memory_inserts)
+        with self.store.read():  # a file let go of is reopened first: ``connections`` counts it
+            seen = (self.store.connections, self.store.memory_inserts)
         if seen == self._seen:
             return
         if self._seen[0] != seen[0] and memory_rows.newest_insert(self.store) < self._watermark:
@@ -222,6 +240,7 @@ class NeighbourIndex:
     def _add(self, batch: memory_rows.IndexBatch) -> None:
         """Add memories inserted after those already held. A few join small per-key
         postings; a load (or enough of those) rebuilds the buckets with everything."""
+        self._answers.clear()
         start = len(self._ids)
         self._ids.extend(batch.ids)
         while len(self._ids) > len(self._lengths):
@@ -258,6 +277,7 @@ class NeighbourIndex:
         return code
 
     def _reset(self) -> None:
+        self._answers.clear()
         self._ids = []
         self._visibility = np.zeros(1024, dtype=np.int32)
         self._visibilities, self._visibility_codes = [], {}

@@ -487,6 +487,17 @@ class ReviewSession:
             variants=row["wordings"],  # read with the row
         )
 
+    def look_ahead(self) -> None:
+        """Read what the card after this one will show while the reviewer reads this one:
+        its nearest approved memories (the store keeps their rows, the neighbour index
+        its answer), so the key that brings it up does not wait for them. Any thread may
+        call it: it changes nothing, and holds the lock only to find that card."""
+        with self.lock:
+            upcoming = self._rows.get(self._queue[1]) if len(self._queue) > 1 else None
+            if upcoming is None or (self.nearest_later and not self.memory.neighbours_loaded()):
+                return
+        self._nearest(upcoming)
+
     # -- one card per fact --------------------------------------------------------------
 
     @_locked

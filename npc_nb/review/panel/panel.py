@@ -17,7 +17,9 @@ saved notebook shows once the kernel is gone.
 
 from __future__ import annotations
 
+import contextlib
 import threading
+import time
 import traceback
 from collections.abc import Callable
 from datetime import date, timedelta
@@ -56,6 +58,8 @@ BUTTONS = (
 #: From this many memories in the stores, the panel opens without waiting for their
 #: neighbour index (a few tenths of a second to load at 100,000) and loads it behind.
 BACKGROUND_INDEX_AT = 20_000
+#: A reviewer reading a card for this long (seconds) gets the next one read ahead.
+LOOK_AHEAD_AFTER = 0.05
 #: Keys that decide the card on screen (not undo or help).
 CARD_KEYS = frozenset("arsde")
 #: On a card: approve that wording (after x: split it off). At the end: put back that
@@ -81,6 +85,8 @@ class ReviewPanel:
         self._splitting: str | None = None  # the card x was pressed on
         self._static: list[DisplayHandle] = []
         self._shared: tuple[w.ButtonStyle, w.Layout] | None = None  # see ``_button``
+        self._ahead_lock = threading.Lock()  # see ``_look_ahead``
+        self._ahead: str | None = None  # "running", or "again" when asked meanwhile
         # A large store's neighbour index loads behind the panel: the first cards come
         # without their nearest memories until it is in, then the card is redrawn.
         session.nearest_later = self._index_is_slow()
@@ -365,6 +371,36 @@ class ReviewPanel:
         finally:
             self._busy = False
             self._render(status)
+            self._look_ahead()
+
+    def _look_ahead(self) -> None:
+        """While the reviewer reads the card just drawn, read the next card's nearest
+        memories behind the panel (``ReviewSession.look_ahead``), one thread at a time.
+        It starts once no key came for ``LOOK_AHEAD_AFTER`` (keys pressed in a burst
+        would only wait for it); asked again meanwhile, it waits again."""
+        with self._ahead_lock:
+            if self._ahead is not None:
+                self._ahead = "again"
+                return
+            self._ahead = "running"
+        threading.Thread(target=self._read_ahead, name="npc-review-ahead", daemon=True).start()
+
+    def _read_ahead(self) -> None:
+        while True:
+            time.sleep(LOOK_AHEAD_AFTER)
+            with self._ahead_lock:
+                if self._ahead == "again":  # another key came: wait for the reviewer again
+                    self._ahead = "running"
+                    continue
+            # Only a head start: the key that draws that card reads whatever it needs
+            # itself, and shows the error if the store still fails then.
+            with contextlib.suppress(Exception):
+                self.session.look_ahead()
+            with self._ahead_lock:
+                if self._ahead != "again":
+                    self._ahead = None
+                    return
+                self._ahead = "running"
 
     def _decided_elsewhere(self, message: str) -> None:
         """Another kernel's decision changed the queue: redraw, saying what happened.
