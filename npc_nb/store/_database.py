@@ -140,6 +140,7 @@ class Store:
     #: Rows read by id, kept while they are the file's (``known_rows``); None where
     #: other clients write meanwhile (a shared store).
     known: KnownRows | None = None
+    _writes = 0  # write transactions under way (their rows are not committed)
 
     @classmethod
     def shared(cls, folder: Path, settings: Settings) -> Store:
@@ -162,7 +163,6 @@ class Store:
         self.memory_inserts = 0  # memories this process inserted (indexes look again)
         self.commits = 0  # write transactions this process committed
         self.known = KnownRows()
-        self._writes = 0  # write transactions under way (their rows are not committed)
         # Whether a cache read the decision generation since it last moved: until one
         # does, the token in the file is still one nobody has seen (``bump_generation``).
         self._generation_read = False
