@@ -103,7 +103,7 @@ def _one_verdict(item: Any) -> tuple[Verdict, float | None]:
     return cast(Verdict, verdict), score
 
 
-def _names(text: str) -> set[str]:
+def _names(text: str) -> frozenset[str]:
     """Capitalised words and acronyms: the names a text mentions. A capitalised first
     word counts too (a name often starts the sentence); a common word taken for a name
     only makes a "same" verdict less likely, never more."""
@@ -114,16 +114,20 @@ def _names(text: str) -> set[str]:
             continue
         if word[:1].isupper():
             found.add(lower)
-    return found
+    return frozenset(found)
 
 
-def _assertions(text: str) -> dict[str, set[str]]:
+@functools.lru_cache(maxsize=4_096)
+def _assertions(text: str) -> dict[str, frozenset[str]]:
+    """The numbers, dates, names and negations ``text`` asserts, remembered: a candidate
+    is compared with each of its neighbours, and the same memories are neighbours of
+    many candidates. (A dict of frozensets, read only.)"""
     found_words = words(text)
     return {
-        "number": {w for w in found_words if NUMBER.match(w) or w in NUMBER_WORDS},
-        "date": {w for w in found_words if w in DATE_WORDS},
+        "number": frozenset(w for w in found_words if NUMBER.match(w) or w in NUMBER_WORDS),
+        "date": frozenset(w for w in found_words if w in DATE_WORDS),
         "name": _names(text),
-        "negation": {w for w in found_words if w in NEGATIONS},
+        "negation": frozenset(w for w in found_words if w in NEGATIONS),
     }
 
 
