@@ -106,6 +106,20 @@ def test_splitting_a_variant_makes_it_a_card_of_its_own_with_a_label(
         nb.approve(card, variant=variants[0])
 
 
+def test_a_card_split_off_is_found_as_a_neighbour_at_once(nb: npc_nb.Project) -> None:
+    """The split-off card joins the neighbour index as it is committed, so the very next
+    lookup (a candidate, a card's nearest memories) compares with it."""
+    from npc_nb._terms import content_terms
+
+    card, variants = card_with_variants(nb)
+    index = nb._memory.index_for(nb._memory.stores.project)
+    terms = content_terms(WORDINGS[0])
+    assert index.nearest(terms, "analyst", None, 5) == [card]
+    new_card = nb.requeue(variants[0], by="ada")
+    assert set(index.nearest(terms, "analyst", None, 5)) == {card, new_card}
+    assert index.nearest(terms, "critic", None, 5) == []  # with its visibility
+
+
 def test_a_reproposal_is_put_back_only_once(nb: npc_nb.Project) -> None:
     _, variants = card_with_variants(nb)
     new_card = nb.requeue(variants[0])

@@ -386,7 +386,13 @@ class MemoryCore:
 
     def requeue(self, reproposal_id: str, by: str | None = None) -> str:
         """Put a merged variant or an automatic outcome back as its own card (its id)."""
-        return variants.requeue(self.stores, reproposal_id, self.actor(by), utc_now())
+        return variants.requeue(
+            self.stores, reproposal_id, self.actor(by), utc_now(), inserted=self._inserted
+        )
+
+    def _inserted(self, store: Store, seq: int, row: dict[str, Any], seen: tuple[int, int]) -> None:
+        """A memory row this process just committed joins the store's neighbour index."""
+        self.index_for(store).inserted(seq, row, seen)
 
     def automatic_outcomes(
         self, *, unlisted_only: bool, mark_listed: bool, npc: str | None = None

@@ -12,6 +12,7 @@ the lab's own measure of its matcher (``metrics.matching``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -25,6 +26,10 @@ from ..store.reproposal_rows import AUTOMATIC_OUTCOMES
 from ..vocabulary import PENDING
 
 __all__ = ["Variant", "card_variants", "cards_variants", "requeue", "variant_text"]
+
+#: Told of a memory row once its insert is committed: the store, the row's
+#: ``insert_seq``, the row, and the store's (connections, inserts) right after it.
+Inserted = Callable[[Store, int, dict[str, Any], tuple[int, int]], None]
 
 
 @dataclass(frozen=True)
@@ -80,13 +85,21 @@ def variant_text(store: Store, memory: dict, reproposal_id: object) -> str:
     )
 
 
-def requeue(stores: Stores, reproposal_id: object, actor: str, now: datetime) -> str:
+def requeue(
+    stores: Stores,
+    reproposal_id: object,
+    actor: str,
+    now: datetime,
+    *,
+    inserted: Inserted | None = None,
+) -> str:
     """Put an automatic outcome back in the queue as its own card; returns its id.
 
     A merged variant is split off its card (label ``split``); a suppressed or
     reinforced repeat is requeued (label ``requeued``). The new card carries the
     re-proposal's wording and provenance, its proposal is audited with the reviewer as
-    actor, and it is never matched again: the reviewer asked to see it.
+    actor, and it is never matched again: the reviewer asked to see it. ``inserted`` is
+    told of the new row once it is committed (the neighbour index takes it in).
     """
     if not isinstance(reproposal_id, str) or not reproposal_id.strip():
         raise DecisionError(
@@ -99,22 +112,24 @@ def requeue(stores: Stores, reproposal_id: object, actor: str, now: datetime) ->
             if found is None:
                 continue
             _check_requeueable(found)
-            memory_id = new_id()
-            matched = memory_rows.get_memory(store, found["memory_id"], con)
-            project = matched["project"] if matched else None
-            memory_rows.insert_memory(store, con, _card_row(memory_id, found, project, now))
-            events.insert_event(con, _requeue_event(memory_id, found, actor, now))
+            matched = memory_rows.get_memory(store, found["memory_id"], con, columns="project")
+            row = _card_row(new_id(), found, matched["project"] if matched else None, now)
+            seq = memory_rows.insert_memory(store, con, row)
+            seen = (store.connections, store.memory_inserts)
+            events.insert_event(con, _requeue_event(row["id"], found, actor, now))
             reproposal_rows.insert_label(
                 con,
                 {
                     "reproposal_id": found["id"],
                     "label": "split" if found["outcome"] == "merged" else "requeued",
-                    "new_memory_id": memory_id,
+                    "new_memory_id": row["id"],
                     "labelled_by": actor,
                     "labelled_at": now,
                 },
             )
-            return memory_id
+        if inserted is not None:
+            inserted(store, seq, row, seen)
+        return str(row["id"])
     raise DecisionError(
         f"No re-proposal with id {reproposal_id!r} in this project or the user store; "
         "nb.reproposals() lists them (column id)."
