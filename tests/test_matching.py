@@ -74,6 +74,25 @@ def test_the_same_fact_is_not_asked_again(
     assert len(nb.review_queue()) == (1 if decide is None else 0)
 
 
+@pytest.mark.parametrize(
+    ("decide", "action"), [("reject", "suppressed"), ("approve", "reinforced")]
+)
+def test_a_neighbour_decided_after_it_was_read_is_judged_as_it_is_now(
+    open_with, decide: str, action: str
+) -> None:
+    """A neighbour's row is kept between candidates (the same memories are neighbours of
+    many); a decision on it in between must count, or a rejected fact would be asked
+    again as a card merged into a rejected one."""
+    nb = open_with(matcher=always("same", 91))
+    first = add(nb, "The field team uses tablets for the survey.")
+    merged = add(nb, "Survey answers are collected on tablets by the field team.")
+    assert (merged.action, merged.memory_id) == ("merged", first.memory_id)
+    getattr(nb, decide)(first.memory_id)
+    again = add(nb, "The survey answers are taken on tablets by the field team.")
+    assert (again.action, again.memory_id) == (action, first.memory_id)
+    assert nb.review_queue().empty
+
+
 def test_a_different_fact_is_queued(open_with) -> None:
     nb = open_with(matcher=always("different"))
     nb.reject(add(nb, "The field team uses tablets for the survey.").memory_id)

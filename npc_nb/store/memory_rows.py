@@ -183,23 +183,9 @@ def block_rows(con: Connection, ids: list[str]) -> list[dict]:
 def approved_by_id(store: Store, ids: list[str]) -> list[dict]:
     """Those of these memories that are approved now: id, text and who may see it, in
     the order of ``ids`` (looked up by primary key: the ids are few, the memories may be
-    many). Rows read before and unchanged since come from ``store.known``."""
-    if not ids:
-        return []
+    many)."""
     now = utc_now()
-    with store.read() as con:
-        known = store.known if not store.writing else None
-        found, unread = known.split(ids) if known is not None else ({}, list(ids))
-        if unread:
-            listed, named = one_of("id", unread, "id")
-            read = rows(
-                con,
-                f"SELECT {_APPROVAL_COLUMNS} FROM memories WHERE {listed}",
-                named,
-            )
-            if known is not None:
-                known.keep(read)
-            found |= {row["id"]: row for row in read}
+    found = _rows_by_id(store, ids)
     return [
         {column: row[column] for column in ("id", "final_text", "scope", "npc", "team")}
         for row in (found.get(memory_id) for memory_id in dict.fromkeys(ids))
@@ -207,8 +193,30 @@ def approved_by_id(store: Store, ids: list[str]) -> list[dict]:
     ]
 
 
-#: What ``approved_by_id`` reads of a memory (and ``store.known`` keeps).
-_APPROVAL_COLUMNS = "id, final_text, scope, npc, team, status, valid_from, valid_to, superseded_by"
+#: What a lookup of a few memories by id reads (``rows_by_id``, ``approved_by_id``), and
+#: what ``store.known`` keeps of each.
+_LOOKUP_COLUMNS = (
+    "id, status, final_text, final_hash, scope, npc, team, superseded_by, recorded_at, "
+    "valid_from, valid_to"
+)
+
+
+def _rows_by_id(store: Store, ids: list[str]) -> dict[str, dict]:
+    """{id: row} of these memories (``_LOOKUP_COLUMNS``; missing ids left out), by
+    primary key. Rows read before and unchanged since come from ``store.known``; the
+    dicts are shared with it, so callers copy before they change one."""
+    if not ids:
+        return {}
+    with store.read() as con:
+        known = store.known if not store.writing else None
+        found, unread = known.split(ids) if known is not None else ({}, list(dict.fromkeys(ids)))
+        if unread:
+            listed, named = one_of("id", unread, "id")
+            read = rows(con, f"SELECT {_LOOKUP_COLUMNS} FROM memories WHERE {listed}", named)
+            if known is not None:
+                known.keep(read)
+            found |= {row["id"]: row for row in read}
+    return found
 
 
 def next_validity_change(con: Connection, npc: str, team: str | None) -> datetime | None:
@@ -380,16 +388,9 @@ def newest_insert(store: Store) -> int:
 
 
 def rows_by_id(store: Store, ids: list[str]) -> list[dict]:
-    """The current rows of these memories (any order; missing ids left out)."""
-    if not ids:
-        return []
-    with store.read() as con:
-        return rows(
-            con,
-            "SELECT id, status, final_text, final_hash, scope, npc, team, superseded_by, "
-            f"recorded_at FROM memories WHERE id IN ({', '.join('?' for _ in ids)})",
-            ids,
-        )
+    """The current rows of these memories (any order; missing ids left out): status,
+    text, hash, visibility, ``superseded_by``, ``recorded_at`` and validity."""
+    return [dict(row) for row in _rows_by_id(store, ids).values()]
 
 
 def statuses(con: Connection, ids: list[str]) -> dict[str, str]:
