@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -193,3 +194,31 @@ def test_an_answer_is_remembered_only_until_the_index_changes(nb: npc_nb.Project
     )
     nb._memory.stores.release()
     assert "m-copy" in index.nearest(terms, "analyst", None, 5)
+
+
+@settings(max_examples=200)
+@given(
+    data=st.data(),
+    total=st.integers(1, 60),
+    terms=st.integers(1, 6),
+    wanted=st.integers(1, 12),
+)
+def test_the_ranking_shortcut_picks_what_summing_every_memory_picks(
+    data: st.DataObject, total: int, terms: int, wanted: int
+) -> None:
+    """``top_positions`` looks only at the best-summed matches when there are many: it
+    must rank exactly as summing every memory and sorting all of them would."""
+    postings = [
+        data.draw(st.lists(st.integers(0, total - 1), unique=True, max_size=total))
+        for _ in range(terms)
+    ]
+    weights = [data.draw(st.sampled_from([0.5, 1.0, 1.5, 2.25])) for _ in range(terms)]
+    where = np.array([p for posting in postings for p in posting], dtype=np.int64)
+    weight = np.array(
+        [w for posting, w in zip(postings, weights, strict=True) for _ in posting],
+        dtype=np.float64,
+    )
+    summed = np.bincount(where, weights=weight, minlength=total)
+    hits = np.flatnonzero(np.bincount(where, minlength=total))
+    expected = sorted(hits.tolist(), key=lambda p: (-summed[p], p))[:wanted]
+    assert neighbours.top_positions(where, weight, total, wanted, terms) == expected
