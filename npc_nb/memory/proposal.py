@@ -137,7 +137,7 @@ def _exact_in(store: Store, candidate: Candidate) -> CandidateOutcome | None:
     with store.write() as con:
         store.lock_text(con, content_hash(candidate.text))
         match = _exact_match(con, candidate)  # again, inside the transaction
-        return _record(con, candidate, match, "exact", 100.0, "exact") if match else None
+        return _record(store, con, candidate, match, "exact", 100.0, "exact") if match else None
 
 
 def _exact_match(con: Connection, candidate: Candidate) -> dict | None:
@@ -219,10 +219,11 @@ def _record_same(
         if current is None or current["status"] != same.row["status"]:
             return None  # decided meanwhile: judge again
         score = same.judgement.score
-        return _record(con, candidate, current, "near", score, matcher, "same")
+        return _record(same.store, con, candidate, current, "near", score, matcher, "same")
 
 
 def _record(
+    store: Store,
     con: Connection,
     candidate: Candidate,
     memory: dict,
@@ -239,7 +240,8 @@ def _record(
         con, "reproposals", row | {"verdict": verdict, "matcher": matcher, "outcome": outcome}
     )
     if outcome == "merged" and candidate.flags:
-        memory_rows.add_flags(con, memory["id"], list(candidate.flags))  # never lose a warning
+        # never lose a warning
+        memory_rows.add_flags(store, con, memory["id"], list(candidate.flags))
     return CandidateOutcome(
         outcome,
         memory["id"],
@@ -275,7 +277,7 @@ def _queue(
         target.lock_text(con, content_hash(candidate.text))
         if not read.still_true(target):
             if (match := _exact_match(con, candidate)) is not None:
-                return _record(con, candidate, match, "exact", 100.0, "exact")
+                return _record(target, con, candidate, match, "exact", 100.0, "exact")
             if recheck and _changed(con, target, judged):
                 return None
         memory_id, now = new_id(), utc_now()

@@ -77,9 +77,12 @@ def queue_rows(stores: Stores, filters: dict[str, Any], now: datetime) -> list[d
     """The open memories matching ``filters`` in both stores, in review order, each with
     ``wordings``: the variants merged into its card (``variants`` counts them and its
     own)."""
+    # Listed cards (a review reading ahead) are read whole: the ids are few, the rows
+    # are read whole anyway, and a decision on one plans from its row as kept here.
+    columns = ["*"] if filters.get("ids") is not None else _READ
     found = []
     for store in stores.existing():
-        cards = memory_rows.open_memories(store, filters, now, _READ)
+        cards = memory_rows.open_memories(store, filters, now, columns)
         merged = cards_variants(store, [m["id"] for m in cards])
         for card in cards:
             wordings = merged.get(card["id"], ())

@@ -3,7 +3,9 @@
 A DuckDB file has one writer at a time: while this process holds it, a memory's row
 changes only through this process's own writes. So ``Store`` keeps the few columns a
 lookup by id reads (``memory_rows.rows_by_id`` and ``approved_by_id``: status, text,
-visibility, validity) and forgets a row whenever this process updates it; it forgets
+visibility, validity), and the whole rows of the cards a review reads ahead, which a
+decision on one of them plans from (``memory_rows.get_memory``). It forgets a row
+whenever this process changes it (a decision, a flag added); it forgets
 everything when it reopens the file (another process may have written meanwhile) or
 runs SQL the audit log does not describe. A row found here is the row in the file, and
 reading it costs no statement. The review panel reads the nearest memories of every
@@ -20,45 +22,51 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-__all__ = ["KnownRows"]
+__all__ = ["WHOLE", "KnownRows"]
 
-#: Rows kept per store; the oldest go first. A card's lookup is about 40 rows.
+#: Rows kept per store and shape; the oldest go first. A card's lookup is about 40 rows.
 _LIMIT = 8_192
+#: The shape of a row holding every column (``SELECT *``).
+WHOLE = "*"
 
 
 class KnownRows:
-    """Rows by memory id, as they were read; see the module docstring for when."""
+    """Rows by memory id, as they were read, by shape (the columns a reader reads: a
+    lookup's few, or ``WHOLE``); see the module docstring for when."""
 
     def __init__(self, limit: int = _LIMIT) -> None:
-        self._rows: dict[str, dict] = {}
+        self._shapes: dict[str, dict[str, dict]] = {}
         self._limit = limit
 
     def __len__(self) -> int:
-        return len(self._rows)
+        return sum(len(rows) for rows in self._shapes.values())
 
-    def split(self, ids: Iterable[str]) -> tuple[dict[str, dict], list[str]]:
-        """The rows known of ``ids``, and the ids not known (to read)."""
+    def split(self, ids: Iterable[str], shape: str) -> tuple[dict[str, dict], list[str]]:
+        """The rows of ``shape`` known of ``ids``, and the ids not known (to read)."""
+        rows = self._shapes.get(shape, {})
         known, unknown = {}, []
         for memory_id in dict.fromkeys(ids):
-            row = self._rows.get(memory_id)
+            row = rows.get(memory_id)
             if row is None:
                 unknown.append(memory_id)
             else:
                 known[memory_id] = row
         return known, unknown
 
-    def keep(self, rows: Iterable[dict]) -> None:
-        """Keep rows just read (with the file held and no write under way)."""
+    def keep(self, rows: Iterable[dict], shape: str) -> None:
+        """Keep rows of ``shape`` just read (with the file held and no write under way)."""
+        kept = self._shapes.setdefault(shape, {})
         for row in rows:
-            self._rows.pop(row["id"], None)
-            self._rows[row["id"]] = row
-        for memory_id in list(self._rows)[: max(len(self._rows) - self._limit, 0)]:
-            del self._rows[memory_id]
+            kept.pop(row["id"], None)
+            kept[row["id"]] = row
+        for memory_id in list(kept)[: max(len(kept) - self._limit, 0)]:
+            del kept[memory_id]
 
     def forget(self, memory_id: str) -> None:
-        """This process is changing the row: read it again next time."""
-        self._rows.pop(memory_id, None)
+        """This process is changing the row: read it again next time, in every shape."""
+        for rows in self._shapes.values():
+            rows.pop(memory_id, None)
 
     def clear(self) -> None:
         """Anything may have changed (the file was reopened, or SQL rewrote it)."""
-        self._rows.clear()
+        self._shapes.clear()

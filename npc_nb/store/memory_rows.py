@@ -20,6 +20,7 @@ from .._terms import split_terms
 from .._time import utc_now
 from ..vocabulary import APPROVED_STATUSES
 from ._database import Connection, Store, insert_row, one_of, rows, scalar
+from .known_rows import WHOLE
 from .predicates import (
     SCOPE_RANK_SQL,
     VISIBLE,
@@ -55,12 +56,18 @@ __all__ = [
 def get_memory(
     store: Store, memory_id: str, con: Connection | None = None, *, columns: str = "*"
 ) -> dict | None:
-    """The memory's row (only ``columns``, from this package's own SQL), or None."""
+    """The memory's row (only ``columns``, from this package's own SQL), or None. A
+    whole row read in a transaction of its own (no ``con``) may come from
+    ``store.known``: the row as a review read it ahead, if nothing changed it since."""
     if con is None:
         with store.read() as own:
+            known = store.known if columns == WHOLE and not store.writing else None
+            kept = known.split([memory_id], WHOLE)[0].get(memory_id) if known is not None else None
+            if kept is not None:
+                return dict(kept)
             return get_memory(store, memory_id, own, columns=columns)
-    found = rows(con, f"SELECT {columns} FROM memories WHERE id = ?", [memory_id])
-    return found[0] if found else None
+    read = rows(con, f"SELECT {columns} FROM memories WHERE id = ?", [memory_id])
+    return read[0] if read else None
 
 
 def insert_memory(store: Store, con: Connection, memory: dict[str, Any]) -> int:
@@ -143,8 +150,9 @@ def rejected_visible(con: Connection, npc: str | None, team: str | None) -> list
     ).fetchall()
 
 
-def add_flags(con: Connection, memory_id: str, flags: list[str]) -> None:
+def add_flags(store: Store, con: Connection, memory_id: str, flags: list[str]) -> None:
     """Add flags to a memory (in the caller's transaction; a flag is never lost)."""
+    store.row_changing(memory_id)
     found = con.execute("SELECT flags FROM memories WHERE id = ?", [memory_id]).fetchone()
     current = list(found[0] or ()) if found else []
     con.execute(
@@ -209,12 +217,16 @@ def _rows_by_id(store: Store, ids: list[str]) -> dict[str, dict]:
         return {}
     with store.read() as con:
         known = store.known if not store.writing else None
-        found, unread = known.split(ids) if known is not None else ({}, list(dict.fromkeys(ids)))
+        found, unread = (
+            known.split(ids, _LOOKUP_COLUMNS)
+            if known is not None
+            else ({}, list(dict.fromkeys(ids)))
+        )
         if unread:
             listed, named = one_of("id", unread, "id")
             read = rows(con, f"SELECT {_LOOKUP_COLUMNS} FROM memories WHERE {listed}", named)
             if known is not None:
-                known.keep(read)
+                known.keep(read, _LOOKUP_COLUMNS)
             found |= {row["id"]: row for row in read}
     return found
 
@@ -413,10 +425,16 @@ def open_memories(
     store: Store, filters: dict[str, Any], now: datetime, columns: Sequence[str] = ("*",)
 ) -> list[dict]:
     """Pending and due deferred memories matching the filters, in review order: whole
-    rows, or only ``columns`` (reading fewer columns of a large store is much faster)."""
+    rows, or only ``columns`` (reading fewer columns of a large store is much faster).
+    Whole rows of listed ``ids`` (the cards a review reads ahead) are kept in
+    ``store.known``, so a decision on one of them does not read it again."""
     sql, params = _open_query(filters, now, ", ".join(columns))
     with store.read() as con:
-        return rows(con, sql, params)
+        found = rows(con, sql, params)
+        listed = tuple(columns) == (WHOLE,) and filters.get("ids") is not None
+        if listed and store.known is not None and not store.writing:
+            store.known.keep(found, WHOLE)
+        return found
 
 
 def open_order(store: Store, filters: dict[str, Any], now: datetime) -> list[tuple]:
