@@ -433,7 +433,7 @@ def open_memories(
         found = rows(con, sql, params)
         listed = tuple(columns) == (WHOLE,) and filters.get("ids") is not None
         if listed and store.known is not None and not store.writing:
-            store.known.keep(found, WHOLE)
+            store.known.keep([dict(row) for row in found], WHOLE)  # never the rows handed out
         return found
 
 
