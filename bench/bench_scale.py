@@ -16,7 +16,8 @@ decisions throughout (never an imitation of a cold cache), it times p50 and p95 
 - add_candidate         a new candidate queued (a real insert), with ``matcher=None``
                         (exact repeats only) and with the default offline matcher; its
                         baseline is a memory row and its audit event inserted and committed
-                        on a raw, held DuckDB connection (the engine's floor)
+                        on a raw, held DuckDB connection (the engine's floor), from a copy
+                        of the file the calls start from
 - metrics.<name>()      every metric of ``nb.metrics`` with its default arguments
 - graph build           ``graph()``: the networkx graph of every approved memory, which
                         ``%npc_graph`` builds before cutting it to the nodes it draws
@@ -44,7 +45,7 @@ import duckdb
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench_store import LINE_OVERHEAD, QUERY, RAW_CONTEXT_SQL, new_statement, raw_insert
+from bench_store import LINE_OVERHEAD, QUERY, RAW_CONTEXT_SQL, new_statement, raw_insert_times
 from generate import generate
 from table import Row, print_table, size_label, timed, write_rows
 
@@ -115,7 +116,7 @@ def bench_size(memories: int, repeat: int, graph: bool = True) -> list[Row]:
         times["%npc_graph"] = timed(lambda _: nb.show_graph()._repr_mimebundle_(), graph_repeat)
     block = nb.context_block(NPC, team=TEAM, query=QUERY)
     nb.close()
-    proposed = candidate_times(folder, repeat)
+    proposed = candidate_times(folder, path, repeat)
 
     con = duckdb.connect(str(path))
     params = {
@@ -127,7 +128,6 @@ def bench_size(memories: int, repeat: int, graph: bool = True) -> list[Row]:
     }
     con.execute(RAW_CONTEXT_SQL, params).fetchall()
     raw = timed(lambda _: con.execute(RAW_CONTEXT_SQL, params).fetchall(), 10 * repeat)
-    inserted = timed(lambda i: raw_insert(con, i), repeat)
     con.close()
     shutil.rmtree(folder, ignore_errors=True)  # a 1M store is over a gigabyte
     print(
@@ -136,24 +136,33 @@ def bench_size(memories: int, repeat: int, graph: bool = True) -> list[Row]:
         flush=True,
     )
     rows = [Row(op, label, p50, p95, BASELINE, *raw) for op, (p50, p95) in times.items()]
-    rows += [Row(op, label, p50, p95, RAW_INSERT, *inserted) for op, (p50, p95) in proposed.items()]
+    rows += [
+        Row(op, label, p50, p95, RAW_INSERT, *floor) for op, ((p50, p95), floor) in proposed.items()
+    ]
+    inserted = next(iter(proposed.values()))[1]
     return [*rows, Row(BASELINE, label, *raw), Row(RAW_INSERT, label, *inserted)]
 
 
-def candidate_times(folder: Path, repeat: int) -> dict[str, tuple[float, float]]:
+Timing = tuple[float, float]
+
+
+def candidate_times(folder: Path, path: Path, repeat: int) -> dict[str, tuple[Timing, Timing]]:
     """``add_candidate`` of new, realistic candidates (each a real insert): with exact
-    matching only, then with the default offline matcher."""
-    times = {}
+    matching only, then with the default offline matcher; each next to its floor, a raw
+    insert and commit from a copy of the same file (``bench_store.raw_insert_times``)."""
+    times: dict[str, tuple[Timing, Timing]] = {}
     for name, matcher in (("matcher=None", None), ("offline matcher", "offline")):
+        floor = raw_insert_times(path, repeat)
         nb = npc_nb.open(folder, matcher=matcher)
         first = 10_000 * (len(times) + 1)
         nb.add_candidate(new_statement(first - 1), category="fact", npc=NPC)  # opens it
-        times[f"add_candidate ({name})"] = timed(
+        added = timed(
             lambda i, nb=nb, first=first: nb.add_candidate(
                 new_statement(first + i), category="fact", npc=NPC
             ),
             repeat,
         )
+        times[f"add_candidate ({name})"] = (added, floor)
         nb.close()
     return times
 

@@ -12,7 +12,8 @@ p95 in milliseconds of:
                   with the default matcher (exact check, neighbour index, the offline
                   matcher on its nearest memories)
 - insert (raw)    the floor under both: a memory row and its audit event inserted and
-                  committed on a raw, held DuckDB connection
+                  committed on a raw, held DuckDB connection, starting from a copy of
+                  the file add_candidate (exact) starts from
 - decision        approve() of a pending candidate (lookup, check, update, audit event)
 - context         context(npc, query=...) through the Project, warm (no decision since
                   the last call: one generation check, then selection in memory)
@@ -28,6 +29,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import shutil
 import sys
 import tempfile
 import time
@@ -336,6 +338,26 @@ def raw_insert(con: duckdb.DuckDBPyConnection, i: int) -> None:
     con.execute("COMMIT")
 
 
+def raw_insert_times(path: Path, repeat: int) -> tuple[float, float]:
+    """p50/p95 ms of ``raw_insert`` on a copy of the store file at ``path`` (closed, so
+    checkpointed): the floor from the very state the measured ``add_candidate`` calls
+    start from. It matters: after a checkpoint DuckDB's commit re-reads the table's last,
+    partly filled vector of rows (up to 2,047 compressed rows, each string decoded) to log
+    a new row, until new rows fill that vector. A baseline taken from another row count
+    would pay a different share of that."""
+    scratch = Path(tempfile.mkdtemp(prefix="npc-bench-raw-")) / path.name
+    shutil.copy(path, scratch)
+    wal = path.with_name(path.name + ".wal")  # none once closed, but never lose one
+    if wal.exists():
+        shutil.copy(wal, scratch.with_name(scratch.name + ".wal"))
+    con = duckdb.connect(str(scratch))
+    try:
+        return timed(lambda i: raw_insert(con, i), repeat)
+    finally:
+        con.close()
+        shutil.rmtree(scratch.parent, ignore_errors=True)
+
+
 def bench_size(n: int, repeat: int) -> dict[str, tuple[float, float]]:
     folder = Path(tempfile.mkdtemp(prefix=f"npc-bench-{n}-"))
     os.environ["NPC_NB_HOME"] = str(folder / "home")
@@ -346,7 +368,7 @@ def bench_size(n: int, repeat: int) -> dict[str, tuple[float, float]]:
             {"k": repeat + max(10, repeat // 10) + 2},
         )["id"]
     )
-    results = {}
+    results = {"insert (raw)": raw_insert_times(Path(project.store_path), repeat)}
     exact_only = npc_nb.open(folder, matcher=None)
     results["add_candidate (exact)"] = timed(
         lambda i: exact_only.add_candidate(new_statement(i), category="fact", npc="npc3"),
@@ -380,7 +402,6 @@ def bench_size(n: int, repeat: int) -> dict[str, tuple[float, float]]:
     results["context (raw)"] = timed(
         lambda i: con.execute(RAW_CONTEXT_SQL, params).fetchall(), repeat
     )
-    results["insert (raw)"] = timed(lambda i: raw_insert(con, i), repeat)
     con.close()
     print(
         f"  [{n:,} memories: block holds {len(block.memory_ids)} of {block.available} "

@@ -29,6 +29,7 @@ __all__ = [
     "ensure_store_dir",
     "find_project_root",
     "make_private",
+    "make_wal_private",
     "output_path",
     "store_path",
     "user_home",
@@ -141,6 +142,16 @@ def make_private(folder: Path) -> None:
         with contextlib.suppress(OSError):  # not ours to change: reading still works
             if path.stat().st_mode & 0o777 != mode:
                 path.chmod(mode)
+
+
+def make_wal_private(folder: Path) -> None:
+    """After a commit: the write-ahead log 0600 if this process owns it. Only the log can
+    be new then (the folder and the file were made private when the store was opened),
+    so one ``stat`` is all a commit pays."""
+    wal = os.fspath(_wal(folder))
+    with contextlib.suppress(OSError):  # no log (checkpointed), or not ours to change
+        if os.stat(wal).st_mode & 0o777 != FILE_MODE:
+            os.chmod(wal, FILE_MODE)
 
 
 def _wal(folder: Path) -> Path:

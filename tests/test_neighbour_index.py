@@ -196,6 +196,31 @@ def test_an_answer_is_remembered_only_until_the_index_changes(nb: npc_nb.Project
     assert "m-copy" in index.nearest(terms, "analyst", None, 5)
 
 
+def test_a_loaded_index_takes_this_processs_new_memory_without_reading_the_store(
+    nb: npc_nb.Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What queueing a candidate costs: the memory joins a loaded index as it commits,
+    with no read of the store for it; an index not loaded yet is left to its first look."""
+    nb.configure(matcher=None)
+    index = nb._memory.index_for(nb._memory.stores.project)
+    nb.add_candidate("Ringing data goes to DuckDB", category="fact", npc="analyst")
+    assert not index.loaded  # nothing looked yet: the insert left the index alone
+    terms = content_terms("ringing data in DuckDB")
+    index.nearest(terms, "analyst", None, 5)  # loads it
+    reads: list[int] = []
+    real_batch = memory_rows.index_batch
+    monkeypatch.setattr(
+        memory_rows,
+        "index_batch",
+        lambda store, after: reads.append(after) or real_batch(store, after),
+    )
+    second = nb.add_candidate(
+        "The ringing data goes to DuckDB nightly", category="fact", npc="analyst"
+    )
+    assert second.memory_id in index.nearest(terms, "analyst", None, 5)
+    assert reads == []  # found without reading the store again
+
+
 @settings(max_examples=200)
 @given(
     data=st.data(),

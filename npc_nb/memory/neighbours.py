@@ -206,6 +206,8 @@ class NeighbourIndex:
         does nothing: the next lookup reads whatever it missed.
         """
         connections, inserts = seen
+        if self._seen != (connections, inserts - 1):
+            return  # not loaded, or behind: keying the terms would be wasted (checked again below)
         keys = memory_rows.term_keys(split_terms(row["match_text"]))
         one = memory_rows.IndexBatch(
             seqs=np.array([seq], dtype=np.int64),

@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 import duckdb
 import pandas as pd
 
-from .._locations import make_private, store_path
+from .._locations import make_private, make_wal_private, store_path
 from .._settings import Settings
 from .._tables import kind_of_sql_type, with_missing_as_na
 from ..errors import StoreError
@@ -209,7 +209,7 @@ class Store:
                 yield con
                 con.execute("COMMIT")
                 self.commits += 1
-                make_private(self.folder)  # a new write-ahead log gets the umask's mode
+                make_wal_private(self.folder)  # a new write-ahead log gets the umask's mode
             except _STORAGE_ERRORS as exc:
                 self._abandon(con)
                 raise StoreError(
