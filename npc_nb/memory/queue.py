@@ -93,10 +93,13 @@ def queue_rows(stores: Stores, filters: dict[str, Any], now: datetime) -> list[d
 
 def queue_order(stores: Stores, filters: dict[str, Any], now: datetime) -> list[str]:
     """The ids of ``queue_rows``, in the same order, with nothing else read."""
-    found = [memory_rows.open_order(store, filters, now) for store in stores.existing()]
+    existing = list(stores.existing())
+    if len(existing) == 1:
+        return memory_rows.open_ids(existing[0], filters, now)  # the store's own order
+    found = [memory_rows.open_order(store, filters, now) for store in existing]
     found = [part for part in found if part]
     if len(found) == 1:
-        return [memory_id for memory_id, _, _ in found[0]]  # the store's own order
+        return [memory_id for memory_id, _, _ in found[0]]
     merged = [
         {"id": i, "skipped_at": skipped, "recorded_at": recorded}
         for part in found
