@@ -17,8 +17,9 @@ prints their p50 in ms under three schemas and two states of the file:
 
 It is the evidence behind the README's statement of the floor under ``add_candidate``:
 how much of it the engine spends per table and per index, and what no code of ours
-between the statements can remove. The last column is the lookup without indexes on the
-same file: what dropping them would cost the reads (it grows with the store).
+between the statements can remove. A last table times the two reads the indexes serve
+(the exact-repeat lookup, a memory by id) with and without them: what dropping the
+indexes would cost every read (it grows with the store).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import duckdb
@@ -143,21 +145,43 @@ def measure(store: Path, schema: str, filled: bool, repeat: int) -> tuple[dict[s
                 "event": EVENT.format(events=events) if events else "",
             }
             samples = [write_one(con, sql, i) for i in range(repeat)]
-            lookup = _lookup_without_index(con, repeat) if schema == "no indexes" else 0.0
     finally:
         shutil.rmtree(scratch.parent, ignore_errors=True)
     columns = zip(*samples, strict=True)
-    medians = {step: statistics.median(column) for step, column in zip(STEPS, columns, strict=True)}
-    return medians, lookup
+    return {step: statistics.median(column) for step, column in zip(STEPS, columns, strict=True)}
 
 
-def _lookup_without_index(con: duckdb.DuckDBPyConnection, repeat: int) -> float:
-    sql = LOOKUP.format(memories="plain_memories")
+def lookups(store: Path, repeat: int) -> dict[str, tuple[float, float]]:
+    """p50 ms of the reads the indexes serve, (with them, without them): the exact-repeat
+    lookup of a new text's hash, and one memory read by id."""
+    scratch = Path(tempfile.mkdtemp(prefix="npc-floor-")) / store.name
+    shutil.copy(store, scratch)
+    try:
+        with duckdb.connect(str(scratch)) as con:
+            con.execute(SCHEMAS["no indexes"][2][0])
+            sample = f"SELECT id FROM memories USING SAMPLE {repeat}"
+            ids = [row[0] for row in con.execute(sample).fetchall()]
+            found = {}
+            for name, table in (("with", "memories"), ("without", "plain_memories")):
+                by_hash = LOOKUP.format(memories=table)
+                by_id = f"SELECT * FROM {table} WHERE id = ?"
+                found[name] = (
+                    _median_ms(lambda i, sql=by_hash: con.execute(sql, {"hash": str(i)}), repeat),
+                    _median_ms(lambda i, sql=by_id: con.execute(sql, [ids[i]]), repeat),
+                )
+    finally:
+        shutil.rmtree(scratch.parent, ignore_errors=True)
+    return {
+        "exact-repeat lookup": (found["with"][0], found["without"][0]),
+        "one memory by id": (found["with"][1], found["without"][1]),
+    }
+
+
+def _median_ms(run: Callable[[int], duckdb.DuckDBPyConnection], repeat: int) -> float:
     times = []
     for i in range(repeat):
-        digest = candidate(-1 - i)["hash"]
         started = time.perf_counter()
-        con.execute(sql, {"hash": digest}).fetchall()
+        run(i).fetchall()
         times.append((time.perf_counter() - started) * 1000)
     return statistics.median(times)
 
@@ -180,16 +204,16 @@ def main() -> None:
         f"npc_nb {npc_nb.__version__}, duckdb {duckdb.__version__}, {os.cpu_count()} cores: "
         f"{args.memories:,} memories; p50 ms of {args.repeat} candidates each"
     )
-    rows, lookups = [], []
-    for schema in SCHEMAS:
-        for filled in (False, True):
-            steps, lookup = measure(store, schema, filled, args.repeat)
-            rows.append((schema, "vector filled" if filled else "after a checkpoint", steps))
-            if lookup:
-                lookups.append(lookup)
+    rows = [
+        (schema, "vector filled" if filled else "after a checkpoint", steps)
+        for schema in SCHEMAS
+        for filled in (False, True)
+        for steps in [measure(store, schema, filled, args.repeat)]
+    ]
     print_rows(rows)
-    if lookups:
-        print(f"exact-repeat lookup without the hash indexes: {min(lookups):.2f} ms p50")
+    print(f"\n{'read (p50 ms)':<24}{'indexed':>10}{'no indexes':>12}")
+    for read, (indexed, plain) in lookups(store, args.repeat).items():
+        print(f"{read:<24}{indexed:>10.2f}{plain:>12.2f}")
     shutil.rmtree(folder, ignore_errors=True)
 
 
