@@ -34,7 +34,7 @@ from .._text import clean_text, find_evidence
 from .._time import utc_now
 from ..errors import CandidateError, ModelCallError, NpcError
 from ..models import gateway, offline
-from ..store import Connection, Store, chat_log, jobs
+from ..store import Connection, Store, chat_log, in_background, jobs
 from ..vocabulary import CATEGORIES
 from . import prompts
 
@@ -299,7 +299,8 @@ class Extraction:
     def _work(self) -> None:
         while True:
             # If the store is unreachable (locked, gone), stop; wait() and recover() retry.
-            with contextlib.suppress(Exception):
+            # Behind the cell: its store work goes first whenever it waits for the file.
+            with contextlib.suppress(Exception), in_background():
                 self.run_pending()
             with self._idle:
                 if self._kicked and not self._stopping:  # queued meanwhile: look again

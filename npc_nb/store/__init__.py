@@ -9,6 +9,7 @@ log), ``predicates`` (visibility and the one approval predicate), ``chat_log``, 
 """
 
 from ._database import Connection, Store
+from ._lease import in_background
 from .stores import Stores
 
-__all__ = ["Connection", "Store", "Stores"]
+__all__ = ["Connection", "Store", "Stores", "in_background"]

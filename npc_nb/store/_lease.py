@@ -26,6 +26,13 @@ Fairness: DuckDB's lock is not a queue, so a process that is never idle would ke
 forever. A lease held for more than ``MAX_CONTINUOUS_HOLD`` seconds that hears a knock
 lets go between two operations and pauses briefly before reconnecting, and the waiting
 process, retrying every few tens of milliseconds, takes its turn.
+
+Within a process, background work goes behind the reviewer and the cell. A thread
+marked with ``in_background()`` (the extraction worker, the review panel's look-ahead)
+starts no new use of the connection while another thread waits for it: a cell's next
+statement waits for at most one background statement, not for a background job's whole
+run of them (a lock released and taken again at once by the same thread is seldom
+handed over).
 """
 
 from __future__ import annotations
@@ -45,7 +52,7 @@ import duckdb
 from .._locations import ensure_store_dir
 from ..errors import StoreError, StoreLockedError
 
-__all__ = ["ConnectionLease"]
+__all__ = ["ConnectionLease", "in_background"]
 
 _LOCK_MESSAGES = ("Could not set lock", "Conflicting lock")
 _FIRST_BACKOFF = 0.005
@@ -68,6 +75,20 @@ YIELD_AFTER_HOLD = 0.06
 UNASKED_HOLD = 30.0
 #: How often an idle holder looks for a knock (seconds).
 _KNOCK_POLL = 0.05
+#: Whether this thread's store work is background work (``in_background``).
+_background = threading.local()
+
+
+@contextmanager
+def in_background() -> Iterator[None]:
+    """Mark this thread's store work as background work for as long as the block runs:
+    it lets any other thread waiting for the same file go first."""
+    before = getattr(_background, "on", False)
+    _background.on = True
+    try:
+        yield
+    finally:
+        _background.on = before
 
 
 class ConnectionLease:
@@ -87,6 +108,10 @@ class ConnectionLease:
         self._on_connect = on_connect
         self._mutex = threading.RLock()
         self._wake = threading.Condition(self._mutex)
+        # Foreground threads waiting for the mutex, and background ones waiting for them.
+        self._queue = threading.Condition(threading.Lock())
+        self._foreground_waiting = 0
+        self._held = threading.local()  # how deep this thread is in its own uses
         self._con: duckdb.DuckDBPyConnection | None = None
         self._last_used = 0.0
         self._depth = 0
@@ -100,7 +125,7 @@ class ConnectionLease:
     @contextmanager
     def connection(self) -> Iterator[duckdb.DuckDBPyConnection]:
         """The held connection, opened (with lock retries) if it was released."""
-        with self._mutex:
+        with self._taken():
             if self._con is None:
                 if (pause := self._yield_until - time.monotonic()) > 0:
                     time.sleep(pause)  # let a waiting process take its turn
@@ -113,6 +138,46 @@ class ConnectionLease:
                 self._depth -= 1
                 self._last_used = time.monotonic()
                 self._after_use()
+
+    @property
+    def foreground_waiting(self) -> int:
+        """How many threads not marked ``in_background`` wait for the connection now."""
+        with self._queue:
+            return self._foreground_waiting
+
+    @contextmanager
+    def _taken(self) -> Iterator[None]:
+        """The mutex, held for one use: background work (``in_background``) waits while
+        a foreground thread waits, unless it is already inside a use of its own."""
+        depth = getattr(self._held, "depth", 0)
+        if depth == 0:
+            self._acquire(background=getattr(_background, "on", False))
+        else:
+            self._mutex.acquire()
+        self._held.depth = depth + 1
+        try:
+            yield
+        finally:
+            self._held.depth = depth
+            self._mutex.release()
+
+    def _acquire(self, *, background: bool) -> None:
+        if background:
+            with self._queue:
+                while self._foreground_waiting:
+                    self._queue.wait()
+            self._mutex.acquire()
+            return
+        if self._mutex.acquire(blocking=False):
+            return
+        with self._queue:
+            self._foreground_waiting += 1
+        try:
+            self._mutex.acquire()
+        finally:
+            with self._queue:
+                self._foreground_waiting -= 1
+                self._queue.notify_all()
 
     @contextmanager
     def read_only_connection(self) -> Iterator[duckdb.DuckDBPyConnection]:

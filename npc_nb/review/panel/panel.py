@@ -30,6 +30,7 @@ import ipywidgets as w
 from IPython.display import DisplayHandle, display
 
 from ...errors import NpcError
+from ...store import in_background
 from ..session import ReviewSession, Summary
 from .cards import (
     automatic_html,
@@ -393,8 +394,9 @@ class ReviewPanel:
                     self._ahead = "running"
                     continue
             # Only a head start: the key that draws that card reads whatever it needs
-            # itself, and shows the error if the store still fails then.
-            with contextlib.suppress(Exception):
+            # itself, and shows the error if the store still fails then. Behind the
+            # keys: a key's store work goes first whenever it waits for the file.
+            with contextlib.suppress(Exception), in_background():
                 self.session.look_ahead()
             with self._ahead_lock:
                 if self._ahead != "again":
