@@ -16,8 +16,8 @@ decisions throughout (never an imitation of a cold cache), it times p50 and p95 
 - add_candidate         a new candidate queued (a real insert), with ``matcher=None``
                         (exact repeats only) and with the default offline matcher; its
                         baseline is a memory row and its audit event inserted and committed
-                        on a raw, held DuckDB connection (the engine's floor), from a copy
-                        of the file the calls start from
+                        on a raw, held DuckDB connection (the engine's floor), on a copy of
+                        the file the calls start from, called in turn with them
 - metrics.<name>()      every metric of ``nb.metrics`` with its default arguments
 - graph build           ``graph()``: the networkx graph of every approved memory, which
                         ``%npc_graph`` builds before cutting it to the nodes it draws
@@ -45,7 +45,13 @@ import duckdb
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench_store import LINE_OVERHEAD, QUERY, RAW_CONTEXT_SQL, new_statement, raw_insert_times
+from bench_store import (
+    LINE_OVERHEAD,
+    QUERY,
+    RAW_CONTEXT_SQL,
+    candidates_and_floor,
+    new_statement,
+)
 from generate import generate
 from table import Row, print_table, size_label, timed, write_rows
 
@@ -149,20 +155,19 @@ Timing = tuple[float, float]
 def candidate_times(folder: Path, path: Path, repeat: int) -> dict[str, tuple[Timing, Timing]]:
     """``add_candidate`` of new, realistic candidates (each a real insert): with exact
     matching only, then with the default offline matcher; each next to its floor, a raw
-    insert and commit from a copy of the same file (``bench_store.raw_insert_times``)."""
+    insert and commit on a copy of the file the calls start from, called in turn with
+    them (``bench_store.candidates_and_floor``)."""
     times: dict[str, tuple[Timing, Timing]] = {}
     for name, matcher in (("matcher=None", None), ("offline matcher", "offline")):
-        floor = raw_insert_times(path, repeat)
         nb = npc_nb.open(folder, matcher=matcher)
         first = 10_000 * (len(times) + 1)
-        nb.add_candidate(new_statement(first - 1), category="fact", npc=NPC)  # opens it
-        added = timed(
+        times[f"add_candidate ({name})"] = candidates_and_floor(
+            path,
             lambda i, nb=nb, first=first: nb.add_candidate(
                 new_statement(first + i), category="fact", npc=NPC
             ),
             repeat,
         )
-        times[f"add_candidate ({name})"] = (added, floor)
         nb.close()
     return times
 

@@ -12,8 +12,8 @@ p95 in milliseconds of:
                   with the default matcher (exact check, neighbour index, the offline
                   matcher on its nearest memories)
 - insert (raw)    the floor under both: a memory row and its audit event inserted and
-                  committed on a raw, held DuckDB connection, starting from a copy of
-                  the file add_candidate (exact) starts from
+                  committed on a raw, held DuckDB connection, on a copy of the file
+                  add_candidate (exact) starts from, each called in turn with it
 - decision        approve() of a pending candidate (lookup, check, update, audit event)
 - context         context(npc, query=...) through the Project, warm (no decision since
                   the last call: one generation check, then selection in memory)
@@ -33,14 +33,15 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import duckdb
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from table import percentiles
+from table import paired, percentiles
 
 import npc_nb
 from npc_nb._terms import content_terms, joined_terms
@@ -338,13 +339,15 @@ def raw_insert(con: duckdb.DuckDBPyConnection, i: int) -> None:
     con.execute("COMMIT")
 
 
-def raw_insert_times(path: Path, repeat: int) -> tuple[float, float]:
-    """p50/p95 ms of ``raw_insert`` on a copy of the store file at ``path`` (closed, so
-    checkpointed): the floor from the very state the measured ``add_candidate`` calls
-    start from. It matters: after a checkpoint DuckDB's commit re-reads the table's last,
-    partly filled vector of rows (up to 2,047 compressed rows, each string decoded) to log
-    a new row, until new rows fill that vector. A baseline taken from another row count
-    would pay a different share of that."""
+@contextmanager
+def raw_copy(path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A raw, held DuckDB connection on a copy of the store file at ``path`` (closed, so
+    checkpointed): the floor is measured from the very state the measured
+    ``add_candidate`` calls start from. It matters: after a checkpoint DuckDB's commit
+    into an indexed table re-reads its last, partly filled vector of rows (up to 2,047
+    rows, every column decoded) until new rows fill that vector
+    (``bench/bench_insert_floor.py``). A baseline taken from another row count would pay a
+    different share of that."""
     scratch = Path(tempfile.mkdtemp(prefix="npc-bench-raw-")) / path.name
     shutil.copy(path, scratch)
     wal = path.with_name(path.name + ".wal")  # none once closed, but never lose one
@@ -352,10 +355,22 @@ def raw_insert_times(path: Path, repeat: int) -> tuple[float, float]:
         shutil.copy(wal, scratch.with_name(scratch.name + ".wal"))
     con = duckdb.connect(str(scratch))
     try:
-        return timed(lambda i: raw_insert(con, i), repeat)
+        yield con
     finally:
         con.close()
         shutil.rmtree(scratch.parent, ignore_errors=True)
+
+
+def candidates_and_floor(
+    path: Path, add: Callable[[int], object], repeat: int
+) -> tuple[tuple[float, float], tuple[float, float]]:
+    """p50/p95 of ``add(i)`` (an ``add_candidate`` on the store at ``path``, opened
+    already) and of ``raw_insert`` on a copy of the file it started from, called in turn
+    (``table.paired``): their ratio holds on a machine whose speed drifts."""
+    with raw_copy(path) as con:
+        add(-1)  # warm up: opens the connection, fills caches
+        raw_insert(con, -1)
+        return paired(add, lambda i: raw_insert(con, i), repeat)
 
 
 def bench_size(n: int, repeat: int) -> dict[str, tuple[float, float]]:
@@ -368,14 +383,18 @@ def bench_size(n: int, repeat: int) -> dict[str, tuple[float, float]]:
             {"k": repeat + max(10, repeat // 10) + 2},
         )["id"]
     )
-    results = {"insert (raw)": raw_insert_times(Path(project.store_path), repeat)}
+    path = Path(project.store_path)
     exact_only = npc_nb.open(folder, matcher=None)
-    results["add_candidate (exact)"] = timed(
+    results = {}
+    results["add_candidate (exact)"], results["insert (raw)"] = candidates_and_floor(
+        path,
         lambda i: exact_only.add_candidate(new_statement(i), category="fact", npc="npc3"),
         repeat,
     )
-    results["add_candidate (offline)"] = timed(
-        lambda i: project.add_candidate(new_statement(repeat + 1 + i), category="fact", npc="npc3"),
+    exact_only.close()  # the next floor starts from the file as the offline calls do
+    results["add_candidate (offline)"], _ = candidates_and_floor(
+        path,
+        lambda i: project.add_candidate(new_statement(repeat + 2 + i), category="fact", npc="npc3"),
         repeat,
     )
     results["decision"] = timed(lambda i: project.approve(pending[i + 1], by="bench"), repeat)
