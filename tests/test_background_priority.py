@@ -8,8 +8,9 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+import npc_nb
 from npc_nb.store import in_background
-from npc_nb.store._lease import ConnectionLease
+from npc_nb.store._lease import ConnectionLease, background_work
 from tests.helpers import wait_until
 
 PATIENCE = 10.0
@@ -99,3 +100,22 @@ def test_a_thread_is_foreground_again_after_its_background_block(tmp_path: Path)
     thread.join(PATIENCE)
     assert seen == ["counted as a foreground thread"]
     lease.release()
+
+
+def test_the_extraction_worker_works_in_the_background(project_dir: Path) -> None:
+    """The worker proposes what it extracts on a thread of its own, marked background:
+    a matcher it calls sees the mark (a cell's own call does not)."""
+    seen: list[tuple[str, bool]] = []
+
+    def matcher(candidate: str, memories: list[str]) -> list[str]:
+        seen.append((threading.current_thread().name, background_work()))
+        return ["different"] * len(memories)
+
+    nb = npc_nb.open(project_dir, matcher=matcher)
+    nb.add_candidate("We keep the survey data in DuckDB", category="fact", npc="analyst")
+    nb.add_candidate("We keep the survey data in DuckDB files", category="fact", npc="analyst")
+    assert seen == [(threading.current_thread().name, False)]  # the cell's own call
+    nb.chat("analyst", "We decided to keep the survey data in DuckDB, as agreed.")
+    nb.extraction.wait()
+    assert ("npc_nb-extraction", True) in seen[1:]
+    nb.close()

@@ -415,22 +415,25 @@ def test_after_a_key_the_next_card_is_read_ahead_and_a_failure_there_shows_nothi
     nb: npc_nb.Project, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Once the reviewer pauses on a card, the panel reads the next card's nearest
-    memories behind it (``ReviewSession.look_ahead``, on a thread of its own); that is a
-    head start only, so a failure there leaves the panel as it was."""
+    memories behind it (``ReviewSession.look_ahead``, on a thread of its own, whose
+    store work goes behind the keys'); that is a head start only, so a failure there
+    leaves the panel as it was."""
     from npc_nb.review.panel import panel as panel_module
     from npc_nb.review.session import ReviewSession
+    from npc_nb.store._lease import background_work
 
     nb.configure(matcher=None)  # near repeats are queued, so they have nearest memories
     nb.approve(propose(nb, "The team stores survey data in DuckDB"))
     cards = [propose(nb, f"The team stores survey data in DuckDB, card {n}") for n in range(3)]
     monkeypatch.setattr(panel_module, "LOOK_AHEAD_AFTER", 0)
-    looked, done = [], threading.Event()
+    looked, done, in_background = [], threading.Event(), []
     real = ReviewSession.look_ahead
 
     def look_ahead(session: ReviewSession) -> None:
         if session.memory is not nb._memory:  # a panel of an earlier test, still reading
             return
         looked.append(session.current)
+        in_background.append(background_work())
         try:
             if len(looked) > 1:
                 raise OSError("disk went away")
@@ -450,6 +453,7 @@ def test_after_a_key_the_next_card_is_read_ahead_and_a_failure_there_shows_nothi
         assert panel.status.value.startswith("approve:")  # no error shown
     key(panel, "a")
     assert [status_of(nb, card) for card in cards] == ["human-approved"] * 3
+    assert in_background and all(in_background)
 
 
 def test_card_shows_evidence_in_its_source_warning_and_nearest_approved(

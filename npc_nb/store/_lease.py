@@ -52,7 +52,7 @@ import duckdb
 from .._locations import ensure_store_dir
 from ..errors import StoreError, StoreLockedError
 
-__all__ = ["ConnectionLease", "in_background"]
+__all__ = ["ConnectionLease", "background_work", "in_background"]
 
 _LOCK_MESSAGES = ("Could not set lock", "Conflicting lock")
 _FIRST_BACKOFF = 0.005
@@ -77,6 +77,11 @@ UNASKED_HOLD = 30.0
 _KNOCK_POLL = 0.05
 #: Whether this thread's store work is background work (``in_background``).
 _background = threading.local()
+
+
+def background_work() -> bool:
+    """Whether this thread's store work is background work now (``in_background``)."""
+    return bool(getattr(_background, "on", False))
 
 
 @contextmanager
@@ -151,7 +156,7 @@ class ConnectionLease:
         a foreground thread waits, unless it is already inside a use of its own."""
         depth = getattr(self._held, "depth", 0)
         if depth == 0:
-            self._acquire(background=getattr(_background, "on", False))
+            self._acquire(background=background_work())
         else:
             self._mutex.acquire()
         self._held.depth = depth + 1
