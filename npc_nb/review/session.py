@@ -342,11 +342,14 @@ class ReviewSession:
             found = [i for i in found if i in mine]
         self._rows = {}  # read again as the cards come up
         self._generation += 1
-        listed = set(found)
-        # dicts keep order and drop repeats: the reopened first, this session's order,
-        # then newcomers
-        order = dict.fromkeys([*(first or []), *self._queue, *found])
-        self._queue = [i for i in order if i in listed]
+        if self._queue or first:
+            listed = set(found)
+            # dicts keep order and drop repeats: the reopened first, this session's
+            # order, then newcomers
+            order = dict.fromkeys([*(first or []), *self._queue, *found])
+            self._queue = [i for i in order if i in listed]
+        else:  # a new review: the store's order as it is (a third of opening 160,000)
+            self._queue = found
         self._waiting = set(self._queue)
         self._read_front()
 
