@@ -135,6 +135,53 @@ def test_the_default_matcher_catches_filler_variants_but_not_corrections(open_wi
     assert add(nb, "We prefer tea over coffee").queued  # the same words, another claim
 
 
+@pytest.mark.parametrize(("threshold", "action"), [(80, "suppressed"), (90, "queued")])
+def test_a_rewording_is_the_same_fact_when_its_meaning_is_close_enough(
+    open_with, threshold: float, action: str
+) -> None:
+    # "speaks" is the one word the memory lacks; the embedding's cosine of the two
+    # sentences (about 0.84) explains it away at the default threshold, not at 90.
+    nb = open_with(near_duplicate_threshold=threshold)
+    rejected = add(nb, "Caroline gave a talk at a school event.")
+    nb.reject(rejected.memory_id)
+    assert add(nb, "Caroline speaks at her school.").action == action
+
+
+def test_the_embedding_is_asked_only_about_neighbours_it_could_make_the_same(
+    monkeypatch,
+) -> None:
+    from npc_nb.memory import matching
+
+    asked: list[tuple[str, list[str]]] = []
+    real = matching.similarities
+
+    def recorded(candidate: str, others: list[str]) -> list[float] | None:
+        asked.append((candidate, list(others)))
+        return real(candidate, others)
+
+    monkeypatch.setattr(matching, "similarities", recorded)
+    candidate = "Caroline speaks at her school."
+    neighbours = [
+        "The batch size is 32.",  # nothing in common
+        "Caroline gave a talk at a school event.",  # one word to explain: a rewording
+        "Caroline speaks at her school on Fridays.",  # every word in it: same already
+    ]
+    verdicts = matching.offline_matcher(candidate, neighbours)
+    assert asked == [(candidate, [neighbours[1]])]
+    # ... and the verdicts are those of judging each with its meaning, one by one
+    assert verdicts == [
+        (j.verdict, j.score)
+        for j in (
+            matching.offline_judgement(candidate, text, meaning)
+            for text, meaning in zip(neighbours, real(candidate, neighbours), strict=True)
+        )
+    ]
+    assert [verdict for verdict, _ in verdicts] == ["different", "same", "same"]
+    asked.clear()
+    matching.offline_matcher("The batch size is 64.", neighbours)
+    assert asked == []  # no rewording among them: no embedding at all
+
+
 def test_an_update_of_an_approved_memory_supersedes_it_when_approved_and_undo_restores(
     open_with,
 ) -> None:

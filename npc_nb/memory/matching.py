@@ -186,10 +186,19 @@ def offline_judgement(
     ``meaning`` is the two sentences' embedding cosine, if an embedding is installed:
     it may explain one differing content word away (at ``meaning_same`` or above).
     """
+    judgement, rewording = _lexical_judgement(candidate, memory)
+    return _explained(judgement, rewording, meaning, meaning_same)
+
+
+def _lexical_judgement(candidate: str, memory: str) -> tuple[Judgement, bool]:
+    """The offline verdict without the embedding, and whether the embedding may still
+    turn it into "same" (the candidate is the memory but for one word, which a
+    rewording explains): only then is the meaning worth computing."""
     ours, theirs = content_terms(candidate), content_terms(memory)
     score = float(fuzz.token_set_ratio(normalise(candidate), normalise(memory)))
     differs = assertion_differences(candidate, memory)
     unexplained = ours - theirs
+    rewording = False
     if differs:
         # An update changes a value of the same statement: apart from the numbers, dates
         # and names, the two say the same words (two at most differ). Approving an update
@@ -198,21 +207,28 @@ def offline_judgement(
         theirs_core = theirs - _assertion_terms(memory)
         same_statement = bool(ours_core & theirs_core) and len(ours_core ^ theirs_core) <= 2
         verdict: Verdict = "update" if same_statement else "different"
-        return Judgement(verdict, score, "; ".join(differs))
+        return Judgement(verdict, score, "; ".join(differs)), False
     if ours and _in_order(candidate, memory):
         if not unexplained:
-            return Judgement("same", score)
+            return Judgement("same", score), False
         # One word of the candidate may be a rewording of a longer memory ("speaks at
         # her school" for "gave a talk at a school event"). One word swapped in an
         # otherwise identical statement is a changed value ("goes to review" / "goes to
         # copy-editing"): that is never the same fact.
         swapped = len(theirs - ours) <= 1
         rewording = len(unexplained) <= 1 and not swapped
-        if meaning is not None and meaning >= meaning_same and rewording:
-            return Judgement("same", max(score, round(100 * meaning, 1)))
     if theirs < ours and len(ours & theirs) >= 2:
-        return Judgement("update", score, f"adds: {', '.join(sorted(unexplained))}")
-    return Judgement("different", score)
+        return Judgement("update", score, f"adds: {', '.join(sorted(unexplained))}"), rewording
+    return Judgement("different", score), rewording
+
+
+def _explained(
+    judgement: Judgement, rewording: bool, meaning: float | None, meaning_same: float
+) -> Judgement:
+    """A lexical judgement, made "same" when a rewording's meaning is close enough."""
+    if rewording and meaning is not None and meaning >= meaning_same:
+        return Judgement("same", max(judgement.score, round(100 * meaning, 1)))
+    return judgement
 
 
 def _assertion_terms(text: str) -> frozenset[str]:
@@ -224,12 +240,18 @@ def offline_matcher(
     candidate: str, neighbours: list[str], *, meaning_same: float = MEANING_SAME
 ) -> list[tuple[Verdict, float]]:
     """The default matcher: lexical and precise, with an offline embedding to explain
-    one differing word away (see the module docstring)."""
-    meanings: list[float | None] = [None] * len(neighbours)
-    meanings = list(similarities(candidate, neighbours) or meanings)
+    one differing word away (see the module docstring). Only the neighbours the
+    embedding may judge "same" are embedded (usually none): a candidate's embedding
+    costs about as much as the rest of its judging."""
+    lexical = [_lexical_judgement(candidate, text) for text in neighbours]
+    open_to_meaning = [i for i, (_, rewording) in enumerate(lexical) if rewording]
+    meanings: dict[int, float] = {}
+    if open_to_meaning:
+        found = similarities(candidate, [neighbours[i] for i in open_to_meaning])
+        meanings = dict(zip(open_to_meaning, found or (), strict=False))
     judged = [
-        offline_judgement(candidate, text, meaning, meaning_same)
-        for text, meaning in zip(neighbours, meanings, strict=True)
+        _explained(judgement, rewording, meanings.get(i), meaning_same)
+        for i, (judgement, rewording) in enumerate(lexical)
     ]
     return [(j.verdict, j.score) for j in judged]
 

@@ -2,16 +2,16 @@
 
 A DuckDB file has one writer at a time: while this process holds it, a memory's row
 changes only through this process's own writes. So ``Store`` keeps the few columns a
-lookup by id reads (``memory_rows.rows_by_id`` and ``approved_by_id``: status, text,
-visibility, validity), and the whole rows of the cards a review reads ahead, which a
-decision on one of them plans from (``memory_rows.get_memory``). It forgets a row
-whenever this process changes it (a decision, a flag added); it forgets
-everything when it reopens the file (another process may have written meanwhile) or
-runs SQL the audit log does not describe. A row found here is the row in the file, and
-reading it costs no statement. The review panel reads the nearest memories of every
-card this way (about 40 rows by id, 2–3 ms of index probes in DuckDB at any store
-size), and the matcher a candidate's neighbours (10): the same memories are neighbours
-of many cards and candidates.
+lookup by id reads (``memory_rows.approved_by_id``: status, text, visibility, validity;
+``rows_by_id``, what a matcher judges: status and text), and the whole rows of the cards
+a review reads ahead, which a decision on one of them plans from
+(``memory_rows.get_memory``). It forgets a row whenever this process changes it (a
+decision, a flag added); it forgets everything when it reopens the file (another process
+may have written meanwhile) or runs SQL the audit log does not describe. A row found
+here is the row in the file, and reading it costs no statement. The review panel reads
+the nearest memories of every card this way (about 40 rows by id, 2–3 ms of index probes
+in DuckDB at any store size), and the matcher a candidate's neighbours (10): the same
+memories are neighbours of many cards and candidates.
 
 Used only under the store's lease (its one connection's lock), never inside a write
 transaction, whose rows are not committed yet. A shared PostgreSQL store keeps none:
