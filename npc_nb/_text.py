@@ -92,11 +92,19 @@ def normalise(text: str) -> str:
 def unmask(text: str) -> str:
     """The text as a reader sees it: NFKC, no invisible characters, Braille blanks as
     spaces, no simple markup, lookalike letters in Latin words folded to Latin."""
-    visible = _IGNORABLE.sub("", unicodedata.normalize("NFKC", text))
-    visible = "".join(c for c in visible if unicodedata.category(c) != "Cf")
-    plain = _EMPHASIS.sub("", _TAGS.sub("", visible.replace(_BRAILLE_BLANK, " ")))
+    visible = text if text.isascii() else _visible(text)
+    plain = _EMPHASIS.sub("", _TAGS.sub("", visible))
     lines = [_LIST_MARKER.sub("", line, count=1) for line in plain.split("\n")]
     return _fold_lookalikes("\n".join(lines))
+
+
+def _visible(text: str) -> str:
+    """NFKC, without invisible characters, Braille blanks as spaces. ASCII text is left
+    as it is (``unmask`` skips this): NFKC keeps every ASCII character, and none is
+    ignorable, a format character (Cf) or a Braille blank."""
+    visible = _IGNORABLE.sub("", unicodedata.normalize("NFKC", text))
+    visible = "".join(c for c in visible if unicodedata.category(c) != "Cf")
+    return visible.replace(_BRAILLE_BLANK, " ")
 
 
 def _fold_lookalikes(text: str) -> str:

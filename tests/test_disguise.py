@@ -8,9 +8,11 @@ by fuzzy similarity, so no threshold can let it through.
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import npc_nb
-from npc_nb._text import content_hash, instruction_flags, normalise
+from npc_nb._text import _visible, content_hash, instruction_flags, normalise, unmask
 from tests.helpers import propose
 
 REJECTED = "The batch size is 32."
@@ -72,6 +74,19 @@ def test_disguised_instructions_are_still_flagged(nb: npc_nb.Project, text: str)
     outcome = nb.add_candidate(text, category="fact", npc="analyst")
     assert "instruction-like" in outcome.flags
     assert nb.approve_all().count == 0  # flagged candidates never go in a batch
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=0x7F)))
+def test_ascii_text_hides_nothing_that_unmask_skips(text: str) -> None:
+    # unmask leaves ASCII text out of NFKC and the invisible-character pass (the
+    # matcher normalises every neighbour's text): sound only if that pass keeps it.
+    assert _visible(text) == text
+    assert unmask(text) == unmask(text + "\u200b")  # the slow path agrees
+
+
+def test_every_ascii_character_survives_the_invisible_character_pass() -> None:
+    every = "".join(map(chr, range(0x80)))
+    assert _visible(every) == every
 
 
 def test_real_words_that_only_look_alike_stay_different() -> None:
