@@ -93,6 +93,20 @@ def test_a_neighbour_decided_after_it_was_read_is_judged_as_it_is_now(
     assert nb.review_queue().empty
 
 
+def test_a_rejection_is_not_asked_again_when_other_personas_hold_many_closer_memories(
+    open_with,
+) -> None:
+    # A hundred personas' memories with the same words rank with this one: its own
+    # persona's tombstone must still be among the neighbours the matcher judges.
+    nb = open_with()  # matcher="offline"
+    for n in range(100):
+        add(nb, "The tablets live in the van.", npc=f"persona{n}")
+    rejected = add(nb, "The tablets live in the van.", npc="analyst")
+    nb.reject(rejected.memory_id)
+    again = add(nb, "Note: the tablets live in the van, as discussed", npc="analyst")
+    assert (again.action, again.memory_id) == ("suppressed", rejected.memory_id)
+
+
 def test_a_different_fact_is_queued(open_with) -> None:
     nb = open_with(matcher=always("different"))
     nb.reject(add(nb, "The field team uses tablets for the survey.").memory_id)

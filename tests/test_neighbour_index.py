@@ -5,6 +5,7 @@ DuckDB and on PostgreSQL."""
 from __future__ import annotations
 
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -139,6 +140,24 @@ def test_a_lookup_ranks_the_closest_memory_first(nb: npc_nb.Project) -> None:
     assert [texts[i] for i in found] == ["The field team charges the tablets nightly."]
 
 
+def test_a_personas_own_neighbours_are_found_however_many_of_anothers_rank_above(
+    nb: npc_nb.Project,
+) -> None:
+    """The nearest memories are the best among those the persona may see: a hundred
+    closer memories of another persona must not crowd its own out of the answer."""
+    for n in range(100):
+        nb.add_candidate(
+            f"The field team charges the tablets nightly in hut {n}.",
+            category="fact",
+            npc="critic",
+        )
+    own = nb.add_candidate("The tablets live in the van.", category="fact", npc="analyst")
+    store = nb._memory.stores.project
+    terms = content_terms("The field team charges the tablets nightly.")
+    assert NeighbourIndex(store).nearest(terms, "analyst", None, 3) == [own.memory_id]
+    assert len(NeighbourIndex(store).nearest(terms, "critic", None, 3)) == 3
+
+
 def test_term_keys_are_the_same_from_the_cache_and_after_it_is_full(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -227,11 +246,13 @@ def test_a_loaded_index_takes_this_processs_new_memory_without_reading_the_store
     total=st.integers(1, 60),
     terms=st.integers(1, 6),
     wanted=st.integers(1, 12),
+    sparse=st.sampled_from([1, 8, 1_000]),
 )
 def test_the_ranking_shortcut_picks_what_summing_every_memory_picks(
-    data: st.DataObject, total: int, terms: int, wanted: int
+    data: st.DataObject, total: int, terms: int, wanted: int, sparse: int
 ) -> None:
-    """``top_positions`` looks only at the best-summed matches when there are many: it
+    """``top_positions`` looks only at the best-summed matches when there are many, and
+    sorts the matches when there are few (``_SPARSE`` sets where, both are drawn): it
     must rank exactly as summing every memory and sorting all of them would."""
     postings = [
         data.draw(st.lists(st.integers(0, total - 1), unique=True, max_size=total))
@@ -246,4 +267,5 @@ def test_the_ranking_shortcut_picks_what_summing_every_memory_picks(
     summed = np.bincount(where, weights=weight, minlength=total)
     hits = np.flatnonzero(np.bincount(where, minlength=total))
     expected = sorted(hits.tolist(), key=lambda p: (-summed[p], p))[:wanted]
-    assert neighbours.top_positions(where, weight, total, wanted, terms) == expected
+    with mock.patch.object(neighbours, "_SPARSE", sparse):
+        assert neighbours.top_positions(where, weight, total, wanted, terms) == expected

@@ -42,9 +42,12 @@ __all__ = ["NeighbourIndex", "top_positions"]
 _NOISE_FLOOR = 1_000
 _NOISE_SHARE = 0.2
 _K1, _B = 1.2, 0.75  # BM25's usual constants
-_OVERFETCH = 8  # ranked candidates examined per wanted neighbour (visibility filters)
 _BUCKET_BITS = 16  # 65,536 buckets: a dozen (term, memory) pairs each at 100k memories
 _FOLD_AT = 65_536  # pairs added one memory at a time before they join the buckets
+#: Matches sorted rather than summed into an array of every memory: fewer than one per
+#: this many memories (sorting grows as n log n, the array with the store; they cost the
+#: same at about 6,000 matches in a million memories and 600 in 100,000).
+_SPARSE = 128
 _NONE = np.empty(0, dtype=np.int64)
 _ANSWERS = 256  # answers remembered (the oldest go first)
 
@@ -56,14 +59,14 @@ def top_positions(
     entries in ``where`` (one entry per term a memory shares with the lookup, ``terms``
     at most), best first; equal sums by position.
 
-    Few matches are summed per memory matched. Many (a common term) are summed per
-    memory, and only the memories of the best-summed entries are ranked: a memory has
-    at most ``terms`` entries, so the best ``wanted`` times ``terms`` entries hold at
-    least ``wanted`` memories, and of those tied at the cut only the first by position
-    are needed. That never scans every memory's sum (12 to 8 ms a lookup at a million
-    memories).
+    Few matches (under one per ``_SPARSE`` memories) are sorted and summed per memory
+    matched. More (a common term) are summed per memory into one array, and only the
+    memories of the best-summed entries are ranked: a memory has at most ``terms``
+    entries, so the best ``wanted`` times ``terms`` entries hold at least ``wanted``
+    memories, and of those tied at the cut only the first by position are needed. That
+    never scans every memory's sum (12 to 8 ms a lookup at a million memories).
     """
-    if len(where) * 8 < total:
+    if len(where) * _SPARSE < total:
         hits, matched = np.unique(where, return_inverse=True)
         return _best(hits, np.bincount(matched, weights=weight), wanted)
     summed = np.bincount(where, weights=weight, minlength=total)
@@ -171,19 +174,19 @@ class NeighbourIndex:
     def _nearest(
         self, terms: frozenset[str], npc: str | None, team: str | None, limit: int
     ) -> list[str]:
-        found: list[str] = []
-        seen: dict[int, bool] = {}  # whether ``npc`` sees each visibility met
-        for position in self._ranked(memory_rows.term_keys(sorted(terms)), limit * _OVERFETCH):
-            code = int(self._visibility[position])
-            if code not in seen:
-                scope, owner, owner_team = self._visibilities[code]
-                row = {"scope": scope, "npc": owner, "team": owner_team}
-                seen[code] = visible_to(row, npc, team)
-            if seen[code]:
-                found.append(self._ids[position])
-                if len(found) == limit:
-                    break
-        return found
+        keys = memory_rows.term_keys(sorted(terms))
+        return [self._ids[p] for p in self._ranked(keys, limit, self._visible_codes(npc, team))]
+
+    def _visible_codes(self, npc: str | None, team: str | None) -> np.ndarray | None:
+        """Which visibility codes ``npc`` (of ``team``) may see, or None for all of them."""
+        visible = np.array(
+            [
+                visible_to({"scope": scope, "npc": owner, "team": owner_team}, npc, team)
+                for scope, owner, owner_team in self._visibilities
+            ],
+            dtype=bool,
+        )
+        return None if visible.all() else visible
 
     @property
     def loaded(self) -> bool:
@@ -231,7 +234,11 @@ class NeighbourIndex:
             return found
         return np.concatenate([found, recent.positions()]) if len(found) else recent.positions()
 
-    def _ranked(self, keys: np.ndarray, wanted: int) -> list[int]:
+    def _ranked(self, keys: np.ndarray, wanted: int, visible: np.ndarray | None) -> list[int]:
+        """The ``wanted`` best positions for ``keys`` among the memories whose visibility
+        code ``visible`` marks (all, if None). A term's weight (its IDF) counts every
+        memory holding it; only the visible ones are ranked, so a persona's own memories
+        are found however many of another persona's rank above them."""
         total = len(self._ids)
         if not total:
             return []
@@ -241,9 +248,13 @@ class NeighbourIndex:
             size = len(posting)
             if not size or (total > _NOISE_FLOOR and size > _NOISE_SHARE * total):
                 continue
+            if visible is not None:
+                posting = posting[visible[self._visibility[posting]]]
+                if not len(posting):
+                    continue
             positions.append(posting)
             idf = np.log(1 + (total - size + 0.5) / (size + 0.5))
-            weights.append(np.full(size, idf, dtype=np.float64))
+            weights.append(np.full(len(posting), idf, dtype=np.float64))
         if not positions:
             return []
         where, idf = np.concatenate(positions), np.concatenate(weights)
