@@ -19,7 +19,8 @@ postings, folded into the buckets once they are many.
 
 Each memory's visibility is a small code into the store's distinct (scope, npc, team),
 so a load makes no Python object per memory (a kernel holds many, and its garbage
-collector would walk them all). Statuses are not kept here (they change with every
+collector would walk them all); a lookup ranks only the memories whose code the
+persona may see. Statuses are not kept here (they change with every
 decision): a lookup returns ids, and the caller reads their current rows. An answer is
 remembered until the index next changes, so a card drawn again, or read ahead while the
 reviewer reads the one before, is not looked up twice.
