@@ -107,6 +107,20 @@ def test_a_rejection_is_not_asked_again_when_other_personas_hold_many_closer_mem
     assert (again.action, again.memory_id) == ("suppressed", rejected.memory_id)
 
 
+def test_a_rejection_is_not_asked_again_when_the_user_store_holds_many_neighbours(
+    open_with,
+) -> None:
+    # Twelve global memories (the user store) share its words: the project's own
+    # tombstone must still be judged, not crowded out by the other store's neighbours.
+    nb = open_with()  # matcher="offline"
+    for n in range(12):
+        add(nb, f"The tablets live in hut {n}.", scope="global", npc=None)
+    rejected = add(nb, "The tablets live in the van.", npc="analyst")
+    nb.reject(rejected.memory_id)
+    again = add(nb, "Note: the tablets live in the van, as discussed", npc="analyst")
+    assert (again.action, again.memory_id) == ("suppressed", rejected.memory_id)
+
+
 def test_a_different_fact_is_queued(open_with) -> None:
     nb = open_with(matcher=always("different"))
     nb.reject(add(nb, "The field team uses tablets for the survey.").memory_id)

@@ -66,7 +66,7 @@ _ATTEMPTS = 3
 @dataclass
 class Matching:
     """How candidates are matched: the matcher (None: exact repeats only), its name for
-    the record, the neighbour indexes, and how many neighbours it sees."""
+    the record, the neighbour indexes, and how many neighbours it sees of each store."""
 
     matcher: Matcher | None
     name: str
@@ -177,6 +177,9 @@ def _judge(
 def _neighbours(
     candidate: Candidate, stores: list[Store], matching: Matching
 ) -> list[tuple[Store, dict]]:
+    """The nearest memories of each store (``matching.limit`` of each, never fewer of one
+    because another has many: a project's tombstone is judged however many memories of
+    the user store share its words)."""
     terms = candidate.terms
     found = []
     for store in stores:
@@ -189,7 +192,7 @@ def _neighbours(
         found += [
             (store, by_id[i]) for i in ids if i in by_id and by_id[i]["status"] != "superseded"
         ]
-    return found[: matching.limit]
+    return found
 
 
 def _strongest_same(judged: list[_Judged]) -> _Judged | None:
