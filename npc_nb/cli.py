@@ -7,6 +7,10 @@ line is one key (and the text an edit, reason or date asks for), so a review can
 scripted. After the last card the summary is shown and u can still undo; q quits. End
 of input or Ctrl-C stops the review: nothing is decided that was not explicitly decided.
 
+Typed text never turns into keys (``_console``): a prompt for a date, an edit or a
+wording's number asks again after a refused answer, and a key prompt acts on one key
+only, never on the characters of text typed or pasted there.
+
 Everything printed passes through ``terminal_text``: a candidate's text comes from a
 model, so an escape sequence or bidi override in it is shown, never obeyed.
 """
@@ -14,17 +18,17 @@ model, so an escape sequence or bidi override in it is shown, never obeyed.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import dataclasses
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable
 from typing import IO, TYPE_CHECKING, Any
 
+from ._console import Console, Stop
 from ._markup import terminal_text
-from .errors import NpcError
+from .errors import DecisionError, NpcError
 
 if TYPE_CHECKING:
-    from .review.session import ReviewSession
+    from .review.session import Card, ReviewSession
 
 __all__ = ["main"]
 
@@ -33,109 +37,7 @@ HELP = (
     "that wording · x split a wording off · ? help · q quit"
 )
 _DECISIONS = {"a": "approve", "r": "reject", "e": "edit", "s": "skip", "d": "defer"}
-
-
-class _Stop(Exception):
-    """End of input, Ctrl-C or q: stop reviewing."""
-
-
-class Console:
-    """Reads keys and lines from the user, writes cards; single keys on a real terminal."""
-
-    def __init__(self, stdin: IO[str], stdout: IO[str]) -> None:
-        self.stdin, self.stdout = stdin, stdout
-        self.interactive = stdin.isatty()
-
-    def say(self, text: str = "") -> None:
-        self.write(text + "\n")
-
-    def write(self, text: str) -> None:
-        """Write ``text``; only its line breaks reach the terminal as controls."""
-        self.stdout.write("\n".join(terminal_text(line) for line in text.split("\n")))
-        self.stdout.flush()
-
-    def key(self, prompt: str) -> str:
-        if self.interactive:
-            # Keys typed before the prompt is shown are dropped (entering cbreak mode
-            # flushes them): a key acts only on what is on the screen when it is pressed.
-            with _cbreak(self.stdin):
-                self.write(prompt)
-                char = self.stdin.read(1)
-            self.say(char)
-            if not char or char == "\x04":
-                raise _Stop
-            return char.lower()
-        self.write(prompt)
-        line = self.stdin.readline()
-        if not line:
-            raise _Stop
-        self.say(line.strip())
-        return line.strip()[:1].lower()
-
-    def line(self, prompt: str) -> str:
-        self.write(prompt)
-        line = self.stdin.readline()
-        if not line:
-            raise _Stop
-        if not self.interactive:
-            self.say(line.rstrip("\n"))
-        return line.rstrip("\n")
-
-    def edited(self, text: str) -> str | None:
-        """The reviewer's new version of ``text``; None cancels the edit.
-
-        On a terminal the line starts with ``text`` to change in place (readline), and
-        an emptied line cancels. Elsewhere (a pipe, or text a terminal could not show as
-        typed) the text is shown, an empty line keeps it and ``-`` cancels.
-        """
-        if self._can_prefill(text):
-            new = self._prefilled("  edit (Enter approves, an empty line cancels): ", text)
-            return new if new.strip() else None
-        self.say(f"  now: {terminal_text(text)}")  # a line break in it stays visible
-        new = self.line("  new text (empty keeps it as it is, - cancels): ")
-        if new.strip() == "-":
-            return None
-        return new if new.strip() else text
-
-    def _can_prefill(self, text: str) -> bool:
-        """Readline edits the line only on the process's own terminal, and only text
-        with nothing a terminal would act on is put on the line."""
-        if not (self.interactive and self.stdin is sys.stdin and self.stdout is sys.stdout):
-            return False
-        try:
-            import readline  # noqa: F401  (absent on some platforms)
-        except ImportError:
-            return False
-        return text.isprintable()
-
-    def _prefilled(self, prompt: str, text: str) -> str:
-        import readline
-
-        def fill() -> None:
-            readline.insert_text(text)
-            readline.redisplay()
-
-        readline.set_pre_input_hook(fill)
-        try:
-            return input(prompt)
-        except EOFError:
-            raise _Stop from None
-        finally:
-            readline.set_pre_input_hook()
-
-
-@contextlib.contextmanager
-def _cbreak(stream: IO[str]) -> Iterator[None]:
-    import termios
-    import tty
-
-    descriptor = stream.fileno()
-    saved = termios.tcgetattr(descriptor)
-    try:
-        tty.setcbreak(descriptor)
-        yield
-    finally:
-        termios.tcsetattr(descriptor, termios.TCSADRAIN, saved)
+DEFER_PROMPT = "  until (empty = tomorrow; next week, +3d, +12h, friday, YYYY-MM-DD; - cancels) > "
 
 
 def main(
@@ -232,7 +134,7 @@ def review_session(session: ReviewSession, console: Console) -> None:
             console.say("\n" + str(_for_terminal(session.summary())))
             if not (session.undoable and _undo_at_the_end(console, session)):
                 return
-    except (_Stop, KeyboardInterrupt):
+    except (Stop, KeyboardInterrupt):
         console.say("\nStopped: nothing more was decided.")
         console.say(str(_for_terminal(session.summary())))
 
@@ -242,7 +144,7 @@ def _undo_at_the_end(console: Console, session: ReviewSession) -> bool:
     while True:
         try:
             key = console.key("  [u undo / q quit] > ")
-        except (_Stop, KeyboardInterrupt):
+        except (Stop, KeyboardInterrupt):
             return False  # the review is over: end of input just ends it
         if key == "q":
             return False
@@ -287,8 +189,8 @@ def _put_back(console: Console, session: ReviewSession) -> bool:
 
 
 def _number(text: str) -> int:
-    if not text.isdigit():
-        raise NpcError(f"{text!r} is not a number from the list.")
+    if not text.isdecimal():  # int() reads every decimal digit, not every digit
+        raise DecisionError(f"{text!r} is not a number from the list.")
     return int(text)
 
 
@@ -298,29 +200,67 @@ def _decide(console: Console, session: ReviewSession, shown: str) -> None:
     key = console.key("  [a/r/e/s/d/u/1-9/x/?/q] > ")
     try:
         if key == "q":
-            raise _Stop
+            raise Stop
         if key == "?":
             console.say(f"  {HELP}")
         elif key == "u":
             _undo(console, session)
-        elif key.isdigit():
-            with session.lock:
-                if _still_shown(console, session, shown):
-                    session.approve_wording(int(key))
+        elif key.isdecimal():
+            _on_card(console, session, shown, lambda: session.approve_wording(int(key)))
         elif key == "x":
-            number = console.line("  split off which wording (number, empty cancels): ")
-            with session.lock:
-                if number.strip() and _still_shown(console, session, shown):
-                    new_card = session.split(_number(number.strip()))
-                    console.say(f"  split off as its own card {new_card}, later in this review")
+            _split(console, session, shown)
         elif key not in _DECISIONS:
             console.say(f"  Unknown key {key!r}. {HELP}")
-        elif (extra := _ask(console, _DECISIONS[key], session.card_text())) is not None:
-            with session.lock:
-                if _still_shown(console, session, shown):
-                    session.decide(_DECISIONS[key], **extra)
+        else:
+            _decide_card(console, session, shown, _DECISIONS[key])
     except NpcError as exc:
         console.say(f"  ! {exc}")
+
+
+def _decide_card(console: Console, session: ReviewSession, shown: str, decision: str) -> None:
+    """Ask what ``decision`` needs (a date, a text, a reason), then decide the card."""
+    extra = _ask(console, session, decision)
+    if extra is None:
+        return  # cancelled: nothing decided
+    decided = _on_card(console, session, shown, lambda: session.decide(decision, **extra))
+    if decided and "until" in extra:  # say the day a relative date ("friday") came to
+        console.say(f"  deferred until {extra['until'].astimezone():%a %Y-%m-%d %H:%M}")
+
+
+def _on_card(console: Console, session: ReviewSession, shown: str, act: Callable[[], Any]) -> bool:
+    """Run ``act`` if ``shown`` is still the current card (True), else say why not."""
+    with session.lock:
+        if not _still_shown(console, session, shown):
+            return False
+        act()
+        return True
+
+
+def _split(console: Console, session: ReviewSession, shown: str) -> None:
+    """x: ask which wording to split off (again while the answer is refused), then do it."""
+    card = session.card()
+    if card is None or not card.variants:
+        console.say("  Nothing to split: this card has one wording.")
+        return
+    prompt = f"  split off which wording (2-{len(card.wordings)}, empty cancels) > "
+    number = console.answer(prompt, lambda typed: _wording(typed, card), cancel=("", "-"))
+    if number is None:
+        return
+    with session.lock:
+        if _still_shown(console, session, shown):
+            new_card = session.split(number)
+            console.say(f"  split off as its own card {new_card}, later in this review")
+
+
+def _wording(typed: str, card: Card) -> int:
+    """The number of a wording that can be split off ``card``: 2 and up."""
+    last = len(card.wordings)
+    if not typed.isdecimal() or not 2 <= int(typed) <= last:
+        raise DecisionError(
+            f"{typed!r} is not a wording to split off: type a number from 2 to {last} "
+            "(1 is the card's own wording), or an empty line to cancel."
+        )
+    return int(typed)
 
 
 def _still_shown(console: Console, session: ReviewSession, shown: str) -> bool:
@@ -332,18 +272,31 @@ def _still_shown(console: Console, session: ReviewSession, shown: str) -> bool:
     return False
 
 
-def _ask(console: Console, decision: str, card_text: str) -> dict[str, Any] | None:
-    """What a decision needs beyond the key; None cancels it."""
+def _ask(console: Console, session: ReviewSession, decision: str) -> dict[str, Any] | None:
+    """What a decision needs beyond the key; None cancels it. A refused answer is asked
+    for again at the same prompt (``Console.answer``)."""
     if decision == "edit":
-        text = console.edited(card_text)
+        text = _edited(console, session)
         return {"text": text} if text is not None else None
     if decision == "reject":
         reason = console.line("  reason (optional): ").strip()
         return {"reason": reason or None}
     if decision == "defer":
-        until = console.line("  until (YYYY-MM-DD, empty = tomorrow): ").strip()
-        return {"until": until} if until else {}
+        until = console.answer(DEFER_PROMPT, session.defer_time)
+        return {"until": until} if until is not None else None
     return {}
+
+
+def _edited(console: Console, session: ReviewSession) -> str | None:
+    """The edit's new text; a refused one is offered again to fix (None cancels)."""
+    text = session.card_text()
+    while (new := console.edited(text)) is not None:
+        try:
+            return session.edit_text(new)
+        except NpcError as exc:
+            console.say(f"  ! {exc}")
+            text = new
+    return None
 
 
 def _for_terminal(value: Any) -> Any:

@@ -67,7 +67,7 @@ def test_each_decision_by_key_is_written_with_its_audit_row(
     assert panel.editor.layout.display == "flex"
     assert panel.edit_box.value == "panel candidate number 2"
     message(panel, type="submit_edit", text="edited in the panel")
-    panel.defer_until.value = date(2999, 1, 1)
+    panel.defer_until.value = "2999-01-01"
     key(panel, "d")
     key(panel, "s")
 
@@ -107,7 +107,7 @@ def test_each_decision_by_button_and_the_edit_box(nb: npc_nb.Project, queued: li
     panel.buttons["s"].click()
     assert [status_of(nb, m) for m in queued] == AFTER_A_R_E_D_S
     assert nb.memories().set_index("id").loc[queued[2], "final_text"] == "typed into the text area"
-    # Deferred by default to the date shown in the picker: tomorrow.
+    # Deferred by default (an empty defer box) to tomorrow.
     until = nb.memories().set_index("id").loc[queued[3], "defer_until"]
     assert until.date() == date.today() + timedelta(days=1)
     assert "1 approved · 1 edited · 1 rejected · 1 skipped · 1 deferred" in panel.tally.value

@@ -21,18 +21,20 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from .._ids import new_id
 from .._results import ApproveAllPreview, DecisionResult
 from .._text import find_evidence
-from .._time import to_utc, utc_now
 from ..errors import DecisionError, NpcError
+from ..memory.candidates import validate_memory_text
 from ..memory.core import MemoryCore
 from ..memory.queue import queue_filters
 from ..memory.variants import Variant
 from ..store.notices import DecisionNotice
 from ..vocabulary import OPEN_STATUSES
+from . import dates
 
 __all__ = [
     "TALLY_KINDS",
@@ -246,6 +248,8 @@ class ReviewSession:
     session_id: str = field(default_factory=new_id)
     #: Review only what this session puts back (``%npc_review --auto``), not the queue.
     auto_only: bool = False
+    #: The wall clock a typed defer date counts from (``defer_time``); tests fix it.
+    now: Callable[[], datetime] = datetime.now
 
     def __post_init__(self) -> None:
         #: Held by every change to the queue: the reviewer's actions, and updates from
@@ -578,6 +582,20 @@ class ReviewSession:
 
     # -- decisions ----------------------------------------------------------------------
 
+    def defer_time(self, typed: Any = "") -> datetime:
+        """When a card deferred with ``typed`` would be due again (aware, UTC): what the
+        panel's defer box and the terminal's defer prompt accept (``tomorrow``, ``next
+        week``, ``+3d``, ``friday``, an ISO date, ... see ``review.dates``), counted from
+        ``now``. A form it cannot read, or a time that is not in the future, is refused
+        with a ``DecisionError`` listing the accepted forms; nothing is decided."""
+        return dates.defer_time(typed, now=self.now())
+
+    def edit_text(self, text: str) -> str:
+        """The text an edit to ``text`` would store, or the ``CandidateError`` the edit
+        would raise (empty, too long, a control character): a front end asks again
+        before anything is decided."""
+        return validate_memory_text(text, self.memory.settings.max_memory_chars)
+
     @_locked
     def decide(self, decision: str, **extra: Any) -> DecisionResult:
         """Apply ``decision`` (approve, reject, edit, skip, defer) to the current card.
@@ -592,8 +610,8 @@ class ReviewSession:
             raise DecisionError(
                 f"Unknown decision {decision!r}; use approve, reject, edit, skip or defer."
             )
-        if decision == "defer":
-            _require_future(extra.get("until"))
+        if decision == "defer" and extra.get("until") is not None:
+            extra["until"] = self.defer_time(extra["until"])
         row = self._rows[memory_id]
         spent = max(self.clock() - self._shown_at, 0.0)
         try:
@@ -747,21 +765,6 @@ def _restores(step: _Step, result: DecisionResult) -> bool:
 def evidence_span(evidence: str | None, source: str | None) -> tuple[int, int] | None:
     """Where ``evidence`` sits in ``source`` (the one evidence matcher, ``find_evidence``)."""
     return find_evidence(evidence, source)
-
-
-def _require_future(until: Any) -> None:
-    """A review defers into the future; a past time would leave the card due at once."""
-    if until is None:
-        return
-    try:
-        moment = to_utc(until, name="until")
-    except ValueError as exc:
-        raise DecisionError(str(exc)) from exc
-    if moment <= utc_now():
-        raise DecisionError(
-            f"Defer until a future time; {until} has passed. To see this card again later "
-            "in this review, skip it (s)."
-        )
 
 
 def _when(variant: Variant) -> str:

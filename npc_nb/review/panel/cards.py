@@ -28,7 +28,11 @@ KEY_HELP = (
     ("r", "reject (reason optional, typed in the box first)"),
     ("e", "edit, then Ctrl/Cmd+Enter approves the edit, Esc cancels"),
     ("s", "skip: stays pending, back of this review"),
-    ("d", "defer until the chosen day (default tomorrow)"),
+    (
+        "d",
+        "defer until the time typed in the box: empty or tomorrow, next week, +3d, friday, "
+        "an ISO date such as 2026-12-31 (refused if it cannot be read or has passed)",
+    ),
     ("u", "undo the last decision or approve-all batch"),
     ("1-9", "approve the card with that wording (another wording is recorded as an edit)"),
     ("x", "then 1-9: split that wording off as a card of its own"),

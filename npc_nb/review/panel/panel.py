@@ -22,7 +22,6 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
-from datetime import date, timedelta
 from html import escape
 from typing import Any
 
@@ -153,7 +152,11 @@ class ReviewPanel:
 
     def _build_controls(self) -> None:
         self.reason = w.Text(placeholder="reason for rejecting (optional)")
-        self.defer_until = w.DatePicker(value=_tomorrow(), description="defer until")
+        # Typed, not picked: the same forms as the terminal's (session.defer_time).
+        self.defer_until = w.Text(
+            placeholder="tomorrow · next week · +3d · friday · YYYY-MM-DD",
+            description="defer until",
+        )
         # The deciding buttons are shown and hidden together: one layout for them all.
         deciding = w.Layout(width="auto")
         self.buttons = {
@@ -418,7 +421,11 @@ class ReviewPanel:
         return self._decide("reject", reason=self.reason.value.strip() or None)
 
     def _defer(self) -> str:
-        return self._decide("defer", until=self.defer_until.value)
+        """Defer to what the box says (empty: tomorrow); a value it cannot read is
+        refused in the status line, and the card stays."""
+        until = self.session.defer_time(self.defer_until.value)
+        done = self._decide("defer", until=until)
+        return f"{done} (until {until.astimezone():%a %Y-%m-%d %H:%M})"
 
     def _start_edit(self) -> str:
         if self.session.current is None:
@@ -512,8 +519,6 @@ class ReviewPanel:
             self.reason.value = ""
             if self._editing is not None:
                 self._close_editor()
-        if self.defer_until.value is None or self.defer_until.value <= date.today():
-            self.defer_until.value = _tomorrow()
         self.progress.max = max(summary.decided + summary.remaining, 1)
         self.progress.value = summary.decided
         self.progress.layout.display = "none" if summary.empty else None
@@ -558,10 +563,6 @@ class ReviewPanel:
 
 def _view(widget: w.Widget) -> dict[str, Any]:
     return {"version_major": 2, "version_minor": 0, "model_id": widget.model_id}
-
-
-def _tomorrow() -> date:
-    return date.today() + timedelta(days=1)
 
 
 def _error_html(message: str, details: str | None = None) -> str:
