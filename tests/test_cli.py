@@ -7,11 +7,19 @@ import os
 import subprocess
 import sys
 import time
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import npc_nb
 from npc_nb.cli import main
 from tests.helpers import PATIENCE, propose, status_of
+
+#: Two facts, each with a second wording merged into its card: on such a card the key
+#: 2 approves the second wording, and 1 the first.
+FACTS = (
+    ("We store the ringing data in DuckDB.", "As discussed, we store the ringing data in DuckDB."),
+    ("The field season starts in April.", "As discussed, the field season starts in April."),
+)
 
 
 def review(project_dir: Path, keys: str) -> str:
@@ -168,6 +176,128 @@ def test_on_a_terminal_the_edit_starts_from_the_current_text(
         terminal.close()
     assert status_of(nb, memory) == "human-edited"
     assert nb.memories()["final_text"].item() == "original words and more"
+
+
+def cards_with_two_wordings(nb: npc_nb.Project) -> list[str]:
+    """A card per fact in ``FACTS``, each holding its second wording too."""
+    cards = []
+    for text, other in FACTS:
+        cards.append(propose(nb, text))
+        outcome = nb.add_candidate(other, category="fact", npc="analyst")
+        assert (outcome.action, outcome.memory_id) == ("merged", cards[-1]), outcome
+    return cards
+
+
+def start_of(day: date) -> datetime:
+    """Local midnight starting ``day``, as the store keeps it (naive UTC)."""
+    return datetime.combine(day, datetime.min.time()).astimezone(UTC).replace(tzinfo=None)
+
+
+def decided_actions(nb: npc_nb.Project) -> list[str]:
+    events = nb.decisions().sort_values("seq")
+    return events.loc[events["action"] != "propose", "action"].tolist()
+
+
+def test_on_a_terminal_a_refused_date_is_asked_again_and_never_read_as_keys(
+    nb: npc_nb.Project, project_dir: Path
+) -> None:
+    """The reported sequence: d, then "next week" (once refused), then a date retyped
+    after a refusal, whose digits were read as keys and approved wordings 2 and 1."""
+    first, second = cards_with_two_wordings(nb)
+    third = propose(nb, "The logger is replaced in May.")
+    argv = [sys.executable, "-m", "npc_nb.cli", "review", "--project", str(project_dir)]
+    today = date.today()
+    terminal = Terminal(argv)
+    try:
+        terminal.answer("> ", "d")
+        # "a" typed on after the date: entering single-key mode for the next card
+        # flushes it, so it approves nothing.
+        terminal.answer("until (", "next week\ra")
+        terminal.answer("> ", "d")
+        terminal.answer("until (", "someday\r")
+        terminal.answer("> ", "2999-01-01\r")  # the same prompt again: still a date
+        terminal.answer("> ", "q")
+        assert terminal.wait() == 0
+    finally:
+        terminal.close()
+    rows = nb.memories().set_index("id")
+    assert rows["status"].to_dict() == {
+        first: "deferred",
+        second: "deferred",
+        third: "pending_approval",
+    }
+    a_week_on = {start_of(day + timedelta(days=7)) for day in (today, date.today())}
+    assert rows.loc[first, "defer_until"] in a_week_on
+    assert rows.loc[second, "defer_until"] == start_of(date(2999, 1, 1))
+    assert decided_actions(nb) == ["defer", "defer"]
+
+
+def test_on_a_terminal_an_arrow_key_or_a_paste_at_the_key_prompt_decides_nothing(
+    nb: npc_nb.Project, project_dir: Path
+) -> None:
+    cards = cards_with_two_wordings(nb)
+    argv = [sys.executable, "-m", "npc_nb.cli", "review", "--project", str(project_dir)]
+    terminal = Terminal(argv)
+    try:
+        terminal.answer("> ", "\x1b[A")  # up: escape, [, A (which reads as a)
+        terminal.answer("> ", "2999-01-01")  # a date pasted where a key is read
+        terminal.answer("> ", "s")
+        terminal.answer("> ", "q")
+        assert terminal.wait() == 0
+    finally:
+        terminal.close()
+    assert [status_of(nb, card) for card in cards] == ["pending_approval"] * 2
+    assert decided_actions(nb) == ["skip"]
+
+
+def test_from_a_pipe_a_refused_date_is_asked_again_and_never_read_as_keys(
+    nb: npc_nb.Project, project_dir: Path
+) -> None:
+    first, second = cards_with_two_wordings(nb)
+    output = review(project_dir, "d\nsomeday\n2999-01-01\nq\n")
+    assert "Cannot tell when 'someday' is" in output and "next week" in output
+    assert [status_of(nb, card) for card in (first, second)] == ["deferred", "pending_approval"]
+    assert nb.memories().set_index("id").loc[first, "defer_until"] == start_of(date(2999, 1, 1))
+    assert decided_actions(nb) == ["defer"]
+
+
+def test_a_dash_at_the_date_prompt_cancels_and_decides_nothing(
+    nb: npc_nb.Project, project_dir: Path
+) -> None:
+    memory = propose(nb, "a card to keep")
+    review(project_dir, "d\n-\nq\n")
+    assert status_of(nb, memory) == "pending_approval" and decided_actions(nb) == []
+
+
+def test_a_line_of_text_at_the_key_prompt_is_not_read_as_its_first_key(
+    nb: npc_nb.Project, project_dir: Path
+) -> None:
+    cards = cards_with_two_wordings(nb)
+    output = review(project_dir, "2999-01-01\napprove\ns\nq\n")
+    assert "'2999-01-01' is not one key: nothing done" in output
+    assert [status_of(nb, card) for card in cards] == ["pending_approval"] * 2
+    assert decided_actions(nb) == ["skip"]
+
+
+def test_a_refused_split_number_is_asked_again_not_read_as_a_key(
+    nb: npc_nb.Project, project_dir: Path
+) -> None:
+    first, _ = cards_with_two_wordings(nb)
+    output = review(project_dir, "x\n7\n2\nq\n")
+    assert "'7' is not a wording to split off" in output
+    assert status_of(nb, first) == "pending_approval"  # wording 2 was split, not approved
+    assert decided_actions(nb) == []
+    assert (nb.reproposals()["label"] == "split").sum() == 1
+
+
+def test_a_refused_edit_is_offered_again_not_read_as_keys(
+    nb: npc_nb.Project, project_dir: Path
+) -> None:
+    memory = propose(nb, "original words")
+    output = review(project_dir, "e\n...\nall fixed now\nq\n")
+    assert "Memory text is empty" in output
+    assert status_of(nb, memory) == "human-edited"
+    assert nb.memories()["final_text"].item() == "all fixed now"
 
 
 class Terminal:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 import threading
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -111,6 +111,35 @@ def test_each_decision_by_button_and_the_edit_box(nb: npc_nb.Project, queued: li
     until = nb.memories().set_index("id").loc[queued[3], "defer_until"]
     assert until.date() == date.today() + timedelta(days=1)
     assert "1 approved · 1 edited · 1 rejected · 1 skipped · 1 deferred" in panel.tally.value
+
+
+def test_the_defer_box_takes_the_terminals_relative_dates(
+    nb: npc_nb.Project, queued: list[str]
+) -> None:
+    """Typed into the defer box, counted from the session's clock (here a fixed
+    Wednesday afternoon); a form it cannot read is refused and the card stays."""
+    panel = nb.review_panel()
+    panel.session.now = lambda: datetime(2031, 5, 14, 15, 0)  # local time, a Wednesday
+    panel.defer_until.value = "someday"
+    key(panel, "d")
+    assert "Cannot tell when 'someday' is" in panel.status.value
+    assert "next week" in panel.status.value and "npc-error" in panel.status.value
+    assert panel.keys.card_id == queued[0] and not events(nb, queued[0])
+    for typed in ("next week", "+3d", "friday", "+12h", ""):
+        panel.defer_until.value = typed
+        key(panel, "d")
+    assert "until Thu 2031-05-15 00:00" in panel.status.value  # empty: tomorrow
+    local = [
+        datetime(2031, 5, 21),  # next week: seven days on, a Wednesday again
+        datetime(2031, 5, 17),
+        datetime(2031, 5, 16),  # the coming Friday
+        datetime(2031, 5, 15, 3, 0),  # twelve hours on
+        datetime(2031, 5, 15),
+    ]
+    stored = nb.memories().set_index("id")["defer_until"]
+    assert [stored[m] for m in queued] == [
+        moment.astimezone(UTC).replace(tzinfo=None) for moment in local
+    ]
 
 
 def test_cancelled_edit_changes_nothing(nb: npc_nb.Project, queued: list[str]) -> None:
