@@ -142,6 +142,17 @@ def test_the_defer_box_takes_the_terminals_relative_dates(
     ]
 
 
+def test_the_defer_box_still_takes_a_date_set_from_code(
+    nb: npc_nb.Project, queued: list[str]
+) -> None:
+    """Code written for the date picker the box replaced keeps working."""
+    panel = nb.review_panel()
+    panel.defer_until.value = date(2999, 1, 1)
+    assert panel.defer_until.value == "2999-01-01"
+    key(panel, "d")
+    assert nb.memories().set_index("id").loc[queued[0], "defer_until"] == datetime(2999, 1, 1)
+
+
 def test_cancelled_edit_changes_nothing(nb: npc_nb.Project, queued: list[str]) -> None:
     panel = nb.review_panel()
     key(panel, "e")

@@ -26,6 +26,7 @@ from html import escape
 from typing import Any
 
 import ipywidgets as w
+import traitlets
 from IPython.display import DisplayHandle, display
 
 from ...errors import NpcError
@@ -153,7 +154,7 @@ class ReviewPanel:
     def _build_controls(self) -> None:
         self.reason = w.Text(placeholder="reason for rejecting (optional)")
         # Typed, not picked: the same forms as the terminal's (session.defer_time).
-        self.defer_until = w.Text(
+        self.defer_until = _DeferBox(
             placeholder="tomorrow · next week · +3d · friday · YYYY-MM-DD",
             description="defer until",
         )
@@ -563,6 +564,13 @@ class ReviewPanel:
 
 def _view(widget: w.Widget) -> dict[str, Any]:
     return {"version_major": 2, "version_minor": 0, "model_id": widget.model_id}
+
+
+class _DeferBox(w.Text):
+    """The defer box: typed text, and still takes a ``date`` or ``datetime`` set from
+    code (as the date picker it replaced did), kept as its ISO text."""
+
+    value = traitlets.CUnicode(help="String value").tag(sync=True)
 
 
 def _error_html(message: str, details: str | None = None) -> str:
