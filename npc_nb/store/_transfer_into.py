@@ -22,7 +22,7 @@ from typing import Any
 
 import duckdb
 
-from .._locations import ensure_store_dir, store_path
+from .._locations import ensure_store_dir, make_private, store_path
 from .._store_url import redact, redact_text
 from ..errors import StoreError
 from ._database import _SEQUENCED as SEQUENCED
@@ -287,6 +287,10 @@ def _advance_pg_sequences(con: Any, schema: str) -> None:
 
 @contextmanager
 def duckdb_file(path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A connection to the store file ``path``, private like every store file: DuckDB
+    creates a file (and its write-ahead log) with the umask's mode, so both are made
+    0600 once open and again once closed. Its folder is 0700 before the file can exist
+    (``ensure_store_dir`` comes first), so nobody else can reach it in between."""
     try:
         con = duckdb.connect(str(path), config={"autoinstall_known_extensions": False})
     except duckdb.Error as exc:
@@ -295,6 +299,7 @@ def duckdb_file(path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
             "using this project, then retry."
         ) from None
     try:
+        make_private(path.parent)
         con.execute("SET TimeZone = 'UTC'")
         yield con
     except duckdb.Error as exc:
@@ -303,6 +308,7 @@ def duckdb_file(path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
         ) from None
     finally:
         con.close()
+        make_private(path.parent)  # a write-ahead log left behind
 
 
 @contextmanager
