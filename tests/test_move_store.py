@@ -340,14 +340,14 @@ def test_any_text_survives_the_round_trip(
 def _cli(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     """``npc-nb ARGV`` in a process of its own, under the common umask 022 (files 0644)."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), *sys.path])}
+    command = [sys.executable, "-m", "npc_nb.cli", *argv]
     return subprocess.run(
-        [sys.executable, "-m", "npc_nb.cli", *argv],
+        ["sh", "-c", 'umask 022 && exec "$@"', "sh", *command],
         capture_output=True,
         text=True,
         env=env,
         cwd=cwd,
         timeout=240,
-        preexec_fn=lambda: os.umask(0o022),
     )
 
 
