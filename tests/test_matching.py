@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -253,6 +253,98 @@ def test_a_failing_matcher_queues_the_candidate_and_records_why(open_with, broke
     assert outcome.queued and outcome.error
     stored = nb.memories().set_index("id").loc[outcome.memory_id]
     assert stored["match_error"] == outcome.error
+
+
+class _LyingLength(Sequence):
+    """A sequence whose length says one verdict per neighbour but that holds only one."""
+
+    def __init__(self, verdicts: int) -> None:
+        self.verdicts = verdicts
+
+    def __len__(self) -> int:
+        return self.verdicts
+
+    def __getitem__(self, i: int) -> str:  # type: ignore[override]
+        if i == 0:
+            return "same"
+        raise IndexError(i)
+
+
+def _pops_one(candidate: str, neighbours: list[str]) -> list:
+    neighbours.pop()
+    return ["same"] * len(neighbours)
+
+
+def _appends_one(candidate: str, neighbours: list[str]) -> list:
+    neighbours.append("an extra neighbour")
+    return ["different"] * len(neighbours)
+
+
+def _clears(candidate: str, neighbours: list[str]) -> list:
+    neighbours.clear()
+    return []
+
+
+@pytest.mark.parametrize(
+    "faulty",
+    [
+        _pops_one,
+        _appends_one,
+        _clears,
+        lambda candidate, neighbours: ["same"] * (len(neighbours) - 1),
+        lambda candidate, neighbours: ("same" for _ in neighbours),
+        lambda candidate, neighbours: _LyingLength(len(neighbours)),
+        lambda candidate, neighbours: dict.fromkeys(neighbours, "same"),
+        lambda candidate, neighbours: None,
+        lambda candidate, neighbours: [None] * len(neighbours),
+        lambda candidate, neighbours: [("same", "high")] * len(neighbours),
+        lambda candidate, neighbours: [("same", 90, "sure")] * len(neighbours),
+    ],
+    ids=[
+        "pops-its-list", "appends-to-its-list", "clears-its-list", "one-fewer", "generator",
+        "length-that-lies", "dict", "none", "none-verdicts", "text-score", "triples",
+    ],
+)  # fmt: skip
+def test_a_matcher_that_answers_other_than_asked_queues_the_candidate_and_records_why(
+    open_with, faulty
+) -> None:
+    """Two neighbours asked about, anything but two valid verdicts back (however the
+    matcher got there, its own list changed in place included): the candidate is
+    queued, the fault recorded where every matcher fault is, nothing raised."""
+    nb = open_with(matcher=None)
+    nb.reject(add(nb, "The field team uses tablets.").memory_id)
+    nb.approve(add(nb, "The field team uses tablets on site.").memory_id)
+    nb.configure(matcher=faulty)
+    outcome = add(nb, "The field team uses tablets for the survey.")
+    assert outcome.queued and "matcher failed" in (outcome.error or "")
+    stored = nb.memories().set_index("id")
+    assert stored.loc[outcome.memory_id, "match_error"] == outcome.error
+    assert stored.loc[outcome.memory_id, "status"] == "pending_approval"
+    assert sorted(stored["status"]) == ["human-approved", "human-rejected", "pending_approval"]
+
+
+def test_a_matcher_that_empties_its_list_after_answering_is_judged_on_its_answer(
+    open_with,
+) -> None:
+    """The neighbour list is the matcher's own copy: what it does to the list once it
+    has answered changes nothing of what was asked, so its verdicts hold."""
+    asked: list[list[str]] = []
+
+    def tidy(candidate: str, neighbours: list[str]) -> list:
+        asked.append(neighbours)
+        verdicts = ["same"] * len(neighbours)
+        neighbours.clear()
+        return verdicts
+
+    nb = open_with(matcher=tidy)
+    rejected = add(nb, "The field team uses tablets.")
+    nb.reject(rejected.memory_id)
+    outcome = add(nb, "The field team uses tablets for the survey.")
+    assert (outcome.action, outcome.memory_id, outcome.error) == (
+        "suppressed", rejected.memory_id, None,
+    )  # fmt: skip
+    again = add(nb, "The field team uses tablets in the field.")
+    assert again.action == "suppressed" and asked[-1] is not asked[-2]
 
 
 def test_the_matcher_is_not_called_without_neighbours(open_with) -> None:

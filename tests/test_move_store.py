@@ -8,6 +8,10 @@ Each PostgreSQL test gets a fresh database on the session's throwaway server
 from __future__ import annotations
 
 import io
+import os
+import stat
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +26,8 @@ from npc_nb.cli import main
 from npc_nb.store.migrations import MIGRATIONS
 from npc_nb.store.transfer import migrate_store
 from tests.helpers import propose
+
+REPO = Path(__file__).resolve().parents[1]
 
 #: Text a model or a person may write: unicode, quotes, backslashes, SQL and format
 #: metacharacters, markup, bidi overrides, line breaks (memory text refuses other
@@ -329,3 +335,48 @@ def test_any_text_survives_the_round_trip(
     assert postgres_rows(postgres_url, "texts") == original
     migrate_store(postgres_url, tmp_path / "back", project="texts", force=True)
     assert embedded_rows(tmp_path / "back") == original
+
+
+def _cli(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``npc-nb ARGV`` in a process of its own, under the common umask 022 (files 0644)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), *sys.path])}
+    command = [sys.executable, "-m", "npc_nb.cli", *argv]
+    return subprocess.run(
+        ["sh", "-c", 'umask 022 && exec "$@"', "sh", *command],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=240,
+    )
+
+
+def _modes(folder: Path) -> dict[str, int]:
+    """The permission bits of a store folder and of every store file in it."""
+    found = {".": stat.S_IMODE(folder.stat().st_mode)}
+    for path in folder.iterdir():
+        if path.name.startswith("memory.duckdb"):
+            found[path.name] = stat.S_IMODE(path.stat().st_mode)
+    return found
+
+
+def test_a_moved_store_is_private_whatever_the_umask(
+    project_dir: Path, isolated_home: Path, tmp_path: Path
+) -> None:
+    """``migrate-store`` into folders that do not exist yet, under umask 022: the store
+    folders are 0700 and the files 0600, as for a store npc_nb opens itself."""
+    nb = npc_nb.open(project_dir)
+    propose(nb, "a personal fact that moves with the project")
+    nb.approve(propose(nb, "a global fact that moves with the user", scope="global", npc=None))
+    nb.close()
+
+    moved = _cli("migrate-store", str(project_dir), str(tmp_path / "new" / "project"), cwd=tmp_path)
+    assert moved.returncode == 0, moved.stdout + moved.stderr
+    assert _modes(tmp_path / "new" / "project" / ".npc_nb") == {
+        ".": 0o700, "memory.duckdb": 0o600,
+    }  # fmt: skip
+
+    home = tmp_path / "new" / "home"
+    moved = _cli("migrate-store", str(isolated_home), str(home), "--user", cwd=tmp_path)
+    assert moved.returncode == 0, moved.stdout + moved.stderr
+    assert _modes(home) == {".": 0o700, "memory.duckdb": 0o600}

@@ -50,6 +50,7 @@ __all__ = [
     "Judgement",
     "Matcher",
     "Verdict",
+    "ask",
     "assertion_differences",
     "content_terms",
     "guard",
@@ -78,13 +79,31 @@ class Judgement:
     differs: str | None = None
 
 
+def ask(
+    matcher: Matcher, candidate: str, neighbours: Sequence[str]
+) -> list[tuple[Verdict, float | None]]:
+    """Ask ``matcher`` about ``neighbours`` and check its answer against what was asked.
+
+    The matcher gets a list of its own: what it does to it (pop, append, clear) changes
+    neither what it was asked nor anyone else's view of the neighbours. Its answer must
+    be one valid verdict per neighbour asked; anything else is a ValueError, which the
+    caller records as the matcher's fault.
+    """
+    asked = len(neighbours)
+    return read_verdicts(matcher(candidate, list(neighbours)), asked)
+
+
 def read_verdicts(raw: Sequence[Any], expected: int) -> list[tuple[Verdict, float | None]]:
-    """A matcher's answer as (verdict, score) pairs; ValueError if it is malformed."""
+    """A matcher's answer as (verdict, score) pairs; ValueError if it is malformed.
+
+    The answer is read once, into a list of its own, and that list is counted: a
+    sequence whose length says one thing and whose items another is malformed too."""
     if isinstance(raw, str | bytes) or not isinstance(raw, Sequence):
         raise ValueError(f"a matcher must return a list, not {type(raw).__name__}")
-    if len(raw) != expected:
-        raise ValueError(f"a matcher returned {len(raw)} verdicts for {expected} neighbours")
-    return [_one_verdict(item) for item in raw]
+    items = list(raw)
+    if len(items) != expected:
+        raise ValueError(f"a matcher returned {len(items)} verdicts for {expected} neighbours")
+    return [_one_verdict(item) for item in items]
 
 
 def _one_verdict(item: Any) -> tuple[Verdict, float | None]:

@@ -18,8 +18,9 @@ arrived and that the judged memories' statuses did not change meanwhile, and sta
 over if they did. It skips that re-read when nothing can have been written since the
 reads it repeats (``Store.untouched_since``: the file stayed open in this process and
 this process committed nothing), which on DuckDB is the usual case. A matcher that
-raises or answers the wrong number of verdicts leaves the candidate queued, the error
-recorded, nothing lost. Every non-queued outcome writes
+raises, or answers anything but one valid verdict per neighbour it was asked about (it
+gets a list of its own, so changing that list changes nothing), leaves the candidate
+queued, the error recorded, nothing lost. Every non-queued outcome writes
 a ``reproposals`` row (verdict, score, matcher, the memory it matched).
 """
 
@@ -39,7 +40,7 @@ from .._time import utc_now
 from ..store import Connection, Store, events, memory_rows
 from ..store._database import insert_row
 from .candidates import Candidate, memory_row, proposal_event, reproposal_row
-from .matching import Judgement, Matcher, guard, read_verdicts
+from .matching import Judgement, Matcher, ask, guard
 from .neighbours import NeighbourIndex
 
 __all__ = ["MATCH_KIND", "Matching", "propose"]
@@ -162,7 +163,7 @@ def _judge(
         return [], None  # the matcher is not called when there is no neighbour
     texts = [row["final_text"] for _, row in found]
     try:
-        verdicts = read_verdicts(matching.matcher(candidate.text, texts), len(texts))
+        verdicts = ask(matching.matcher, candidate.text, texts)
     except Exception as exc:  # any matcher, any failure: queue and record it
         return [], f"{matching.name} matcher failed: {type(exc).__name__}: {exc}"[:500]
     judged = []

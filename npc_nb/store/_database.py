@@ -29,6 +29,7 @@ from .._locations import make_private, make_wal_private, store_path
 from .._settings import Settings
 from .._tables import kind_of_sql_type, with_missing_as_na
 from ..errors import StoreError
+from ._faults import STORAGE_ERRORS, is_storage_fault, storage_fault, write_fault
 from ._lease import ConnectionLease
 from .generation import DECISION_SQL, decision_params, rewrite_sql
 from .known_rows import KnownRows
@@ -48,8 +49,6 @@ __all__ = [
 ]
 
 Connection = duckdb.DuckDBPyConnection
-#: Errors of the file, not of the statement: a full disk, a read-only folder, a lost file.
-_STORAGE_ERRORS = (duckdb.IOException, duckdb.TransactionException, duckdb.FatalException)
 #: The tables ``insert_row`` writes to (names reach SQL text, so only these).
 TABLES = (
     "memories",
@@ -196,8 +195,19 @@ class Store:
 
     @contextmanager
     def read(self) -> Iterator[Connection]:
-        with self._lease.connection() as con:
-            yield con
+        try:
+            with self._lease.connection() as con:
+                yield con
+        except STORAGE_ERRORS as exc:
+            if not is_storage_fault(exc, self.path):
+                raise
+            raise self._fault(exc) from exc
+
+    def _fault(self, exc: Exception) -> StoreError:
+        """A fault of the file (``_faults``) met by a statement, as a StoreError; the
+        file is let go, so the next use opens it again (a copy put back, say)."""
+        self._lease.release()  # closes only when no outer use still holds it
+        return storage_fault(self.path, exc, doing="read")
 
     @contextmanager
     def write(self) -> Iterator[Connection]:
@@ -210,14 +220,9 @@ class Store:
                 con.execute("COMMIT")
                 self.commits += 1
                 make_wal_private(self.folder)  # a new write-ahead log gets the umask's mode
-            except _STORAGE_ERRORS as exc:
+            except STORAGE_ERRORS as exc:
                 self._abandon(con)
-                raise StoreError(
-                    f"Could not write to the store {self.path}: {str(exc).splitlines()[0]}. "
-                    "Nothing of this operation was saved; everything saved before is intact. "
-                    "Is the disk full or the folder read-only? Free space or fix the "
-                    "permissions, then retry."
-                ) from exc
+                raise write_fault(self.path, exc) from exc
             except BaseException:
                 self._abandon(con)
                 raise
@@ -296,7 +301,12 @@ class Store:
     def read_only(self) -> Iterator[Connection]:
         """A connection of its own that cannot change anything (a caller's SQL)."""
         with self._lease.read_only_connection() as con:
-            yield con
+            try:
+                yield con
+            except STORAGE_ERRORS as exc:
+                if not is_storage_fault(exc, self.path):
+                    raise
+                raise self._fault(exc) from exc
 
     @property
     def engine_errors(self) -> tuple[type[Exception], ...]:

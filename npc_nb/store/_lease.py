@@ -11,7 +11,8 @@ idle for ``idle_release`` seconds and somebody knocked, or once it has been idle
 ``UNASKED_HOLD`` seconds (for programs that do not knock, such as the DuckDB shell).
 So a reviewer reading a card never waits for a checkpoint, and a waiting kernel gets
 in within ``idle_release`` plus the close. A lock held past ``lock_timeout`` raises
-StoreLockedError.
+StoreLockedError; any other failure to open the file (or to migrate it, which reads
+what its header does not) is a StoreError that says what to do (``_faults``).
 
 Every result is materialised before the lease is returned: a live DuckDB relation keeps
 the file lock even after its connection object is dropped.
@@ -51,6 +52,7 @@ import duckdb
 
 from .._locations import ensure_store_dir
 from ..errors import StoreError, StoreLockedError
+from ._faults import storage_fault
 
 __all__ = ["ConnectionLease", "background_work", "in_background"]
 
@@ -256,9 +258,9 @@ class ConnectionLease:
         while True:
             try:
                 con = duckdb.connect(str(self.path), config=dict(config))
-            except duckdb.IOException as exc:
+            except duckdb.Error as exc:
                 if not any(m in str(exc) for m in _LOCK_MESSAGES):
-                    raise StoreError(f"Cannot open the store {self.path}: {exc}") from exc
+                    raise storage_fault(self.path, exc) from exc
                 if time.monotonic() + backoff > deadline:
                     raise StoreLockedError(
                         _locked_message(self.path, self.lock_timeout, exc)
@@ -271,6 +273,9 @@ class ConnectionLease:
             if prepare and self._on_connect is not None:
                 try:
                     self._on_connect(con)
+                except duckdb.Error as exc:  # the migrations read what the header does not
+                    con.close()
+                    raise storage_fault(self.path, exc) from exc
                 except BaseException:
                     con.close()  # never keep the lock after a failed open
                     raise

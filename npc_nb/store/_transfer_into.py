@@ -22,10 +22,11 @@ from typing import Any
 
 import duckdb
 
-from .._locations import ensure_store_dir, store_path
+from .._locations import ensure_store_dir, make_private, store_path
 from .._store_url import redact, redact_text
 from ..errors import StoreError
 from ._database import _SEQUENCED as SEQUENCED
+from ._faults import STORAGE_ERRORS, is_storage_fault, storage_fault
 from .migrations import apply_migrations
 
 __all__ = [
@@ -114,36 +115,69 @@ def into_file(
     """Copy ``origin`` into the store file in ``folder`` (created if need be); the
     migrations the target needed, rows per table, and whether ``force`` cleared rows."""
     ensure_store_dir(folder)
-    with duckdb_file(store_path(folder)) as con:
+    target = store_path(folder)
+    with duckdb_file(target) as con:
         migrated = apply_migrations(con)
         try:
             _attach_source(con, origin)
         except duckdb.Error as exc:
-            raise StoreError(f"Cannot read the source {origin}: {first_line(exc)}") from None
-        target_tables = _duck_tables(con, _current_catalog(con), "main")
-        source_tables = _duck_tables(con, "src", _source_schema(origin))
-        _check_alike(source_tables, target_tables, origin)
-        con.execute("BEGIN TRANSACTION")
+            raise _copy_fault(exc, origin, target) or _unreadable(origin, exc) from None
         try:
-            cleared = _clear_or_refuse(con, target_tables, force, store_path(folder))
-            counts = {}
-            for table, columns in target_tables.items():
-                listed = ", ".join(_quoted(c) for c in columns)
-                con.execute(
-                    f"INSERT INTO {_quoted(table)} ({listed}) SELECT {listed} "
-                    f"FROM src.{_source_schema(origin)}.{_quoted(table)}"
-                )
-                counts[table] = _count(con, _quoted(table))
-            _advance_file_sequences(con)
-            con.execute("COMMIT")
-        except BaseException:
-            with contextlib.suppress(duckdb.Error):  # the error that got here tells more
-                con.execute("ROLLBACK")
-            raise
+            counts, cleared = _copy_into_file(con, origin, target, force)
+        except STORAGE_ERRORS as exc:
+            if (fault := _copy_fault(exc, origin, target)) is None:
+                raise
+            raise fault from None
         finally:
             with contextlib.suppress(duckdb.Error):
                 con.execute("DETACH src")
     return migrated, counts, cleared
+
+
+def _copy_into_file(
+    con: duckdb.DuckDBPyConnection, origin: StoreEnd, target: Path, force: bool
+) -> tuple[dict[str, int], bool]:
+    """The attached source's rows into the target's tables, in one transaction."""
+    target_tables = _duck_tables(con, _current_catalog(con), "main")
+    source_tables = _duck_tables(con, "src", _source_schema(origin))
+    _check_alike(source_tables, target_tables, origin)
+    con.execute("BEGIN TRANSACTION")
+    try:
+        cleared = _clear_or_refuse(con, target_tables, force, target)
+        counts = {}
+        for table, columns in target_tables.items():
+            listed = ", ".join(_quoted(c) for c in columns)
+            con.execute(
+                f"INSERT INTO {_quoted(table)} ({listed}) SELECT {listed} "
+                f"FROM src.{_source_schema(origin)}.{_quoted(table)}"
+            )
+            counts[table] = _count(con, _quoted(table))
+        _advance_file_sequences(con)
+        con.execute("COMMIT")
+    except BaseException:
+        with contextlib.suppress(duckdb.Error):  # the error that got here tells more
+            con.execute("ROLLBACK")
+        raise
+    return counts, cleared
+
+
+def _copy_fault(exc: Exception, origin: StoreEnd, target: Path | None) -> StoreError | None:
+    """A fault of a file the move reads (``_faults``), blamed on the file it names, else
+    on the source: the copy reads the source's pages, and of the target's only those a
+    migration just read; None if ``exc`` is not a file's fault."""
+    if target is not None and f'"{target}' in str(exc):
+        return _not_copied(storage_fault(target, exc, doing="write"))
+    if origin.folder is None or not is_storage_fault(exc, store_path(origin.folder)):
+        return None
+    return _not_copied(storage_fault(store_path(origin.folder), exc, doing="read"))
+
+
+def _not_copied(fault: StoreError) -> StoreError:
+    return StoreError(f"{fault} Nothing was copied.")
+
+
+def _unreadable(origin: StoreEnd, exc: Exception) -> StoreError:
+    return StoreError(f"Cannot read the source {origin}: {first_line(exc)}")
 
 
 def _current_catalog(con: duckdb.DuckDBPyConnection) -> str:
@@ -209,7 +243,7 @@ def into_postgres(
         try:
             _attach_source(reader, origin)
         except duckdb.Error as exc:
-            raise StoreError(f"Cannot read the source {origin}: {first_line(exc)}") from None
+            raise _copy_fault(exc, origin, None) or _unreadable(origin, exc) from None
         source_tables = _duck_tables(reader, "src", _source_schema(origin))
         reader.execute("BEGIN TRANSACTION")  # one snapshot of the source
         with postgres_connection(end) as con, con.transaction():
@@ -218,10 +252,15 @@ def into_postgres(
             target_tables = _pg_tables(con, schema)
             _check_alike(source_tables, target_tables, origin)
             cleared = _clear_postgres(con, target_tables, force, end)
-            counts = {
-                table: _copy_rows(reader, con, f"src.{_source_schema(origin)}", table, columns)
-                for table, columns in target_tables.items()
-            }
+            try:
+                counts = {
+                    table: _copy_rows(reader, con, f"src.{_source_schema(origin)}", table, cols)
+                    for table, cols in target_tables.items()
+                }
+            except STORAGE_ERRORS as exc:  # the reader reads the source alone
+                if (fault := _copy_fault(exc, origin, None)) is None:
+                    raise
+                raise fault from None
             _advance_pg_sequences(con, schema)
         reader.execute("COMMIT")
     finally:
@@ -287,22 +326,32 @@ def _advance_pg_sequences(con: Any, schema: str) -> None:
 
 @contextmanager
 def duckdb_file(path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A connection to the store file ``path``, private like every store file: DuckDB
+    creates a file (and its write-ahead log) with the umask's mode, so both are made
+    0600 once open and again once closed. Its folder is 0700 before the file can exist
+    (``ensure_store_dir`` comes first), so nobody else can reach it in between."""
     try:
         con = duckdb.connect(str(path), config={"autoinstall_known_extensions": False})
     except duckdb.Error as exc:
+        if not any(sign in str(exc) for sign in ("Could not set lock", "Conflicting lock")):
+            raise _not_copied(storage_fault(path, exc)) from None
         raise StoreError(
             f"Cannot open {path}: {first_line(exc)}. Close the notebooks and terminals "
             "using this project, then retry."
         ) from None
     try:
+        make_private(path.parent)
         con.execute("SET TimeZone = 'UTC'")
         yield con
     except duckdb.Error as exc:
+        if is_storage_fault(exc, path):
+            raise _not_copied(storage_fault(path, exc, doing="read")) from None
         raise StoreError(
             f"The move failed on {path}: {first_line(exc)}. Nothing was copied."
         ) from None
     finally:
         con.close()
+        make_private(path.parent)  # a write-ahead log left behind
 
 
 @contextmanager

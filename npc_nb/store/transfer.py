@@ -132,7 +132,7 @@ def _prepare_source(end: StoreEnd) -> list[str]:
     migrations this applied. A source that does not exist is an error, never created."""
     if end.folder is not None:
         path = store_path(end.folder)
-        if not path.is_file():
+        if not path.exists():  # a folder in its place is a damaged store (``_faults``)
             raise ConfigError(
                 f"No npc_nb store at {path}: is this the project's folder (with --user, "
                 "the user's folder such as ~/.npc_nb)?"

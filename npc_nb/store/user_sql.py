@@ -44,7 +44,8 @@ def run_sql(store: Store, sql: str, params: Params, *, allow_write: bool) -> pd.
                 "Queries are read-only so analysis cannot corrupt the audit log; pass "
                 "allow_write=True (in %%npc_sql: --write) if you really mean to write."
             )
-        with store.read_only() as con, _query_errors(store, read_only=True):
+        # The store sees an error first: a damaged file is a StoreError, not the query's.
+        with _query_errors(store, read_only=True), store.read_only() as con:
             return frame(con.execute(sql, params or ()))
     control = [s.query.strip() for s in statements if s.type in _TRANSACTION_CONTROL]
     if control:
