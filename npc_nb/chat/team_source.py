@@ -6,9 +6,10 @@ followed only to a file inside the project: a link out of it could put any file 
 user can read (a credentials file) into a prompt or an error message, so it is refused,
 and the message names the link, never what it points to. Only a regular file is read:
 a FIFO would block, a device (``/dev/zero``) never ends, a folder named ``x.npc`` is
-not a file. The file is opened once, checked on the open descriptor (no swap between
-check and read), and read for at most one byte over the limit, so a file that grows
-while it is read is still bounded.
+not a file. The resolved path is opened once, without following a final link; what
+it is and its size are checked on the open descriptor (what is checked is what is
+read), and at most one byte over the limit is read, so a file that grows while it is
+read is still bounded.
 """
 
 from __future__ import annotations
