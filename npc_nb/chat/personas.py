@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..errors import ConfigError
-from .npcpy_yaml import TeamFile
+from .npcpy_yaml import TeamFile, quoted
 
 __all__ = [
     "ADHOC_DIRECTIVE",
@@ -92,7 +92,7 @@ def litellm_model(model: str | None, provider: str | None) -> str | None:
 def validate_name(name: object) -> str:
     if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise ConfigError(
-            f"Persona name {name!r} is not valid: use letters, digits, '_', '-' or '.', "
+            f"Persona name {quoted(name)} is not valid: use letters, digits, '_', '-' or '.', "
             "starting with a letter (at most 64 characters)."
         )
     return name
@@ -122,7 +122,7 @@ def persona_from_file(
         guess = difflib.get_close_matches(unknown[0], [*_KEYS, *IGNORED_NPCPY_KEYS], n=1)
         meant = f" (did you mean {guess[0]!r}?)" if guess else ""
         raise ConfigError(
-            f"{path}: unknown key {unknown[0]!r}{meant}. npc_nb reads "
+            f"{path}: unknown key {quoted(unknown[0])}{meant}. npc_nb reads "
             f"{', '.join(_KEYS)} and ignores npcpy's {', '.join(IGNORED_NPCPY_KEYS)}."
         )
     directive = file.get("primary_directive")
@@ -131,7 +131,7 @@ def persona_from_file(
     fields = {key: file.get(key) for key in ("name", "model", "provider")}
     for key, value in fields.items():
         if value is not None and not isinstance(value, str):
-            raise ConfigError(f"{path}: key {key!r} must be a string, not {value!r}.")
+            raise ConfigError(f"{path}: key {key!r} must be a string, not {quoted(value)}.")
     name = (fields["name"] or path.stem).strip()
     try:
         validate_name(name)

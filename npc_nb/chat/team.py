@@ -6,6 +6,10 @@ read on its own, and one that cannot be used is kept as a ``BrokenFile`` with it
 instead of failing the whole team. The team's context file is npcpy's: ``*.ctx`` in the
 folder (``team.ctx`` when there are several). Its ``context`` joins the team's personas'
 prompt prefix, and its ``model`` and ``provider`` fill in for personas that name none.
+Every file is read as bounded data from inside the project (``team_source.py``): a link
+out of it, a file that is not a regular file or one over the size limit is broken too,
+and a folder ``npc_team`` that links out of the project is one broken entry, its files
+not even listed.
 """
 
 from __future__ import annotations
@@ -15,8 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import ConfigError
-from .npcpy_yaml import TeamFile, read_team_file
+from .npcpy_yaml import TeamFile, quoted, read_team_file
 from .personas import Persona, persona_from_file
+from .team_source import inside_project
 
 __all__ = ["TEAM_FOLDER", "BrokenFile", "Team", "TeamContext", "load_team"]
 
@@ -61,14 +66,18 @@ def load_team(project_root: Path, team: str) -> Team:
     folder = project_root / TEAM_FOLDER
     if not folder.is_dir():
         return Team()
+    try:
+        inside_project(folder, project_root)
+    except ConfigError as exc:
+        return Team(broken=(BrokenFile(str(folder), str(exc)),))
     broken: list[BrokenFile] = []
-    context, notes = _team_context(folder, broken)
+    context, notes = _team_context(folder, project_root, broken)
     loaded: list[Persona] = []
     for path in sorted(folder.glob("*.npc")):
         try:
             loaded.append(
                 persona_from_file(
-                    read_team_file(path, "name and primary_directive"),
+                    read_team_file(path, "name and primary_directive", root=project_root),
                     team,
                     default_model=context.model if context else None,
                     default_provider=context.provider if context else None,
@@ -98,7 +107,9 @@ def _without_clashes(
     return {p.name: p for p in loaded if counts[p.name] == 1}, clashes
 
 
-def _team_context(folder: Path, broken: list[BrokenFile]) -> tuple[TeamContext | None, tuple]:
+def _team_context(
+    folder: Path, root: Path, broken: list[BrokenFile]
+) -> tuple[TeamContext | None, tuple]:
     """The team's ``.ctx`` file, if there is one; a broken one joins ``broken``."""
     files = sorted(folder.glob("*.ctx"))
     if not files:
@@ -111,7 +122,8 @@ def _team_context(folder: Path, broken: list[BrokenFile]) -> tuple[TeamContext |
         else ()
     )
     try:
-        return _read_context(read_team_file(chosen, "context, model and provider")), notes
+        file = read_team_file(chosen, "context, model and provider", root=root)
+        return _read_context(file), notes
     except ConfigError as exc:
         broken.append(BrokenFile(str(chosen), str(exc)))
         return None, notes
@@ -121,6 +133,6 @@ def _read_context(file: TeamFile) -> TeamContext:
     values = {key: file.get(key) for key in ("context", "model", "provider")}
     for key, value in values.items():
         if value is not None and not isinstance(value, str):
-            raise ConfigError(f"{file.path}: key {key!r} must be text, not {value!r}.")
+            raise ConfigError(f"{file.path}: key {key!r} must be text, not {quoted(value)}.")
     cleaned = {key: (value.strip() or None) if value else None for key, value in values.items()}
     return TeamContext(str(file.path), **cleaned)
