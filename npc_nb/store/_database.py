@@ -317,6 +317,11 @@ class Store:
         """Call ``callback`` (held weakly, from another thread) with each decision made
         in another process. The embedded store has none to report (see ``announce``)."""
 
+    def alerts(self) -> list[str]:
+        """What the user should know about this store now (``%npc_status``): nothing,
+        for the embedded file."""
+        return []
+
     def lock_text(self, con: Connection, digest: str) -> None:
         """Serialise proposals of the same text until ``con``'s transaction ends: the
         file lock already does, here."""
