@@ -303,6 +303,10 @@ class Store:
         """The errors the engine raises for a failing statement (a caller's SQL)."""
         return (duckdb.Error,)
 
+    def vet_read_only(self, con: Connection, statements: Sequence[Any]) -> None:
+        """Refuse (QueryError) read-only ``statements`` that could still act through
+        ``con``. Nothing to refuse here: the file's read-only connection refuses it all."""
+
     def default_actor(self) -> str | None:
         """Who a decision is recorded for when no reviewer is configured (None: the OS
         user; a shared store answers with the database role)."""

@@ -52,6 +52,7 @@ from .notices import EVERYTHING, DecisionNotice, Subscribers
 from .pg_analysis import connect as analysis_connection
 from .pg_listener import DecisionListener, channel_for
 from .pg_migrations import apply_pg_migrations
+from .pg_read_only import refuse_server_sql
 
 try:
     import psycopg
@@ -384,6 +385,10 @@ class PostgresStore(Store):
             yield con
         finally:
             con.close()
+
+    def vet_read_only(self, con: Connection, statements: Sequence[Any]) -> None:
+        """No SQL of a caller's own reaches the server (``pg_read_only``)."""
+        refuse_server_sql(con, statements)
 
     def configure(self, settings: Settings) -> None:
         """Lock and release timeouts concern the embedded file only."""
