@@ -72,7 +72,9 @@ def test_a_reader_of_one_project_cannot_see_another(lab: dict[str, str], tmp_pat
     with pytest.raises(npc_nb.StoreError, match="Cannot open"):
         npc_nb.open(tmp_path / "beta", store=lab["reader"])
     nb = npc_nb.open(tmp_path / "alpha", store=lab["reader"])
-    with pytest.raises(npc_nb.QueryError, match="permission denied"):
+    with pytest.raises(npc_nb.QueryError, match="read-only query path"):
         nb.sql("SELECT * FROM postgres_query('pg', 'SELECT final_text FROM npc_beta.memories')")
+    with pytest.raises(npc_nb.StoreError, match="permission denied"):  # the server's refusal
+        nb.sql("SELECT final_text FROM npc_beta.memories", allow_write=True)
     assert "beta" not in " ".join(nb.sql("SELECT final_text FROM memories")["final_text"])
     nb.close()

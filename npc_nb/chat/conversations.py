@@ -188,6 +188,7 @@ class Conversations:
             team_context=_describe(team.context) if team.context else None,
             broken=[b.error for b in team.broken],
             notes=list(team.notes),
+            alerts=self._turns.store.alerts(),
         )
 
 
@@ -205,7 +206,8 @@ def _describe(context: TeamContext) -> str:
 @dataclass(frozen=True)
 class Status:
     """What ``%npc_status`` shows. ``broken`` holds the error of each team file that
-    cannot be used; ``team_context`` describes the team's ``.ctx`` file, if any."""
+    cannot be used; ``team_context`` describes the team's ``.ctx`` file, if any;
+    ``alerts`` what the store reports (decision notices it did not confirm)."""
 
     project: str
     store: str
@@ -216,6 +218,7 @@ class Status:
     team_context: str | None = None
     broken: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    alerts: list[str] = field(default_factory=list)
 
     @property
     def waiting_line(self) -> str:
@@ -236,6 +239,7 @@ class Status:
             lines.append(f"team:      {self.team_context}")
         lines += _labelled("note:", self.notes)
         lines += _labelled("BROKEN:", self.broken)
+        lines += _labelled("WARNING:", self.alerts)
         lines += [f"waiting:   {self.waiting} memory candidate(s) · %npc_review", f"{self.jobs}"]
         return "\n".join(lines)
 

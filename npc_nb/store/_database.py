@@ -313,6 +313,10 @@ class Store:
         """The errors the engine raises for a failing statement (a caller's SQL)."""
         return (duckdb.Error,)
 
+    def vet_read_only(self, con: Connection, statements: Sequence[Any]) -> None:
+        """Refuse (QueryError) read-only ``statements`` that could still act through
+        ``con``. Nothing to refuse here: the file's read-only connection refuses it all."""
+
     def default_actor(self) -> str | None:
         """Who a decision is recorded for when no reviewer is configured (None: the OS
         user; a shared store answers with the database role)."""
@@ -326,6 +330,11 @@ class Store:
     def subscribe(self, callback: Callable[[DecisionNotice], None]) -> None:
         """Call ``callback`` (held weakly, from another thread) with each decision made
         in another process. The embedded store has none to report (see ``announce``)."""
+
+    def alerts(self) -> list[str]:
+        """What the user should know about this store now (``%npc_status``): nothing,
+        for the embedded file."""
+        return []
 
     def lock_text(self, con: Connection, digest: str) -> None:
         """Serialise proposals of the same text until ``con``'s transaction ends: the

@@ -4,7 +4,8 @@ both backends.
 
 Each connection is an in-memory DuckDB database with the postgres extension loaded from
 its pinned wheel (never downloaded), the project's schema attached ``READ_ONLY`` (every
-PostgreSQL transaction it opens is read-only too), and the analytical views defined in
+PostgreSQL transaction it opens is read-only too, and so is its server session's default,
+``default_transaction_read_only``, for any other), and the analytical views defined in
 memory with the very SQL the DuckDB migrations give them, so a view means the same on
 both backends by construction. A researcher's query gets a connection of its own that
 then turns off file access and locks its configuration (``locked=True``): it writes no
@@ -24,6 +25,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 import duckdb
 
@@ -31,7 +33,7 @@ from .._store_url import redact_text
 from ..errors import StoreError
 from .migrations import apply_migrations
 
-__all__ = ["connect", "view_definitions"]
+__all__ = ["connect", "read_only_session", "view_definitions"]
 
 _EXTENSION_MISSING = (
     "Reading a PostgreSQL store needs DuckDB's postgres extension from its wheel: "
@@ -56,6 +58,17 @@ def _extension_file() -> Path:
     link = folder / "postgres_scanner.duckdb_extension"
     os.symlink(found, link)
     return link
+
+
+def read_only_session(url: str) -> str:
+    """``url`` asking the server for read-only transactions by default (libpq's
+    ``options``, added to any the URL already has)."""
+    parts = urlsplit(url)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    given = [value for key, value in query if key == "options"]
+    options = " ".join([*given, "-c default_transaction_read_only=on"])
+    query = [(key, value) for key, value in query if key != "options"] + [("options", options)]
+    return urlunsplit(parts._replace(query=urlencode(query, quote_via=quote)))
 
 
 @functools.cache
@@ -84,7 +97,7 @@ def connect(url: str, schema: str, *, locked: bool) -> duckdb.DuckDBPyConnection
     )
     try:
         con.execute(f"LOAD '{_extension_file()}'")
-        literal = url.replace("'", "''")
+        literal = read_only_session(url).replace("'", "''")
         con.execute(f"ATTACH '{literal}' AS pg (TYPE postgres, READ_ONLY, SCHEMA '{schema}')")
         con.execute(f"SET search_path = 'memory.main,pg.{schema}'")
         con.execute("SET TimeZone = 'UTC'")

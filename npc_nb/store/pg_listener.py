@@ -3,9 +3,11 @@
 Every decision transaction sends ``pg_notify`` on the project's channel; PostgreSQL
 delivers it only when that transaction commits. One daemon thread per store blocks on
 its own autocommit connection until a notice arrives (no query runs while it waits),
-and hands each one to the store. If the connection drops, the thread reconnects with a
-growing pause and subscribes again; having been deaf for a while it then reports that
-anything may have changed (``on_subscribed``), so nothing missed stays stale.
+and hands the store every notice received by then as one batch, so a burst (an
+approve-all elsewhere) is checked against the store in one read, not one per notice.
+If the connection drops, the thread reconnects with a growing pause and subscribes
+again; having been deaf for a while it then reports that anything may have changed
+(``on_subscribed``), so nothing missed stays stale.
 """
 
 from __future__ import annotations
@@ -43,12 +45,12 @@ class DecisionListener:
         url: str,
         schema: str,
         *,
-        on_notice: Callable[[DecisionNotice], None],
+        on_notices: Callable[[list[DecisionNotice]], None],
         on_subscribed: Callable[[], None],
         on_lost: Callable[[], None],
     ) -> None:
         self.url, self.channel = url, channel_for(schema)
-        self._on_notice, self._on_subscribed, self._on_lost = on_notice, on_subscribed, on_lost
+        self._on_notices, self._on_subscribed, self._on_lost = on_notices, on_subscribed, on_lost
         self._stop = threading.Event()
         self._subscribed = threading.Event()
         self.reconnects = 0  # how many times the connection was lost and made again
@@ -82,8 +84,9 @@ class DecisionListener:
                     failures = 0
                     self._on_subscribed()  # deaf until now: anything may have changed
                     while not self._stop.is_set():
-                        for notify in con.notifies(timeout=_WAKE):
-                            self._on_notice(DecisionNotice.from_payload(notify.payload))
+                        batch = _received(con)
+                        if batch:
+                            self._on_notices(batch)
             except psycopg.Error as exc:
                 if self._subscribed.is_set():
                     self.reconnects += 1
@@ -103,3 +106,13 @@ class DecisionListener:
                 _log.exception("npc_nb: decision listener failed; retrying")
                 self._stop.wait(_RETRY[-1])
         self._subscribed.clear()
+
+
+def _received(con: psycopg.Connection) -> list[DecisionNotice]:
+    """The notices that arrive within ``_WAKE`` seconds: waits for the first, then takes
+    every other one already received (a burst arrives together), without waiting."""
+    first = list(con.notifies(timeout=_WAKE, stop_after=1))
+    if not first:
+        return []
+    rest = list(con.notifies(timeout=0))
+    return [DecisionNotice.from_payload(notify.payload) for notify in first + rest]

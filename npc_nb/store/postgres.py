@@ -21,6 +21,9 @@ once. The neighbour index looks for new memories on every use. Analytical reads 
 ``read_only``, ``analysis``) go through DuckDB with the schema attached read-only
 (``pg_analysis``).
 
+A notice is a hint, never a fact: any role that may LISTEN may also NOTIFY, so reviews
+hear what the store shows of the memories a batch of notices names (``notice_checks``).
+
 psycopg is imported only here, and this module only when a store URL is configured,
 so the embedded default needs none of it.
 """
@@ -44,10 +47,12 @@ from ..errors import StoreError
 from ._database import Connection, Store, typed_frame
 from ._pg_sql import PgConnection
 from .generation import DECISION_SQL, decision_params, rewrite_sql
+from .notice_checks import NoticeChecks
 from .notices import EVERYTHING, DecisionNotice, Subscribers
 from .pg_analysis import connect as analysis_connection
 from .pg_listener import DecisionListener, channel_for
 from .pg_migrations import apply_pg_migrations
+from .pg_read_only import refuse_server_sql
 
 try:
     import psycopg
@@ -141,6 +146,7 @@ class PostgresStore(Store):
         self._claimers = 0
         self._presence_lock = threading.Lock()
         self._subscribers = Subscribers()
+        self._checks = NoticeChecks()
         self._generation_lock = threading.Lock()
         self._generation: int | None = None  # kept only while the listener hears
         self._epoch = 0  # moves whenever the kept generation may be stale
@@ -151,8 +157,8 @@ class PostgresStore(Store):
         self._listener = DecisionListener(
             url,
             schema,
-            on_notice=lambda notice: _call(me, PostgresStore._heard, notice),
-            on_subscribed=lambda: _call(me, PostgresStore._heard, EVERYTHING),
+            on_notices=lambda notices: _call(me, PostgresStore._heard, notices),
+            on_subscribed=lambda: _call(me, PostgresStore._heard, [EVERYTHING]),
             on_lost=lambda: _call(me, PostgresStore._forget_generation),
         )
         weakref.finalize(self, self._listener.stop)
@@ -335,9 +341,20 @@ class PostgresStore(Store):
             self._epoch += 1
             self._generation = None
 
-    def _heard(self, notice: DecisionNotice) -> None:
+    def _heard(self, notices: list[DecisionNotice]) -> None:
+        """Notices are hints: the generation is read again (a forged one costs a read),
+        and reviews hear only what the store shows of the memories named."""
         self._forget_generation()
-        self._subscribers.tell(notice)
+        for notice in self._checks.confirm(self, notices):
+            self._subscribers.tell(notice)
+
+    @property
+    def unconfirmed_notices(self) -> int:
+        """Decision notices whose claim the store did not back (see ``notice_checks``)."""
+        return self._checks.unconfirmed
+
+    def alerts(self) -> list[str]:
+        return self._checks.alerts(channel_for(self.schema))
 
     def bump_generation(self, con: Connection, *, rewrite: bool = False) -> None:
         sql, params = (rewrite_sql(), []) if rewrite else (DECISION_SQL, decision_params())
@@ -368,6 +385,10 @@ class PostgresStore(Store):
             yield con
         finally:
             con.close()
+
+    def vet_read_only(self, con: Connection, statements: Sequence[Any]) -> None:
+        """No SQL of a caller's own reaches the server (``pg_read_only``)."""
+        refuse_server_sql(con, statements)
 
     def configure(self, settings: Settings) -> None:
         """Lock and release timeouts concern the embedded file only."""

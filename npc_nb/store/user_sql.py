@@ -3,7 +3,9 @@ parameters, and errors that say what went wrong.
 
 Read-only is the engine's doing: the query runs on a connection that opened the file
 read-only and may not touch files, extensions or settings (``Store.read_only``). The
-statement-type check before it only gives the common mistake a clearer message. With
+statement-type check before it only gives the common mistake a clearer message. On a
+PostgreSQL store the store also refuses functions that would send SQL of the caller's
+own to the server (``Store.vet_read_only``). With
 ``allow_write`` the statements run in one transaction of npc_nb's own, and the decision
 generation moves, so every cache re-reads.
 """
@@ -46,6 +48,7 @@ def run_sql(store: Store, sql: str, params: Params, *, allow_write: bool) -> pd.
             )
         # The store sees an error first: a damaged file is a StoreError, not the query's.
         with _query_errors(store, read_only=True), store.read_only() as con:
+            store.vet_read_only(con, statements)
             return frame(con.execute(sql, params or ()))
     control = [s.query.strip() for s in statements if s.type in _TRANSACTION_CONTROL]
     if control:
