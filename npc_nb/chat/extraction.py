@@ -50,6 +50,33 @@ class MissingSecretError(NpcError):
     """A job's turn had credentials that this process no longer holds."""
 
 
+def _missing_secrets(job_id: str, missing: list[str], stored: dict[str, Any]) -> str:
+    """Why a job cannot run: which credentials of its turn this process lacks, and how
+    to give them again."""
+    urls = [name for name in missing if name in gateway.URL_OPTIONS]
+    keys = [name for name in missing if name not in urls]
+    why = [f"{', '.join(f'{k}=' for k in keys)} passed to chat()"] if keys else []
+    why += [
+        f"credentials in its {name}= (the store keeps only {stored.get(name)!r})" for name in urls
+    ]
+    example = ", ".join(
+        f"{name}={_with_userinfo(str(stored.get(name) or ''))!r}" if name in urls else f"{name}=..."
+        for name in missing
+    )
+    return (
+        f"this exchange was sent with {' and '.join(why)}, and npc_nb never stores "
+        "credentials: this process no longer has them (was the kernel restarted?). Retry "
+        f"with nb.extraction.retry({job_id!r}, {example}), or set extraction_model to a "
+        "model whose key is in the environment and call nb.extraction.retry()."
+    )
+
+
+def _with_userinfo(url: str) -> str:
+    """The stored endpoint as a placeholder of the full one: ``http://user:password@host``."""
+    scheme, found, rest = url.partition("://")
+    return f"{scheme}://user:password@{rest}" if found else "http://user:password@host/v1"
+
+
 def parse_candidates(raw: str, limit: int) -> tuple[list[dict[str, Any]], list[str]]:
     """Usable candidates from raw model output, and why any items were skipped.
 
@@ -161,8 +188,9 @@ class Extraction:
     ) -> str:
         """Queue a job inside the caller's transaction; ``kick()`` once it has committed.
 
-        ``endpoint`` (where the turn's model was called) is stored on the job;
-        ``secrets`` (its api_key, headers) are kept in this process only, never stored.
+        ``endpoint`` (where the turn's model was called, URLs without credentials) is
+        stored on the job; ``secrets`` (its api_key, headers, an endpoint URL with its
+        credentials) are kept in this process only, never stored.
         """
         job_id = new_id()
         if secrets:
@@ -381,24 +409,20 @@ class Extraction:
         return gateway.complete(job["model"], messages, **options).text
 
     def _endpoint(self, job: dict) -> dict[str, Any]:
-        """Where the job's model is called, with the credentials its turn had."""
+        """Where the job's model is called, with the credentials its turn had (an
+        endpoint URL's credentials among them: the store keeps it without them)."""
         options = json.loads(job["endpoint"]) if job.get("endpoint") else {}
         needed = list(job.get("secret_options") or [])
         secrets = self._secrets.get(job["id"], {})
         missing = [name for name in needed if name not in secrets]
         if missing:
-            raise MissingSecretError(
-                f"this exchange was sent with {', '.join(missing)}= passed to chat(), and "
-                "npc_nb never stores credentials: this process no longer has it (was the "
-                "kernel restarted?). Retry with nb.extraction.retry(job_id, "
-                f"{missing[0]}=...), or set extraction_model to a model whose key is in "
-                "the environment and call nb.extraction.retry()."
-            )
+            raise MissingSecretError(_missing_secrets(job["id"], missing, options))
         return options | secrets
 
     def retry(self, job_id: str | None = None, **secrets: Any) -> int:
         """Queue failed jobs again (all, or one) with the current settings; returns how
-        many. Credentials a job's turn had (``api_key=...``) can be given again here."""
+        many. Credentials a job's turn had (``api_key=...``, or ``api_base=...`` whole
+        when its URL held a password or key) can be given again here."""
         model = self._settings.extraction_model
         retried = jobs.retry_failed(self._store, job_id, model)
         for retried_id in retried:

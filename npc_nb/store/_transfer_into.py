@@ -23,6 +23,7 @@ from typing import Any
 import duckdb
 
 from .._locations import ensure_store_dir, store_path
+from .._redact import url_secrets
 from .._store_url import redact, redact_text
 from ..errors import StoreError
 from ._database import _SEQUENCED as SEQUENCED
@@ -119,7 +120,9 @@ def into_file(
         try:
             _attach_source(con, origin)
         except duckdb.Error as exc:
-            raise StoreError(f"Cannot read the source {origin}: {first_line(exc)}") from None
+            raise StoreError(
+                f"Cannot read the source {origin}: {first_line(exc, origin)}"
+            ) from None
         target_tables = _duck_tables(con, _current_catalog(con), "main")
         source_tables = _duck_tables(con, "src", _source_schema(origin))
         _check_alike(source_tables, target_tables, origin)
@@ -209,7 +212,9 @@ def into_postgres(
         try:
             _attach_source(reader, origin)
         except duckdb.Error as exc:
-            raise StoreError(f"Cannot read the source {origin}: {first_line(exc)}") from None
+            raise StoreError(
+                f"Cannot read the source {origin}: {first_line(exc, origin)}"
+            ) from None
         source_tables = _duck_tables(reader, "src", _source_schema(origin))
         reader.execute("BEGIN TRANSACTION")  # one snapshot of the source
         with postgres_connection(end) as con, con.transaction():
@@ -316,12 +321,12 @@ def postgres_connection(end: StoreEnd) -> Iterator[Any]:
     try:
         con = psycopg.connect(end.url or "", autocommit=True, options="-c TimeZone=UTC")
     except psycopg.Error as exc:
-        raise StoreError(f"Cannot connect to {end}: {first_line(exc)}") from None
+        raise StoreError(f"Cannot connect to {end}: {first_line(exc, end)}") from None
     try:
         yield con
     except (psycopg.Error, duckdb.Error) as exc:
         raise StoreError(
-            f"The move failed on {end}: {first_line(exc)}. Nothing was copied."
+            f"The move failed on {end}: {first_line(exc, end)}. Nothing was copied."
         ) from None
     finally:
         con.close()
@@ -336,6 +341,8 @@ def _quoted(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def first_line(exc: BaseException) -> str:
+def first_line(exc: BaseException, end: StoreEnd | None = None) -> str:
+    """The engine's message, without the secrets of ``end``'s URL."""
     text = str(exc).strip()
-    return redact_text(text.splitlines()[0] if text else type(exc).__name__)
+    known = url_secrets(end.url) if end is not None and end.url else []
+    return redact_text(text.splitlines()[0] if text else type(exc).__name__, *known)
