@@ -5,22 +5,22 @@ The forms: a URL's userinfo (``scheme://user:password@host``, the user name kept
 secret parameter in its query or fragment (``?password=``, ``&sslpassword=``,
 ``api_key=``, ``token=``, ...: ``is_secret_name``), libpq's ``key=value`` connection
 strings (``host=h password=p``), a quoted ``'name': 'value'`` pair, and an unencoded
-``@`` inside a password (``postgresql://ada:p@ss@host/db``). Userinfo is everything
-up to the *last* ``@``: libpq stops at the first and would report the rest as a host
-(``'ss@host'``), which is why a quoted ``...@host`` token is redacted too, and why the
-known secrets of a URL (``url_secrets``) are taken out of a driver's message before
-anything else.
+``@`` inside a password (``postgresql://ada:p@ss@host/db``).
 
-The rules are structural and lean towards hiding too much: a query value holding an
-``@`` is read as the end of a userinfo (so a URL with one shows less), never the other
-way round. ``strip_credentials`` keeps what may be stored of an endpoint: scheme,
-host, port and path; anything else stays in the kernel's memory only.
+A URL is read every way it could be meant, and whatever any reading calls a secret is
+hidden: the password runs from the first ``:`` to the *last* ``@`` (libpq stops at the
+first and reports the rest as a host, ``'ss@host'``: hence a quoted ``...@host`` token
+is redacted too, and a driver's message first loses the URL's own secrets,
+``url_secrets``), and each secret parameter after the first ``?`` or ``#``, with and
+without a ``?`` inside its value. A URL with an ``@`` in a query value so shows less,
+never more. ``strip_credentials`` keeps scheme, host, port and path, read so as to
+hold none of those secrets (else the scheme alone); the whole URL then stays in the
+kernel's memory only.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from urllib.parse import unquote, unquote_plus
 
 __all__ = [
@@ -55,7 +55,11 @@ MIN_KNOWN = 4
 
 _SCHEME = re.compile(r"[a-zA-Z][\w+.-]*://")
 _URL_IN_TEXT = re.compile(r"\b[a-zA-Z][\w+.-]*://[^\s'\"<>`]*")
-_TAIL = re.compile(r"(?P<host>[^/?#]*)(?P<path>[^?#]*)(?:\?(?P<query>[^#]*))?(?:#(?P<frag>.*))?")
+# A URL's ``name=value`` parameter, a ``?`` inside the value kept in it (or not).
+_URL_PARAM = re.compile(r"(?<![^&;#?])(?P<name>[^&;#=]*)=(?P<value>[^&;#]*)")
+_URL_PARAM_SPLIT_AT_QUESTION = re.compile(r"(?<![^&;#?])(?P<name>[^&;#?=]*)=(?P<value>[^&;#?]*)")
+_HOST_AND_PATH = re.compile(r"[^/?#]*[^?#]*")
+_AUTHORITY_END = re.compile(r"[/?#]")
 _NAME = r"[A-Za-z_][\w.-]*"
 _DSN_START = re.compile(rf"\s*{_NAME}\s*=")
 # ``name=value`` of a connection string (not one of a URL's query, handled with it).
@@ -73,37 +77,6 @@ _QUOTED_PAIR = re.compile(
 _QUOTED_AT = re.compile(r"(?P<q>['\"])(?:(?!://)[^'\"\s])*@(?P<rest>[^'\"\s@]*)(?P=q)")
 
 
-@dataclass(frozen=True)
-class _Url:
-    scheme: str  # "postgresql://", or "" when the text has none
-    userinfo: str | None  # everything before the last "@", without it
-    host: str  # host and port
-    path: str
-    query: str | None
-    fragment: str | None
-
-
-def _split(url: str) -> _Url:
-    """``url`` in parts, leniently (see the module docstring): any text splits."""
-    found = _SCHEME.match(url)
-    scheme = found.group() if found else ""
-    rest = url[len(scheme) :]
-    userinfo: str | None
-    userinfo, at, tail = rest.rpartition("@")
-    if not at:
-        userinfo, tail = None, rest
-    parts = _TAIL.fullmatch(tail)
-    assert parts is not None  # every group may be empty: any text matches
-    return _Url(
-        scheme,
-        userinfo,
-        parts["host"],
-        parts["path"],
-        parts["query"],
-        parts["frag"],
-    )
-
-
 def is_secret_name(name: str, *, in_url: bool = True) -> bool:
     """Whether a parameter called ``name`` holds a secret (see ``SECRET_SUFFIXES``);
     ``in_url``: a URL's parameter or a quoted pair, where ``key=`` and friends count."""
@@ -113,34 +86,47 @@ def is_secret_name(name: str, *, in_url: bool = True) -> bool:
 
 def redact_url(url: str) -> str:
     """``url`` with its password and secret parameters shown as ``***`` (the user
-    name, host, port, path and other parameters kept). A text without a scheme is
-    read as a libpq connection string (``host=h password=p``) if it has an ``=``."""
+    name, host, port, path and other parameters kept). A text without a scheme that
+    starts like a libpq connection string (``host=h password=p``) is read as one."""
     if not _SCHEME.match(url) and _DSN_START.match(url):
         return _redact_pairs(url)
-    parts = _split(url)
-    shown = parts.scheme + _shown_userinfo(parts.userinfo) + parts.host + parts.path
-    if parts.query is not None:
-        shown += "?" + _redact_params(parts.query)
-    if parts.fragment is not None:
-        shown += "#" + _redact_params(parts.fragment)
-    return shown
+    shown, last = [], 0
+    for start, end in _merged(_secret_spans(url)):
+        shown += [url[last:start], HIDDEN]
+        last = end
+    return "".join([*shown, url[last:]])
 
 
-def _shown_userinfo(userinfo: str | None) -> str:
-    if userinfo is None:
-        return ""
-    if any(mark in userinfo for mark in "/?#"):  # an "@" of a path or query: hide it all
-        return f"{HIDDEN}@"
-    user, colon, _ = userinfo.partition(":")
-    return f"{user}:{HIDDEN}@" if colon else f"{user}@"
+def _secret_spans(url: str) -> list[tuple[int, int]]:
+    """Where ``url``'s secrets are, under every reading of it: the password up to the
+    last ``@``, and each secret parameter after the first ``?`` or ``#``, a ``?``
+    inside a value read both as part of it and as a separator."""
+    spans = []
+    start = len(found.group()) if (found := _SCHEME.match(url)) else 0
+    at = url.rfind("@", start)
+    colon = url.find(":", start, at) if at >= 0 else -1
+    if colon >= 0:
+        spans.append((colon + 1, at))
+    marks = [index for index in (url.find("?", start), url.find("#", start)) if index >= 0]
+    if marks:
+        for pattern in (_URL_PARAM, _URL_PARAM_SPLIT_AT_QUESTION):
+            spans += [
+                found.span("value")
+                for found in pattern.finditer(url, min(marks) + 1)
+                if is_secret_name(found["name"])
+            ]
+    return spans
 
 
-def _redact_params(params: str) -> str:
-    pieces = []
-    for piece in re.split(r"([&;])", params):
-        name, eq, _ = piece.partition("=")
-        pieces.append(f"{name}={HIDDEN}" if eq and is_secret_name(name) else piece)
-    return "".join(pieces)
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The spans in order, overlapping or touching ones joined."""
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
 
 
 def _hide_value(found: re.Match[str], *, in_url: bool = True) -> str:
@@ -184,28 +170,29 @@ def url_secrets(url: str) -> list[str]:
             for found in _DSN_PAIR.finditer(url)
             if is_secret_name(found["name"], in_url=False) and found["value"].strip("'")
         ]
-    parts = _split(url)
-    found: list[str] = []
-    if parts.userinfo is not None:
-        _, colon, password = parts.userinfo.partition(":")
-        found += [password, unquote(password)] if colon else []
-    # Parameters wherever a "?" or "#" starts them, also inside what _split took for
-    # a userinfo (an "@" in a query value).
-    params = url.partition("?")[2] + "&" + url.partition("#")[2]
-    for piece in re.split(r"[&;#?]", params):
-        name, eq, value = piece.partition("=")
-        if eq and is_secret_name(name):
-            found += [value, unquote_plus(value)]
+    found = [url[start:end] for start, end in _secret_spans(url)]
+    found += [decode(secret) for decode in (unquote, unquote_plus) for secret in found]
     return [secret for secret in dict.fromkeys(found) if secret]
 
 
 def strip_credentials(url: str) -> str:
     """What of an endpoint may be stored: its scheme, host, port and path (no user
-    name or password, no query, no fragment); a connection string redacted."""
+    name or password, no query, no fragment); a connection string redacted.
+
+    The host is read after the last ``@`` of the authority (up to the first ``/``,
+    ``?`` or ``#``), else after the last ``@`` of all; whichever reading keeps no
+    secret of any reading (``_secret_spans``) is used, else the scheme alone."""
     if not _SCHEME.match(url) and _DSN_START.match(url):
         return _redact_pairs(url)
-    parts = _split(url)
-    return parts.scheme + parts.host + parts.path
+    start = len(found.group()) if (found := _SCHEME.match(url)) else 0
+    authority_end = found.start() if (found := _AUTHORITY_END.search(url, start)) else len(url)
+    secrets = _secret_spans(url)
+    for at in (url.rfind("@", start, authority_end), url.rfind("@", start)):
+        kept = _HOST_AND_PATH.match(url, max(at + 1, start))
+        assert kept is not None  # both parts may be empty: it always matches
+        if not any(s < kept.end() and kept.start() < e for s, e in secrets):
+            return url[:start] + kept.group()
+    return url[:start]
 
 
 def has_credentials(url: str) -> bool:
