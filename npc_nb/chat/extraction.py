@@ -37,6 +37,7 @@ from ..models import gateway, offline
 from ..store import Connection, Store, chat_log, in_background, jobs
 from ..vocabulary import CATEGORIES
 from . import prompts
+from .job_credentials import JobCredentials, MissingSecretError
 
 __all__ = ["Extraction", "ExtractionStatus", "failure_notice", "parse_candidates"]
 
@@ -44,37 +45,6 @@ MAX_OUTPUT_CHARS = 200_000
 #: How long closing a project (or leaving Python) waits for the worker's current job.
 STOP_TIMEOUT = 2.0
 _HOST = socket.gethostname()
-
-
-class MissingSecretError(NpcError):
-    """A job's turn had credentials that this process no longer holds."""
-
-
-def _missing_secrets(job_id: str, missing: list[str], stored: dict[str, Any]) -> str:
-    """Why a job cannot run: which credentials of its turn this process lacks, and how
-    to give them again."""
-    urls = [name for name in missing if name in gateway.URL_OPTIONS]
-    keys = [name for name in missing if name not in urls]
-    why = [f"{', '.join(f'{k}=' for k in keys)} passed to chat()"] if keys else []
-    why += [
-        f"credentials in its {name}= (the store keeps only {stored.get(name)!r})" for name in urls
-    ]
-    example = ", ".join(
-        f"{name}={_with_userinfo(str(stored.get(name) or ''))!r}" if name in urls else f"{name}=..."
-        for name in missing
-    )
-    return (
-        f"this exchange was sent with {' and '.join(why)}, and npc_nb never stores "
-        "credentials: this process no longer has them (was the kernel restarted?). Retry "
-        f"with nb.extraction.retry({job_id!r}, {example}), or set extraction_model to a "
-        "model whose key is in the environment and call nb.extraction.retry()."
-    )
-
-
-def _with_userinfo(url: str) -> str:
-    """The stored endpoint as a placeholder of the full one: ``http://user:password@host``."""
-    scheme, found, rest = url.partition("://")
-    return f"{scheme}://user:password@{rest}" if found else "http://user:password@host/v1"
 
 
 def parse_candidates(raw: str, limit: int) -> tuple[list[dict[str, Any]], list[str]]:
@@ -170,7 +140,7 @@ class Extraction:
         self._claimed_by = f"{_HOST}:{os.getpid()}"
         self._kicked = False
         self._stopping = False  # set by stop(): claim no further job
-        self._secrets: dict[str, dict[str, Any]] = {}  # job id -> credentials, memory only
+        self._credentials = JobCredentials()  # job id -> credentials, memory only
         self._reported: set[tuple[str, Any]] = set()  # failures shown: (job id, finished_at)
 
     def enqueue(
@@ -193,8 +163,7 @@ class Extraction:
         credentials) are kept in this process only, never stored.
         """
         job_id = new_id()
-        if secrets:
-            self._secrets[job_id] = dict(secrets)
+        self._credentials.keep(job_id, secrets)
         chat_log.insert_row(
             con,
             "extraction_jobs",
@@ -400,24 +369,13 @@ class Extraction:
         messages = prompts.extraction_messages(
             user["content"], reply["content"], examples, settings.max_memories_per_exchange
         )
-        options = self._endpoint(job)
+        options = self._credentials.call_options(job)
         if offline.is_offline(job["model"]):
             options = {
                 "max_memories": settings.max_memories_per_exchange,
                 "offline_delay": settings.offline_delay,
             }
         return gateway.complete(job["model"], messages, **options).text
-
-    def _endpoint(self, job: dict) -> dict[str, Any]:
-        """Where the job's model is called, with the credentials its turn had (an
-        endpoint URL's credentials among them: the store keeps it without them)."""
-        options = json.loads(job["endpoint"]) if job.get("endpoint") else {}
-        needed = list(job.get("secret_options") or [])
-        secrets = self._secrets.get(job["id"], {})
-        missing = [name for name in needed if name not in secrets]
-        if missing:
-            raise MissingSecretError(_missing_secrets(job["id"], missing, options))
-        return options | secrets
 
     def retry(self, job_id: str | None = None, **secrets: Any) -> int:
         """Queue failed jobs again (all, or one) with the current settings; returns how
@@ -426,8 +384,7 @@ class Extraction:
         model = self._settings.extraction_model
         retried = jobs.retry_failed(self._store, job_id, model)
         for retried_id in retried:
-            if secrets:
-                self._secrets[retried_id] = dict(secrets)
+            self._credentials.keep(retried_id, secrets)
         if retried:
             self.kick()
         return len(retried)
