@@ -3,23 +3,21 @@
 A setting left at ``None`` means "fall back to something": the table shows what is
 actually used (``model``: the offline demo model; ``reviewer``: the OS user), so nobody
 reads ``model=None`` and wonders which model answers. Credentials never belong in
-settings, but a value can still carry one by accident (a URL with ``user:password@``);
-such a password is shown as ``***``. Every value is escaped in the HTML.
+settings, but a value can still carry one by accident (a URL with ``user:password@``
+or ``?password=``); ``_redact`` shows it as ``***``. Every value is escaped in the HTML.
 """
 
 from __future__ import annotations
 
 import getpass
 import html
-import re
 from collections.abc import Mapping
 from typing import NamedTuple
 
 from ._markup import terminal_text
+from ._redact import redact_text
 
 __all__ = ["SettingRow", "settings_html", "settings_rows", "settings_text"]
-
-_URL_PASSWORD = re.compile(r"(?<=://)([^/@:\s]*):[^/@\s]+@")
 
 
 class SettingRow(NamedTuple):
@@ -52,7 +50,7 @@ def settings_rows(
 def _shown(value: object) -> str:
     if callable(value):
         return getattr(value, "__qualname__", type(value).__name__)
-    return terminal_text(_URL_PASSWORD.sub(r"\1:***@", str(value)))
+    return terminal_text(redact_text(str(value)))
 
 
 def settings_text(rows: list[SettingRow]) -> str:

@@ -1,40 +1,32 @@
 """Where a project's store lives when it is not the embedded file: a PostgreSQL URL, the
 project's schema in it, and the one way a URL is shown (its password never is).
 
-A URL may carry a password (``postgresql://ada:secret@host/db``). Everything that shows
-a URL (settings' repr, ``%npc_config``, ``Project``'s repr, error messages) goes through
-``redact``; the URL itself is handed only to psycopg and DuckDB's postgres extension.
-A password may also come from ``PGPASSWORD`` or ``~/.pgpass``, which npc_nb never reads.
+A URL may carry a password (``postgresql://ada:secret@host/db``, or
+``?password=secret``). Everything that shows a URL (settings' repr, ``%npc_config``,
+``Project``'s repr, error messages) goes through ``redact``, and a driver's message
+through ``redact_text`` with the URL's own secrets (``_redact`` knows every form); the
+URL itself is handed only to psycopg and DuckDB's postgres extension. An ``@`` inside
+the user name or password must be written ``%40``: libpq reads the host from the first
+``@``, so such a URL is refused before any driver sees it. A password may also come
+from ``PGPASSWORD`` or ``~/.pgpass``, which npc_nb never reads.
 """
 
 from __future__ import annotations
 
 import re
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
+
+from ._redact import redact_text, redact_url
 
 __all__ = ["SCHEMES", "check_store_url", "project_schema", "redact", "redact_text"]
 
 SCHEMES = ("postgresql", "postgres")
-_PASSWORD_IN_URL = re.compile(r"(?P<head>\b[a-zA-Z][\w+.-]*://[^:/@\s]*:)[^@\s]*(?P<at>@)")
-_PASSWORD_IN_DSN = re.compile(r"(?P<head>\bpassword\s*=\s*)('[^']*'|\S+)", re.IGNORECASE)
 _MAX_SCHEMA = 50  # PostgreSQL keeps 63 bytes of a name; room for the "npc_" prefix
 
 
 def redact(url: str) -> str:
-    """The URL with its password (if any) replaced by ``***``."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    user = parts.username or ""
-    host = parts.hostname or ""
-    netloc = f"{user}:***@{host}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit(parts._replace(netloc=netloc))
-
-
-def redact_text(text: str) -> str:
-    """Any URL or ``password=`` pair inside ``text`` (an engine's error) redacted."""
-    text = _PASSWORD_IN_URL.sub(r"\g<head>***\g<at>", text)
-    return _PASSWORD_IN_DSN.sub(r"\g<head>***", text)
+    """The URL with its password and secret parameters replaced by ``***``."""
+    return redact_url(url)
 
 
 def check_store_url(url: str) -> str:
@@ -52,6 +44,12 @@ def check_store_url(url: str) -> str:
         raise ValueError(
             f"{redact_text(url)!r} is not a PostgreSQL URL; write "
             "postgresql://user@host:port/database (or leave store unset for the embedded file)"
+        )
+    if parts.netloc.count("@") > 1:
+        raise ValueError(
+            f"The user name or password of {redact_text(url)!r} holds an unencoded @, and "
+            "libpq would read the host from the first one: write each @ inside them as "
+            "%40 (a password p@ss as p%40ss)"
         )
     return url
 

@@ -234,6 +234,18 @@ def test_the_command_line_moves_a_project_and_prints_rows_per_table(
     assert main(["migrate-store", str(source), url, "--project", "lab", "--force"]) == 0
 
 
+def test_the_command_line_never_prints_a_password_given_as_a_parameter(
+    source: Path, postgres_url: str
+) -> None:
+    url = f"{postgres_url}?password=hunter2secret&sslmode=disable"
+    out = io.StringIO()
+    assert main(["migrate-store", str(source), url, "--project", "lab"], stdout=out) == 0
+    again = io.StringIO()
+    assert main(["migrate-store", str(source), url, "--project", "lab"], stdout=again) == 2
+    printed = out.getvalue() + again.getvalue()
+    assert "hunter2secret" not in printed and "?password=***&sslmode=disable" in printed
+
+
 def test_a_url_end_needs_a_project_name_and_a_source_must_exist(
     tmp_path: Path, postgres_url: str
 ) -> None:

@@ -37,6 +37,7 @@ from ..models import gateway, offline
 from ..store import Connection, Store, chat_log, in_background, jobs
 from ..vocabulary import CATEGORIES
 from . import prompts
+from .job_credentials import JobCredentials, MissingSecretError
 
 __all__ = ["Extraction", "ExtractionStatus", "failure_notice", "parse_candidates"]
 
@@ -44,10 +45,6 @@ MAX_OUTPUT_CHARS = 200_000
 #: How long closing a project (or leaving Python) waits for the worker's current job.
 STOP_TIMEOUT = 2.0
 _HOST = socket.gethostname()
-
-
-class MissingSecretError(NpcError):
-    """A job's turn had credentials that this process no longer holds."""
 
 
 def parse_candidates(raw: str, limit: int) -> tuple[list[dict[str, Any]], list[str]]:
@@ -143,7 +140,7 @@ class Extraction:
         self._claimed_by = f"{_HOST}:{os.getpid()}"
         self._kicked = False
         self._stopping = False  # set by stop(): claim no further job
-        self._secrets: dict[str, dict[str, Any]] = {}  # job id -> credentials, memory only
+        self._credentials = JobCredentials()  # job id -> credentials, memory only
         self._reported: set[tuple[str, Any]] = set()  # failures shown: (job id, finished_at)
 
     def enqueue(
@@ -161,12 +158,12 @@ class Extraction:
     ) -> str:
         """Queue a job inside the caller's transaction; ``kick()`` once it has committed.
 
-        ``endpoint`` (where the turn's model was called) is stored on the job;
-        ``secrets`` (its api_key, headers) are kept in this process only, never stored.
+        ``endpoint`` (where the turn's model was called, URLs without credentials) is
+        stored on the job; ``secrets`` (its api_key, headers, an endpoint URL with its
+        credentials) are kept in this process only, never stored.
         """
         job_id = new_id()
-        if secrets:
-            self._secrets[job_id] = dict(secrets)
+        self._credentials.keep(job_id, secrets)
         chat_log.insert_row(
             con,
             "extraction_jobs",
@@ -372,7 +369,7 @@ class Extraction:
         messages = prompts.extraction_messages(
             user["content"], reply["content"], examples, settings.max_memories_per_exchange
         )
-        options = self._endpoint(job)
+        options = self._credentials.call_options(job)
         if offline.is_offline(job["model"]):
             options = {
                 "max_memories": settings.max_memories_per_exchange,
@@ -380,30 +377,14 @@ class Extraction:
             }
         return gateway.complete(job["model"], messages, **options).text
 
-    def _endpoint(self, job: dict) -> dict[str, Any]:
-        """Where the job's model is called, with the credentials its turn had."""
-        options = json.loads(job["endpoint"]) if job.get("endpoint") else {}
-        needed = list(job.get("secret_options") or [])
-        secrets = self._secrets.get(job["id"], {})
-        missing = [name for name in needed if name not in secrets]
-        if missing:
-            raise MissingSecretError(
-                f"this exchange was sent with {', '.join(missing)}= passed to chat(), and "
-                "npc_nb never stores credentials: this process no longer has it (was the "
-                "kernel restarted?). Retry with nb.extraction.retry(job_id, "
-                f"{missing[0]}=...), or set extraction_model to a model whose key is in "
-                "the environment and call nb.extraction.retry()."
-            )
-        return options | secrets
-
     def retry(self, job_id: str | None = None, **secrets: Any) -> int:
         """Queue failed jobs again (all, or one) with the current settings; returns how
-        many. Credentials a job's turn had (``api_key=...``) can be given again here."""
+        many. Credentials a job's turn had (``api_key=...``, or ``api_base=...`` whole
+        when its URL held a password or key) can be given again here."""
         model = self._settings.extraction_model
         retried = jobs.retry_failed(self._store, job_id, model)
         for retried_id in retried:
-            if secrets:
-                self._secrets[retried_id] = dict(secrets)
+            self._credentials.keep(retried_id, secrets)
         if retried:
             self.kick()
         return len(retried)

@@ -54,7 +54,7 @@ class Turn:
     user_text: str
     block: MemoryBlock
     messages: list[dict]
-    options: dict[str, Any]
+    options: dict[str, Any] = field(repr=False)  # may hold api_key, api_base's password
     notices: list[str]
     started: float
 

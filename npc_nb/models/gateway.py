@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from .._redact import has_credentials, redact_text, strip_credentials, url_secrets
 from .._text import clean_text
 from ..errors import ModelCallError
 from . import offline
@@ -24,6 +25,7 @@ from .offline_concepts import offline_concepts
 __all__ = [
     "ENDPOINT_OPTIONS",
     "SECRET_OPTIONS",
+    "URL_OPTIONS",
     "Completion",
     "ModelStream",
     "complete",
@@ -49,6 +51,9 @@ ENDPOINT_OPTIONS = (
     "vertex_project",
     "vertex_location",
 )
+#: Endpoint options that are URLs: stored without their credentials (a password, a
+#: key in the query); the full URL is then kept in memory like a credential.
+URL_OPTIONS = ("api_base", "base_url")
 #: Call options that carry credentials (litellm's names): kept in memory, never stored.
 SECRET_OPTIONS = (
     "api_key",
@@ -64,23 +69,37 @@ SECRET_OPTIONS = (
 
 
 def endpoint_options(options: dict[str, Any]) -> dict[str, Any]:
-    """The options of a call that name its endpoint (never a secret)."""
-    return {k: v for k, v in options.items() if k in ENDPOINT_OPTIONS and v is not None}
+    """The options of a call that name its endpoint (never a secret): a URL keeps its
+    scheme, host, port and path only."""
+    return {
+        k: strip_credentials(v) if k in URL_OPTIONS and isinstance(v, str) else v
+        for k, v in options.items()
+        if k in ENDPOINT_OPTIONS and v is not None
+    }
 
 
 def secret_options(options: dict[str, Any]) -> dict[str, Any]:
-    """The options of a call that carry credentials: kept in memory, never stored."""
-    return {k: v for k, v in options.items() if k in SECRET_OPTIONS and v is not None}
+    """The options of a call that carry credentials: kept in memory, never stored. An
+    endpoint URL with credentials in it is one of them."""
+    return {
+        k: v
+        for k, v in options.items()
+        if v is not None
+        and (
+            k in SECRET_OPTIONS or (k in URL_OPTIONS and isinstance(v, str) and has_credentials(v))
+        )
+    }
 
 
 def _redact(text: str, options: dict[str, Any]) -> str:
-    """``text`` with every secret option's value replaced, so no key reaches an error,
-    a job row or a log."""
-    for value in secret_options(options).values():
+    """``text`` with every secret option's value and every URL credential hidden, so
+    no key reaches an error, a job row or a log."""
+    known: list[str] = []
+    for name, value in secret_options(options).items():
         for secret in value.values() if isinstance(value, dict) else [value]:
-            if isinstance(secret, str) and len(secret) >= 4:
-                text = text.replace(secret, "***")
-    return text
+            if isinstance(secret, str):
+                known += url_secrets(secret) if name in URL_OPTIONS else [secret]
+    return redact_text(text, *known)
 
 
 def _lib() -> Any:

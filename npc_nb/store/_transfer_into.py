@@ -23,6 +23,7 @@ from typing import Any
 import duckdb
 
 from .._locations import ensure_store_dir, make_private, store_path
+from .._redact import url_secrets
 from .._store_url import redact, redact_text
 from ..errors import StoreError
 from ._database import _SEQUENCED as SEQUENCED
@@ -177,7 +178,7 @@ def _not_copied(fault: StoreError) -> StoreError:
 
 
 def _unreadable(origin: StoreEnd, exc: Exception) -> StoreError:
-    return StoreError(f"Cannot read the source {origin}: {first_line(exc)}")
+    return StoreError(f"Cannot read the source {origin}: {first_line(exc, origin)}")
 
 
 def _current_catalog(con: duckdb.DuckDBPyConnection) -> str:
@@ -365,12 +366,12 @@ def postgres_connection(end: StoreEnd) -> Iterator[Any]:
     try:
         con = psycopg.connect(end.url or "", autocommit=True, options="-c TimeZone=UTC")
     except psycopg.Error as exc:
-        raise StoreError(f"Cannot connect to {end}: {first_line(exc)}") from None
+        raise StoreError(f"Cannot connect to {end}: {first_line(exc, end)}") from None
     try:
         yield con
     except (psycopg.Error, duckdb.Error) as exc:
         raise StoreError(
-            f"The move failed on {end}: {first_line(exc)}. Nothing was copied."
+            f"The move failed on {end}: {first_line(exc, end)}. Nothing was copied."
         ) from None
     finally:
         con.close()
@@ -385,6 +386,8 @@ def _quoted(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def first_line(exc: BaseException) -> str:
+def first_line(exc: BaseException, end: StoreEnd | None = None) -> str:
+    """The engine's message, without the secrets of ``end``'s URL."""
     text = str(exc).strip()
-    return redact_text(text.splitlines()[0] if text else type(exc).__name__)
+    known = url_secrets(end.url) if end is not None and end.url else []
+    return redact_text(text.splitlines()[0] if text else type(exc).__name__, *known)

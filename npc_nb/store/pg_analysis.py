@@ -29,6 +29,7 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 import duckdb
 
+from .._redact import url_secrets
 from .._store_url import redact_text
 from ..errors import StoreError
 from .migrations import apply_migrations
@@ -109,6 +110,7 @@ def connect(url: str, schema: str, *, locked: bool) -> duckdb.DuckDBPyConnection
     except duckdb.Error as exc:
         con.close()
         raise StoreError(
-            f"Cannot read the PostgreSQL store through DuckDB: {redact_text(str(exc))}"
+            "Cannot read the PostgreSQL store through DuckDB: "
+            f"{redact_text(str(exc), *url_secrets(url))}"
         ) from None
     return con

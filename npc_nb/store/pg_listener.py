@@ -19,6 +19,7 @@ from collections.abc import Callable
 import psycopg
 from psycopg import sql
 
+from .._redact import url_secrets
 from .._store_url import redact_text
 from .notices import DecisionNotice
 
@@ -96,7 +97,7 @@ class DecisionListener:
                     return
                 _log.info(
                     "npc_nb: decision listener lost its connection (%s); retrying",
-                    redact_text(str(exc)),
+                    redact_text(str(exc), *url_secrets(self.url)),
                 )
                 self._stop.wait(_RETRY[min(failures, len(_RETRY) - 1)])
                 failures += 1

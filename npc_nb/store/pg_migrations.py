@@ -28,7 +28,7 @@ from typing import Any
 from .._time import utc_now
 from ..errors import StoreError
 from ..vocabulary import CATEGORIES, EVENT_ACTIONS, SCOPES, STATUSES
-from .migrations import MIGRATIONS
+from .migrations import MIGRATIONS, endpoint_without_credentials
 
 __all__ = ["PG_MIGRATIONS", "apply_pg_migrations", "pg_migration"]
 
@@ -114,6 +114,20 @@ def p013_match_terms_as_text(con: Any) -> None:
         "match_text = nullif(array_to_string(match_terms, ' '), '') "
         "WHERE match_terms IS NOT NULL"
     )
+
+
+@pg_migration("m014_endpoints_without_credentials")
+def p014_endpoints_without_credentials(con: Any) -> None:
+    """A job's endpoint URL without its credentials, as on DuckDB."""
+    found = con.execute(
+        "SELECT id, endpoint, secret_options FROM extraction_jobs WHERE endpoint LIKE '%%://%%'"
+    ).fetchall()
+    for job_id, endpoint, names in found:
+        if changed := endpoint_without_credentials(endpoint, names):
+            con.execute(
+                "UPDATE extraction_jobs SET endpoint = %s, secret_options = %s WHERE id = %s",
+                [*changed, job_id],
+            )
 
 
 _SCHEMA = [

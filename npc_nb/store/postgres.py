@@ -41,6 +41,7 @@ from typing import Any, ClassVar, cast
 import duckdb
 import pandas as pd
 
+from .._redact import url_secrets
 from .._settings import Settings
 from .._store_url import redact, redact_text
 from ..errors import StoreError
@@ -125,7 +126,7 @@ class PostgresStore(Store):
                 self.role = str(raw.execute("SELECT current_user").fetchone()[0])  # type: ignore[index]
         except psycopg.Error as exc:
             raise StoreError(
-                f"Cannot open the PostgreSQL store {self.path}: {_first_line(exc)}. Is the "
+                f"Cannot open the PostgreSQL store {self.path}: {_first_line(exc, url)}. Is the "
                 "server running and reachable at this host and port, and may this role "
                 "connect and use the project's schema?"
             ) from None
@@ -401,19 +402,24 @@ def _call(store: weakref.ref[PostgresStore], method: Callable[..., None], *args:
         method(found, *args)
 
 
-def _first_line(exc: BaseException) -> str:
-    return redact_text(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)
+def _first_line(exc: BaseException, url: str = "") -> str:
+    """The driver's message, without the store URL's secrets (libpq may quote a piece
+    of a password as a host name)."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return redact_text(text, *url_secrets(url))
 
 
 def _store_error(exc: Exception, store: PostgresStore) -> StoreError:
     if isinstance(exc, psycopg.errors.InsufficientPrivilege):
         return StoreError(
             f"The database role {store.role!r} may not do this on {store.path}: "
-            f"{_first_line(exc)}. Nothing was written. Reader roles may only query; ask "
+            f"{_first_line(exc, store.url)}. Nothing was written. Reader roles may only query; ask "
             "the lab's database owner for a reviewer role to decide."
         )
     if isinstance(exc, psycopg.errors.CheckViolation):
-        return StoreError(f"The store refused a value: {_first_line(exc)}. Nothing was written.")
+        return StoreError(
+            f"The store refused a value: {_first_line(exc, store.url)}. Nothing was written."
+        )
     if isinstance(exc, PoolTimeout):
         return StoreError(
             f"No connection to the PostgreSQL server of {store.path} within "
@@ -423,11 +429,12 @@ def _store_error(exc: Exception, store: PostgresStore) -> StoreError:
     if isinstance(exc, _SERVER_GONE) or type(exc) is psycopg.OperationalError:
         return StoreError(
             f"The PostgreSQL server of {store.path} went away during this operation (it "
-            f"restarted, or the connection dropped): {_first_line(exc)}. Nothing of this "
-            "operation was saved; run it again: the next operation reconnects by itself."
+            f"restarted, or the connection dropped): {_first_line(exc, store.url)}. Nothing "
+            "of this operation was saved; run it again: the next operation reconnects by "
+            "itself."
         )
     return StoreError(
-        f"The PostgreSQL store {store.path} failed: {_first_line(exc)}. Nothing of this "
+        f"The PostgreSQL store {store.path} failed: {_first_line(exc, store.url)}. Nothing of this "
         "operation was saved; everything saved before is intact."
     )
 
