@@ -531,3 +531,13 @@ def m013_match_terms_as_text(con: duckdb.DuckDBPyConnection) -> None:
         "match_text = nullif(array_to_string(list_sort(match_terms), ' '), '') "
         "WHERE match_terms IS NOT NULL"
     )
+
+
+@migration
+def m014_proposal_locks(con: duckdb.DuckDBPyConnection) -> None:
+    # On PostgreSQL, proposals of one text serialise on this table's row for the text
+    # (INSERT ... ON CONFLICT DO UPDATE holds it until commit): a row lock needs the
+    # UPDATE privilege, which a reader role lacks, so a reader cannot hold a proposal up
+    # the way it could an advisory lock. The embedded file's lock already serialises
+    # writers, so DuckDB leaves it empty; it exists so both backends keep one schema.
+    con.execute("CREATE TABLE proposal_locks (text_hash VARCHAR PRIMARY KEY)")

@@ -7,8 +7,12 @@ is shared with the DuckDB store. Each ``write()`` is one transaction at READ COM
 a decision is an UPDATE conditional on the status the reviewer saw, so of two reviewers
 racing exactly one changes the row and the other matches nothing (the second UPDATE
 waits for the first to commit and re-reads the row) and gets ``AlreadyDecidedError``.
-Proposals of the same normalised text serialise on an advisory lock keyed by its hash
-(``lock_text``), so two kernels extracting it at once queue it once.
+Proposals of the same normalised text serialise on the row of its hash in the
+project's ``proposal_locks`` (``lock_text``), so two kernels extracting it at once queue
+it once. A row lock, not an advisory lock: any role may take any advisory lock, but a
+row lock needs the UPDATE privilege, so a reader role cannot hold a proposal up. Every
+pooled session waits at most ``lock_timeout`` seconds (the setting) for any lock, so a
+lock a stuck session keeps becomes a ``StoreError`` in that time, never a hang.
 
 Other clients write at any moment. Every decision transaction announces itself with
 ``pg_notify`` (delivered on commit only: memory id, new status, actor), and a listener
@@ -21,8 +25,9 @@ once. The neighbour index looks for new memories on every use. Analytical reads 
 ``read_only``, ``analysis``) go through DuckDB with the schema attached read-only
 (``pg_analysis``).
 
-psycopg is imported only here, and this module only when a store URL is configured,
-so the embedded default needs none of it.
+psycopg is imported only here (and by ``_pg_errors``, which turns its errors into
+messages, and the listener), and this module only when a store URL is configured, so
+the embedded default needs none of it.
 """
 
 from __future__ import annotations
@@ -39,10 +44,10 @@ import duckdb
 import pandas as pd
 
 from .._settings import Settings
-from .._store_url import redact, redact_text
+from .._store_url import project_name, redact
 from ..errors import StoreError
 from ._database import Connection, Store, typed_frame
-from ._pg_sql import PgConnection
+from ._pg_sql import PgConnection, lock_timeout_setting
 from .generation import DECISION_SQL, decision_params, rewrite_sql
 from .notices import EVERYTHING, DecisionNotice, Subscribers
 from .pg_analysis import connect as analysis_connection
@@ -51,7 +56,9 @@ from .pg_migrations import apply_pg_migrations
 
 try:
     import psycopg
-    from psycopg_pool import ConnectionPool, PoolTimeout
+    from psycopg_pool import ConnectionPool
+
+    from ._pg_errors import StoreFacts, first_line, store_error
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise StoreError(
         "A PostgreSQL store needs psycopg 3 and psycopg-pool: pip install 'npc_nb[postgres]'."
@@ -91,17 +98,26 @@ class PostgresStore(Store):
     sole_writer: ClassVar[bool] = False  # other clients write while a transaction runs
 
     @classmethod
-    def shared_pg(cls, url: str, schema: str, settings: Settings) -> PostgresStore:
+    def shared_pg(
+        cls, url: str, schema: str, settings: Settings, project: str | None = None
+    ) -> PostgresStore:
         with cls._shared_lock:
             store = cls._pg_shared.get((url, schema))
             if store is None:
-                store = cls._pg_shared[(url, schema)] = cls(url, schema, settings)
+                store = cls._pg_shared[(url, schema)] = cls(url, schema, settings, project)
             store.configure(settings)
             return store
 
-    def __init__(self, url: str, schema: str, settings: Settings) -> None:
+    def __init__(
+        self, url: str, schema: str, settings: Settings, project: str | None = None
+    ) -> None:
+        """``project``: the name ``schema`` must record (``pg_project``); None for a
+        schema opened by its name alone."""
         self.url, self.schema = url, schema
         self.path = f"{redact(url)} (schema {schema})"  # type: ignore[assignment]
+        self.role = "?"
+        # Every session's default; a later setting applies from the next proposal on.
+        self.lock_timeout = self._session_lock_timeout = settings.lock_timeout
         self.memory_inserts = 0
         self._reads = 0
         self._held = threading.local()
@@ -110,17 +126,23 @@ class PostgresStore(Store):
         options = {
             "autocommit": True,
             "cursor_factory": psycopg.ClientCursor,
-            "options": f"-c search_path={schema} -c TimeZone=UTC {_SERVER_KEEPALIVES}",
+            "options": f"-c search_path={schema} -c TimeZone=UTC {_SERVER_KEEPALIVES} "
+            f"-c lock_timeout={lock_timeout_setting(self.lock_timeout)}",
             "connect_timeout": CONNECT_TIMEOUT,
             **_KEEPALIVES,
         }
         try:  # one direct connection first: an unreachable server fails at once
             with psycopg.connect(url, **options) as raw:
-                apply_pg_migrations(raw, schema)
+                apply_pg_migrations(
+                    raw,
+                    schema,
+                    project=None if project is None else project_name(project),
+                    lock_timeout=self.lock_timeout,
+                )
                 self.role = str(raw.execute("SELECT current_user").fetchone()[0])  # type: ignore[index]
         except psycopg.Error as exc:
             raise StoreError(
-                f"Cannot open the PostgreSQL store {self.path}: {_first_line(exc)}. Is the "
+                f"Cannot open the PostgreSQL store {self.path}: {first_line(exc)}. Is the "
                 "server running and reachable at this host and port, and may this role "
                 "connect and use the project's schema?"
             ) from None
@@ -208,7 +230,7 @@ class PostgresStore(Store):
             with self._pool.connection() as raw, self._holding(raw) as con:
                 yield con
         except psycopg.Error as exc:
-            raise _store_error(exc, self) from None
+            raise self._error(exc) from None
 
     @contextmanager
     def _holding(self, raw: psycopg.Connection) -> Iterator[Connection]:
@@ -230,7 +252,7 @@ class PostgresStore(Store):
             with self._pool.connection() as raw, raw.transaction(), self._holding(raw) as con:
                 yield con
         except psycopg.Error as exc:
-            raise _store_error(exc, self) from None
+            raise self._error(exc) from None
         finally:
             # This process's own change is visible at once, before its notice arrives.
             self._forget_generation()
@@ -241,8 +263,29 @@ class PostgresStore(Store):
         return (0, 0)
 
     def lock_text(self, con: Connection, digest: str) -> None:
-        """Serialise, until this transaction ends, every proposal of the same text."""
-        con.execute("SELECT pg_advisory_xact_lock(hashtext(?))", ["npc_nb:text:" + digest])
+        """Serialise, until this transaction ends, every proposal of the same text in
+        this project: take the row of ``digest`` in ``proposal_locks`` (inserted the
+        first time). Waiting for another session's proposal of it is waiting for that
+        transaction to end; a wait past ``lock_timeout`` is a StoreError saying so."""
+        if self.lock_timeout != self._session_lock_timeout:
+            con.execute(
+                "SELECT set_config('lock_timeout', ?, true)",
+                [lock_timeout_setting(self.lock_timeout)],
+            )
+        try:
+            con.execute(
+                "INSERT INTO proposal_locks (text_hash) VALUES (?) ON CONFLICT (text_hash) "
+                "DO UPDATE SET text_hash = excluded.text_hash",
+                [digest],
+            )
+        except psycopg.errors.LockNotAvailable:
+            raise StoreError(
+                f"Could not take the lock on this text's proposals in {self.path} within "
+                f"{self.lock_timeout:g} s (the lock_timeout setting): another session is "
+                "proposing the same text and its transaction has not ended. Nothing was "
+                "saved; propose it again. If it persists, find that session (a client in "
+                "a long transaction) in pg_stat_activity and end it."
+            ) from None
 
     @contextmanager
     def claiming(self, owner: str) -> Iterator[None]:
@@ -259,11 +302,14 @@ class PostgresStore(Store):
                     self._presence = None
             if self._presence is None:
                 try:
+                    # Any role may take this advisory lock first: wait lock_timeout at
+                    # most (a StoreError, and the worker stops), never for ever.
                     presence = psycopg.connect(
                         self.url,
                         autocommit=True,
                         connect_timeout=CONNECT_TIMEOUT,
-                        options=_SERVER_KEEPALIVES,
+                        options=f"{_SERVER_KEEPALIVES} -c lock_timeout="
+                        + lock_timeout_setting(self.lock_timeout),
                         **_KEEPALIVES,
                     )
                     presence.execute(
@@ -271,7 +317,7 @@ class PostgresStore(Store):
                         [self._owner_key(owner)],
                     )
                 except psycopg.Error as exc:
-                    raise _store_error(exc, self) from None
+                    raise self._error(exc) from None
                 self._presence = presence
             self._claimers += 1
         try:
@@ -370,7 +416,12 @@ class PostgresStore(Store):
             con.close()
 
     def configure(self, settings: Settings) -> None:
-        """Lock and release timeouts concern the embedded file only."""
+        """How long to wait for a lock (``lock_timeout``); the release timeout concerns
+        the embedded file only."""
+        self.lock_timeout = settings.lock_timeout
+
+    def _error(self, exc: Exception) -> StoreError:
+        return store_error(exc, StoreFacts(self.path, self.role, POOL_TIMEOUT, self.lock_timeout))
 
 
 def _call(store: weakref.ref[PostgresStore], method: Callable[..., None], *args: Any) -> None:
@@ -379,44 +430,6 @@ def _call(store: weakref.ref[PostgresStore], method: Callable[..., None], *args:
     if found is not None:
         method(found, *args)
 
-
-def _first_line(exc: BaseException) -> str:
-    return redact_text(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)
-
-
-def _store_error(exc: Exception, store: PostgresStore) -> StoreError:
-    if isinstance(exc, psycopg.errors.InsufficientPrivilege):
-        return StoreError(
-            f"The database role {store.role!r} may not do this on {store.path}: "
-            f"{_first_line(exc)}. Nothing was written. Reader roles may only query; ask "
-            "the lab's database owner for a reviewer role to decide."
-        )
-    if isinstance(exc, psycopg.errors.CheckViolation):
-        return StoreError(f"The store refused a value: {_first_line(exc)}. Nothing was written.")
-    if isinstance(exc, PoolTimeout):
-        return StoreError(
-            f"No connection to the PostgreSQL server of {store.path} within "
-            f"{POOL_TIMEOUT:g} s: is it running and reachable? Nothing of this operation "
-            "was saved; run it again once the server is back (the store reconnects by itself)."
-        )
-    if isinstance(exc, _SERVER_GONE) or type(exc) is psycopg.OperationalError:
-        return StoreError(
-            f"The PostgreSQL server of {store.path} went away during this operation (it "
-            f"restarted, or the connection dropped): {_first_line(exc)}. Nothing of this "
-            "operation was saved; run it again: the next operation reconnects by itself."
-        )
-    return StoreError(
-        f"The PostgreSQL store {store.path} failed: {_first_line(exc)}. Nothing of this "
-        "operation was saved; everything saved before is intact."
-    )
-
-
-#: The server shut down, crashed or is starting: the session is gone.
-_SERVER_GONE = (
-    psycopg.errors.AdminShutdown,
-    psycopg.errors.CrashShutdown,
-    psycopg.errors.CannotConnectNow,
-)
 
 _open_stores: weakref.WeakSet[PostgresStore] = weakref.WeakSet()
 
