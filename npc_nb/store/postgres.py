@@ -59,6 +59,7 @@ try:
     from psycopg_pool import ConnectionPool
 
     from ._pg_errors import StoreFacts, first_line, store_error
+    from ._pg_presence import Presence
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise StoreError(
         "A PostgreSQL store needs psycopg 3 and psycopg-pool: pip install 'npc_nb[postgres]'."
@@ -159,9 +160,7 @@ class PostgresStore(Store):
             name=f"npc_nb-{schema}",
         )
         self._pool.open(wait=False)
-        self._presence: psycopg.Connection | None = None  # see claiming
-        self._claimers = 0
-        self._presence_lock = threading.Lock()
+        self._presence = Presence(self._presence_connection, self._error)  # see claiming
         self._subscribers = Subscribers()
         self._generation_lock = threading.Lock()
         self._generation: int | None = None  # kept only while the listener hears
@@ -210,10 +209,7 @@ class PostgresStore(Store):
         self._listener.stop()
         self._forget_generation()
         self._pool.close()
-        with self._presence_lock:
-            if self._presence is not None:
-                self._presence.close()
-                self._presence = None
+        self._presence.close()
         with self._analysis_lock:
             if self._analysis is not None:
                 self._analysis.close()
@@ -290,44 +286,9 @@ class PostgresStore(Store):
     @contextmanager
     def claiming(self, owner: str) -> Iterator[None]:
         """While jobs are claimed and run, hold a session lock named after ``owner`` on a
-        connection of its own: a claimer on any machine is alive exactly while the
-        server holds its lock, and a killed process's session (and lock) ends with it.
-        Taken again if the server dropped the connection (a restart)."""
-        with self._presence_lock:
-            if self._presence is not None:
-                try:
-                    self._presence.execute("SELECT 1")
-                except psycopg.Error:
-                    self._presence.close()
-                    self._presence = None
-            if self._presence is None:
-                try:
-                    # Any role may take this advisory lock first: wait lock_timeout at
-                    # most (a StoreError, and the worker stops), never for ever.
-                    presence = psycopg.connect(
-                        self.url,
-                        autocommit=True,
-                        connect_timeout=CONNECT_TIMEOUT,
-                        options=f"{_SERVER_KEEPALIVES} -c lock_timeout="
-                        + lock_timeout_setting(self.lock_timeout),
-                        **_KEEPALIVES,
-                    )
-                    presence.execute(
-                        "SELECT pg_advisory_lock(hashtextextended(%s, 0))",
-                        [self._owner_key(owner)],
-                    )
-                except psycopg.Error as exc:
-                    raise self._error(exc) from None
-                self._presence = presence
-            self._claimers += 1
-        try:
+        connection of its own (``_pg_presence``)."""
+        with self._presence.held(self._owner_key(owner)):
             yield
-        finally:
-            with self._presence_lock:
-                self._claimers -= 1
-                if self._claimers == 0 and self._presence is not None:
-                    self._presence.close()
-                    self._presence = None
 
     def claimant_alive(self, owner: str) -> bool:
         """Whether the claimer of a running job still holds its session lock."""
@@ -341,6 +302,16 @@ class PostgresStore(Store):
 
     def _owner_key(self, owner: str) -> str:
         return f"npc_nb:worker:{self.schema}:{owner}"
+
+    def _presence_connection(self) -> psycopg.Connection:
+        lock_timeout = lock_timeout_setting(self.lock_timeout)
+        return psycopg.connect(
+            self.url,
+            autocommit=True,
+            connect_timeout=CONNECT_TIMEOUT,
+            options=f"{_SERVER_KEEPALIVES} -c lock_timeout={lock_timeout}",
+            **_KEEPALIVES,
+        )
 
     def generation(self, con: Connection) -> int:
         """Kept in memory while the listener hears every decision; otherwise read on
@@ -421,7 +392,9 @@ class PostgresStore(Store):
         self.lock_timeout = settings.lock_timeout
 
     def _error(self, exc: Exception) -> StoreError:
-        return store_error(exc, StoreFacts(self.path, self.role, POOL_TIMEOUT, self.lock_timeout))
+        return store_error(
+            exc, StoreFacts(str(self.path), self.role, POOL_TIMEOUT, self.lock_timeout)
+        )
 
 
 def _call(store: weakref.ref[PostgresStore], method: Callable[..., None], *args: Any) -> None:

@@ -82,9 +82,7 @@ def store_end(location: str | Path, *, project: str | None = None, user: bool = 
                 "(project= in Python)."
             )
         try:
-            return StoreEnd(
-                url=url, schema=project_schema(project), project=project_name(project)
-            )
+            return StoreEnd(url=url, schema=project_schema(project), project=project_name(project))
         except ValueError as exc:
             raise ConfigError(str(exc)) from None
     folder = Path(text).expanduser().absolute()
