@@ -535,9 +535,10 @@ def m013_match_terms_as_text(con: duckdb.DuckDBPyConnection) -> None:
 
 @migration
 def m014_proposal_locks(con: duckdb.DuckDBPyConnection) -> None:
-    # On PostgreSQL, proposals of one text serialise on this table's row for the text
-    # (INSERT ... ON CONFLICT DO UPDATE holds it until commit): a row lock needs the
-    # UPDATE privilege, which a reader role lacks, so a reader cannot hold a proposal up
-    # the way it could an advisory lock. The embedded file's lock already serialises
-    # writers, so DuckDB leaves it empty; it exists so both backends keep one schema.
+    # The rows proposals lock on PostgreSQL, one per text. Proposals of one text take
+    # the row of its hash until they commit (an insert, or an update of the row that
+    # is there): a row lock needs the UPDATE privilege, which a reader role lacks, so a
+    # reader cannot hold a proposal up as it could an advisory lock. The embedded file's
+    # lock already serialises writers: DuckDB leaves it empty, and has it so that both
+    # backends keep one schema.
     con.execute("CREATE TABLE proposal_locks (text_hash VARCHAR PRIMARY KEY)")
