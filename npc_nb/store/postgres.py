@@ -117,7 +117,7 @@ class PostgresStore(Store):
         self.url, self.schema = url, schema
         self.path = f"{redact(url)} (schema {schema})"  # type: ignore[assignment]
         self.role = "?"
-        # Every session's default; a later setting applies from the next proposal on.
+        # Every session's default; a later setting applies from the next write on.
         self.lock_timeout = self._session_lock_timeout = settings.lock_timeout
         self.memory_inserts = 0
         self._reads = 0
@@ -246,6 +246,11 @@ class PostgresStore(Store):
         self._reads += 1
         try:
             with self._pool.connection() as raw, raw.transaction(), self._holding(raw) as con:
+                if self.lock_timeout != self._session_lock_timeout:  # changed since opening
+                    con.execute(
+                        "SELECT set_config('lock_timeout', ?, true)",
+                        [lock_timeout_setting(self.lock_timeout)],
+                    )
                 yield con
         except psycopg.Error as exc:
             raise self._error(exc) from None
@@ -263,11 +268,6 @@ class PostgresStore(Store):
         this project: take the row of ``digest`` in ``proposal_locks`` (inserted the
         first time). Waiting for another session's proposal of it is waiting for that
         transaction to end; a wait past ``lock_timeout`` is a StoreError saying so."""
-        if self.lock_timeout != self._session_lock_timeout:
-            con.execute(
-                "SELECT set_config('lock_timeout', ?, true)",
-                [lock_timeout_setting(self.lock_timeout)],
-            )
         try:
             con.execute(
                 "INSERT INTO proposal_locks (text_hash) VALUES (?) ON CONFLICT (text_hash) "
