@@ -72,7 +72,11 @@ class Settings(BaseSettings):
         None, description="litellm model of matcher='model' (default: model, else offline)"
     )
     max_memory_chars: int = Field(2_000, ge=20, description="longest memory text accepted")
-    lock_timeout: float = Field(10.0, ge=0, description="seconds to retry a locked store")
+    lock_timeout: float = Field(
+        10.0,
+        ge=0,
+        description="seconds to retry a locked store (on PostgreSQL: to wait for a lock)",
+    )
     extraction_model: str | None = Field(
         None, description="litellm model for memory extraction (default: the chat model)"
     )

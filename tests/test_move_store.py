@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 import npc_nb
 from npc_nb.cli import main
+from npc_nb.store._transfer_into import NOT_COPIED
 from npc_nb.store.migrations import MIGRATIONS
 from npc_nb.store.transfer import migrate_store
 from tests.helpers import propose
@@ -77,8 +78,8 @@ def seed(nb: npc_nb.Project) -> None:
 
 
 def embedded_rows(folder: Path, *, user: bool = False) -> dict[str, list[tuple]]:
-    """Every row of every table of the project store in ``folder`` (with ``user``, the
-    user store), in a fixed order."""
+    """Every row of every table a move copies of the project store in ``folder`` (with
+    ``user``, the user store), in a fixed order."""
     store = folder if user else folder / ".npc_nb"
     con = duckdb.connect(str(store / "memory.duckdb"), read_only=True)
     try:
@@ -89,7 +90,11 @@ def embedded_rows(folder: Path, *, user: bool = False) -> dict[str, list[tuple]]
                 "WHERE table_schema = 'main' AND table_type = 'BASE TABLE'"
             ).fetchall()
         ]
-        return {t: _ordered(con.execute(f'SELECT * FROM "{t}"').fetchall()) for t in tables}
+        return {
+            t: _ordered(con.execute(f'SELECT * FROM "{t}"').fetchall())
+            for t in tables
+            if t not in NOT_COPIED
+        }
     finally:
         con.close()
 
@@ -106,7 +111,9 @@ def postgres_rows(url: str, project: str) -> dict[str, list[tuple]]:
             ).fetchall()
         ]
         return {
-            t: _ordered(con.execute(f'SELECT * FROM {schema}."{t}"').fetchall()) for t in tables
+            t: _ordered(con.execute(f'SELECT * FROM {schema}."{t}"').fetchall())
+            for t in tables
+            if t not in NOT_COPIED
         }
 
 

@@ -17,9 +17,17 @@ from typing import Any
 
 import pandas as pd
 
-__all__ = ["PgConnection", "translate"]
+__all__ = ["LOCK_NOT_AVAILABLE", "PgConnection", "lock_timeout_setting", "translate"]
 
 Params = Sequence[Any] | dict[str, Any]
+#: The SQLSTATE of a lock wait that ran out of ``lock_timeout`` (``lock_not_available``).
+LOCK_NOT_AVAILABLE = "55P03"
+
+
+def lock_timeout_setting(seconds: float) -> str:
+    """``seconds`` as a value of PostgreSQL's ``lock_timeout``: whole milliseconds, at
+    least one (zero there means to wait for ever)."""
+    return f"{max(1, round(seconds * 1000))}ms"
 
 
 def translate(sql: str, params: Params = ()) -> tuple[str, Params]:

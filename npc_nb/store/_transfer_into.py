@@ -6,7 +6,9 @@ schema by ``COPY`` on a psycopg connection, the source read in the same DuckDB
 transaction (one snapshot, on PostgreSQL too). The tables are read from the target's
 schema and must match the source's, column for column. ``_migrations`` and
 ``store_state`` are filled by the target's own migrations, so their rows are replaced;
-any other row in the target is refused over unless ``force``. The sequences that number
+a schema's record of its project (``_project``) and the rows proposals lock
+(``proposal_locks``) are neither compared nor copied; any other row in the target is
+refused over unless ``force``. The sequences that number
 events and memories (``_database``'s list, checked against the schema's) end after the
 copied values.
 """
@@ -41,6 +43,9 @@ __all__ = [
 
 #: Tables the migrations themselves fill: the copy replaces their rows.
 REPLACED = ("_migrations", "store_state")
+#: Left alone at both ends: a PostgreSQL schema's record of its project (``pg_project``),
+#: which each end keeps, and the rows proposals lock, which hold no data (re-made on use).
+NOT_COPIED = ("_project", "proposal_locks")
 _BATCH = 5000
 
 
@@ -51,6 +56,7 @@ class StoreEnd:
     folder: Path | None = None
     url: str | None = None
     schema: str | None = None
+    project: str | None = None  # the name the schema records (``pg_project``)
 
     def __str__(self) -> str:
         if self.folder is not None:
@@ -92,7 +98,8 @@ def _duck_tables(con: duckdb.DuckDBPyConnection, catalog: str, schema: str) -> d
 def _grouped(found: list[tuple]) -> dict[str, list]:
     tables: dict[str, list] = {}
     for table, column in found:
-        tables.setdefault(table, []).append(column)
+        if table not in NOT_COPIED:
+            tables.setdefault(table, []).append(column)
     return tables
 
 
@@ -248,7 +255,7 @@ def into_postgres(
         source_tables = _duck_tables(reader, "src", _source_schema(origin))
         reader.execute("BEGIN TRANSACTION")  # one snapshot of the source
         with postgres_connection(end) as con, con.transaction():
-            migrated = apply_pg_migrations(con, schema)
+            migrated = apply_pg_migrations(con, schema, project=end.project)
             con.execute(f"SET LOCAL search_path TO {schema}")
             target_tables = _pg_tables(con, schema)
             _check_alike(source_tables, target_tables, origin)

@@ -566,3 +566,14 @@ def endpoint_without_credentials(
         return None
     stripped = {key: strip_credentials(v) if key in urls else v for key, v in options.items()}
     return json.dumps(stripped), sorted({*(names or []), *urls})
+
+
+@migration
+def m015_proposal_locks(con: duckdb.DuckDBPyConnection) -> None:
+    # The rows proposals lock on PostgreSQL, one per text. Proposals of one text take
+    # the row of its hash until they commit (an insert, or an update of the row that
+    # is there): a row lock needs the UPDATE privilege, which a reader role lacks, so a
+    # reader cannot hold a proposal up as it could an advisory lock. The embedded file's
+    # lock already serialises writers: DuckDB leaves it empty, and has it so that both
+    # backends keep one schema.
+    con.execute("CREATE TABLE proposal_locks (text_hash VARCHAR PRIMARY KEY)")

@@ -9,9 +9,12 @@ twin under the same name (``@pg_migration("m013_...")``): ``tests/test_pg_store.
 fails until it exists and holds the two schemas' tables and columns in step.
 
 Several clients may open a new project at once: migrations run in one transaction
-under an advisory lock keyed by the schema's name, and a client that finds every
-migration recorded takes no lock and needs no privilege beyond reading ``_migrations``
-(so reviewer and reader roles never run DDL).
+under an advisory lock keyed by the schema's name, waited for at most ``lock_timeout``
+seconds (any role can take an advisory lock: one that holds it makes opening fail with
+a clear error, never hang), and a client that finds every migration recorded takes no
+lock and needs no privilege beyond reading ``_migrations`` (so reviewer and reader roles
+never run DDL). The same transaction creates the schema's record of its project
+(``pg_project``), or writes it into a schema made before records, when the role may.
 
 The analytical views are not created here: ``%npc_sql`` reads PostgreSQL through
 DuckDB, which defines them with the very SQL of the DuckDB migrations
@@ -25,12 +28,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .._settings import Settings
 from .._time import utc_now
 from ..errors import StoreError
 from ..vocabulary import CATEGORIES, EVENT_ACTIONS, SCOPES, STATUSES
+from ._pg_sql import LOCK_NOT_AVAILABLE, lock_timeout_setting
 from .migrations import MIGRATIONS, endpoint_without_credentials
+from .pg_project import claim_schema, record_settled, refuse_legacy_twin, schema_exists
 
-__all__ = ["PG_MIGRATIONS", "apply_pg_migrations", "pg_migration"]
+__all__ = ["DEFAULT_LOCK_TIMEOUT", "PG_MIGRATIONS", "apply_pg_migrations", "pg_migration"]
+
+#: Seconds a client waits for the migration lock when no setting says (``lock_timeout``).
+DEFAULT_LOCK_TIMEOUT = float(Settings.model_fields["lock_timeout"].default)
 
 PgMigration = Callable[[Any], None]
 #: (the DuckDB migration names a step stands for, the step), in order.
@@ -47,34 +56,65 @@ def pg_migration(*names: str) -> Callable[[PgMigration], PgMigration]:
     return register
 
 
-def apply_pg_migrations(con: Any, schema: str) -> list[str]:
+def apply_pg_migrations(
+    con: Any,
+    schema: str,
+    *,
+    project: str | None = None,
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+) -> list[str]:
     """Bring ``schema`` up to date on a psycopg connection (autocommit); return the
-    migration names applied now. ``schema`` is a safe identifier (``project_schema``)."""
-    if _recorded(con, schema) >= {m.__name__ for m in MIGRATIONS}:
+    migration names applied now. ``schema`` is a safe identifier (``project_schema``).
+    With ``project`` (its name, as ``project_name`` gives it) the schema records the
+    project it holds and is refused if it records another (``pg_project``)."""
+    if project is not None:
+        refuse_legacy_twin(con, schema, project)
+    if _recorded(con, schema) >= {m.__name__ for m in MIGRATIONS} and (
+        project is None or record_settled(con, schema, project)
+    ):
         return []  # the common case: no lock, no DDL
-    applied: list[str] = []
-    with con.transaction():
-        con.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", ["npc_nb:" + schema])
-        con.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
-        con.execute(f"SET LOCAL search_path TO {schema}")
-        con.execute(
-            "CREATE TABLE IF NOT EXISTS _migrations "
-            "(name VARCHAR PRIMARY KEY, applied_at TIMESTAMP)"
-        )
-        recorded = {row[0] for row in con.execute("SELECT name FROM _migrations").fetchall()}
-        known = {m.__name__ for m in MIGRATIONS}
-        if unknown := sorted(recorded - known):
+    try:
+        with con.transaction():
+            return _migrate(con, schema, project, lock_timeout)
+    except Exception as exc:
+        if getattr(exc, "sqlstate", None) == LOCK_NOT_AVAILABLE:
             raise StoreError(
-                f"This store was written by a newer npc_nb (migrations {', '.join(unknown)}). "
-                "Upgrade npc_nb to open it."
-            )
-        for names, step in PG_MIGRATIONS:
-            if set(names) <= recorded:
-                continue
-            step(con)
-            for name in names:
-                con.execute("INSERT INTO _migrations VALUES (%s, %s)", [name, utc_now()])
-            applied += names
+                f"Could not take the lock that guards creating and migrating the schema "
+                f"{schema} within {lock_timeout:g} s (the lock_timeout setting): another "
+                "session holds it, or holds one of the schema's tables. Nothing was "
+                "changed. Open the project again; if this persists, find that session "
+                "in pg_stat_activity and end it."
+            ) from None
+        raise
+
+
+def _migrate(con: Any, schema: str, project: str | None, lock_timeout: float) -> list[str]:
+    """The migrations ``schema`` lacks, in the caller's transaction, under the lock."""
+    con.execute("SELECT set_config('lock_timeout', %s, true)", [lock_timeout_setting(lock_timeout)])
+    con.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", ["npc_nb:" + schema])
+    if not schema_exists(con, schema):  # IF NOT EXISTS would still need CREATE on the database
+        con.execute(f"CREATE SCHEMA {schema}")
+    con.execute(f"SET LOCAL search_path TO {schema}")
+    if project is not None:
+        claim_schema(con, schema, project)
+    con.execute(
+        "CREATE TABLE IF NOT EXISTS _migrations (name VARCHAR PRIMARY KEY, applied_at TIMESTAMP)"
+    )
+    recorded = {row[0] for row in con.execute("SELECT name FROM _migrations").fetchall()}
+    known = {m.__name__ for m in MIGRATIONS}
+    if unknown := sorted(recorded - known):
+        raise StoreError(
+            f"This store was written by a newer npc_nb (migrations {', '.join(unknown)}). "
+            "Upgrade npc_nb to open it."
+        )
+    applied: list[str] = []
+    for names, step in PG_MIGRATIONS:
+        if set(names) <= recorded:
+            continue
+        step(con)
+        for name in names:
+            con.execute("INSERT INTO _migrations VALUES (%s, %s)", [name, utc_now()])
+        applied += names
     return applied
 
 
@@ -128,6 +168,12 @@ def p014_endpoints_without_credentials(con: Any) -> None:
                 "UPDATE extraction_jobs SET endpoint = %s, secret_options = %s WHERE id = %s",
                 [*changed, job_id],
             )
+
+
+@pg_migration("m015_proposal_locks")
+def p015_proposal_locks(con: Any) -> None:
+    """The rows proposals of one text lock (``PostgresStore.lock_text``)."""
+    con.execute("CREATE TABLE proposal_locks (text_hash VARCHAR PRIMARY KEY)")
 
 
 _SCHEMA = [

@@ -3,7 +3,8 @@
 - **owner** creates the project's schema and runs the migrations (it opens the project
   first, and again after an upgrade of npc_nb);
 - **reviewer** decides: it reads everything and inserts and updates rows, but on the
-  audit log (``memory_events``) it may only read and insert;
+  audit log (``memory_events``) it may only read and insert, and the schema's record of
+  its project (``_project``, see ``pg_project``) it may only read;
 - **reader** queries (``nb.sql``, ``%npc_sql``, the metrics) and nothing else.
 
 Isolation between projects is by schema privileges: a role without USAGE on a project's
@@ -26,6 +27,7 @@ def grant_statements(schema: str, *, reviewer: str, reader: str) -> list[str]:
         f"GRANT SELECT ON {tables} TO {reader}",
         f"GRANT SELECT, INSERT, UPDATE ON {tables} TO {reviewer}",
         f"REVOKE UPDATE ON {schema}.memory_events FROM {reviewer}",
+        f"REVOKE INSERT, UPDATE ON {schema}._project FROM {reviewer}",
         f"GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA {schema} TO {reviewer}",
         f"ALTER DEFAULT PRIVILEGES IN SCHEMA {schema} GRANT SELECT ON TABLES TO {reader}",
         f"ALTER DEFAULT PRIVILEGES IN SCHEMA {schema} "

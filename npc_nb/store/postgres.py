@@ -7,8 +7,12 @@ is shared with the DuckDB store. Each ``write()`` is one transaction at READ COM
 a decision is an UPDATE conditional on the status the reviewer saw, so of two reviewers
 racing exactly one changes the row and the other matches nothing (the second UPDATE
 waits for the first to commit and re-reads the row) and gets ``AlreadyDecidedError``.
-Proposals of the same normalised text serialise on an advisory lock keyed by its hash
-(``lock_text``), so two kernels extracting it at once queue it once.
+Proposals of the same normalised text serialise on the row of its hash in the
+project's ``proposal_locks`` (``lock_text``), so two kernels extracting it at once queue
+it once. A row lock, not an advisory lock: any role may take any advisory lock, but a
+row lock needs the UPDATE privilege, so a reader role cannot hold a proposal up. Every
+pooled session waits at most ``lock_timeout`` seconds (the setting) for any lock, so a
+lock a stuck session keeps becomes a ``StoreError`` in that time, never a hang.
 
 Other clients write at any moment. Every decision transaction announces itself with
 ``pg_notify`` (delivered on commit only: memory id, new status, actor), and a listener
@@ -24,8 +28,9 @@ once. The neighbour index looks for new memories on every use. Analytical reads 
 A notice is a hint, never a fact: any role that may LISTEN may also NOTIFY, so reviews
 hear what the store shows of the memories a batch of notices names (``notice_checks``).
 
-psycopg is imported only here, and this module only when a store URL is configured,
-so the embedded default needs none of it.
+psycopg is imported only here (and by ``_pg_errors``, which turns its errors into
+messages, and the listener), and this module only when a store URL is configured, so
+the embedded default needs none of it.
 """
 
 from __future__ import annotations
@@ -43,10 +48,10 @@ import pandas as pd
 
 from .._redact import url_secrets
 from .._settings import Settings
-from .._store_url import redact, redact_text
+from .._store_url import project_name, redact
 from ..errors import StoreError
 from ._database import Connection, Store, typed_frame
-from ._pg_sql import PgConnection
+from ._pg_sql import PgConnection, lock_timeout_setting
 from .generation import DECISION_SQL, decision_params, rewrite_sql
 from .notice_checks import NoticeChecks
 from .notices import EVERYTHING, DecisionNotice, Subscribers
@@ -57,7 +62,10 @@ from .pg_read_only import refuse_server_sql
 
 try:
     import psycopg
-    from psycopg_pool import ConnectionPool, PoolTimeout
+    from psycopg_pool import ConnectionPool
+
+    from ._pg_errors import StoreFacts, first_line, store_error
+    from ._pg_presence import Presence
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise StoreError(
         "A PostgreSQL store needs psycopg 3 and psycopg-pool: pip install 'npc_nb[postgres]'."
@@ -97,17 +105,26 @@ class PostgresStore(Store):
     sole_writer: ClassVar[bool] = False  # other clients write while a transaction runs
 
     @classmethod
-    def shared_pg(cls, url: str, schema: str, settings: Settings) -> PostgresStore:
+    def shared_pg(
+        cls, url: str, schema: str, settings: Settings, project: str | None = None
+    ) -> PostgresStore:
         with cls._shared_lock:
             store = cls._pg_shared.get((url, schema))
             if store is None:
-                store = cls._pg_shared[(url, schema)] = cls(url, schema, settings)
+                store = cls._pg_shared[(url, schema)] = cls(url, schema, settings, project)
             store.configure(settings)
             return store
 
-    def __init__(self, url: str, schema: str, settings: Settings) -> None:
+    def __init__(
+        self, url: str, schema: str, settings: Settings, project: str | None = None
+    ) -> None:
+        """``project``: the name ``schema`` must record (``pg_project``); None for a
+        schema opened by its name alone."""
         self.url, self.schema = url, schema
         self.path = f"{redact(url)} (schema {schema})"  # type: ignore[assignment]
+        self.role = "?"
+        # Every session's default; a later setting applies from the next write on.
+        self.lock_timeout = self._session_lock_timeout = settings.lock_timeout
         self.memory_inserts = 0
         self._reads = 0
         self._held = threading.local()
@@ -116,17 +133,24 @@ class PostgresStore(Store):
         options = {
             "autocommit": True,
             "cursor_factory": psycopg.ClientCursor,
-            "options": f"-c search_path={schema} -c TimeZone=UTC {_SERVER_KEEPALIVES}",
+            "options": f"-c search_path={schema} -c TimeZone=UTC {_SERVER_KEEPALIVES} "
+            f"-c lock_timeout={lock_timeout_setting(self.lock_timeout)}",
             "connect_timeout": CONNECT_TIMEOUT,
             **_KEEPALIVES,
         }
         try:  # one direct connection first: an unreachable server fails at once
             with psycopg.connect(url, **options) as raw:
-                apply_pg_migrations(raw, schema)
+                apply_pg_migrations(
+                    raw,
+                    schema,
+                    project=None if project is None else project_name(project),
+                    lock_timeout=self.lock_timeout,
+                )
                 self.role = str(raw.execute("SELECT current_user").fetchone()[0])  # type: ignore[index]
         except psycopg.Error as exc:
+            reason = first_line(exc, url_secrets(url))
             raise StoreError(
-                f"Cannot open the PostgreSQL store {self.path}: {_first_line(exc, url)}. Is the "
+                f"Cannot open the PostgreSQL store {self.path}: {reason}. Is the "
                 "server running and reachable at this host and port, and may this role "
                 "connect and use the project's schema?"
             ) from None
@@ -143,9 +167,7 @@ class PostgresStore(Store):
             name=f"npc_nb-{schema}",
         )
         self._pool.open(wait=False)
-        self._presence: psycopg.Connection | None = None  # see claiming
-        self._claimers = 0
-        self._presence_lock = threading.Lock()
+        self._presence = Presence(self._presence_connection, self._error)  # see claiming
         self._subscribers = Subscribers()
         self._checks = NoticeChecks()
         self._generation_lock = threading.Lock()
@@ -195,10 +217,7 @@ class PostgresStore(Store):
         self._listener.stop()
         self._forget_generation()
         self._pool.close()
-        with self._presence_lock:
-            if self._presence is not None:
-                self._presence.close()
-                self._presence = None
+        self._presence.close()
         with self._analysis_lock:
             if self._analysis is not None:
                 self._analysis.close()
@@ -215,7 +234,7 @@ class PostgresStore(Store):
             with self._pool.connection() as raw, self._holding(raw) as con:
                 yield con
         except psycopg.Error as exc:
-            raise _store_error(exc, self) from None
+            raise self._error(exc) from None
 
     @contextmanager
     def _holding(self, raw: psycopg.Connection) -> Iterator[Connection]:
@@ -235,9 +254,14 @@ class PostgresStore(Store):
         self._reads += 1
         try:
             with self._pool.connection() as raw, raw.transaction(), self._holding(raw) as con:
+                if self.lock_timeout != self._session_lock_timeout:  # changed since opening
+                    con.execute(
+                        "SELECT set_config('lock_timeout', ?, true)",
+                        [lock_timeout_setting(self.lock_timeout)],
+                    )
                 yield con
         except psycopg.Error as exc:
-            raise _store_error(exc, self) from None
+            raise self._error(exc) from None
         finally:
             # This process's own change is visible at once, before its notice arrives.
             self._forget_generation()
@@ -248,47 +272,31 @@ class PostgresStore(Store):
         return (0, 0)
 
     def lock_text(self, con: Connection, digest: str) -> None:
-        """Serialise, until this transaction ends, every proposal of the same text."""
-        con.execute("SELECT pg_advisory_xact_lock(hashtext(?))", ["npc_nb:text:" + digest])
+        """Serialise, until this transaction ends, every proposal of the same text in
+        this project: take the row of ``digest`` in ``proposal_locks`` (inserted the
+        first time). Waiting for another session's proposal of it is waiting for that
+        transaction to end; a wait past ``lock_timeout`` is a StoreError saying so."""
+        try:
+            con.execute(
+                "INSERT INTO proposal_locks (text_hash) VALUES (?) ON CONFLICT (text_hash) "
+                "DO UPDATE SET text_hash = excluded.text_hash",
+                [digest],
+            )
+        except psycopg.errors.LockNotAvailable:
+            raise StoreError(
+                f"Could not take the lock on this text's proposals in {self.path} within "
+                f"{self.lock_timeout:g} s (the lock_timeout setting): another session is "
+                "proposing the same text and its transaction has not ended. Nothing was "
+                "saved; propose it again. If it persists, find that session (a client in "
+                "a long transaction) in pg_stat_activity and end it."
+            ) from None
 
     @contextmanager
     def claiming(self, owner: str) -> Iterator[None]:
         """While jobs are claimed and run, hold a session lock named after ``owner`` on a
-        connection of its own: a claimer on any machine is alive exactly while the
-        server holds its lock, and a killed process's session (and lock) ends with it.
-        Taken again if the server dropped the connection (a restart)."""
-        with self._presence_lock:
-            if self._presence is not None:
-                try:
-                    self._presence.execute("SELECT 1")
-                except psycopg.Error:
-                    self._presence.close()
-                    self._presence = None
-            if self._presence is None:
-                try:
-                    presence = psycopg.connect(
-                        self.url,
-                        autocommit=True,
-                        connect_timeout=CONNECT_TIMEOUT,
-                        options=_SERVER_KEEPALIVES,
-                        **_KEEPALIVES,
-                    )
-                    presence.execute(
-                        "SELECT pg_advisory_lock(hashtextextended(%s, 0))",
-                        [self._owner_key(owner)],
-                    )
-                except psycopg.Error as exc:
-                    raise _store_error(exc, self) from None
-                self._presence = presence
-            self._claimers += 1
-        try:
+        connection of its own (``_pg_presence``)."""
+        with self._presence.held(self._owner_key(owner)):
             yield
-        finally:
-            with self._presence_lock:
-                self._claimers -= 1
-                if self._claimers == 0 and self._presence is not None:
-                    self._presence.close()
-                    self._presence = None
 
     def claimant_alive(self, owner: str) -> bool:
         """Whether the claimer of a running job still holds its session lock."""
@@ -302,6 +310,16 @@ class PostgresStore(Store):
 
     def _owner_key(self, owner: str) -> str:
         return f"npc_nb:worker:{self.schema}:{owner}"
+
+    def _presence_connection(self) -> psycopg.Connection:
+        lock_timeout = lock_timeout_setting(self.lock_timeout)
+        return psycopg.connect(
+            self.url,
+            autocommit=True,
+            connect_timeout=CONNECT_TIMEOUT,
+            options=f"{_SERVER_KEEPALIVES} -c lock_timeout={lock_timeout}",
+            **_KEEPALIVES,
+        )
 
     def generation(self, con: Connection) -> int:
         """Kept in memory while the listener hears every decision; otherwise read on
@@ -392,7 +410,21 @@ class PostgresStore(Store):
         refuse_server_sql(con, statements)
 
     def configure(self, settings: Settings) -> None:
-        """Lock and release timeouts concern the embedded file only."""
+        """How long to wait for a lock (``lock_timeout``); the release timeout concerns
+        the embedded file only."""
+        self.lock_timeout = settings.lock_timeout
+
+    def _error(self, exc: Exception) -> StoreError:
+        return store_error(
+            exc,
+            StoreFacts(
+                str(self.path),
+                self.role,
+                POOL_TIMEOUT,
+                self.lock_timeout,
+                tuple(url_secrets(self.url)),
+            ),
+        )
 
 
 def _call(store: weakref.ref[PostgresStore], method: Callable[..., None], *args: Any) -> None:
@@ -401,50 +433,6 @@ def _call(store: weakref.ref[PostgresStore], method: Callable[..., None], *args:
     if found is not None:
         method(found, *args)
 
-
-def _first_line(exc: BaseException, url: str = "") -> str:
-    """The driver's message, without the store URL's secrets (libpq may quote a piece
-    of a password as a host name)."""
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return redact_text(text, *url_secrets(url))
-
-
-def _store_error(exc: Exception, store: PostgresStore) -> StoreError:
-    if isinstance(exc, psycopg.errors.InsufficientPrivilege):
-        return StoreError(
-            f"The database role {store.role!r} may not do this on {store.path}: "
-            f"{_first_line(exc, store.url)}. Nothing was written. Reader roles may only query; ask "
-            "the lab's database owner for a reviewer role to decide."
-        )
-    if isinstance(exc, psycopg.errors.CheckViolation):
-        return StoreError(
-            f"The store refused a value: {_first_line(exc, store.url)}. Nothing was written."
-        )
-    if isinstance(exc, PoolTimeout):
-        return StoreError(
-            f"No connection to the PostgreSQL server of {store.path} within "
-            f"{POOL_TIMEOUT:g} s: is it running and reachable? Nothing of this operation "
-            "was saved; run it again once the server is back (the store reconnects by itself)."
-        )
-    if isinstance(exc, _SERVER_GONE) or type(exc) is psycopg.OperationalError:
-        return StoreError(
-            f"The PostgreSQL server of {store.path} went away during this operation (it "
-            f"restarted, or the connection dropped): {_first_line(exc, store.url)}. Nothing "
-            "of this operation was saved; run it again: the next operation reconnects by "
-            "itself."
-        )
-    return StoreError(
-        f"The PostgreSQL store {store.path} failed: {_first_line(exc, store.url)}. Nothing of this "
-        "operation was saved; everything saved before is intact."
-    )
-
-
-#: The server shut down, crashed or is starting: the session is gone.
-_SERVER_GONE = (
-    psycopg.errors.AdminShutdown,
-    psycopg.errors.CrashShutdown,
-    psycopg.errors.CannotConnectNow,
-)
 
 _open_stores: weakref.WeakSet[PostgresStore] = weakref.WeakSet()
 

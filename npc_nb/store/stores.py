@@ -77,11 +77,12 @@ class Stores:
 
 
 def _shared_store(url: str, project: str, settings: Settings) -> Store:
-    """The project's schema on the PostgreSQL server at ``url``."""
+    """The project's schema on the PostgreSQL server at ``url``, which must record this
+    project's name (``pg_project``)."""
     from .postgres import PostgresStore  # psycopg only when a shared store is used
 
     try:
         schema = project_schema(project)
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
-    return PostgresStore.shared_pg(url, schema, settings)
+    return PostgresStore.shared_pg(url, schema, settings, project)

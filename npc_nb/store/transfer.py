@@ -13,7 +13,8 @@ the postgres extension in one read-only snapshot), and the target written in one
 transaction (``_transfer_into``): a failure anywhere leaves the target as it was. A
 target that already holds memories, events, conversations or jobs is refused unless
 ``force`` (then cleared in the same transaction). The source is migrated first if it
-is older, and never created: a move from nowhere is an error.
+is older, and never created: a move from nowhere is an error. A schema at either end
+must record the project named (``pg_project``); one the move creates records it.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import time
 from pathlib import Path
 
 from .._locations import STORE_DIR, store_path
-from .._store_url import check_store_url, project_schema, redact
+from .._store_url import check_store_url, project_name, project_schema, redact
 from ..errors import ConfigError
 from ._transfer_into import (
     StoreEnd,
@@ -81,7 +82,7 @@ def store_end(location: str | Path, *, project: str | None = None, user: bool = 
                 "(project= in Python)."
             )
         try:
-            return StoreEnd(url=url, schema=project_schema(project))
+            return StoreEnd(url=url, schema=project_schema(project), project=project_name(project))
         except ValueError as exc:
             raise ConfigError(str(exc)) from None
     folder = Path(text).expanduser().absolute()
@@ -146,9 +147,12 @@ def _prepare_source(end: StoreEnd) -> list[str]:
             [end.schema],
         ).fetchone()
         if found is None:
+            from .pg_project import refuse_legacy_twin
+
+            refuse_legacy_twin(con, end.schema or "", end.project or "")
             raise ConfigError(
                 f"No npc_nb store for this project at {end}: check the URL and --project."
             )
         from .pg_migrations import apply_pg_migrations
 
-        return apply_pg_migrations(con, end.schema or "")
+        return apply_pg_migrations(con, end.schema or "", project=end.project)
