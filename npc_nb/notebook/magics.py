@@ -219,12 +219,21 @@ class NpcMagics(Magics):
     @argument("--focus", help="a concept: draw only its neighbourhood")
     @argument("--depth", type=int, default=2, help="steps around --focus (default 2)")
     @argument("--max-nodes", type=int, default=250, help="draw at most this many nodes")
+    @argument(
+        "--pyvis",
+        action="store_true",
+        help="draw it with pyvis: nb.pyvis_network(...), to change and show again; each "
+        "such output carries vis-network (~0.7 MB) in the saved notebook",
+    )
     @line_magic
     def npc_graph(self, line: str) -> Any:
-        """Draw the knowledge graph of approved memories inline (offline)."""
+        """Draw the knowledge graph of approved memories inline (offline): by default the
+        light renderer (the graph as data, ~20-60 KB a drawing); with --pyvis the same
+        drawing as a pyvis network (a whole offline page, ~0.7 MB a drawing)."""
         args = parse_argstring(self.npc_graph, line)
+        draw = self.project.pyvis_network if args.pyvis else self.project.show_graph
         with _as_usage_errors():
-            return self.project.show_graph(
+            return draw(
                 npc=args.npc,
                 category=args.category,
                 focus=args.focus,
