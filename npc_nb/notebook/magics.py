@@ -178,8 +178,10 @@ class NpcMagics(Magics):
         from IPython.display import clear_output, display
 
         bundle = _live_bundle("…", stream.notices)
-        handle = live or display(bundle, raw=True, display_id=True)
-        if live is not None:
+        if live is None:
+            handle = display(bundle, raw=True, display_id=True)
+        else:  # the loading line's display: the reply takes its place
+            handle = live
             handle.update(bundle, raw=True)
         shown, last = "", 0.0
         for chunk in stream:
