@@ -6,14 +6,17 @@ daemon (it never holds up the kernel's exit) and is started once per process; it
 imports the gateway itself, on that thread (its own imports, pydantic among them, cost
 a tenth of a second), then litellm through ``gateway.load_client``, under the gateway's
 lock, so a model call that arrives meanwhile waits for this import rather than starting
-a second one. Nothing else is done in the background, and nothing there is printed.
+a second one. Nothing else is done in the background, and nothing there is printed (as
+on a first call, litellm's import loads the working directory's ``.env`` into the
+environment).
 
 Why a background import is safe here: litellm (outside its proxy server) installs no
 signal handler, starts no thread at import and prints nothing once
 ``LITELLM_LOCAL_MODEL_COST_MAP`` is set, which is done here on the caller's thread
 before the thread starts (otherwise it fetches its cost map from the network and starts
 a retry thread). Python's per-module import locks let the user's own imports run beside
-it; npc_nb's modules cannot wait on each other across the two threads, because their
+it (a module both threads need is imported once, the second waiting); npc_nb's own
+modules cannot wait on each other in a cycle across the two threads, because their
 imports point one way (``tests/test_layers.py``). A failed import is not reported here:
 the first model call imports again and raises what went wrong.
 """
