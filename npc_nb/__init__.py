@@ -76,10 +76,14 @@ install_module_aliases()  # npc_nb.metrics, npc_nb.config, ...: the paths of ear
 
 
 def load_ipython_extension(ipython: Any) -> None:
-    """``%load_ext npc_nb``: register the magics (imports neither litellm nor widgets)."""
+    """``%load_ext npc_nb``: register the magics (importing neither litellm nor widgets),
+    and start loading the model client on a background thread, so that the first
+    ``%%npc`` cell does not wait for it."""
+    from .models import preload
     from .notebook.magics import NpcMagics
 
     ipython.register_magics(NpcMagics)
+    preload.start()
 
 
 __all__ = [

@@ -531,6 +531,24 @@ class Project:
             npc, category, focus=focus, depth=depth, as_of=as_of, max_nodes=max_nodes
         )
 
+    def pyvis_network(
+        self,
+        npc: str | None = None,
+        category: Category | None = None,
+        *,
+        focus: str | None = None,
+        depth: int = 2,
+        as_of: datetime | None = None,
+        max_nodes: int = 250,
+    ) -> Any:
+        """The drawing ``show_graph`` makes, as a ``pyvis.network.Network`` styled like it:
+        change it (``set_options``, ``show_buttons``, ...) and show it inline, offline
+        (each such output carries vis-network, about 0.7 MB)."""
+        self._require_persona(npc)
+        return self._graph.pyvis_network(
+            npc, category, focus=focus, depth=depth, as_of=as_of, max_nodes=max_nodes
+        )
+
     def graph_frames(
         self,
         npc: str | None = None,

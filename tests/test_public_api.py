@@ -131,6 +131,7 @@ PROJECT_METHODS = [
     "npc",
     "persona",
     "personas",
+    "pyvis_network",
     "reject",
     "reproposals",
     "requeue",
