@@ -22,11 +22,11 @@ __all__ = ["MOVED", "install_module_aliases"]
 
 #: old module path -> new module path
 MOVED = {
-    "npc_nb.config": "npc_nb._settings",
-    "npc_nb.paths": "npc_nb._locations",
-    "npc_nb.records": "npc_nb._results",
-    "npc_nb.text": "npc_nb._text",
-    "npc_nb.stamps": "npc_nb._time",
+    "npc_nb.config": "npc_nb._foundations.settings",
+    "npc_nb.paths": "npc_nb._foundations.locations",
+    "npc_nb.records": "npc_nb._foundations.results",
+    "npc_nb.text": "npc_nb._foundations.text",
+    "npc_nb.stamps": "npc_nb._foundations.utc",
     "npc_nb.project": "npc_nb._project",
     "npc_nb.candidates": "npc_nb.memory.candidates",
     "npc_nb.transitions": "npc_nb.memory.transitions",
@@ -55,6 +55,23 @@ MOVED = {
     "npc_nb.store.store": "npc_nb.store._database",
     "npc_nb.store.connection": "npc_nb.store._lease",
     "npc_nb.store.pair": "npc_nb.store.stores",
+    # The foundations got a room of their own (npc_nb/_foundations/), the CLI's terminal
+    # went to the CLI.
+    "npc_nb._text": "npc_nb._foundations.text",
+    "npc_nb._terms": "npc_nb._foundations.terms",
+    "npc_nb._ids": "npc_nb._foundations.ids",
+    "npc_nb._markup": "npc_nb._foundations.markup",
+    "npc_nb._json_items": "npc_nb._foundations.json_items",
+    "npc_nb._arguments": "npc_nb._foundations.arguments",
+    "npc_nb._results": "npc_nb._foundations.results",
+    "npc_nb._settings": "npc_nb._foundations.settings",
+    "npc_nb._settings_view": "npc_nb._foundations.settings_view",
+    "npc_nb._locations": "npc_nb._foundations.locations",
+    "npc_nb._store_url": "npc_nb._foundations.store_url",
+    "npc_nb._tables": "npc_nb._foundations.tables",
+    "npc_nb._redact": "npc_nb._foundations.redact",
+    "npc_nb._time": "npc_nb._foundations.utc",
+    "npc_nb._console": "npc_nb.cli.console",
 }
 
 

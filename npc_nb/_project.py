@@ -20,12 +20,19 @@ from typing import Annotated, Any, Unpack
 
 import pandas as pd
 
-from ._arguments import Category, MemoryId, Scope, StatusFilter, checked_methods, unknown_choice
-from ._locations import STORE_DIR, ensure_store_dir, find_project_root, user_home
-from ._results import ApproveAllPreview, CandidateOutcome, DecisionResult
-from ._settings import Settings, load_settings
-from ._tables import with_missing_as_na
-from ._time import to_utc
+from ._foundations.arguments import (
+    Category,
+    MemoryId,
+    Scope,
+    StatusFilter,
+    checked_methods,
+    unknown_choice,
+)
+from ._foundations.locations import STORE_DIR, ensure_store_dir, find_project_root, user_home
+from ._foundations.results import ApproveAllPreview, CandidateOutcome, DecisionResult
+from ._foundations.settings import Settings, load_settings
+from ._foundations.tables import with_missing_as_na
+from ._foundations.utc import to_utc
 from .analytics.export import export_review_log, export_tables
 from .analytics.metrics import Metrics
 from .chat.conversations import Conversations, Status

@@ -19,6 +19,7 @@ PACKAGE = Path(npc_nb.__file__).resolve().parent
 LAYERS = {
     "npc_nb.errors": 0,
     "npc_nb.vocabulary": 0,
+    "npc_nb._foundations": 0,
     "npc_nb.store": 1,
     "npc_nb.memory": 2,
     "npc_nb.models": 3,

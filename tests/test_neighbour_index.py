@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import npc_nb
-from npc_nb._terms import content_terms, split_terms
+from npc_nb._foundations.terms import content_terms, split_terms
 from npc_nb.memory import neighbours
 from npc_nb.memory.neighbours import NeighbourIndex
 from npc_nb.store import memory_rows

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .._locations import output_path
+from .._foundations.locations import output_path
 from ..errors import NpcError
 from ..store import Store, exports
 

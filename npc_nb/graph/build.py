@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 import networkx as nx
 import pandas as pd
 
-from .._text import content_hash
-from .._time import utc_now
+from .._foundations.text import content_hash
+from .._foundations.utc import utc_now
 from ..errors import ModelCallError, NpcError
 from ..models import gateway
 from ..store import graph_nodes, graph_sql

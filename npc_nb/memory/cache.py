@@ -27,7 +27,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from .._time import utc_now
+from .._foundations.utc import utc_now
 from ..store import Store, events, memory_rows
 from ..store.generation import same_epoch
 from ..store.predicates import SCOPE_RANK, approved_at, visible_to

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._terms import split_terms
+from .._foundations.terms import split_terms
 from ..store import Store, memory_rows
 from ..store.predicates import visible_to
 

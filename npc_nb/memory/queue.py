@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from .._tables import Kind
+from .._foundations.tables import Kind
 from ..store import Stores, memory_rows
 from .variants import cards_variants
 
@@ -27,7 +27,7 @@ __all__ = [
     "review_queue",
 ]
 
-#: The queue's columns and their kinds (``_tables``: one missing-value marker per kind).
+#: The queue's columns and their kinds (``_foundations.tables``: one missing-value marker per kind).
 QUEUE_KINDS: dict[str, Kind] = {
     "id": "text",
     "final_text": "text",

@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
-from .._ids import new_id
-from .._results import ApproveAllPreview, DecisionResult
-from .._text import find_evidence
+from .._foundations.ids import new_id
+from .._foundations.results import ApproveAllPreview, DecisionResult
+from .._foundations.text import find_evidence
 from ..errors import DecisionError, NpcError
 from ..memory.candidates import validate_memory_text
 from ..memory.core import MemoryCore

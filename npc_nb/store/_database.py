@@ -25,9 +25,9 @@ from typing import Any, ClassVar
 import duckdb
 import pandas as pd
 
-from .._locations import make_private, make_wal_private, store_path
-from .._settings import Settings
-from .._tables import kind_of_sql_type, with_missing_as_na
+from .._foundations.locations import make_private, make_wal_private, store_path
+from .._foundations.settings import Settings
+from .._foundations.tables import kind_of_sql_type, with_missing_as_na
 from ..errors import StoreError
 from ._faults import STORAGE_ERRORS, is_storage_fault, storage_fault, write_fault
 from ._lease import ConnectionLease
@@ -293,7 +293,7 @@ class Store:
 
     def table(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> pd.DataFrame:
         """A record table for the API: like ``dataframe``, with one missing-value marker
-        per kind of column, decided by the column's SQL type (``_tables``)."""
+        per kind of column, decided by the column's SQL type (``_foundations.tables``)."""
         with self.read() as con:
             return typed_frame(con, sql, params)
 
@@ -383,7 +383,7 @@ def typed_frame(
     con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any] | dict[str, Any] = ()
 ) -> pd.DataFrame:
     """A DuckDB query's result with one missing-value marker per kind of column, decided
-    by the column's SQL type (``_tables``)."""
+    by the column's SQL type (``_foundations.tables``)."""
     cursor = con.execute(sql, params)
     kinds = {d[0]: kind_of_sql_type(str(d[1])) for d in cursor.description or ()}
     return with_missing_as_na(cursor.df(), kinds)

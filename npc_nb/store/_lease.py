@@ -50,7 +50,7 @@ from typing import Any
 
 import duckdb
 
-from .._locations import ensure_store_dir
+from .._foundations.locations import ensure_store_dir
 from ..errors import StoreError, StoreLockedError
 from ._faults import storage_fault
 

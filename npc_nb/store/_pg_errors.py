@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import psycopg
 from psycopg_pool import PoolTimeout
 
-from .._store_url import redact_text
+from .._foundations.store_url import redact_text
 from ..errors import StoreError
 
 __all__ = ["StoreFacts", "first_line", "store_error"]
@@ -39,7 +39,7 @@ class StoreFacts:
 
 
 def first_line(exc: BaseException, secrets: Sequence[str] = ()) -> str:
-    """The driver's message, one line, without any credential (``_redact``)."""
+    """The driver's message, one line, without any credential (``_foundations.redact``)."""
     text = str(exc).strip()
     return redact_text(text.splitlines()[0] if text else type(exc).__name__, *secrets)
 

@@ -24,9 +24,9 @@ from typing import Any
 
 import duckdb
 
-from .._locations import ensure_store_dir, make_private, store_path
-from .._redact import url_secrets
-from .._store_url import redact, redact_text
+from .._foundations.locations import ensure_store_dir, make_private, store_path
+from .._foundations.redact import url_secrets
+from .._foundations.store_url import redact, redact_text
 from ..errors import StoreError
 from ._database import _SEQUENCED as SEQUENCED
 from ._faults import STORAGE_ERRORS, is_storage_fault, storage_fault

@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from .._text import clean_text
+from .._foundations.text import clean_text
 from ._database import Store
 from .predicates import approved_source
 

@@ -16,8 +16,8 @@ from typing import Any
 import duckdb
 import numpy as np
 
-from .._terms import split_terms
-from .._time import utc_now
+from .._foundations.terms import split_terms
+from .._foundations.utc import utc_now
 from ..vocabulary import APPROVED_STATUSES
 from ._database import Connection, Store, insert_row, one_of, rows, scalar
 from .known_rows import WHOLE
@@ -359,7 +359,7 @@ _VISIBILITY_ORDER = "scope, npc NULLS FIRST, team NULLS FIRST"
 #: How a content term becomes the neighbour index's key, in SQL (``{}`` is the term):
 #: DuckDB's 64-bit hash, the same in the store's queries and in ``term_keys``.
 TERM_KEY_SQL = "hash({})"
-#: A memory's stored terms, one row each (``_terms.joined_terms`` undone, in SQL).
+#: A memory's stored terms, one row each (``_foundations.terms.joined_terms`` undone, in SQL).
 _STORED_TERMS = "unnest(string_split(nullif(match_text, ''), ' '))"
 _keying = threading.Lock()
 _keying_db: list[duckdb.DuckDBPyConnection] = []

@@ -22,8 +22,8 @@ from collections.abc import Callable
 
 import duckdb
 
-from .._redact import has_credentials, strip_credentials
-from .._time import utc_now
+from .._foundations.redact import has_credentials, strip_credentials
+from .._foundations.utc import utc_now
 from ..errors import StoreError
 from ..vocabulary import APPROVED_STATUSES, CATEGORIES, EVENT_ACTIONS, SCOPES, STATUSES
 
@@ -390,7 +390,7 @@ def m008_rehash_unmasked(con: duckdb.DuckDBPyConnection) -> None:
     # context injections) follow their memory.
     import pandas as pd
 
-    from .._text import content_hash, normalise
+    from .._foundations.text import content_hash, normalise
 
     rows = con.execute(
         "SELECT id, initial_text, final_text, initial_hash, final_hash FROM memories"
@@ -445,7 +445,7 @@ def m011_same_fact_matching(con: duckdb.DuckDBPyConnection) -> None:
     # sequence so every kernel can pick up others' new memories since a watermark, and,
     # for a candidate queued as an update, the approved memory it would replace and what
     # differs. Re-proposals record the matcher's verdict, score and the outcome.
-    from .._terms import content_terms
+    from .._foundations.terms import content_terms
 
     for statement in (
         "CREATE SEQUENCE memory_insert_seq START 1",

@@ -29,8 +29,8 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 import duckdb
 
-from .._redact import url_secrets
-from .._store_url import redact_text
+from .._foundations.redact import url_secrets
+from .._foundations.store_url import redact_text
 from ..errors import StoreError
 from .migrations import apply_migrations
 

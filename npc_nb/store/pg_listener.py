@@ -19,8 +19,8 @@ from collections.abc import Callable
 import psycopg
 from psycopg import sql
 
-from .._redact import url_secrets
-from .._store_url import redact_text
+from .._foundations.redact import url_secrets
+from .._foundations.store_url import redact_text
 from .notices import DecisionNotice
 
 __all__ = ["DecisionListener", "channel_for"]

@@ -1,7 +1,7 @@
 """The schema on PostgreSQL: the same tables, columns, closed sets and sequences as the
 DuckDB migrations, recorded under the same migration names.
 
-One PostgreSQL schema holds one project (``_store_url.project_schema``). The DuckDB
+One PostgreSQL schema holds one project (``_foundations.store_url.project_schema``). The DuckDB
 store builds its schema step by step (``migrations``); here the first step builds the
 schema as those steps left it at ``m012`` and records all twelve names, so both
 backends list the same migrations. Every later DuckDB migration needs its PostgreSQL
@@ -28,8 +28,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .._settings import Settings
-from .._time import utc_now
+from .._foundations.settings import Settings
+from .._foundations.utc import utc_now
 from ..errors import StoreError
 from ..vocabulary import CATEGORIES, EVENT_ACTIONS, SCOPES, STATUSES
 from ._pg_sql import LOCK_NOT_AVAILABLE, lock_timeout_setting

@@ -1,8 +1,9 @@
 """Which project a PostgreSQL schema holds: the project's name, recorded in the schema.
 
-A project's schema is named after the project one-to-one (``_store_url.project_schema``),
-and the schema also records the name it was made for, in a one-row table ``_project``
-written in the transaction that creates the schema. Opening a schema that records
+A project's schema is named after the project one-to-one
+(``_foundations.store_url.project_schema``), and the schema also records the name it was
+made for, in a one-row table ``_project`` written in the transaction that creates the
+schema. Opening a schema that records
 another name is refused (``StoreError`` naming both), so no mapping slip, hash collision
 or hand-renamed schema ever shows one project's approvals in another's context.
 
@@ -24,8 +25,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._store_url import legacy_schema
-from .._time import utc_now
+from .._foundations.store_url import legacy_schema
+from .._foundations.utc import utc_now
 from ..errors import StoreError
 
 __all__ = ["claim_schema", "record_settled", "refuse_legacy_twin", "schema_exists"]

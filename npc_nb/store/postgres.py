@@ -46,9 +46,9 @@ from typing import Any, ClassVar, cast
 import duckdb
 import pandas as pd
 
-from .._redact import url_secrets
-from .._settings import Settings
-from .._store_url import project_name, redact
+from .._foundations.redact import url_secrets
+from .._foundations.settings import Settings
+from .._foundations.store_url import project_name, redact
 from ..errors import StoreError
 from ._database import Connection, Store, typed_frame
 from ._pg_sql import PgConnection, lock_timeout_setting

@@ -16,7 +16,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from .._time import utc_now
+from .._foundations.utc import utc_now
 from ..vocabulary import APPROVED_STATUSES
 
 __all__ = [

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from .._settings import Settings
-from .._store_url import project_schema
+from .._foundations.settings import Settings
+from .._foundations.store_url import project_schema
 from ..errors import ConfigError, UnknownMemoryError
 from ._database import Store
 from .memory_rows import get_memory

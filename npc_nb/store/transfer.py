@@ -23,8 +23,8 @@ import dataclasses
 import time
 from pathlib import Path
 
-from .._locations import STORE_DIR, store_path
-from .._store_url import check_store_url, project_name, project_schema, redact
+from .._foundations.locations import STORE_DIR, store_path
+from .._foundations.store_url import check_store_url, project_name, project_schema, redact
 from ..errors import ConfigError
 from ._transfer_into import (
     StoreEnd,

@@ -19,7 +19,7 @@ from typing import Any
 import duckdb
 import pandas as pd
 
-from .._store_url import redact_text
+from .._foundations.store_url import redact_text
 from ..errors import QueryError
 from ._database import Store, frame
 from .notices import EVERYTHING

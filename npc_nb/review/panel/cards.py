@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from html import escape
 
-from ..._results import ApproveAllPreview
+from ..._foundations.results import ApproveAllPreview
 from ..session import TALLY_KINDS, Card, Decided, Summary
 
 __all__ = [

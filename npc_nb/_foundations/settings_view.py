@@ -4,7 +4,7 @@ A setting left at ``None`` means "fall back to something": the table shows what 
 actually used (``model``: the offline demo model; ``reviewer``: the OS user), so nobody
 reads ``model=None`` and wonders which model answers. Credentials never belong in
 settings, but a value can still carry one by accident (a URL with ``user:password@``
-or ``?password=``); ``_redact`` shows it as ``***``. Every value is escaped in the HTML.
+or ``?password=``); ``redact`` shows it as ``***``. Every value is escaped in the HTML.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import html
 from collections.abc import Mapping
 from typing import NamedTuple
 
-from ._markup import terminal_text
-from ._redact import redact_text
+from .markup import terminal_text
+from .redact import redact_text
 
 __all__ = ["SettingRow", "settings_html", "settings_rows", "settings_text"]
 

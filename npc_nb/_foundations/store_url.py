@@ -13,7 +13,7 @@ a hash of the whole name after ``__``, which no plain name contains
 A URL may carry a password (``postgresql://ada:secret@host/db``, or
 ``?password=secret``). Everything that shows a URL (settings' repr, ``%npc_config``,
 ``Project``'s repr, error messages) goes through ``redact``, and a driver's message
-through ``redact_text`` with the URL's own secrets (``_redact`` knows every form); the
+through ``redact_text`` with the URL's own secrets (``redact`` knows every form); the
 URL itself is handed only to psycopg and DuckDB's postgres extension. An ``@`` inside
 the user name or password must be written ``%40``: libpq reads the host from the first
 ``@``, so such a URL is refused before any driver sees it. A password may also come
@@ -27,7 +27,7 @@ import re
 import unicodedata
 from urllib.parse import urlsplit
 
-from ._redact import redact_text, redact_url
+from .redact import redact_text, redact_url
 
 __all__ = [
     "SCHEMES",

@@ -26,8 +26,8 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import IO, TypeVar
 
-from ._markup import terminal_text
-from .errors import NpcError
+from .._foundations.markup import terminal_text
+from ..errors import NpcError
 
 __all__ = ["Console", "Stop"]
 

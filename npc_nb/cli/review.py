@@ -1,4 +1,4 @@
-"""``npc-nb``: the command line. ``npc-nb review`` reviews candidates from a terminal.
+"""``npc-nb review``: reviewing candidates from a terminal.
 
 The same decisions and single keys as the review panel (a approve, r reject, e edit,
 s skip, d defer, u undo, ? help, q quit), for people outside Jupyter. On a terminal a
@@ -7,7 +7,7 @@ line is one key (and the text an edit, reason or date asks for), so a review can
 scripted. After the last card the summary is shown and u can still undo; q quits. End
 of input or Ctrl-C stops the review: nothing is decided that was not explicitly decided.
 
-Typed text never turns into keys (``_console``): a prompt for a date, an edit or a
+Typed text never turns into keys (``console``): a prompt for a date, an edit or a
 wording's number asks again after a refused answer, and a key prompt acts on one key
 only, never on the characters of text typed or pasted there.
 
@@ -17,20 +17,18 @@ model, so an escape sequence or bidi override in it is shown, never obeyed.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
-import sys
 from collections.abc import Callable
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 
-from ._console import Console, Stop
-from ._markup import terminal_text
-from .errors import DecisionError, NpcError
+from .._foundations.markup import terminal_text
+from ..errors import DecisionError, NpcError
+from .console import Console, Stop
 
 if TYPE_CHECKING:
-    from .review.session import Card, ReviewSession
+    from ..review.session import Card, ReviewSession
 
-__all__ = ["main"]
+__all__ = ["HELP", "review_session"]
 
 HELP = (
     "a approve · r reject · e edit then approve · s skip · d defer · u undo · 1-9 approve "
@@ -38,85 +36,6 @@ HELP = (
 )
 _DECISIONS = {"a": "approve", "r": "reject", "e": "edit", "s": "skip", "d": "defer"}
 DEFER_PROMPT = "  until (empty = tomorrow; next week, +3d, +12h, friday, YYYY-MM-DD; - cancels) > "
-
-
-def main(
-    argv: list[str] | None = None, stdin: IO[str] | None = None, stdout: IO[str] | None = None
-) -> int:
-    """Run the command line; returns the exit status."""
-    parser = argparse.ArgumentParser(prog="npc-nb", description="npc_nb from a terminal.")
-    commands = parser.add_subparsers(dest="command", required=True)
-    review = commands.add_parser("review", help="review memory candidates with single keys")
-    review.add_argument("--project", help="project folder (default: found from here)")
-    review.add_argument(
-        "--store", help="a shared store, postgresql://user@host:port/db (default: the file)"
-    )
-    review.add_argument("--npc", help="only this persona's candidates")
-    review.add_argument("--category", help="only this category")
-    review.add_argument("--conversation", help="only candidates from this conversation id")
-    review.add_argument("--by", help="reviewer name recorded on decisions")
-    review.add_argument(
-        "--auto",
-        action="store_true",
-        help="only what was merged, suppressed or reinforced without asking since the last "
-        "review: put any back as its own card and decide it",
-    )
-    _add_migrate_store(commands)
-    args = parser.parse_args(argv)
-    console = Console(stdin or sys.stdin, stdout or sys.stdout)
-    if args.command == "migrate-store":
-        return migrate_store(args, console)
-    try:
-        from ._project import open_project
-
-        shared = {"store": args.store} if args.store else {}
-        project = open_project(args.project, **shared)
-        session = project.review_session(
-            npc=args.npc,
-            category=args.category,
-            conversation=args.conversation,
-            by=args.by,
-            auto=args.auto,
-        )
-        review_session(session, console)
-    except NpcError as exc:
-        console.say(f"npc-nb: {exc}")
-        return 2
-    return 0
-
-
-def _add_migrate_store(commands: Any) -> None:
-    move = commands.add_parser(
-        "migrate-store",
-        help="copy a store, every row of it, into another (a project folder or PostgreSQL)",
-    )
-    move.add_argument("source", metavar="FROM", help="a project folder or a PostgreSQL URL")
-    move.add_argument("target", metavar="TO", help="a project folder or a PostgreSQL URL")
-    move.add_argument("--project", help="the project's name, for an end that is a URL")
-    move.add_argument(
-        "--user",
-        action="store_true",
-        help="move the user's store of global memories: a folder end is a user folder "
-        "such as ~/.npc_nb ($NPC_NB_HOME)",
-    )
-    move.add_argument(
-        "--force", action="store_true", help="replace whatever the target already holds"
-    )
-
-
-def migrate_store(args: argparse.Namespace, console: Console) -> int:
-    """``npc-nb migrate-store FROM TO``: the move, then its summary (rows per table)."""
-    from .store.transfer import migrate_store as move
-
-    try:
-        moved = move(
-            args.source, args.target, project=args.project, user=args.user, force=args.force
-        )
-    except NpcError as exc:
-        console.say(f"npc-nb: {exc}")
-        return 2
-    console.say(str(moved))
-    return 0
 
 
 def review_session(session: ReviewSession, console: Console) -> None:
@@ -315,7 +234,3 @@ def _for_terminal(value: Any) -> Any:
             value, **{name: _for_terminal(getattr(value, name)) for name in fields}
         )
     return value
-
-
-if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())

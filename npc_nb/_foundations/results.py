@@ -6,7 +6,7 @@ import html
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
-from ._markup import markdown_html, plain_text
+from .markup import markdown_html, plain_text
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -181,7 +181,7 @@ class Reply:
 
     def _repr_mimebundle_(self, **_: object) -> dict[str, str]:
         # HTML we rendered ourselves, not text/markdown: the front end's Markdown
-        # renderer would pass the model's raw HTML through (see npc_nb._markup).
+        # renderer would pass the model's raw HTML through (see npc_nb._foundations.markup).
         notices = self.shown_notices()
         return {
             "text/plain": reply_plain(self.text, self.footer(), notices),

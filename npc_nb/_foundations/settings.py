@@ -25,10 +25,10 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-from ._locations import user_home
-from ._settings_view import SettingRow, settings_html, settings_rows, settings_text
-from ._store_url import check_store_url, redact, redact_text
-from .errors import ConfigError
+from ..errors import ConfigError
+from .locations import user_home
+from .settings_view import SettingRow, settings_html, settings_rows, settings_text
+from .store_url import check_store_url, redact, redact_text
 
 __all__ = ["OFFLINE_MODEL", "Settings", "config_file_path", "load_settings", "user_home"]
 

@@ -14,7 +14,7 @@ import threading
 from collections.abc import Iterable
 from typing import Any
 
-from ._text import normalise
+from .text import normalise
 
 __all__ = [
     "DATE_WORDS",

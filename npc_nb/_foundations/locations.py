@@ -21,7 +21,7 @@ import contextlib
 import os
 from pathlib import Path
 
-from .errors import ConfigError, StoreError, SymlinkedStoreError
+from ..errors import ConfigError, StoreError, SymlinkedStoreError
 
 __all__ = [
     "STORE_DIR",

@@ -29,8 +29,8 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
-from .errors import ArgumentError, NpcError, UnknownFilterError, UnknownMemoryError
-from .vocabulary import CATEGORIES, SCOPES, STATUSES
+from ..errors import ArgumentError, NpcError, UnknownFilterError, UnknownMemoryError
+from ..vocabulary import CATEGORIES, SCOPES, STATUSES
 
 __all__ = [
     "Category",
