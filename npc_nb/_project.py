@@ -46,8 +46,10 @@ from .memory.core import AUTOMATIC_KINDS, MemoryCore, ReviewContext
 from .memory.queue import QUEUE_KINDS, queue_filters
 from .models.judge import ModelJudge
 from .review.session import ReviewSession
-from .store import Stores, chat_log, frames
-from .store.user_sql import run_sql
+from .store import Stores
+from .store.analysis import frames
+from .store.analysis.user_sql import run_sql
+from .store.conversations import chat_log
 
 __all__ = ["Project", "ReviewContext", "latest_project", "open_project"]
 

@@ -48,7 +48,7 @@ from npc_nb.analytics.metrics import Metrics
 from npc_nb.chat.extraction import Extraction
 from npc_nb.cli import main as cli_main
 from npc_nb.notebook.magics import NpcMagics
-from npc_nb.store import schema_doc
+from npc_nb.store.schema import doc as schema_doc
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -151,7 +151,7 @@ def test_the_schema_page_is_linked_from_the_store_page_and_the_index() -> None:
 
 
 def test_every_migration_says_what_it_does() -> None:
-    from npc_nb.store.migrations import MIGRATIONS
+    from npc_nb.store.schema.migrations import MIGRATIONS
 
     silent = [
         step.__name__

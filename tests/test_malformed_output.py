@@ -26,7 +26,7 @@ from npc_nb._foundations.text import clean_text
 from npc_nb._foundations.utc import utc_now
 from npc_nb.chat.extraction import parse_candidates
 from npc_nb.graph import concepts
-from npc_nb.store import graph_sql
+from npc_nb.store.graph import graph_sql
 from tests import fake_models
 from tests.helpers import propose
 

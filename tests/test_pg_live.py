@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 import npc_nb
-from npc_nb.store.postgres import PostgresStore
+from npc_nb.store.server.database import PostgresStore
 from tests.helpers import REPO, propose, run_python, wait_until
 from tests.postgres import PostgresServer
 

@@ -12,7 +12,7 @@ import duckdb
 import pytest
 
 import npc_nb
-from npc_nb.store import migrations
+from npc_nb.store.schema import migrations
 from tests.helpers import REPO, propose, run_python
 
 
@@ -375,7 +375,7 @@ def test_a_row_kept_from_a_reviews_read_ahead_is_the_row_in_the_file(
 ) -> None:
     """A review reads its next cards whole, and a decision plans from the row as kept
     (``store.known``): after every way the row can change, the kept row is the file's."""
-    from npc_nb.store import memory_rows
+    from npc_nb.store.memories import memory_rows
 
     nb = npc_nb.open(project_dir, matcher=_same)
     try:

@@ -46,7 +46,7 @@ import pandas as pd
 
 from .._foundations.arguments import unknown_choice
 from ..errors import NpcError
-from ..store import analytics
+from ..store.analysis import analytics
 from . import plots
 from .intervals import poisson_score_interval, wilson_interval
 

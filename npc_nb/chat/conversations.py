@@ -23,7 +23,8 @@ from .._foundations.settings import Settings
 from ..errors import ConfigError, NpcError
 from ..memory.core import MemoryCore
 from ..models import offline
-from ..store import Store, chat_log
+from ..store import Store
+from ..store.conversations import chat_log
 from .extraction import Extraction
 from .personas import ADHOC_DIRECTIVE, Persona, closest_names, litellm_model, validate_name
 from .team import Team, TeamContext, load_team

@@ -34,7 +34,8 @@ from .._foundations.text import clean_text, find_evidence
 from .._foundations.utc import utc_now
 from ..errors import CandidateError, ModelCallError, NpcError
 from ..models import gateway, offline
-from ..store import Connection, Store, chat_log, in_background, jobs
+from ..store import Connection, Store, in_background
+from ..store.conversations import chat_log, jobs
 from ..vocabulary import CATEGORIES
 from . import prompts
 from .job_credentials import JobCredentials, MissingSecretError

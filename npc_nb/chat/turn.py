@@ -22,7 +22,8 @@ from ..errors import CandidateError, NpcError
 from ..memory.block import MemoryBlock, StreamScrubber, scrub_memory_tags
 from ..memory.core import MemoryCore
 from ..models import gateway
-from ..store import Store, chat_log
+from ..store import Store
+from ..store.conversations import chat_log
 from . import prompts
 from .extraction import Extraction, failure_notice
 from .personas import Persona

@@ -36,7 +36,7 @@ def add_migrate_store(commands: Any) -> None:
 
 def migrate_store(args: argparse.Namespace, console: Console) -> int:
     """``npc-nb migrate-store FROM TO``: the move, then its summary (rows per table)."""
-    from ..store.transfer import migrate_store as move
+    from ..store.moving.move import migrate_store as move
 
     try:
         moved = move(

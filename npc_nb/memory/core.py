@@ -28,7 +28,8 @@ from .._foundations.tables import Kind
 from .._foundations.terms import content_terms
 from .._foundations.utc import utc_now
 from ..errors import CandidateError, ConfigError, DecisionError
-from ..store import Store, Stores, events, memory_rows, reproposal_rows
+from ..store import Store, Stores
+from ..store.memories import events, memory_rows, reproposal_rows
 from ..vocabulary import APPROVED_STATUSES, DECISIONS
 from . import candidates, decisions, transitions, variants
 from .block import MemoryBlock, block_room, query_terms, render_block

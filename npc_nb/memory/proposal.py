@@ -37,8 +37,9 @@ from .._foundations.results import CandidateOutcome
 from .._foundations.terms import content_terms
 from .._foundations.text import content_hash, normalise
 from .._foundations.utc import utc_now
-from ..store import Connection, Store, events, memory_rows
-from ..store._database import insert_row
+from ..store import Connection, Store
+from ..store.contract import insert_row
+from ..store.memories import events, memory_rows
 from .candidates import Candidate, memory_row, proposal_event, reproposal_row
 from .matching import Judgement, Matcher, ask, guard
 from .neighbours import NeighbourIndex

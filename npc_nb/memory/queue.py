@@ -14,7 +14,8 @@ from typing import Any
 import pandas as pd
 
 from .._foundations.tables import Kind
-from ..store import Stores, memory_rows
+from ..store import Stores
+from ..store.memories import memory_rows
 from .variants import cards_variants
 
 __all__ = [
