@@ -45,7 +45,7 @@ from .memory.block import MemoryBlock
 from .memory.core import AUTOMATIC_KINDS, MemoryCore, ReviewContext
 from .memory.queue import QUEUE_KINDS, queue_filters
 from .models.judge import ModelJudge
-from .review.session import ReviewSession
+from .review import ReviewSession
 from .store import Stores
 from .store.analysis import frames
 from .store.analysis.user_sql import run_sql

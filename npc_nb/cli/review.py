@@ -26,7 +26,7 @@ from ..errors import DecisionError, NpcError
 from .console import Console, Stop
 
 if TYPE_CHECKING:
-    from ..review.session import Card, ReviewSession
+    from ..review import Card, ReviewSession
 
 __all__ = ["HELP", "review_session"]
 

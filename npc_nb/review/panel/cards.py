@@ -10,7 +10,7 @@ from __future__ import annotations
 from html import escape
 
 from ..._foundations.results import ApproveAllPreview
-from ..session import TALLY_KINDS, Card, Decided, Summary
+from .. import TALLY_KINDS, Card, Decided, Summary
 
 __all__ = [
     "KEY_HELP",
