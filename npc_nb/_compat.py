@@ -3,7 +3,8 @@ the metrics module, now at ``npc_nb.analytics.metrics``.
 
 The package was reorganised into subpackages by concern. A small import hook maps each
 old dotted path to its new module (the same module object, not a copy), so user code and
-saved notebooks keep running; nothing is imported until an old path is asked for.
+saved notebooks keep running (and ``python -m`` an old path runs the new module);
+nothing is imported until an old path is asked for.
 Two old names now belong to packages and are not aliased: ``npc_nb.review`` (the review
 engine, now ``npc_nb.memory.decisions``) and ``npc_nb.graph`` (the graph build, now
 ``npc_nb.graph.build``).
@@ -16,7 +17,7 @@ import importlib.abc
 import importlib.machinery
 import importlib.util
 import sys
-from types import ModuleType
+from types import CodeType, ModuleType
 
 __all__ = ["MOVED", "install_module_aliases"]
 
@@ -126,6 +127,12 @@ class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         module = importlib.import_module(MOVED[spec.name])
         self._own_specs[module.__name__] = module.__spec__
         return module
+
+    def get_code(self, fullname: str) -> CodeType:
+        """``python -m <old path>`` (runpy asks for the code to run): run the module it
+        moved to as ``__main__``, under its own name, so its relative imports resolve."""
+        source = f"import runpy\nrunpy.run_module({MOVED[fullname]!r}, run_name='__main__')\n"
+        return compile(source, f"<{fullname}, now {MOVED[fullname]}>", "exec")
 
     def exec_module(self, module: ModuleType) -> None:
         """Nothing to run: the new module ran when it was imported. The import system
