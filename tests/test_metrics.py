@@ -13,7 +13,7 @@ import pytest
 
 import npc_nb
 from npc_nb.analytics.intervals import wilson_interval
-from npc_nb.store.views import VIEW_COLUMNS
+from npc_nb.store.schema.views import VIEW_COLUMNS
 from tests.helpers import propose
 
 

@@ -23,9 +23,9 @@ from hypothesis import strategies as st
 
 import npc_nb
 from npc_nb.cli import main
-from npc_nb.store._transfer_into import NOT_COPIED
-from npc_nb.store.migrations import MIGRATIONS
-from npc_nb.store.transfer import migrate_store
+from npc_nb.store.moving.copy_into import NOT_COPIED
+from npc_nb.store.moving.move import migrate_store
+from npc_nb.store.schema.migrations import MIGRATIONS
 from tests.helpers import propose
 
 REPO = Path(__file__).resolve().parents[1]

@@ -12,9 +12,9 @@ import psycopg
 import pytest
 
 import npc_nb
-from npc_nb.store.pg_listener import channel_for
-from npc_nb.store.pg_roles import grant_statements
-from npc_nb.store.postgres import PostgresStore
+from npc_nb.store.server.database import PostgresStore
+from npc_nb.store.server.listener import channel_for
+from npc_nb.store.server.roles import grant_statements
 from tests.helpers import propose, wait_until
 from tests.postgres import PostgresServer
 

@@ -14,9 +14,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import npc_nb
-from npc_nb._store_url import project_schema
-from npc_nb.store.pg_migrations import apply_pg_migrations
-from npc_nb.store.transfer import migrate_store
+from npc_nb._foundations.store_url import project_schema
+from npc_nb.store.moving.move import migrate_store
+from npc_nb.store.schema.pg_migrations import apply_pg_migrations
 from tests.helpers import propose
 from tests.postgres import PostgresServer
 

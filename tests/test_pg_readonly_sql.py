@@ -13,9 +13,9 @@ import psycopg
 import pytest
 
 import npc_nb
-from npc_nb.store.pg_analysis import connect as analysis_connection
-from npc_nb.store.pg_read_only import REFUSED
-from npc_nb.store.postgres import PostgresStore
+from npc_nb.store.server.attach import connect as analysis_connection
+from npc_nb.store.server.database import PostgresStore
+from npc_nb.store.server.read_only import REFUSED
 from tests.helpers import propose, wait_until
 
 CHANNEL = "npc_nb_test_channel"

@@ -11,8 +11,8 @@ import psycopg
 import pytest
 
 import npc_nb
-from npc_nb._text import content_hash
-from npc_nb.store.pg_roles import grant_statements
+from npc_nb._foundations.text import content_hash
+from npc_nb.store.server.roles import grant_statements
 from tests.helpers import PATIENCE, propose, run_python, status_of
 from tests.postgres import PostgresServer
 

@@ -14,8 +14,8 @@ import psycopg
 import pytest
 
 import npc_nb
-from npc_nb.store.migrations import MIGRATIONS, apply_migrations
-from npc_nb.store.pg_migrations import PG_MIGRATIONS, apply_pg_migrations
+from npc_nb.store.schema.migrations import MIGRATIONS, apply_migrations
+from npc_nb.store.schema.pg_migrations import PG_MIGRATIONS, apply_pg_migrations
 from tests.helpers import propose, status_of
 
 
@@ -150,7 +150,7 @@ def test_both_backends_have_the_same_migrations_tables_and_columns(postgres_url:
     )
     nb_dir = Path(postgres_url.rsplit("/", 1)[1])
     with psycopg.connect(postgres_url, autocommit=True) as con:
-        from npc_nb.store.pg_migrations import apply_pg_migrations
+        from npc_nb.store.schema.pg_migrations import apply_pg_migrations
 
         apply_pg_migrations(con, "npc_" + str(nb_dir))
         found = con.execute(

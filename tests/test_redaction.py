@@ -13,8 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import npc_nb
-from npc_nb._store_url import redact as redact_url
-from npc_nb._store_url import redact_text
+from npc_nb._foundations.store_url import redact as redact_url
+from npc_nb._foundations.store_url import redact_text
 from npc_nb.models import gateway
 
 SECRET = "hunter2secret"

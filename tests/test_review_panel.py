@@ -460,7 +460,7 @@ def test_after_a_key_the_next_card_is_read_ahead_and_a_failure_there_shows_nothi
     leaves the panel as it was."""
     from npc_nb.review.panel import panel as panel_module
     from npc_nb.review.session import ReviewSession
-    from npc_nb.store._lease import background_work
+    from npc_nb.store.background import background_work
 
     nb.configure(matcher=None)  # near repeats are queued, so they have nearest memories
     nb.approve(propose(nb, "The team stores survey data in DuckDB"))

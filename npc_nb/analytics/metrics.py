@@ -44,9 +44,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from .._arguments import unknown_choice
+from .._foundations.arguments import unknown_choice
 from ..errors import NpcError
-from ..store import analytics
+from ..store.analysis import analytics
 from . import plots
 from .intervals import poisson_score_interval, wilson_interval
 

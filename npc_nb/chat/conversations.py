@@ -16,14 +16,15 @@ from typing import Any
 
 import pandas as pd
 
-from .._ids import new_id
-from .._markup import plain_text
-from .._results import Reply
-from .._settings import Settings
+from .._foundations.ids import new_id
+from .._foundations.markup import plain_text
+from .._foundations.results import Reply
+from .._foundations.settings import Settings
 from ..errors import ConfigError, NpcError
 from ..memory.core import MemoryCore
 from ..models import offline
-from ..store import Store, chat_log
+from ..store import Store
+from ..store.conversations import chat_log
 from .extraction import Extraction
 from .personas import ADHOC_DIRECTIVE, Persona, closest_names, litellm_model, validate_name
 from .team import Team, TeamContext, load_team

@@ -7,7 +7,7 @@ model's raw output is kept on the job. Output that cannot be parsed leaves the j
 ``queued`` for a bounded number of retries, then ``failed`` with a clear error; items
 that are individually unusable (unknown category, empty, too long, nested too deep, a
 number too long to convert, a lone surrogate) are skipped and counted in the job's
-error, and the rest are kept (``_json_items`` parses each item on its own). A job a
+error, and the rest are kept (``_foundations.json_items`` parses each item on its own). A job a
 killed kernel left behind is picked up the next time the project is opened.
 """
 
@@ -26,15 +26,16 @@ from typing import Any
 
 import pandas as pd
 
-from .._ids import new_id
-from .._json_items import OutputError, split_items
-from .._results import CandidateOutcome
-from .._settings import Settings
-from .._text import clean_text, find_evidence
-from .._time import utc_now
+from .._foundations.ids import new_id
+from .._foundations.json_items import OutputError, split_items
+from .._foundations.results import CandidateOutcome
+from .._foundations.settings import Settings
+from .._foundations.text import clean_text, find_evidence
+from .._foundations.utc import utc_now
 from ..errors import CandidateError, ModelCallError, NpcError
 from ..models import gateway, offline
-from ..store import Connection, Store, chat_log, in_background, jobs
+from ..store import Connection, Store, in_background
+from ..store.conversations import chat_log, jobs
 from ..vocabulary import CATEGORIES
 from . import prompts
 from .job_credentials import JobCredentials, MissingSecretError

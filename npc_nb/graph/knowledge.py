@@ -12,9 +12,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .._locations import output_path
-from .._settings import Settings
-from .._time import to_utc
+from .._foundations.locations import output_path
+from .._foundations.settings import Settings
+from .._foundations.utc import to_utc
 from ..errors import ConfigError, DecisionError
 from ..models import offline
 from ..store import Store

@@ -23,8 +23,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from .._redact import has_credentials, redact_text, strip_credentials, url_secrets
-from .._text import clean_text
+from .._foundations.redact import has_credentials, redact_text, strip_credentials, url_secrets
+from .._foundations.text import clean_text
 from ..errors import ModelCallError
 from . import offline
 from .credentials import missing_keys

@@ -26,8 +26,8 @@ from IPython.core.magic import (
 )
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
-from .._results import Reply, reply_html, reply_plain
-from .._text import clean_text
+from .._foundations.results import Reply, reply_html, reply_plain
+from .._foundations.text import clean_text
 from ..errors import ModelCallError, NpcError
 from .interpolation import interpolate
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from html import escape
 
-from ..._results import ApproveAllPreview
-from ..session import TALLY_KINDS, Card, Decided, Summary
+from ..._foundations.results import ApproveAllPreview
+from .. import TALLY_KINDS, Card, Decided, Summary
 
 __all__ = [
     "KEY_HELP",
