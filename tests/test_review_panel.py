@@ -14,6 +14,7 @@ from IPython.core.interactiveshell import InteractiveShell
 
 import npc_nb
 from npc_nb.review.panel import ReviewPanel
+from npc_nb.review.panel.cards import NEEDS_KERNEL
 from tests.helpers import propose, status_of
 
 # The statuses of five candidates after approve, reject, edit, defer and skip.
@@ -634,9 +635,11 @@ def test_a_saved_notebook_shows_the_static_summary_without_the_kernel(
     cells = [setup, "panel = %npc_review\npanel", "panel.buttons['a'].click()"]
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
     NotebookClient(notebook, timeout=120, kernel_name="python3").execute()
-    html, _ = HTMLExporter().from_notebook_node(notebook)  # no widget state is saved
+    html, _ = HTMLExporter().from_notebook_node(notebook)
     assert "npc-review-static-summary" in html
-    assert "2 still waiting: 1 approved" in html
+    # One story: the summary as it was last drawn, and why the panel is missing.
+    assert html.count("still waiting") == 1 and "2 still waiting: 1 approved" in html
+    assert NEEDS_KERNEL in html
     assert "approved: saved candidate 0" in html
     assert str(project_dir) in html
 

@@ -14,11 +14,13 @@ from .. import TALLY_KINDS, Card, Decided, Summary
 
 __all__ = [
     "KEY_HELP",
+    "NEEDS_KERNEL",
     "automatic_html",
     "card_html",
     "help_html",
     "preview_html",
     "static_summary_html",
+    "static_summary_text",
     "summary_html",
     "tally_html",
 ]
@@ -230,11 +232,32 @@ def _decided_html(decided: Decided) -> str:
     return f"{line} <small>(was <del>{escape(decided.before)}</del>)</small>"
 
 
+#: What a saved review cell says while its review was still open: a panel needs its kernel.
+NEEDS_KERNEL = (
+    "This review panel needs its kernel: it was open when the notebook was saved. "
+    "Decisions made are in the store; run the cell again to continue."
+)
+
+
 def static_summary_html(summary: Summary, panel_id: str) -> str:
-    """The saved fallback; the panel's front end hides it while that panel is live."""
+    """The saved fallback; the panel's front end hides it while that panel is live.
+
+    It tells the cell's story on its own once the panel cannot be drawn: the review's
+    summary, and while cards were still waiting, why the panel is missing. Its style
+    hides the panel's own output when that holds no widget (JupyterLab's "Error
+    displaying widget: model not found" in a notebook reopened without its kernel):
+    the output just before this one, holding no element, only that text.
+    """
+    panel = escape(panel_id)
+    why = "" if summary.finished else f"<p><i>{escape(NEEDS_KERNEL)}</i></p>"
     return (
-        f'<div class="npc-review-static-summary npc-static-{escape(panel_id)}">'
-        "<p><i>npc_nb review panel (it needs a running kernel; run the cell again to "
-        "continue reviewing).</i></p>"
-        f"{summary_html(summary)}</div>"
+        f"<style>.jp-OutputArea-child:has(+ .jp-OutputArea-child .npc-static-{panel}) > "
+        ".jp-OutputArea-output:not(:has(*)) { display: none; }</style>"
+        f'<div class="npc-review-static-summary npc-static-{panel}">'
+        f"{why}{summary_html(summary)}</div>"
     )
+
+
+def static_summary_text(summary: Summary) -> str:
+    """The saved fallback as plain text (a terminal, a viewer without HTML)."""
+    return str(summary) if summary.finished else f"{NEEDS_KERNEL}\n{summary}"

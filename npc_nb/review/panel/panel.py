@@ -12,7 +12,9 @@ saying who decided it (ipykernel sends widget updates from any thread); the sess
 lock keeps that redraw and a key press from interleaving. Errors are rendered into the
 panel (``print`` from a callback is invisible in JupyterLab). Beside the panel a static
 summary is displayed and kept current; hidden while the panel is live, it is what a
-saved notebook shows once the kernel is gone.
+saved notebook shows once the kernel is gone, the one story the cell tells there: the
+panel's own output carries nothing else, and the summary's style hides JupyterLab's
+"model not found" in its place (``cards.static_summary_html``).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from .cards import (
     help_html,
     preview_html,
     static_summary_html,
+    static_summary_text,
     summary_html,
     tally_html,
 )
@@ -260,16 +263,16 @@ class ReviewPanel:
     # -- display -------------------------------------------------------------------------
 
     def _ipython_display_(self) -> None:
+        # The widget, and for a viewer without it (untrusted, nbconvert) nothing: a text
+        # of its own would be a second story, frozen when the cell ran. The static
+        # output below tells the story, kept current.
+        display({WIDGET_VIEW: _view(self.widget), "text/html": ""}, raw=True)
         summary = self.session.summary()
-        display(
-            {WIDGET_VIEW: _view(self.widget), "text/plain": f"npc_nb review panel: {summary}"},
-            raw=True,
-        )
         self._static.append(display(self._static_bundle(summary), raw=True, display_id=True))
 
     def _static_bundle(self, summary: Summary) -> dict[str, str]:
         html = static_summary_html(summary, self.keys.panel_id)
-        return {"text/html": html, "text/plain": str(summary)}
+        return {"text/html": html, "text/plain": static_summary_text(summary)}
 
     # -- messages from the browser --------------------------------------------------------
 
