@@ -225,7 +225,8 @@ class Project:
         """Approve a pending or deferred candidate (a rejected one needs reconsider=True).
 
         ``variant`` (a re-proposal id merged into this card) approves that wording
-        instead, recorded as an edit: the card's own wording stays as the initial text.
+        instead: an approval (``human-approved``) whose event names the wording, not an
+        edit; the card's own wording stays as the initial text.
         """
         return self._memory.approve(
             memory_id, by, reconsider=reconsider, variant=variant, **context

@@ -271,7 +271,15 @@ class MemoryCore:
         def wording(store: Store, memory: dict) -> str:
             return variants.variant_text(store, memory, variant)
 
-        return self._decide("edit", memory_id, by, context, text_of=wording, reconsider=reconsider)
+        return self._decide(
+            "approve",
+            memory_id,
+            by,
+            context,
+            text_of=wording,
+            reconsider=reconsider,
+            wording=str(variant),
+        )
 
     def reject(
         self,
@@ -333,7 +341,7 @@ class MemoryCore:
         **args: Any,
     ) -> DecisionResult:
         """Plan and apply one decision on the memory's row as read now; ``text_of`` gives
-        an edit's text from that row (a merged wording of the card)."""
+        the approved text from that row (a merged wording of the card)."""
         unknown = set(context) - set(ReviewContext.__annotations__)
         if unknown:
             raise DecisionError(

@@ -35,7 +35,7 @@ from ..store.notices import DecisionNotice
 from ..vocabulary import OPEN_STATUSES
 from .card import Card, Nearest, card_from_row, evidence_span, text_or_none
 from .dates import defer_time as typed_defer_time
-from .summary import TALLY_KINDS, Decided, Summary, count_kinds
+from .summary import TALLY_KINDS, Decided, Summary, count_kinds, count_other_wordings
 
 __all__ = [
     "TALLY_KINDS",
@@ -288,23 +288,21 @@ class ReviewSession:
     def tally(self) -> dict[str, int]:
         """Cards per kind of decision in this review, each card counted once, by its latest
         decision (skipped then approved is one approved; undone ones no longer count)."""
-        return count_kinds(self._outcomes())
+        return count_kinds(self._outcomes().values())
 
     @property
     def decided(self) -> int:
         """Cards this review has decided for good (their latest decision is not a skip)."""
-        return sum(kind != "skipped" for kind in self._outcomes().values())
+        return sum(decided.kind != "skipped" for decided in self._outcomes().values())
 
     @property
     def undoable(self) -> bool:
         """Whether this review has a decision that undo could take back."""
         return bool(self._steps)
 
-    def _outcomes(self) -> dict[str, str]:
-        """Each card this review touched, with the kind of its latest decision."""
-        return {
-            memory_id: step.decided.kind for step in self._steps for memory_id in step.memory_ids
-        }
+    def _outcomes(self) -> dict[str, Decided]:
+        """Each card this review touched, with its latest decision."""
+        return {memory_id: step.decided for step in self._steps for memory_id in step.memory_ids}
 
     @_locked
     def card_text(self) -> str:
@@ -353,11 +351,13 @@ class ReviewSession:
     @_locked
     def approve_wording(self, number: int) -> DecisionResult:
         """Approve the current card with its wording ``number`` (1 is the card's own, 2
-        and up its merged variants, as ``Card.wordings``): another wording is an edit."""
+        and up its merged variants, as ``Card.wordings``): another wording is approved
+        as the model proposed it (not an edit), and the tally says so."""
         card = self._card_for_wording(number, "approve")
         if number == 1:
             return self.decide("approve")
-        return self.decide("approve", variant=card.variants[number - 2].reproposal_id)
+        variant = card.variants[number - 2].reproposal_id
+        return self._decide("approve", {"variant": variant}, wording=number)
 
     @_locked
     def split(self, number: int) -> str:
@@ -446,6 +446,12 @@ class ReviewSession:
         It is refused if somebody changed the candidate since it was read (another
         kernel, reviewer or cell): a decision applies only to what the reviewer saw.
         """
+        return self._decide(decision, extra)
+
+    def _decide(
+        self, decision: str, extra: dict[str, Any], *, wording: int | None = None
+    ) -> DecisionResult:
+        """``decide``; ``wording``: the number of the card's other wording approved."""
         memory_id = self.current
         if memory_id is None:
             raise DecisionError("Nothing left to review: the queue is empty.")
@@ -475,8 +481,9 @@ class ReviewSession:
             raise
         # An edit that changes nothing is stored as an approval: count what was stored.
         kind = _KIND_OF[result.decision] if result.decision in _KIND_OF else _KIND_OF[decision]
-        if kind == "edited":  # the text the reviewer approved, as stored
-            decided = Decided(kind, self._stored_text(memory_id), before=row["final_text"])
+        if kind == "edited" or wording is not None:  # the text approved, as stored
+            stored = self._stored_text(memory_id)
+            decided = Decided(kind, stored, before=row["final_text"], wording=wording)
         else:
             decided = Decided(kind, row["final_text"])
         event = (memory_id, result.event_seqs[0]) if result.event_seqs else None
@@ -552,6 +559,7 @@ class ReviewSession:
     @_locked
     def summary(self) -> Summary:
         last = tuple(step.decided for step in reversed(self._steps[-5:]))
+        latest = self._outcomes().values()
         spent = [step.spent for step in self._steps if step.spent is not None]
         return Summary(
             tally=self.tally,
@@ -562,6 +570,7 @@ class ReviewSession:
             last=last,
             store_path=str(self.memory.store_path),
             filters=self.filters,
+            other_wordings=count_other_wordings(latest),
         )
 
     @property

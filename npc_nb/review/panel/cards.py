@@ -36,7 +36,7 @@ KEY_HELP = (
         "an ISO date such as 2026-12-31 (refused if it cannot be read or has passed)",
     ),
     ("u", "undo the last decision or approve-all batch"),
-    ("1-9", "approve the card with that wording (another wording is recorded as an edit)"),
+    ("1-9", "approve the card with that wording (the model's wording: not an edit)"),
     ("x", "then 1-9: split that wording off as a card of its own"),
     ("1-9 at the end", "put that automatic outcome back in the queue as its own card"),
     ("?", "show or hide this help"),
@@ -186,7 +186,7 @@ def _nearest_html(card: Card) -> str:
 
 def tally_html(summary: Summary) -> str:
     """The live tally: each kind of decision, and how many cards are left."""
-    counts = " · ".join(f"{summary.tally[kind]} {kind}" for kind in TALLY_KINDS)
+    counts = " · ".join(summary.counted(kind) for kind in TALLY_KINDS)
     return f'<div class="npc-tally">{counts} · {summary.remaining} to go</div>'
 
 
@@ -225,10 +225,13 @@ def summary_html(summary: Summary) -> str:
 
 
 def _decided_html(decided: Decided) -> str:
-    """One of the last decisions: what it left, and an edit's old text struck through."""
-    line = f"{escape(decided.kind)}: {escape(decided.text)}"
+    """One of the last decisions: what it left, and an edit's old text struck through
+    (another wording's: the card's own wording, not struck: nobody changed it)."""
+    line = escape(str(decided))
     if decided.before is None:
         return line
+    if decided.wording is not None:
+        return f"{line} <small>(the card's own wording: {escape(decided.before)})</small>"
     return f"{line} <small>(was <del>{escape(decided.before)}</del>)</small>"
 
 

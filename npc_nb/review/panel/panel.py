@@ -341,7 +341,8 @@ class ReviewPanel:
         card = self.session.card()
         wordings = card.wordings if card is not None else ()
         result = self.session.approve_wording(number)
-        return f"{result.decision}: {wordings[number - 1]}"
+        which = f" as wording {number}" if number > 1 else ""
+        return f"{result.decision}{which}: {wordings[number - 1]}"
 
     def _toggle_split(self) -> str:
         card = self.session.card()

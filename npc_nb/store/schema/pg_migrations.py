@@ -388,3 +388,9 @@ _SCHEMA = [
         labelled_at TIMESTAMP NOT NULL
     )""",
 ]
+
+
+@pg_migration("m016_approved_wording")
+def p016_approved_wording(con: Any) -> None:
+    """The event's approved wording, as on DuckDB (the views are DuckDB's, see above)."""
+    con.execute("ALTER TABLE memory_events ADD COLUMN wording VARCHAR")
