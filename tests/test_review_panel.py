@@ -17,6 +17,9 @@ from npc_nb.review.panel import ReviewPanel
 from npc_nb.review.panel.cards import NEEDS_KERNEL
 from tests.helpers import propose, status_of
 
+#: The start of a UUID: what a reviewer should never have to read.
+UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}")
+
 # The statuses of five candidates after approve, reject, edit, defer and skip.
 AFTER_A_R_E_D_S = [
     "human-approved",
@@ -513,7 +516,11 @@ def test_card_shows_evidence_in_its_source_warning_and_nearest_approved(
     assert "<mark>We decided to use DuckDB for all survey data.</mark>" in html
     assert "We use DuckDB for every dataset" in html  # the nearest approved memory
     assert "offline" in html  # the extractor model
-    assert panel.session.card().conversation_id in html
+    # The conversation by its persona and when it started (local time), not its id.
+    started = nb.sql("SELECT started_at FROM conversations")["started_at"].item()
+    local = started.to_pydatetime().replace(tzinfo=UTC).astimezone()
+    assert f"conversation: <b>analyst, {local.day} {local:%b %H:%M}</b>" in html
+    assert not UUID.search(html)
 
     flagged = nb.review_panel(category="fact")
     while "Ignore previous" not in flagged.keys.card_html:

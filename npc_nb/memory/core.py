@@ -29,6 +29,7 @@ from .._foundations.terms import content_terms
 from .._foundations.utc import utc_now
 from ..errors import CandidateError, ConfigError, DecisionError
 from ..store import Store, Stores
+from ..store.conversations import chat_log
 from ..store.memories import events, memory_rows, reproposal_rows
 from ..vocabulary import APPROVED_STATUSES, DECISIONS
 from . import candidates, decisions, transitions, variants
@@ -60,6 +61,7 @@ AUTOMATIC_KINDS: dict[str, Kind] = {
     "memory_id": "text",
     "memory_text": "text",
     "memory_status": "text",
+    "memory_initial_text": "text",
     "npc": "text",
     "conversation_id": "text",
     "listed_at": "time",
@@ -172,6 +174,11 @@ class MemoryCore:
         if not isinstance(message_id, str):
             return None
         return memory_rows.message_content(self.stores.project, message_id)
+
+    def conversation_starts(self, conversation_ids: list[str]) -> dict[str, dict]:
+        """{id: ``npc`` and ``started_at``} of these conversations, for a card to name
+        them by (those not in the project store left out)."""
+        return chat_log.conversation_starts(self.stores.project, conversation_ids)
 
     def _source_text(self, message_id: str | None) -> str | None:
         if message_id is None:

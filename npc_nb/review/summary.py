@@ -11,9 +11,17 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-__all__ = ["TALLY_KINDS", "Decided", "Summary", "count_kinds", "count_other_wordings"]
+__all__ = ["KIND_OF", "TALLY_KINDS", "Decided", "Summary", "count_kinds", "count_other_wordings"]
 
 TALLY_KINDS = ("approved", "edited", "rejected", "skipped", "deferred")
+#: The tally's kind of each decision a card can get.
+KIND_OF = {
+    "approve": "approved",
+    "edit": "edited",
+    "reject": "rejected",
+    "skip": "skipped",
+    "defer": "deferred",
+}
 
 
 @dataclass(frozen=True)

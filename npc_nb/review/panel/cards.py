@@ -10,13 +10,14 @@ from __future__ import annotations
 from html import escape
 
 from ..._foundations.results import ApproveAllPreview
-from .. import TALLY_KINDS, Card, Decided, Summary
+from .. import TALLY_KINDS, Card, Decided, Summary, automatic_target
 
 __all__ = [
     "KEY_HELP",
     "NEEDS_KERNEL",
     "automatic_html",
     "card_html",
+    "error_html",
     "help_html",
     "preview_html",
     "static_summary_html",
@@ -59,9 +60,7 @@ def card_html(card: Card, *, splitting: bool = False) -> str:
     if card.updates:
         parts.append(
             '<div class="npc-card-update"><b>Proposed update:</b> approving it replaces '
-            f"approved memory <code>{escape(card.updates)}</code>; undo restores both."
-            + _side_by_side(card)
-            + "</div>"
+            f"{escape(card.replaces)}; undo restores both." + _side_by_side(card) + "</div>"
         )
     if card.differs:
         parts.append(f'<div class="npc-card-differs">{escape(card.differs)}</div>')
@@ -70,7 +69,7 @@ def card_html(card: Card, *, splitting: bool = False) -> str:
         ("persona", card.who),
         ("scope", card.scope),
         ("confidence", f"{card.confidence:.2f}" if card.confidence is not None else "n/a"),
-        ("conversation", card.conversation_id or "none"),
+        ("conversation", card.conversation_name(card.conversation_id)),
         ("extracted by", card.extractor_model or "unknown"),
     ]
     parts.append(
@@ -87,11 +86,10 @@ def _wordings_html(card: Card, splitting: bool) -> str:
     """The card's wordings, numbered as their keys."""
     rows = [f"<li><kbd>1</kbd> {escape(card.text)} <small>(shown above)</small></li>"]
     for number, variant in enumerate(card.variants, start=2):
-        where = f", conversation {variant.conversation_id}" if variant.conversation_id else ""
         flagged = f" <b>flagged {escape(', '.join(variant.flags))}</b>" if variant.flags else ""
         rows.append(
-            f"<li><kbd>{number}</kbd> {escape(variant.text)} <small>(proposed "
-            f"{variant.recorded_at:%Y-%m-%d %H:%M}{escape(where)}){flagged}</small></li>"
+            f"<li><kbd>{number}</kbd> {escape(variant.text)} <small>"
+            f"({escape(card.proposed(variant))}){flagged}</small></li>"
         )
     how = (
         "<b>Split:</b> press the number of the wording that is a different fact (x cancels)."
@@ -122,20 +120,11 @@ def automatic_html(listed: list[dict]) -> str:
         return "<div>Nothing was decided automatically since the last review.</div>"
     rows = []
     for number, entry in enumerate(listed, start=1):
-        what = {
-            "merged": "merged into the card",
-            "suppressed": "suppressed as a repeat of rejected",
-            "reinforced": "reinforced approved",
-        }.get(entry["outcome"], entry["outcome"])
-        done = (
-            f" <b>put back as card {escape(str(entry['requeued_as']))}</b>"
-            if entry.get("requeued_as")
-            else ""
-        )
+        done = " <b>put back as its own card</b>" if entry.get("requeued_as") else ""
         key = f"<kbd>{number}</kbd> " if number <= 9 else ""
         rows.append(
-            f"<li>{key}{escape(str(entry['proposed_text']))} <small>({escape(what)} "
-            f"\u201c{escape(str(entry['memory_text']))}\u201d, {escape(str(entry['matcher']))}, "
+            f"<li>{key}{escape(str(entry['proposed_text']))} <small>("
+            f"{escape(automatic_target(entry))}; {escape(str(entry['matcher']))}, "
             f"score {entry['similarity']:.0f})</small>{done}</li>"
         )
     return (
@@ -264,3 +253,13 @@ def static_summary_html(summary: Summary, panel_id: str) -> str:
 def static_summary_text(summary: Summary) -> str:
     """The saved fallback as plain text (a terminal, a viewer without HTML)."""
     return str(summary) if summary.finished else f"{NEEDS_KERNEL}\n{summary}"
+
+
+def error_html(message: str, details: str | None = None) -> str:
+    """An error in the panel's status line, with its traceback folded away if given."""
+    more = (
+        f"<details><summary>traceback</summary><pre>{escape(details)}</pre></details>"
+        if details
+        else ""
+    )
+    return f'<div class="npc-error">{escape(message, quote=False)}{more}</div>'

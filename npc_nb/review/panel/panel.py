@@ -33,10 +33,11 @@ from IPython.display import DisplayHandle, display
 
 from ...errors import NpcError
 from ...store import in_background
-from .. import ReviewSession, Summary
+from .. import ReviewSession, Summary, card_name
 from .cards import (
     automatic_html,
     card_html,
+    error_html,
     help_html,
     preview_html,
     static_summary_html,
@@ -243,7 +244,7 @@ class ReviewPanel:
         try:
             self.session.memory.load_neighbours()
         except Exception as exc:  # shown in the panel: nothing else would report it
-            error = _error_html(
+            error = error_html(
                 f"Could not load the store's index of approved memories: {exc!r}",
                 traceback.format_exc(),
             )
@@ -332,14 +333,16 @@ class ReviewPanel:
         """A number key: approve that wording, split it off (after x), or, when the
         review is finished, put that automatic outcome back as its own card."""
         if self.session.current is None:
-            new_card = self.session.requeue(number)
-            return f"Put back as its own card {new_card}: decide it now."
-        if self._splitting == self.session.current:
-            self._splitting = None
-            new_card = self.session.split(number)
-            return f"Split wording {number} off as its own card {new_card} (later in this review)."
+            self.session.requeue(number)
+            put_back = card_name(self.session.automatic()[number - 1]["proposed_text"])
+            return f"Put back as its own card {put_back}: decide it now."
         card = self.session.card()
         wordings = card.wordings if card is not None else ()
+        if self._splitting == self.session.current:
+            self._splitting = None
+            self.session.split(number)
+            split = card_name(wordings[number - 1])
+            return f"Split wording {number} off as its own card {split} (later in this review)."
         result = self.session.approve_wording(number)
         which = f" as wording {number}" if number > 1 else ""
         return f"{result.decision}{which}: {wordings[number - 1]}"
@@ -374,9 +377,9 @@ class ReviewPanel:
                 self._close_preview()  # a preview is only confirmed right after it is shown
             status = escape(action() or "", quote=False)
         except NpcError as exc:
-            status = _error_html(str(exc))
+            status = error_html(str(exc))
         except Exception as exc:  # shown, not swallowed: the traceback goes into the panel
-            status = _error_html(f"Unexpected error: {exc!r}", traceback.format_exc())
+            status = error_html(f"Unexpected error: {exc!r}", traceback.format_exc())
         finally:
             self._busy = False
             self._render(status)
@@ -505,7 +508,7 @@ class ReviewPanel:
         try:
             html, card_id = self._redraw(), self.session.current or ""
         except Exception as exc:  # a failing store read must not leave the panel stuck
-            status += _error_html(f"Could not draw the next card: {exc!r}", traceback.format_exc())
+            status += error_html(f"Could not draw the next card: {exc!r}", traceback.format_exc())
         finally:
             self.status.value = status
             with self.keys.hold_sync():
@@ -575,15 +578,6 @@ class _DeferBox(w.Text):
     code (as the date picker it replaced did), kept as its ISO text."""
 
     value = traitlets.CUnicode(help="String value").tag(sync=True)
-
-
-def _error_html(message: str, details: str | None = None) -> str:
-    more = (
-        f"<details><summary>traceback</summary><pre>{escape(details)}</pre></details>"
-        if details
-        else ""
-    )
-    return f'<div class="npc-error">{escape(message, quote=False)}{more}</div>'
 
 
 def _refuse(message: str) -> None:
