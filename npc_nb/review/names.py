@@ -26,7 +26,6 @@ __all__ = [
     "automatic_target",
     "card_name",
     "conversation_name",
-    "differs_about",
     "differs_line",
     "done_as",
     "shortened",
@@ -111,13 +110,6 @@ def automatic_target(entry: Mapping[str, Any]) -> str:
 def done_as(status: str | None) -> str:
     """A memory's new status, as a decision made elsewhere is told ("approved")."""
     return _DONE_AS.get(status or "", f"changed to {status}")
-
-
-def differs_about(note: str) -> str | None:
-    """The id of the memory a stored "differs" note compares with (None if the note is
-    not in the form ``memory.proposal`` writes)."""
-    found = _NOTE.fullmatch(note)
-    return found["id"] if found else None
 
 
 def differs_line(
