@@ -1,8 +1,9 @@
 """The ``npc-nb`` command: its parser, and which subcommand runs.
 
-``npc-nb review`` (``review``) reviews candidates with single keys; ``npc-nb
-migrate-store`` (``migrate``) copies a store into another. Both talk to the user through
-``console``. Errors the user can fix (``NpcError``) are printed with exit status 2.
+``npc-nb review`` (``review``) reviews candidates with single keys, in a project opened
+as it is (``opening``: nothing is created); ``npc-nb migrate-store`` (``migrate``)
+copies a store into another. Both talk to the user through ``console``. Errors the
+user can fix (``NpcError``) are printed with exit status 2.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import IO
 from ..errors import NpcError
 from .console import Console
 from .migrate import add_migrate_store, migrate_store
+from .opening import add_project_options, open_to_review
 from .review import review_session
 
 __all__ = ["main"]
@@ -26,10 +28,7 @@ def main(
     parser = argparse.ArgumentParser(prog="npc-nb", description="npc_nb from a terminal.")
     commands = parser.add_subparsers(dest="command", required=True)
     review = commands.add_parser("review", help="review memory candidates with single keys")
-    review.add_argument("--project", help="project folder (default: found from here)")
-    review.add_argument(
-        "--store", help="a shared store, postgresql://user@host:port/db (default: the file)"
-    )
+    add_project_options(review)
     review.add_argument("--npc", help="only this persona's candidates")
     review.add_argument("--category", help="only this category")
     review.add_argument("--conversation", help="only candidates from this conversation id")
@@ -46,10 +45,7 @@ def main(
     if args.command == "migrate-store":
         return migrate_store(args, console)
     try:
-        from .._project import open_project
-
-        shared = {"store": args.store} if args.store else {}
-        project = open_project(args.project, **shared)
+        project = open_to_review(args)
         session = project.review_session(
             npc=args.npc,
             category=args.category,

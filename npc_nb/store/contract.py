@@ -149,6 +149,12 @@ class Store(ABC):
     def exists(self) -> bool:
         """Whether the store has been created."""
 
+    def create(self) -> None:
+        """Create the store now if it does not exist yet (else its first write does)."""
+        if not self.exists:
+            with self.write():
+                pass
+
     @abstractmethod
     def release(self) -> None:
         """Let go of what this process holds, so another process can take it at once."""

@@ -106,20 +106,34 @@ class PostgresStore(Store):
 
     @classmethod
     def shared_pg(
-        cls, url: str, schema: str, settings: Settings, project: str | None = None
+        cls,
+        url: str,
+        schema: str,
+        settings: Settings,
+        project: str | None = None,
+        *,
+        create: bool = True,
     ) -> PostgresStore:
         with cls._shared_lock:
             store = cls._pg_shared.get((url, schema))
             if store is None:
-                store = cls._pg_shared[(url, schema)] = cls(url, schema, settings, project)
+                store = cls(url, schema, settings, project, create=create)
+                cls._pg_shared[(url, schema)] = store
             store.configure(settings)
             return store
 
     def __init__(
-        self, url: str, schema: str, settings: Settings, project: str | None = None
+        self,
+        url: str,
+        schema: str,
+        settings: Settings,
+        project: str | None = None,
+        *,
+        create: bool = True,
     ) -> None:
         """``project``: the name ``schema`` must record (``pg_project``); None for a
-        schema opened by its name alone."""
+        schema opened by its name alone. Unless ``create``, a schema that does not exist
+        is refused, never created (a command that only reads or reviews)."""
         self.url, self.schema = url, schema
         self.path = f"{redact(url)} (schema {schema})"  # type: ignore[assignment]
         self.role = "?"
@@ -145,6 +159,8 @@ class PostgresStore(Store):
                     schema,
                     project=None if project is None else project_name(project),
                     lock_timeout=self.lock_timeout,
+                    create=create,
+                    where=redact(url),
                 )
                 self.role = str(raw.execute("SELECT current_user").fetchone()[0])  # type: ignore[index]
         except psycopg.Error as exc:
