@@ -673,3 +673,17 @@ def test_npc_review_list_of_an_empty_queue_says_what_it_was_limited_to(
     expected = "Nothing to review: no candidate matching npc=writer, category=decision is waiting"
     assert bundle["text/plain"].startswith(expected)
     assert "<table>" not in bundle["text/html"] and len(listed) == 0
+
+
+def test_npc_review_in_a_project_with_no_store_says_nothing_waits_and_creates_nothing(
+    shell: InteractiveShell, project_dir: Path, isolated_home: Path
+) -> None:
+    result = shell.run_cell("%npc_review", store_history=True)
+    assert result.error_in_exec is None
+    panel = result.result
+    assert isinstance(panel, ReviewPanel)
+    assert "Nothing to review: no candidate is waiting for approval" in panel.keys.card_html
+    listed = shell.run_cell("%npc_review --list", store_history=True)
+    assert listed.error_in_exec is None
+    assert str(listed.result).startswith("Nothing to review")
+    assert not (project_dir / ".npc_nb").exists() and not isolated_home.exists()
