@@ -44,8 +44,11 @@ def add_migrate_store(commands: Any) -> None:
 def migrate_store(args: argparse.Namespace, console: Console) -> int:
     """``npc-nb migrate-store FROM TO``: the move, then its summary (rows per table)."""
     from ..store.moving.move import migrate_store as move
+    from ..store.moving.move import store_end
 
     try:
+        for end in (args.source, args.target):  # a URL without --project, ... first
+            store_end(end, project=args.project, user=args.user)
         refuse_absent_source(args.source, user=args.user)
         moved = move(
             args.source, args.target, project=args.project, user=args.user, force=args.force

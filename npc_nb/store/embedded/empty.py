@@ -8,24 +8,33 @@ tenth of a second, once) and each read gets a connection of its own to it
 (``cursor``), inside a transaction that is always rolled back: whatever a reader did
 to it, the next reader finds it empty again.
 
-A caller's SQL (``nb.sql``) gets a fresh database of its own instead, opened with the
-same restrictions as a read-only query on a file (``lease.READ_ONLY_CONFIG``: no files,
-no extensions, no settings): the shared one stays npc_nb's alone.
+A caller's SQL (``nb.sql``) reads an empty store too, with the very restrictions of a
+read-only query on a store file (``lease.READ_ONLY_CONFIG``: the file opened
+read-only, no other files, no extensions, no settings), so a query is refused or
+answered exactly as it will be once the store exists. The engine opens only a file
+read-only, so that empty store is a file: migrated once per process into a private
+temporary folder (never the project's), removed at exit.
 """
 
 from __future__ import annotations
 
+import atexit
+import shutil
+import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import duckdb
 
 from ..schema.migrations import apply_migrations
+from .lease import READ_ONLY_CONFIG
 
 __all__ = ["empty_read_only", "empty_store"]
 
 _template: duckdb.DuckDBPyConnection | None = None
+_template_file: Path | None = None
 _template_lock = threading.Lock()
 _NO_OUTSIDE = {
     "enable_external_access": False,
@@ -51,17 +60,28 @@ def empty_store() -> Iterator[duckdb.DuckDBPyConnection]:
 
 @contextmanager
 def empty_read_only() -> Iterator[duckdb.DuckDBPyConnection]:
-    """A database of its own with the empty schema, for a caller's read-only SQL."""
-    con = _migrated()
-    con.execute("SET lock_configuration = true")
+    """A read-only connection to an empty store file, for a caller's read-only SQL."""
+    global _template_file
+    with _template_lock:
+        if _template_file is None:
+            _template_file = _migrated_file()
+    con = duckdb.connect(str(_template_file), config=dict(READ_ONLY_CONFIG))
     try:
         yield con
     finally:
         con.close()
 
 
-def _migrated() -> duckdb.DuckDBPyConnection:
-    con = duckdb.connect(":memory:", config=dict(_NO_OUTSIDE))
+def _migrated(path: str = ":memory:") -> duckdb.DuckDBPyConnection:
+    con = duckdb.connect(path, config=dict(_NO_OUTSIDE))
     con.execute("SET GLOBAL TimeZone = 'UTC'")
     apply_migrations(con)
     return con
+
+
+def _migrated_file() -> Path:
+    folder = Path(tempfile.mkdtemp(prefix="npc_nb-empty-store-"))  # 0700
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    path = folder / "empty.duckdb"
+    _migrated(str(path)).close()
+    return path
