@@ -36,7 +36,7 @@ __all__ = ["empty_read_only", "empty_store"]
 _template: duckdb.DuckDBPyConnection | None = None
 _template_file: Path | None = None
 _template_lock = threading.Lock()
-_NO_OUTSIDE = {
+_NO_OUTSIDE: dict[str, str | int | float | list[str]] = {
     "enable_external_access": False,
     "autoinstall_known_extensions": False,
     "autoload_known_extensions": False,
