@@ -25,6 +25,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
@@ -65,7 +66,8 @@ def empty_read_only() -> Iterator[duckdb.DuckDBPyConnection]:
     with _template_lock:
         if _template_file is None:
             _template_file = _migrated_file()
-    con = duckdb.connect(str(_template_file), config=dict(READ_ONLY_CONFIG))
+    options: dict[str, Any] = dict(READ_ONLY_CONFIG)  # the very config of a store file's
+    con = duckdb.connect(str(_template_file), config=options)
     try:
         yield con
     finally:
