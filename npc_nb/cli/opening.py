@@ -57,7 +57,8 @@ def open_to_review(args: argparse.Namespace) -> Project:
     if args.project is not None and not Path(args.project).expanduser().is_dir():
         raise ConfigError(
             f"No folder {args.project}: --project DIR names a project folder that exists "
-            "(leave it out to use the project found from here)."
+            "(leave it out to use the project found from here); a project on a lab's "
+            "server is named with --store URL --project-name NAME."
         )
     settings: dict[str, Any] = {"store": args.store} if args.store else {}
     if args.project_name:
