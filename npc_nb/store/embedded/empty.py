@@ -37,8 +37,8 @@ __all__ = ["empty_read_only", "empty_store"]
 _template: duckdb.DuckDBPyConnection | None = None
 _template_file: Path | None = None
 _template_lock = threading.Lock()
-_NO_OUTSIDE: dict[str, str | int | float | list[str]] = {
-    "enable_external_access": False,
+#: As the store file's own connection (``lease``): npc_nb's reads may export to files.
+_ENGINE: dict[str, str | int | float | list[str]] = {
     "autoinstall_known_extensions": False,
     "autoload_known_extensions": False,
 }
@@ -75,7 +75,7 @@ def empty_read_only() -> Iterator[duckdb.DuckDBPyConnection]:
 
 
 def _migrated(path: str = ":memory:") -> duckdb.DuckDBPyConnection:
-    con = duckdb.connect(path, config=dict(_NO_OUTSIDE))
+    con = duckdb.connect(path, config=dict(_ENGINE))
     con.execute("SET GLOBAL TimeZone = 'UTC'")
     apply_migrations(con)
     return con
