@@ -16,7 +16,6 @@ method, not on every call.
 
 from __future__ import annotations
 
-import difflib
 import functools
 import inspect
 import math
@@ -29,6 +28,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
+from ._suggestions import did_you_mean
 from .errors import ArgumentError, NpcError, UnknownFilterError, UnknownMemoryError
 from .vocabulary import CATEGORIES, SCOPES, STATUSES
 
@@ -77,9 +77,7 @@ def unknown_choice(
     lead = lead or f"Unknown {what} {value!r}"
     if not choices:
         return UnknownFilterError(f"{lead}: there is no {what} yet.")
-    lowered = {choice.lower(): choice for choice in choices}
-    close = difflib.get_close_matches(value.lower(), list(lowered), n=1, cutoff=0.6)
-    guess = f" Did you mean {lowered[close[0]]!r}?" if close else ""
+    guess = did_you_mean(value, choices)
     return UnknownFilterError(f"{lead}.{guess} Use one of: {', '.join(choices)}.")
 
 

@@ -23,7 +23,7 @@ import pandas as pd
 from ._arguments import Category, MemoryId, Scope, StatusFilter, checked_methods, unknown_choice
 from ._locations import STORE_DIR, ensure_store_dir, find_project_root, user_home
 from ._results import ApproveAllPreview, CandidateOutcome, DecisionResult
-from ._settings import Settings, load_settings
+from ._settings import Settings, load_settings, unknown_setting
 from ._tables import with_missing_as_na
 from ._time import to_utc
 from .analytics.export import export_review_log, export_tables
@@ -134,8 +134,7 @@ class Project:
                     f"npc_nb.open(..., {key}=...) (or set NPC_NB_{key.upper()})."
                 )
             if key not in Settings.model_fields:
-                known = ", ".join(Settings.model_fields)
-                raise ConfigError(f"Unknown setting {key!r}; known settings: {known}.")
+                raise unknown_setting(key)
             try:
                 setattr(trial, key, value)  # validated on assignment
             except ValueError as exc:  # pydantic's ValidationError

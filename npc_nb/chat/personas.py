@@ -10,11 +10,11 @@ nowhere gets an ad-hoc persona with a generic research-assistant directive.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from .._suggestions import closest
 from ..errors import ConfigError
 from .npcpy_yaml import TeamFile, quoted
 
@@ -100,7 +100,7 @@ def validate_name(name: object) -> str:
 
 def closest_names(name: str, known: Iterable[str]) -> list[str]:
     """The defined names a mistyped ``name`` most likely meant, best first (at most 3)."""
-    return difflib.get_close_matches(name, list(known), n=3, cutoff=0.75)
+    return closest(name, known, n=3, cutoff=0.75)
 
 
 def persona_from_file(
@@ -119,7 +119,7 @@ def persona_from_file(
     path = file.path
     unknown = [k for k in file.key_names() if k not in _KEYS and k not in IGNORED_NPCPY_KEYS]
     if unknown:
-        guess = difflib.get_close_matches(unknown[0], [*_KEYS, *IGNORED_NPCPY_KEYS], n=1)
+        guess = closest(unknown[0], [*_KEYS, *IGNORED_NPCPY_KEYS])
         meant = f" (did you mean {guess[0]!r}?)" if guess else ""
         raise ConfigError(
             f"{path}: unknown key {quoted(unknown[0])}{meant}. npc_nb reads "
