@@ -161,7 +161,8 @@ class Conversations:
         return conversation_id
 
     def _notices(self, persona: Persona, team: Team) -> list[str]:
-        """Said once per ad-hoc persona: it is not defined, and which name was likely meant."""
+        """Said once per ad-hoc persona: it is not defined, and which name was likely
+        meant (a defined persona, or one with memories)."""
         if not persona.adhoc or persona.name in self._announced:
             return []
         self._announced.add(persona.name)
@@ -169,7 +170,9 @@ class Conversations:
             f"{persona.name} is not defined (no npc_team/{persona.name}.npc, no "
             f"nb.npc({persona.name!r}, ...)): using a generic research-assistant persona."
         )
+        remembered, _ = chat_log.persona_names(self._turns.store)
         known = {*team.personas, *self._defined, *(b.name for b in team.broken if b.name)}
+        known = (known | remembered) - {persona.name}
         if meant := closest_names(persona.name, known):
             notice += f" Did you mean {' or '.join(meant)}?"
         return [notice]
