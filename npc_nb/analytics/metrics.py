@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from .._arguments import unknown_choice
+from .._arguments import checked_methods, unknown_choice
 from ..errors import NpcError
 from ..store import analytics
 from . import plots
@@ -60,8 +60,10 @@ __all__ = ["Metrics"]
 SITTING_GAP_MS = 5 * 60 * 1000
 
 
+@checked_methods()
 class Metrics:
-    """The metrics of one project store (``Project.metrics``)."""
+    """The metrics of one project store (``Project.metrics``); a wrong argument type is
+    an ArgumentError naming what to pass."""
 
     def __init__(self, store: Store) -> None:
         self._store = store
