@@ -76,10 +76,21 @@ install_module_aliases()  # npc_nb.metrics, npc_nb.config, ...: the paths of ear
 
 
 def load_ipython_extension(ipython: Any) -> None:
-    """``%load_ext npc_nb``: register the magics (imports neither litellm nor widgets)."""
+    """``%load_ext npc_nb``: register the magics, and show an NpcError raised in a cell
+    as its message and the cell's line, without npc_nb's own frames (imports neither
+    litellm nor widgets)."""
+    from .notebook import tracebacks
     from .notebook.magics import NpcMagics
 
     ipython.register_magics(NpcMagics)
+    tracebacks.register(ipython)
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    """``%unload_ext npc_nb``: NpcErrors get IPython's full traceback again."""
+    from .notebook import tracebacks
+
+    tracebacks.unregister(ipython)
 
 
 __all__ = [
