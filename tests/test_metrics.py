@@ -121,8 +121,12 @@ def test_reproposal_interval_allows_more_repeats_than_candidates(nb: npc_nb.Proj
     nb.reject(propose(nb, "the user likes jazz music"))
     for text in ["The user likes jazz music.", "the user likes jazz music", "USER LIKES JAZZ"]:
         nb.add_candidate(text, category="fact", npc="analyst")
-    (record,) = nb.metrics.reproposal_rate().to_dict("records")
-    assert (record["reproposal_rate"], record["n"]) == (3.0, 1)
+    frame = nb.metrics.repeats_per_candidate()
+    (record,) = frame.to_dict("records")
+    assert (record["repeats_per_candidate"], record["n"]) == (3.0, 1)
+    assert (
+        "exceeds 1 when repeats outnumber new candidates" in frame.attrs["repeats_per_candidate"]
+    )  # the frame says why it may exceed 1
     # Poisson score interval, (x + z²/2 ± z·sqrt(x + z²/4)) / n with x = 3, n = 1.
     assert (record["ci_low"], record["ci_high"]) == (
         pytest.approx(1.0203, abs=1e-4), pytest.approx(8.8212, abs=1e-4),
@@ -168,7 +172,7 @@ def test_a_superseded_memory_still_counts_as_approved_once(nb: npc_nb.Project) -
     assert (record["proposed"], record["decided"], record["approved"]) == (1, 1, 1)
 
 
-def test_reproposal_rate_splits_by_what_was_repeated(nb: npc_nb.Project) -> None:
+def test_repeats_per_candidate_splits_by_what_was_repeated(nb: npc_nb.Project) -> None:
     approved = propose(nb, "the lab meets on mondays", model="m1")
     rejected = propose(nb, "the user likes jazz music", model="m1")
     propose(nb, "pending fact about ringing", model="m1")
@@ -184,11 +188,25 @@ def test_reproposal_rate_splits_by_what_was_repeated(nb: npc_nb.Project) -> None
     ]:
         outcome = nb.add_candidate(text, category="fact", npc="analyst", model="m1")
         assert outcome.action == action, (text, outcome)
-    record = row(nb.metrics.reproposal_rate(by="model"), model="m1")
+    record = row(nb.metrics.repeats_per_candidate(by="model"), model="m1")
     assert (record["new_candidates"], record["reproposals"]) == (4, 5)
     assert (record["rejected"], record["approved"], record["pending"]) == (3, 1, 1)
-    assert record["reproposal_rate"] == pytest.approx(4 / 4)
-    assert record["pending_rate"] == pytest.approx(1 / 4)
+    assert record["repeats_per_candidate"] == pytest.approx(4 / 4)
+    assert record["pending_per_candidate"] == pytest.approx(1 / 4)
+
+
+def test_the_old_name_reproposal_rate_still_works_and_says_it_is_deprecated(
+    nb: npc_nb.Project,
+) -> None:
+    nb.reject(propose(nb, "the user likes jazz music"))
+    nb.add_candidate("The user likes jazz music.", category="fact", npc="analyst")
+    with pytest.warns(DeprecationWarning, match=r"now metrics\.repeats_per_candidate\(\)") as w:
+        old = nb.metrics.reproposal_rate()
+    assert w[0].filename == __file__  # pointed at the caller's line
+    new = nb.metrics.repeats_per_candidate()
+    assert old["reproposal_rate"].tolist() == new["repeats_per_candidate"].tolist() == [1.0]
+    assert old["rejected_rate"].tolist() == new["rejected_per_candidate"].tolist()
+    assert "reproposal_rate" not in new.columns and "rejected_rate" not in new.columns
 
 
 def test_backlog_over_days(nb: npc_nb.Project) -> None:
@@ -272,7 +290,7 @@ def test_unknown_dimension_is_a_clear_error(nb: npc_nb.Project) -> None:
     with pytest.raises(npc_nb.NpcError, match="Cannot group by 'colour'"):
         nb.metrics.approval_rate(by="colour")
     with pytest.raises(npc_nb.NpcError, match="Cannot group by 'reviewer'"):
-        nb.metrics.reproposal_rate(by="reviewer")
+        nb.metrics.repeats_per_candidate(by="reviewer")
 
 
 # -- the views and exports ---------------------------------------------------------------

@@ -1,7 +1,7 @@
 """Metrics of the memory process, each a pandas DataFrame grouped as you ask.
 
     nb.metrics.approval_rate(by="model")
-    nb.metrics.reproposal_rate(by=["prompt_version", "week"])
+    nb.metrics.repeats_per_candidate(by=["prompt_version", "week"])
     nb.metrics.backlog(period="day")
 
 Group by any of: model, provider, prompt_version, npc, team, category, scope, reviewer,
@@ -14,10 +14,11 @@ their denominator is 0: "no decisions yet" is not a rate of zero. The definition
 - **rejection rate**: rejected / decided. **edit rate**: approved with changed text /
   decided; ``mean_text_change`` is the mean normalised Levenshtein distance between
   proposed and approved text of those (0 = unchanged, 1 = all different).
-- **re-proposal rate**: repeats of already decided content (matching a rejected or an
-  approved memory) per new candidate; ``pending_rate`` counts repeats merged into a
-  candidate still waiting, ``reinforced_rate`` the repeats kept as more evidence of an
-  approved memory.
+- **repeats per candidate** (``reproposal_rate`` before, a name kept working): repeats
+  of already decided content (matching a rejected or an approved memory) per new
+  candidate, a count that exceeds 1 when repeats outnumber new candidates;
+  ``pending_per_candidate`` counts repeats merged into a candidate still waiting,
+  ``reinforced_per_candidate`` the repeats kept as more evidence of an approved memory.
 - **matching**: of the matcher's automatic outcomes (merged into a card, suppressed as
   a rejected repeat, reinforcing an approved memory), those a reviewer checked (listed
   at the end of a review or by ``%npc_review --auto``, put back, or merged into a card
@@ -29,7 +30,7 @@ their denominator is 0: "no decisions yet" is not a rate of zero. The definition
 
 Each frame with a rate also carries ``n`` (the rate's denominator) and ``ci_low`` /
 ``ci_high``, a 95% interval for the rate the method is named after: Wilson's score
-interval for a proportion, the Poisson score interval for the re-proposal rate (repeats
+interval for a proportion, the Poisson score interval for repeats per candidate (repeats
 may outnumber new candidates). The ``plot_*`` methods draw them (``plots.py``); shown by
 itself, ``nb.metrics`` lists its methods with the first line of each docstring.
 """
@@ -38,6 +39,7 @@ from __future__ import annotations
 
 import html
 import inspect
+import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -55,9 +57,20 @@ if TYPE_CHECKING:
 
     from ..store import Store
 
-__all__ = ["Metrics"]
+__all__ = ["REPEATS_NOTE", "Metrics"]
 
 SITTING_GAP_MS = 5 * 60 * 1000
+#: What repeats_per_candidate is, kept in its frame's ``attrs``.
+REPEATS_NOTE = (
+    "repeats of already decided content per new candidate: a count per candidate, not "
+    "a share, so it exceeds 1 when repeats outnumber new candidates (one rejected idea "
+    "can come back many times)"
+)
+_REPEAT_KINDS = ("rejected", "approved", "pending", "reinforced")
+_OLD_REPEAT_COLUMNS = {
+    "repeats_per_candidate": "reproposal_rate",
+    **{f"{kind}_per_candidate": f"{kind}_rate" for kind in _REPEAT_KINDS},
+}
 
 
 @checked_methods()
@@ -101,25 +114,41 @@ class Metrics:
         frame["edit_rate"] = _rate(frame["edited"], frame["decided"])
         return frame
 
-    def reproposal_rate(self, by: str | Sequence[str] = ()) -> pd.DataFrame:
-        """Repeats of already decided content per new candidate, with its 95% CI.
+    def repeats_per_candidate(self, by: str | Sequence[str] = ()) -> pd.DataFrame:
+        """Repeats of already decided content per new candidate (may exceed 1), with its 95% CI.
 
-        New candidates, re-proposals by kind and their rates per new candidate, n (new
-        candidates) and the re-proposal rate's 95% score interval (Poisson: repeats may
-        outnumber new candidates)."""
+        A count per candidate, not a share: one rejected idea can come back many times,
+        so repeats may outnumber new candidates. New candidates, re-proposals by kind
+        (rejected, approved, pending, reinforced), repeats_per_candidate (rejected and
+        approved repeats / new candidates), each kind per candidate, n (new candidates)
+        and a 95% Poisson score interval."""
         dims = _dimensions("reproposals", by)
         new = analytics.outcomes(self._store, dims)[[*dims, "proposed"]]
         repeats = analytics.reproposals(self._store, dims)
         frame = _merge(new.rename(columns={"proposed": "new_candidates"}), repeats, dims)
         decided_repeats = frame["rejected"] + frame["approved"]
-        frame["reproposal_rate"] = _rate(decided_repeats, frame["new_candidates"])
-        for kind in ("rejected", "approved", "pending", "reinforced"):
-            frame[f"{kind}_rate"] = _rate(frame[kind], frame["new_candidates"])
-        # Repeats may outnumber new candidates (a rejected idea can come back many
-        # times), so this rate is a count per candidate, not a proportion.
+        frame["repeats_per_candidate"] = _rate(decided_repeats, frame["new_candidates"])
+        for kind in _REPEAT_KINDS:
+            frame[f"{kind}_per_candidate"] = _rate(frame[kind], frame["new_candidates"])
         frame["n"] = frame["new_candidates"]
         frame["ci_low"], frame["ci_high"] = poisson_score_interval(decided_repeats, frame["n"])
+        frame.attrs["repeats_per_candidate"] = REPEATS_NOTE
         return frame
+
+    def reproposal_rate(self, by: str | Sequence[str] = ()) -> pd.DataFrame:
+        """Deprecated: the old name of repeats_per_candidate, with the old column names.
+
+        The same frame, its columns named as before (reproposal_rate, rejected_rate,
+        approved_rate, pending_rate, reinforced_rate); a DeprecationWarning says to use
+        ``repeats_per_candidate``: a "rate" above 1 read as a mistake."""
+        warnings.warn(
+            "metrics.reproposal_rate() is now metrics.repeats_per_candidate() (columns "
+            "repeats_per_candidate, rejected_per_candidate, ...): repeats per new "
+            "candidate, which may exceed 1. The old name still works.",
+            DeprecationWarning,
+            stacklevel=3,  # the caller, past checked_methods' wrapper
+        )
+        return self.repeats_per_candidate(by).rename(columns=_OLD_REPEAT_COLUMNS)
 
     def matching(self, by: str | Sequence[str] = ("matcher", "verdict")) -> pd.DataFrame:
         """How often the matcher's automatic outcomes were right, as reviewers judged.
@@ -191,13 +220,15 @@ class Metrics:
     ) -> Axes:
         """Any rate per period with its 95% CI, one series per value of ``by``.
 
-        ``rate`` is approval_rate, rejection_rate, edit_rate, reproposal_rate or
-        precision (of the matcher)."""
+        ``rate`` is approval_rate, rejection_rate, edit_rate, repeats_per_candidate
+        (its old name reproposal_rate too) or precision (of the matcher)."""
+        if rate == "reproposal_rate":  # the old name
+            rate = "repeats_per_candidate"
         if rate not in _RATE_PLOTS:
             raise NpcError(f"Cannot plot {rate!r}; plot any of {', '.join(_RATE_PLOTS)}.")
         method, fraction = _RATE_PLOTS[rate]
         frame = getattr(self, method)(by=[period, *([by] if by else [])])
-        name = rate.replace("_", " ").replace("reproposal", "re-proposal").capitalize()
+        name = rate.replace("_", " ").capitalize()
         return plots.rate_points(
             frame,
             rate,
@@ -205,7 +236,7 @@ class Metrics:
             by,
             title=f"{name} by {by}" if by else name,
             ylabel=f"{fraction} (95% CI)",
-            proportion=rate != "reproposal_rate",
+            proportion=rate != "repeats_per_candidate",
             ax=ax,
         )
 
@@ -223,7 +254,7 @@ class Metrics:
     def plot_reproposals(self, period: str = "week", ax: Axes | None = None) -> Axes:
         """Re-proposals per period, stacked by what they repeated."""
         return plots.count_bars(
-            self.reproposal_rate(by=period),
+            self.repeats_per_candidate(by=period),
             ["rejected", "approved", "pending"],
             period,
             title="Re-proposals by kind",
@@ -260,7 +291,7 @@ _RATE_PLOTS = {
     "approval_rate": ("approval_rate", "approved / decided"),
     "rejection_rate": ("rejection_rate", "rejected / decided"),
     "edit_rate": ("edit_rate", "edited / decided"),
-    "reproposal_rate": ("reproposal_rate", "repeats / new candidate"),
+    "repeats_per_candidate": ("repeats_per_candidate", "repeats / new candidate"),
     "precision": ("matching", "right / checked"),
 }
 
