@@ -62,8 +62,13 @@ def node_title(data: dict) -> str:
             f"proposed by {data['model'] or 'hand'} · approved by {data['reviewer']}"
         )
     if data["kind"] == "concept":
-        return f"{data['label']}: in {data['support']} approved memories"
+        return f"{data['label']}: in {_memories(data['support'], 'approved ')}"
     return str(data["label"])
+
+
+def _memories(count: int, kind: str = "") -> str:
+    """How many memories, in words: 1 approved memory, 3 approved memories."""
+    return f"{count} {kind}{'memory' if count == 1 else 'memories'}"
 
 
 def edge_label(data: dict) -> str:
@@ -73,7 +78,7 @@ def edge_label(data: dict) -> str:
 
 
 def edge_title(data: dict) -> str:
-    return f"{data['relation']} ({len(data['memory_ids'])} memories)"
+    return f"{data['relation']} ({_memories(len(data['memory_ids']))})"
 
 
 def edge_width(data: dict) -> float:
