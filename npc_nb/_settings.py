@@ -61,7 +61,11 @@ class Settings(BaseSettings):
     )
 
     model: str | None = Field(None, description="litellm model name used when a persona has none")
-    reviewer: str | None = Field(None, description="actor recorded on decisions (default: OS user)")
+    reviewer: str | None = Field(
+        None,
+        description="actor recorded on decisions (default: the OS user; on root or jovyan, "
+        "git's user.name if set)",
+    )
     context_max_chars: int = Field(32_000, ge=200, description="cap of the memory block")
     near_duplicate_threshold: float = Field(
         80.0,

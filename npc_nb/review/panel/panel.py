@@ -37,6 +37,7 @@ from .cards import (
     card_html,
     help_html,
     preview_html,
+    reviewer_note_html,
     static_summary_html,
     summary_html,
     tally_html,
@@ -115,8 +116,11 @@ class ReviewPanel:
         self._build_confirm()
         self.help = w.HTML(help_html(), layout=w.Layout(display="none"))
         self.status = w.HTML()
+        note = reviewer_note_html(self.session.unnamed_reviewer)
+        self.reviewer_note = w.HTML(note, layout=w.Layout(display=None if note else "none"))
         self.widget = w.VBox(
             [
+                self.reviewer_note,
                 w.HBox([self.position, self.tally]),
                 self.progress,
                 self.keys,
