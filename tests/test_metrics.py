@@ -39,9 +39,10 @@ def row(frame, **keys) -> dict:
 
 
 def test_no_memories_gives_zero_counts_and_undefined_rates(nb: npc_nb.Project) -> None:
-    (record,) = nb.metrics.approval_rate().to_dict("records")
+    frame = nb.metrics.approval_rate()
+    (record,) = frame.to_dict("records")
     assert (record["proposed"], record["decided"]) == (0, 0)
-    assert math.isnan(record["approval_rate"])
+    assert frame["approval_rate"].iloc[0] is pd.NA  # undefined: <NA>, as every missing value
     assert nb.metrics.approval_rate(by="model").empty
     assert nb.metrics.backlog().empty
 
@@ -51,7 +52,7 @@ def test_only_skips_decide_nothing(nb: npc_nb.Project) -> None:
         nb.skip(propose(nb, f"candidate number {n} skipped"))
     (record,) = nb.metrics.approval_rate().to_dict("records")
     assert (record["proposed"], record["decided"], record["open"]) == (3, 0, 3)
-    assert math.isnan(record["approval_rate"]) and math.isnan(record["rejection_rate"])
+    assert pd.isna(record["approval_rate"]) and pd.isna(record["rejection_rate"])
 
 
 def test_rates_by_model_match_hand_counts(nb: npc_nb.Project) -> None:
@@ -114,7 +115,7 @@ def test_an_undefined_rate_has_no_interval(nb: npc_nb.Project) -> None:
     nb.skip(propose(nb, "skipped, so nothing decided"))
     (record,) = nb.metrics.approval_rate().to_dict("records")
     assert record["n"] == 0
-    assert math.isnan(record["ci_low"]) and math.isnan(record["ci_high"])
+    assert pd.isna(record["ci_low"]) and pd.isna(record["ci_high"])
 
 
 def test_reproposal_interval_allows_more_repeats_than_candidates(nb: npc_nb.Project) -> None:

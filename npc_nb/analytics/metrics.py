@@ -5,8 +5,10 @@
     nb.metrics.backlog(period="day")
 
 Group by any of: model, provider, prompt_version, npc, team, category, scope, reviewer,
-day, week, month (``reviewer`` is not available for re-proposals). Rates are NaN where
-their denominator is 0: "no decisions yet" is not a rate of zero. The definitions:
+day, week, month (``reviewer`` is not available for re-proposals). Rates are ``<NA>``
+where their denominator is 0: "no decisions yet" is not a rate of zero (rates are
+``Float64`` columns; ``numpy.asarray`` gives them as floats, ``NaN`` for ``<NA>``). The
+definitions:
 
 - **approval rate**: (approved + edited) / decided, over proposed memories (versions a
   supersede creates are not proposals). A superseded memory counts as approved: it was,
@@ -47,6 +49,7 @@ import numpy as np
 import pandas as pd
 
 from .._arguments import checked_methods, unknown_choice
+from .._tables import kinds_of, with_missing_as_na
 from ..errors import NpcError
 from ..store import analytics
 from . import plots
@@ -87,7 +90,7 @@ class Metrics:
         Proposed, decided, approved, edited, rejected, open, mean_text_change, the
         approval, rejection and edit rates, and the approval rate's n (decided) and
         95% Wilson interval (ci_low, ci_high)."""
-        return _with_interval(self._outcomes(by), "approval_rate", "approved", "decided")
+        return _shown(_with_interval(self._outcomes(by), "approval_rate", "approved", "decided"))
 
     def rejection_rate(self, by: str | Sequence[str] = ()) -> pd.DataFrame:
         """Share of decided candidates rejected, with its 95% CI.
@@ -95,7 +98,7 @@ class Metrics:
         Decided, rejected, rejection_rate, n (decided) and its 95% Wilson interval."""
         frame = self._outcomes(by)
         frame = frame[[*_dimensions("memories", by), "decided", "rejected", "rejection_rate"]]
-        return _with_interval(frame, "rejection_rate", "rejected", "decided")
+        return _shown(_with_interval(frame, "rejection_rate", "rejected", "decided"))
 
     def edit_rate(self, by: str | Sequence[str] = ()) -> pd.DataFrame:
         """Share of decided candidates approved with changed text, with its 95% CI.
@@ -105,7 +108,7 @@ class Metrics:
         frame = self._outcomes(by)
         columns = ["decided", "approved", "edited", "edit_rate", "mean_text_change"]
         frame = frame[[*_dimensions("memories", by), *columns]]
-        return _with_interval(frame, "edit_rate", "edited", "decided")
+        return _shown(_with_interval(frame, "edit_rate", "edited", "decided"))
 
     def _outcomes(self, by: str | Sequence[str]) -> pd.DataFrame:
         frame = analytics.outcomes(self._store, _dimensions("memories", by))
@@ -132,6 +135,7 @@ class Metrics:
             frame[f"{kind}_per_candidate"] = _rate(frame[kind], frame["new_candidates"])
         frame["n"] = frame["new_candidates"]
         frame["ci_low"], frame["ci_high"] = poisson_score_interval(decided_repeats, frame["n"])
+        frame = _shown(frame)
         frame.attrs["repeats_per_candidate"] = REPEATS_NOTE
         return frame
 
@@ -159,7 +163,7 @@ class Metrics:
         frame = analytics.matching(self._store, dims)
         frame["right"] = frame["checked"] - frame["put_back"]
         frame["precision"] = _rate(frame["right"], frame["checked"])
-        return _with_interval(frame, "precision", "right", "checked")
+        return _shown(_with_interval(frame, "precision", "right", "checked"))
 
     def backlog(self, period: str = "day") -> pd.DataFrame:
         """Candidates proposed, closed, and still waiting at the end of each period.
@@ -183,7 +187,7 @@ class Metrics:
 
     def time_to_decision(self, by: str | Sequence[str] = ()) -> pd.DataFrame:
         """Hours from proposal to decision: median, mean and 90th percentile."""
-        return analytics.time_to_decision(self._store, _dimensions("memories", by))
+        return _shown(analytics.time_to_decision(self._store, _dimensions("memories", by)))
 
     def reviewer_throughput(self, by: str | Sequence[str] = "reviewer") -> pd.DataFrame:
         """Cards per minute of active review, and median seconds per card, per reviewer.
@@ -197,11 +201,11 @@ class Metrics:
         batches = analytics.batch_approvals(self._store, dims)
         merged = _merge(frame, batches, dims)
         merged["active_minutes"] = merged["active_minutes"].fillna(0.0)
-        return merged
+        return _shown(merged)
 
     def injections_per_memory(self) -> pd.DataFrame:
         """Each approved memory: how many prompts it went into, first and last time."""
-        return analytics.injections_per_memory(self._store)
+        return _shown(analytics.injections_per_memory(self._store))
 
     # -- plots (matplotlib, imported on first use; each returns its Axes) ----------------
 
@@ -323,6 +327,12 @@ def _dimensions(source: str, by: str | Sequence[str]) -> list[str]:
     if len(set(names)) != len(names):
         raise NpcError(f"Group by each dimension once, not {names}.")
     return names
+
+
+def _shown(frame: pd.DataFrame) -> pd.DataFrame:
+    """A metric as returned: a missing group value or undefined rate is ``<NA>``, the one
+    marker of every table npc_nb returns (``_tables``); numbers stay numbers."""
+    return with_missing_as_na(frame, kinds_of(frame))
 
 
 def _rate(numerator: pd.Series, denominator: pd.Series) -> pd.Series:

@@ -20,6 +20,7 @@ from .._ids import new_id
 from .._markup import plain_text
 from .._results import Reply
 from .._settings import Settings
+from .._tables import with_missing_as_na
 from ..errors import ConfigError, NpcError
 from ..memory.core import MemoryCore
 from ..models import offline
@@ -83,7 +84,8 @@ class Conversations:
             for b in team.broken
             if b.name is not None and b.name not in self._defined
         ]
-        return pd.DataFrame(rows, columns=[*columns, "error"])
+        frame = pd.DataFrame(rows, columns=[*columns, "error"])
+        return with_missing_as_na(frame, dict.fromkeys(frame.columns, "text"))
 
     def persona(self, name: str) -> Persona:
         """The persona called ``name``: Python definitions first, then team files, else ad
