@@ -13,7 +13,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from html import escape
 
+from .._markup import plain_text
 from .._suggestions import closest
 from ..errors import ConfigError
 from .npcpy_yaml import TeamFile, quoted
@@ -75,6 +77,19 @@ class Persona:
     @property
     def adhoc(self) -> bool:
         return self.source == "ad-hoc"
+
+    def _repr_mimebundle_(self, **_: object) -> dict[str, str]:
+        """In a notebook: "persona analyst (defined in Python): its directive", not the
+        dataclass's repr; the directive is shown as text."""
+        where = {"python": "defined in Python", "ad-hoc": "ad hoc"}.get(
+            self.source, f"from {self.source}"
+        )
+        model = f", model {self.model_name}" if self.model_name else ""
+        head = f"persona {self.name} ({where}{model})"
+        return {
+            "text/plain": plain_text(f"{head}: {self.directive}"),
+            "text/html": f"<p><b>{escape(head)}</b>: {escape(self.directive)}</p>",
+        }
 
     @property
     def model_name(self) -> str | None:

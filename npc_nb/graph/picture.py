@@ -68,7 +68,8 @@ def _draw(axes: Axes, graph: nx.MultiDiGraph) -> None:
     shape = nx.Graph()  # the layout needs who links to whom, not the edges' data
     shape.add_nodes_from(graph)
     shape.add_edges_from(graph.edges())
-    positions = nx.spring_layout(shape, seed=7)
+    # Twice networkx's default spacing: room for a label under every dot.
+    positions = nx.spring_layout(shape, seed=7, k=2 / max(1, shape.number_of_nodes()) ** 0.5)
     lines = [(positions[u], positions[v]) for u, v in {(u, v) for u, v in graph.edges()}]
     axes.add_collection(LineCollection(lines, colors="#c8c8d0", linewidths=0.8, zorder=1))
     looks = {node: style.node_style(data) for node, data in graph.nodes(data=True)}
