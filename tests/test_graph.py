@@ -274,7 +274,7 @@ def test_tooltips_say_memory_for_one_and_memories_for_more(nb: npc_nb.Project) -
 
 
 def test_the_fallback_picture_labels_every_dot_memories_included(nb: npc_nb.Project) -> None:
-    from npc_nb.graph import picture
+    from npc_nb.graph import picture, style
 
     for text in (
         "We decided to use DuckDB for the ringing database",
@@ -286,4 +286,4 @@ def test_the_fallback_picture_labels_every_dot_memories_included(nb: npc_nb.Proj
     labels = [text.get_text() for text in drawn]
     assert len(labels) == graph.number_of_nodes()  # one label a node, memories included
     assert {"We decided to use DuckDB…", "The ringing database is…"} <= set(labels)
-    assert all(len(label) <= picture.MEMORY_LABEL_CHARS for label in labels)
+    assert all(len(label) <= style.MEMORY_LABEL_CHARS for label in labels)

@@ -27,8 +27,6 @@ __all__ = ["figure", "png"]
 WIDTH_INCHES, HEIGHT_INCHES, DPI = 8.0, 5.0, 80
 PALETTE = 32  # colours
 _MARKERS = {"star": "*", "box": "s", "dot": "o"}
-#: A memory dot's label: its first words, at most this many characters.
-MEMORY_LABEL_CHARS = 28
 
 
 def png(graph: nx.MultiDiGraph) -> bytes:
@@ -89,7 +87,7 @@ def _draw(axes: Axes, graph: nx.MultiDiGraph) -> None:
         axes.text(
             x,
             y - 0.06,
-            _first_words(str(data["label"])) if memory else str(data["label"])[:40],
+            style.node_label(data),
             fontsize=7 if memory else 8,
             color="#666670" if memory else "black",
             ha="center",
@@ -99,12 +97,3 @@ def _draw(axes: Axes, graph: nx.MultiDiGraph) -> None:
             zorder=3,
         )
     axes.margins(0.12)
-
-
-def _first_words(text: str, limit: int = MEMORY_LABEL_CHARS) -> str:
-    """The words of ``text`` that fit in ``limit`` characters, "…" when cut."""
-    text = text.removesuffix("…")
-    if len(text) <= limit:
-        return text
-    cut = text[: limit - 1].rsplit(" ", 1)[0] if " " in text[: limit - 1] else text[: limit - 1]
-    return cut.rstrip(" ,;:.") + "…"

@@ -109,7 +109,7 @@ class ReviewPanel:
     def _build(self) -> None:
         self.position = w.HTML()
         self.tally = w.HTML()
-        self.progress = w.IntProgress(min=0, layout=w.Layout(width="100%"))
+        self.progress = w.IntProgress(min=0, layout=w.Layout(width="auto"))  # see edit_box
         self._build_editor()
         self._build_controls()
         self.inputs = w.HBox([self.reason, self.defer_until])
@@ -142,7 +142,9 @@ class ReviewPanel:
         }
 
     def _build_editor(self) -> None:
-        self.edit_box = w.Textarea(layout=w.Layout(width="100%", height="5em"))
+        # "auto" in the flex column: the full width less its margins ("100%" plus the
+        # margins overflowed the panel by 4px, a horizontal scrollbar).
+        self.edit_box = w.Textarea(layout=w.Layout(width="auto", height="5em"))
         self.save_edit = self._button(
             "Approve edit (Ctrl+Enter)", "success", "npc-button-save_edit", self._submit_edit
         )
