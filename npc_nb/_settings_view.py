@@ -2,9 +2,10 @@
 
 A setting left at ``None`` means "fall back to something": the table shows what is
 actually used (``model``: the offline demo model; ``reviewer``: the default reviewer),
-so nobody reads ``model=None`` and wonders which model answers. Credentials never belong in
-settings, but a value can still carry one by accident (a URL with ``user:password@``);
-such a password is shown as ``***``. Every value is escaped in the HTML.
+so nobody reads ``model=None`` and wonders which model answers. Credentials never
+belong in settings, but a value can still carry one by accident (a URL with
+``user:password@``); such a password is shown as ``***``. Every value is escaped in the
+HTML.
 """
 
 from __future__ import annotations

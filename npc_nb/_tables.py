@@ -91,10 +91,9 @@ def kinds_of(frame: pd.DataFrame, **named: Kind) -> dict[str, Kind]:
             kinds[str(column)] = named[str(column)]
         elif pd.api.types.is_float_dtype(values.dtype):
             kinds[str(column)] = "float"
-        elif pd.api.types.is_object_dtype(values.dtype) or pd.api.types.is_string_dtype(
-            values.dtype
-        ):
-            present = values.dropna()
-            text = all(isinstance(value, str) for value in present)
+        elif isinstance(values.dtype, pd.StringDtype):
+            kinds[str(column)] = "text"
+        elif pd.api.types.is_object_dtype(values.dtype):
+            text = all(isinstance(value, str) for value in values.dropna())
             kinds[str(column)] = "text" if text else "other"
     return kinds
