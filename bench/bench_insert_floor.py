@@ -43,8 +43,8 @@ from bench_store import new_statement
 from generate import generate
 
 import npc_nb
-from npc_nb._terms import content_terms, joined_terms
-from npc_nb._text import content_hash, normalise
+from npc_nb._foundations.terms import content_terms, joined_terms
+from npc_nb._foundations.text import content_hash, normalise
 
 VECTOR = 2_048
 STEPS = ("begin", "lookup", "memory", "event", "commit", "total")

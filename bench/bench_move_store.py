@@ -26,7 +26,7 @@ sys.path.insert(0, str(REPO))
 import duckdb  # noqa: E402
 
 import npc_nb  # noqa: E402
-from npc_nb.store.transfer import migrate_store  # noqa: E402
+from npc_nb.store.moving.move import migrate_store  # noqa: E402
 
 
 def build(folder: Path, memories: int) -> None:

@@ -51,7 +51,7 @@ from bench_store import MEMORY_COLUMNS
 from table import Row, percentiles, size_label, write_rows
 
 import npc_nb
-from npc_nb._terms import content_terms, joined_terms
+from npc_nb._foundations.terms import content_terms, joined_terms
 
 # Pending candidates first (r000000000 ...), then the approved memories; varied wording
 # so the neighbour index has rare terms (site, lab) and common ones to skip. Each text is

@@ -44,7 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from table import paired, percentiles
 
 import npc_nb
-from npc_nb._terms import content_terms, joined_terms
+from npc_nb._foundations.terms import content_terms, joined_terms
 from npc_nb.memory.block import query_terms
 
 PERSONAS = 10

@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench_store import _OBJECTS, _QUALIFIERS, _SUBJECTS, _VERBS
 
 import npc_nb
-from npc_nb._terms import content_terms
+from npc_nb._foundations.terms import content_terms
 from npc_nb.graph.concepts import concept_key
 from npc_nb.store.generation import rewrite_sql
 

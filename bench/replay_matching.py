@@ -51,7 +51,7 @@ from rapidfuzz import fuzz
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import npc_nb
-from npc_nb._text import normalise
+from npc_nb._foundations.text import normalise
 
 LABELS = Path(__file__).resolve().parent / "labels"
 REJECT_SHARE = 0.3

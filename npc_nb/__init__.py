@@ -33,9 +33,9 @@ from .errors import (
 from .vocabulary import CATEGORIES, DECISIONS, SCOPES, STATUSES
 
 if TYPE_CHECKING:
+    from ._foundations.results import ApproveAllPreview, CandidateOutcome, DecisionResult, Reply
+    from ._foundations.settings import Settings, load_settings
     from ._project import Project, open_project
-    from ._results import ApproveAllPreview, CandidateOutcome, DecisionResult, Reply
-    from ._settings import Settings, load_settings
     from .chat.personas import Persona
     from .memory.block import MemoryBlock, StreamScrubber, scrub_memory_tags
 
@@ -46,8 +46,8 @@ __version__ = "0.1.0.dev0"
 # pandas, DuckDB and pydantic cost about half a second to import; a notebook pays it on
 # first use, not at ``import npc_nb`` or ``%load_ext npc_nb`` (PEP 562 lazy attributes).
 _LAZY = {
-    "Settings": "_settings",
-    "load_settings": "_settings",
+    "Settings": "_foundations.settings",
+    "load_settings": "_foundations.settings",
     "MemoryBlock": "memory.block",
     "StreamScrubber": "memory.block",
     "scrub_memory_tags": "memory.block",
@@ -55,10 +55,10 @@ _LAZY = {
     "Project": "_project",
     "open_project": "_project",
     "open": "_project",
-    "ApproveAllPreview": "_results",
-    "CandidateOutcome": "_results",
-    "DecisionResult": "_results",
-    "Reply": "_results",
+    "ApproveAllPreview": "_foundations.results",
+    "CandidateOutcome": "_foundations.results",
+    "DecisionResult": "_foundations.results",
+    "Reply": "_foundations.results",
 }
 
 
@@ -76,14 +76,17 @@ install_module_aliases()  # npc_nb.metrics, npc_nb.config, ...: the paths of ear
 
 
 def load_ipython_extension(ipython: Any) -> None:
-    """``%load_ext npc_nb``: register the magics, and show an NpcError raised in a cell
-    as its message and the cell's line, without npc_nb's own frames (imports neither
-    litellm nor widgets)."""
+    """``%load_ext npc_nb``: register the magics (importing neither litellm nor widgets),
+    show an NpcError raised in a cell as its message and the cell's line, without
+    npc_nb's own frames, and start loading the model client on a background thread, so
+    that the first ``%%npc`` cell does not wait for it."""
+    from .models import preload
     from .notebook import tracebacks
     from .notebook.magics import NpcMagics
 
     ipython.register_magics(NpcMagics)
     tracebacks.register(ipython)
+    preload.start()
 
 
 def unload_ipython_extension(ipython: Any) -> None:

@@ -20,12 +20,19 @@ from typing import Annotated, Any, Unpack
 
 import pandas as pd
 
-from ._arguments import Category, MemoryId, Scope, StatusFilter, checked_methods, unknown_choice
-from ._locations import STORE_DIR, ensure_store_dir, find_project_root, user_home
-from ._results import ApproveAllPreview, CandidateOutcome, DecisionResult
-from ._settings import Settings, load_settings, unknown_setting
-from ._tables import with_missing_as_na
-from ._time import to_utc
+from ._foundations.arguments import (
+    Category,
+    MemoryId,
+    Scope,
+    StatusFilter,
+    checked_methods,
+    unknown_choice,
+)
+from ._foundations.locations import STORE_DIR, ensure_store_dir, find_project_root, user_home
+from ._foundations.results import ApproveAllPreview, CandidateOutcome, DecisionResult
+from ._foundations.settings import Settings, load_settings, unknown_setting
+from ._foundations.tables import with_missing_as_na
+from ._foundations.utc import to_utc
 from .analytics.export import export_review_log, export_tables
 from .analytics.metrics import Metrics
 from .chat.conversations import Conversations, Status
@@ -38,9 +45,11 @@ from .memory.block import MemoryBlock
 from .memory.core import AUTOMATIC_KINDS, MemoryCore, ReviewContext
 from .memory.queue import QUEUE_KINDS, queue_filters
 from .models.judge import ModelJudge
-from .review.session import ReviewSession
-from .store import Stores, chat_log, frames
-from .store.user_sql import run_sql
+from .review import ReviewSession
+from .store import Stores
+from .store.analysis import frames
+from .store.analysis.user_sql import run_sql
+from .store.conversations import chat_log
 
 __all__ = ["Project", "ReviewContext", "latest_project", "open_project"]
 
@@ -531,6 +540,24 @@ class Project:
         neighbourhood within ``depth`` steps; at most ``max_nodes`` nodes are drawn."""
         self._require_persona(npc)
         return self._graph.show_graph(
+            npc, category, focus=focus, depth=depth, as_of=as_of, max_nodes=max_nodes
+        )
+
+    def pyvis_network(
+        self,
+        npc: str | None = None,
+        category: Category | None = None,
+        *,
+        focus: str | None = None,
+        depth: int = 2,
+        as_of: datetime | None = None,
+        max_nodes: int = 250,
+    ) -> Any:
+        """The drawing ``show_graph`` makes, as a ``pyvis.network.Network`` styled like it:
+        change it (``set_options``, ``show_buttons``, ...) and show it inline, offline
+        (each such output carries vis-network, about 0.7 MB)."""
+        self._require_persona(npc)
+        return self._graph.pyvis_network(
             npc, category, focus=focus, depth=depth, as_of=as_of, max_nodes=max_nodes
         )
 

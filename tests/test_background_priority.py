@@ -10,7 +10,8 @@ from pathlib import Path
 
 import npc_nb
 from npc_nb.store import in_background
-from npc_nb.store._lease import ConnectionLease, background_work
+from npc_nb.store.background import background_work
+from npc_nb.store.embedded.lease import ConnectionLease
 from tests.helpers import wait_until
 
 PATIENCE = 10.0

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 import npc_nb
-from npc_nb._terms import content_terms, joined_terms
-from npc_nb._text import content_hash, normalise
+from npc_nb._foundations.terms import content_terms, joined_terms
+from npc_nb._foundations.text import content_hash, normalise
 
 BENCH = Path(__file__).resolve().parents[1] / "bench"
 

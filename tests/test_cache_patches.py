@@ -14,11 +14,11 @@ from hypothesis import strategies as st
 
 import npc_nb
 from npc_nb.errors import NpcError
-from npc_nb.store import memory_rows
 from npc_nb.store.generation import DECISION_SQL, decision_params
+from npc_nb.store.memories import memory_rows
 from npc_nb.store.notices import DecisionNotice
-from npc_nb.store.pg_listener import channel_for
-from npc_nb.store.postgres import PostgresStore
+from npc_nb.store.server.database import PostgresStore
+from npc_nb.store.server.listener import channel_for
 from tests.helpers import PATIENCE, propose, run_python, wait_until
 
 

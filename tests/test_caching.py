@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import npc_nb
-from npc_nb._time import utc_now
+from npc_nb._foundations.utc import utc_now
 from tests.helpers import PATIENCE, propose, run_python, wait_until
 
 

@@ -339,7 +339,7 @@ class Terminal:
 def test_a_review_as_root_says_how_to_record_a_name(
     nb: npc_nb.Project, project_dir: Path, monkeypatch, tmp_path: Path
 ) -> None:
-    from npc_nb._reviewer import default_reviewer
+    from npc_nb._foundations.settings.reviewer import default_reviewer
 
     memory = propose(nb, "terminal candidate recorded as root")
     for variable in ("NPC_NB_REVIEWER", "GIT_CONFIG_GLOBAL", "XDG_CONFIG_HOME", "USER"):

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import npc_nb
-from npc_nb._settings import load_settings
+from npc_nb._foundations.settings import load_settings
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import npc_nb
 from npc_nb import StreamScrubber, scrub_memory_tags
-from npc_nb.store.predicates import (
+from npc_nb.store.memories.predicates import (
     SCOPE_RANK,
     SCOPE_RANK_SQL,
     VISIBLE,

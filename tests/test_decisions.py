@@ -116,7 +116,7 @@ def test_empty_or_oversized_edit_is_refused(nb: npc_nb.Project) -> None:
 
 
 def test_a_decision_planned_on_stale_state_writes_nothing(nb: npc_nb.Project) -> None:
-    from npc_nb._time import utc_now
+    from npc_nb._foundations.utc import utc_now
     from npc_nb.memory import decisions, transitions
 
     memory = propose(nb, "first")
@@ -137,7 +137,7 @@ def test_a_decision_read_before_another_write_checks_the_status_again(
     """A decision skips re-reading the status only if nothing was written since it read
     the row: a write in between (another Project of this process, the extraction
     worker) is noticed and the stale decision refused."""
-    from npc_nb._time import utc_now
+    from npc_nb._foundations.utc import utc_now
     from npc_nb.memory import decisions, transitions
 
     memory = propose(nb, "first")

@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import npc_nb
-from npc_nb._text import _visible, content_hash, instruction_flags, normalise, unmask
+from npc_nb._foundations.text import _visible, content_hash, instruction_flags, normalise, unmask
 from tests.helpers import propose
 
 REJECTED = "The batch size is 32."

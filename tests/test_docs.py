@@ -21,7 +21,8 @@ docs/store.md explains every table and column; every magic and its options, ever
 property, the metrics and the extraction queue's methods are documented; links (and
 their #anchors) and backticked repository paths (``tests/x.py::test_y``) point to what
 exists, nothing names a file outside the repository, module paths are today's (not the
-aliases of earlier releases), and docs/architecture.md names every module.
+aliases of earlier releases), and docs/architecture.md draws the package as it is: every
+module in its folder.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ from npc_nb.analytics.metrics import Metrics
 from npc_nb.chat.extraction import Extraction
 from npc_nb.cli import main as cli_main
 from npc_nb.notebook.magics import NpcMagics
-from npc_nb.store import schema_doc
+from npc_nb.store.schema import doc as schema_doc
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -151,7 +152,7 @@ def test_the_schema_page_is_linked_from_the_store_page_and_the_index() -> None:
 
 
 def test_every_migration_says_what_it_does() -> None:
-    from npc_nb.store.migrations import MIGRATIONS
+    from npc_nb.store.schema.migrations import MIGRATIONS
 
     silent = [
         step.__name__
@@ -590,18 +591,45 @@ def test_module_paths_in_the_docs_are_todays() -> None:
 # -- 5. the architecture page ----------------------------------------------------------
 
 
-def test_the_architecture_page_is_linked_and_names_every_module() -> None:
-    page = (DOCS / "architecture.md").read_text(encoding="utf-8")
+def _tree_paths(tree: str) -> set[str]:
+    """Every module and folder a tree drawing shows, as a path under ``npc_nb/`` (a
+    folder ends in ``/``), worked out from each line's depth."""
+    shown: set[str] = set()
+    folders: list[str] = []
+    for line in tree.splitlines():
+        drawn = re.match(r"^((?:│   |    )*)[├└]── (\S+)", line)
+        if not drawn:
+            continue
+        depth, name = len(drawn[1]) // 4, drawn[2]
+        del folders[depth:]
+        shown.add("".join(folders) + name)
+        if name.endswith("/"):
+            folders.append(name)
+    return shown
+
+
+def _package_paths() -> set[str]:
+    """Every module and subpackage folder of the package, as a path under ``npc_nb/``."""
+    package = ROOT / "npc_nb"
+    modules = {path.relative_to(package).as_posix() for path in package.rglob("*.py")}
+    folders = {
+        path.parent.relative_to(package).as_posix() + "/"
+        for path in package.rglob("__init__.py")
+        if path.parent != package
+    }
+    return modules | folders
+
+
+def test_the_architecture_page_is_linked() -> None:
     assert "(docs/architecture.md)" in (ROOT / "README.md").read_text(encoding="utf-8")
     assert "(architecture.md)" in (DOCS / "index.md").read_text(encoding="utf-8")
-    modules = sorted(
-        path.relative_to(ROOT / "npc_nb").as_posix()
-        for path in (ROOT / "npc_nb").rglob("*.py")
-        if path.name != "__init__.py" or path.parent == ROOT / "npc_nb"
-    )
-    missing = [m for m in modules if Path(m).name not in page]
-    assert not missing, f"docs/architecture.md does not show: {missing}"
+
+
+def test_the_architecture_tree_is_the_package() -> None:
+    """The tree on docs/architecture.md shows every module in its folder, and nothing
+    that is not there."""
     tree = next(b for b in fenced_blocks(DOCS / "architecture.md") if "npc_nb/" in b.code)
-    shown = set(re.findall(r"[─ ]\s*(\w+\.py)\b", tree.code))
-    gone = sorted(shown - {Path(m).name for m in modules})
-    assert not gone, f"docs/architecture.md shows modules that no longer exist: {gone}"
+    shown, real = _tree_paths(tree.code), _package_paths()
+    assert {"store/server/database.py", "store/embedded/", "cli/__main__.py"} <= shown
+    assert sorted(real - shown) == [], "docs/architecture.md does not show these"
+    assert sorted(shown - real) == [], "docs/architecture.md shows what is not there"

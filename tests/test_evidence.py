@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import npc_nb
-from npc_nb._text import find_evidence
+from npc_nb._foundations.text import find_evidence
 from tests import fake_models
 
 SOURCE = "Okay. We   decided to use ＤｕｃｋＤＢ\nfor the store."

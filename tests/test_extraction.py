@@ -202,7 +202,7 @@ def test_a_model_error_during_extraction_is_recorded(scripted: npc_nb.Project) -
 def test_a_job_whose_result_cannot_be_recorded_is_not_left_running(
     project_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from npc_nb.store import jobs
+    from npc_nb.store.conversations import jobs
 
     real_finish, calls = jobs.finish, []
 

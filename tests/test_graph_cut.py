@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import npc_nb
 from npc_nb.graph import concepts
-from npc_nb.store import graph_nodes
+from npc_nb.store.graph import graph_nodes
 from tests.helpers import propose
 
 NAMES = ["DuckDB", "Zenodo", "Vienna", "Graz", "Ibis", "Postgres", "Garmin", "Neusiedl"]

@@ -24,7 +24,7 @@ from IPython.core.displaypub import DisplayPublisher
 from IPython.core.interactiveshell import InteractiveShell
 
 import npc_nb
-from npc_nb._markup import markdown_html, terminal_text
+from npc_nb._foundations.markup import markdown_html, terminal_text
 from npc_nb.cli import main
 from npc_nb.graph.view import MIME_TYPE
 from tests import fake_models

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 import npc_nb
-from npc_nb._text import normalise
+from npc_nb._foundations.text import normalise
 
 TEXTS = [
     "Deadline is Friday",

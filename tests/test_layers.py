@@ -1,11 +1,18 @@
 """The package's imports point one way, and the facade is composed, not inherited.
 
 Every import counts: module level, inside functions, and under ``TYPE_CHECKING``. The
-layers, lowest first: foundations (errors, vocabulary, private helpers) <- store (the
+layers, lowest first: foundations (errors, vocabulary, ``_foundations/``) <- store (the
 only SQL) <- memory core <- models (the model gateway) <- chat, graph, analytics, review
 (the review session and its panel) <- the ``Project`` facade <- front ends (notebook
-magics, CLI, the package's public face). A module may import from lower layers and from its own
-subpackage, never from a higher layer or a sibling of its own layer.
+magics, CLI, the package's public face). A module may import from lower layers and from
+its own subpackage, never from a higher layer or a sibling of its own layer.
+
+Inside the store, rooms by concern: the two backends (``store.embedded``, the DuckDB
+file; ``store.server``, PostgreSQL) never import each other, and nothing imports a
+backend but the backend itself, ``store.stores`` (which chooses one), ``store.moving``
+(a move reads and writes either) and the composition root. The schema and the table
+rooms import no backend, and the schema nothing else of the store. Every folder is a
+room, not a pile: at most fifteen modules, and an ``__init__`` that says what lives there.
 """
 
 from __future__ import annotations
@@ -14,11 +21,13 @@ import ast
 from pathlib import Path
 
 import npc_nb
+from npc_nb._compat import MOVED
 
 PACKAGE = Path(npc_nb.__file__).resolve().parent
 LAYERS = {
     "npc_nb.errors": 0,
     "npc_nb.vocabulary": 0,
+    "npc_nb._foundations": 0,
     "npc_nb.store": 1,
     "npc_nb.memory": 2,
     "npc_nb.models": 3,
@@ -52,9 +61,10 @@ def _resolve(name: str) -> str | None:
     return name or None
 
 
-def _imports(module: str, path: Path) -> set[str]:
+def _named(module: str, path: Path) -> set[str]:
+    """Every npc_nb name ``module`` imports, as written (made absolute)."""
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    targets: set[str] = set()
+    named: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text())):
         names: list[str] = []
         if isinstance(node, ast.Import):
@@ -66,13 +76,29 @@ def _imports(module: str, path: Path) -> set[str]:
             else:
                 stem = node.module or ""
             names = [stem, *(f"{stem}.{alias.name}" for alias in node.names)]
-        for name in names:
-            if name.startswith("npc_nb") and (target := _resolve(name)) not in (None, module):
-                targets.add(target)
-    return targets
+        named.update(name for name in names if name.startswith("npc_nb"))
+    return named
+
+
+def _imports(module: str, path: Path) -> set[str]:
+    return {
+        target for name in _named(module, path) if (target := _resolve(name)) not in (None, module)
+    }
 
 
 GRAPH = {module: _imports(module, path) for module, path in MODULES.items()}
+
+
+def test_no_module_imports_a_path_of_an_earlier_release() -> None:
+    """Old paths (``npc_nb._text``, ``npc_nb.store.postgres``) are aliases for user code
+    (``npc_nb/_compat.py``); the package itself imports its modules where they are."""
+    old = [
+        f"{module} -> {name}"
+        for module, path in MODULES.items()
+        for name in _named(module, path)
+        if any(name == moved or name.startswith(moved + ".") for moved in MOVED)
+    ]
+    assert old == []
 
 
 def _layer(module: str) -> int:
@@ -136,3 +162,97 @@ def test_no_modules_import_each_other_in_a_loop() -> None:
 
 def test_the_facade_has_no_base_classes_of_its_own() -> None:
     assert npc_nb.Project.__bases__ == (object,)
+
+
+# -- the store's rooms -----------------------------------------------------------------
+
+#: The store's two backends: one DuckDB file, and a project's schema on PostgreSQL.
+BACKENDS = ("npc_nb.store.embedded", "npc_nb.store.server")
+#: Who may import a backend it is not part of: the store's chooser, the move (it opens
+#: either backend at either end), and the composition root.
+BACKEND_IMPORTERS = ("npc_nb.store.stores", "npc_nb.store.moving", "npc_nb._project")
+#: The rooms written once for both backends: the schema and the table families.
+SHARED_ROOMS = (
+    "npc_nb.store.schema",
+    "npc_nb.store.memories",
+    "npc_nb.store.conversations",
+    "npc_nb.store.graph",
+    "npc_nb.store.analysis",
+)
+#: A folder holding more modules than this is a pile: split it by concern.
+MOST_MODULES_IN_A_FOLDER = 15
+
+
+def _within(module: str, room: str) -> bool:
+    return module == room or module.startswith(room + ".")
+
+
+def _backend(module: str) -> str | None:
+    return next((backend for backend in BACKENDS if _within(module, backend)), None)
+
+
+def _imports_into(rooms: tuple[str, ...], *, sources: tuple[str, ...] = ("npc_nb",)) -> list[str]:
+    """Every import from a module under ``sources`` into a module under ``rooms``."""
+    return sorted(
+        f"{source} -> {target}"
+        for source, targets in GRAPH.items()
+        if any(_within(source, s) for s in sources)
+        for target in targets
+        if any(_within(target, room) for room in rooms)
+    )
+
+
+def test_the_backends_exist_as_rooms() -> None:
+    assert {"npc_nb.store.embedded", "npc_nb.store.server", *SHARED_ROOMS} <= set(MODULES)
+    assert "npc_nb.store.moving" in MODULES and "npc_nb.store.stores" in MODULES
+
+
+def test_the_backends_never_import_each_other() -> None:
+    embedded, server = BACKENDS
+    wrong = _imports_into((server,), sources=(embedded,))
+    wrong += _imports_into((embedded,), sources=(server,))
+    assert wrong == []
+
+
+def test_only_the_chooser_and_the_move_import_a_backend() -> None:
+    wrong = [
+        f"{source} -> {target}"
+        for source, targets in GRAPH.items()
+        for target in targets
+        if _backend(target) is not None
+        and _backend(source) != _backend(target)
+        and not any(_within(source, importer) for importer in BACKEND_IMPORTERS)
+    ]
+    assert wrong == []
+
+
+def test_the_schema_and_the_table_rooms_import_no_backend() -> None:
+    assert _imports_into(BACKENDS, sources=SHARED_ROOMS) == []
+
+
+def test_the_schema_imports_nothing_else_of_the_store() -> None:
+    """A new table arrives in the schema first; the schema leans on no other room."""
+    wrong = [
+        line
+        for line in _imports_into(("npc_nb.store",), sources=("npc_nb.store.schema",))
+        if not _within(line.split(" -> ")[1], "npc_nb.store.schema")
+    ]
+    assert wrong == []
+
+
+def test_no_folder_holds_more_than_fifteen_modules() -> None:
+    crowded = {
+        folder.relative_to(PACKAGE.parent).as_posix(): count
+        for folder in [PACKAGE, *(path.parent for path in PACKAGE.rglob("__init__.py"))]
+        if (count := len(list(folder.glob("*.py")))) > MOST_MODULES_IN_A_FOLDER
+    }
+    assert crowded == {}, "split these folders by concern"
+
+
+def test_every_subpackage_says_what_lives_there() -> None:
+    silent = [
+        init.relative_to(PACKAGE.parent).as_posix()
+        for init in PACKAGE.rglob("__init__.py")
+        if not (ast.get_docstring(ast.parse(init.read_text())) or "").strip()
+    ]
+    assert silent == []

@@ -15,12 +15,18 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import npc_nb
-from npc_nb._json_items import MAX_CHARS, MAX_DEPTH, OutputError, split_items, strip_fence
-from npc_nb._text import clean_text
-from npc_nb._time import utc_now
+from npc_nb._foundations.json_items import (
+    MAX_CHARS,
+    MAX_DEPTH,
+    OutputError,
+    split_items,
+    strip_fence,
+)
+from npc_nb._foundations.text import clean_text
+from npc_nb._foundations.utc import utc_now
 from npc_nb.chat.extraction import parse_candidates
 from npc_nb.graph import concepts
-from npc_nb.store import graph_sql
+from npc_nb.store.graph import graph_sql
 from tests import fake_models
 from tests.helpers import propose
 

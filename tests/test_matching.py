@@ -532,7 +532,7 @@ def test_content_terms_are_the_same_when_threads_stem_at_once() -> None:
 
     import snowballstemmer
 
-    from npc_nb._terms import stem
+    from npc_nb._foundations.terms import stem
 
     roots = ("nation", "relat", "operat", "condition", "generous", "hopeful", "formal")
     suffixes = ("ational", "alization", "fulness", "iveness", "ousness", "ically", "ements")

@@ -23,8 +23,9 @@ from hypothesis import strategies as st
 
 import npc_nb
 from npc_nb.cli import main
-from npc_nb.store.migrations import MIGRATIONS
-from npc_nb.store.transfer import migrate_store
+from npc_nb.store.moving.copy_into import NOT_COPIED
+from npc_nb.store.moving.move import migrate_store
+from npc_nb.store.schema.migrations import MIGRATIONS
 from tests.helpers import propose
 
 REPO = Path(__file__).resolve().parents[1]
@@ -77,8 +78,8 @@ def seed(nb: npc_nb.Project) -> None:
 
 
 def embedded_rows(folder: Path, *, user: bool = False) -> dict[str, list[tuple]]:
-    """Every row of every table of the project store in ``folder`` (with ``user``, the
-    user store), in a fixed order."""
+    """Every row of every table a move copies of the project store in ``folder`` (with
+    ``user``, the user store), in a fixed order."""
     store = folder if user else folder / ".npc_nb"
     con = duckdb.connect(str(store / "memory.duckdb"), read_only=True)
     try:
@@ -89,7 +90,11 @@ def embedded_rows(folder: Path, *, user: bool = False) -> dict[str, list[tuple]]
                 "WHERE table_schema = 'main' AND table_type = 'BASE TABLE'"
             ).fetchall()
         ]
-        return {t: _ordered(con.execute(f'SELECT * FROM "{t}"').fetchall()) for t in tables}
+        return {
+            t: _ordered(con.execute(f'SELECT * FROM "{t}"').fetchall())
+            for t in tables
+            if t not in NOT_COPIED
+        }
     finally:
         con.close()
 
@@ -106,7 +111,9 @@ def postgres_rows(url: str, project: str) -> dict[str, list[tuple]]:
             ).fetchall()
         ]
         return {
-            t: _ordered(con.execute(f'SELECT * FROM {schema}."{t}"').fetchall()) for t in tables
+            t: _ordered(con.execute(f'SELECT * FROM {schema}."{t}"').fetchall())
+            for t in tables
+            if t not in NOT_COPIED
         }
 
 
@@ -232,6 +239,18 @@ def test_the_command_line_moves_a_project_and_prints_rows_per_table(
     assert main(["migrate-store", str(source), url, "--project", "lab"], stdout=again) == 2
     assert "not empty" in again.getvalue() and "hunter2secret" not in again.getvalue()
     assert main(["migrate-store", str(source), url, "--project", "lab", "--force"]) == 0
+
+
+def test_the_command_line_never_prints_a_password_given_as_a_parameter(
+    source: Path, postgres_url: str
+) -> None:
+    url = f"{postgres_url}?password=hunter2secret&sslmode=disable"
+    out = io.StringIO()
+    assert main(["migrate-store", str(source), url, "--project", "lab"], stdout=out) == 0
+    again = io.StringIO()
+    assert main(["migrate-store", str(source), url, "--project", "lab"], stdout=again) == 2
+    printed = out.getvalue() + again.getvalue()
+    assert "hunter2secret" not in printed and "?password=***&sslmode=disable" in printed
 
 
 def test_a_url_end_needs_a_project_name_and_a_source_must_exist(

@@ -13,11 +13,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import npc_nb
-from npc_nb._terms import content_terms, split_terms
+from npc_nb._foundations.terms import content_terms, split_terms
 from npc_nb.memory import neighbours
 from npc_nb.memory.neighbours import NeighbourIndex
-from npc_nb.store import memory_rows
-from npc_nb.store.predicates import visible_to
+from npc_nb.store.memories import memory_rows
+from npc_nb.store.memories.predicates import visible_to
 
 _WORDS = ["tablet", "survey", "Zürich", "nest", "ringing", "naïve", "DuckDB", "東京", "Lab7"]
 _NPCS = ["analyst", "critic"]

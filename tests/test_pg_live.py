@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 import npc_nb
-from npc_nb.store.postgres import PostgresStore
+from npc_nb.store.server.database import PostgresStore
 from tests.helpers import REPO, propose, run_python, wait_until
 from tests.postgres import PostgresServer
 
@@ -258,7 +258,8 @@ def test_a_terminal_key_pressed_on_a_card_decided_elsewhere_does_nothing(
 ) -> None:
     """``npc-nb review`` reads a key for the card it printed; if another kernel decided
     that card meanwhile, the key is not applied to the next card the reviewer never saw."""
-    from npc_nb.cli import Console, review_session
+    from npc_nb.cli.console import Console
+    from npc_nb.cli.review import review_session
 
     first = propose(alice, "The cluster is called Orca")
     second = propose(alice, "Backups run nightly at 02:00")

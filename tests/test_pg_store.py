@@ -5,6 +5,7 @@ Each test gets a fresh database on the session's throwaway server (``postgres_ur
 
 from __future__ import annotations
 
+import json
 import threading
 from pathlib import Path
 
@@ -13,8 +14,8 @@ import psycopg
 import pytest
 
 import npc_nb
-from npc_nb.store.migrations import MIGRATIONS, apply_migrations
-from npc_nb.store.pg_migrations import PG_MIGRATIONS
+from npc_nb.store.schema.migrations import MIGRATIONS, apply_migrations
+from npc_nb.store.schema.pg_migrations import PG_MIGRATIONS, apply_pg_migrations
 from tests.helpers import propose, status_of
 
 
@@ -87,6 +88,45 @@ def test_a_password_in_the_url_is_never_shown(
     assert "hunter2secret" not in str(bad.value)
 
 
+def test_a_password_given_as_a_parameter_is_never_shown(
+    project_dir: Path, postgres_url: str
+) -> None:
+    # The throwaway server trusts loopback: the URL carries the password, unused.
+    url = f"{postgres_url}?sslmode=disable&password=hunter2secret&sslpassword=hunter2secret"
+    nb = open_shared(project_dir, url)
+    try:
+        propose(nb, "We use DuckDB for analysis")
+        shown = [repr(nb), str(nb.store_path), repr(nb.settings), str(nb.settings)]
+        shown += [nb.status().store, nb._repr_mimebundle_()["text/html"]]
+        assert all("hunter2secret" not in text for text in shown), shown
+        assert "?sslmode=disable&password=***&sslpassword=***" in str(nb.store_path)
+    finally:
+        nb.close()
+
+
+def test_an_endpoint_stored_with_credentials_loses_them_on_postgresql(
+    postgres_url: str,
+) -> None:
+    schema, secret_base = "npc_endpoints", "http://ada:hunter2secret@127.0.0.1:9/v1?key=k3y5"
+    with psycopg.connect(postgres_url, autocommit=True) as con:
+        apply_pg_migrations(con, schema)
+        con.execute(  # a job as an older npc_nb stored it
+            f"INSERT INTO {schema}.extraction_jobs "
+            "(id, status, attempts, created_at, endpoint, secret_options) "
+            "VALUES ('j1', 'queued', 0, now(), %s, %s)",
+            [json.dumps({"api_base": secret_base}), ["api_key"]],
+        )
+        con.execute(
+            f"DELETE FROM {schema}._migrations WHERE name = 'm014_endpoints_without_credentials'"
+        )
+        assert apply_pg_migrations(con, schema) == ["m014_endpoints_without_credentials"]
+        endpoint, names = con.execute(
+            f"SELECT endpoint, secret_options FROM {schema}.extraction_jobs"
+        ).fetchone()
+    assert json.loads(endpoint) == {"api_base": "http://127.0.0.1:9/v1"}
+    assert names == ["api_base", "api_key"]  # the job asks for the full URL again
+
+
 def test_the_store_cannot_be_changed_on_an_open_project(
     project_dir: Path, postgres_url: str
 ) -> None:
@@ -110,7 +150,7 @@ def test_both_backends_have_the_same_migrations_tables_and_columns(postgres_url:
     )
     nb_dir = Path(postgres_url.rsplit("/", 1)[1])
     with psycopg.connect(postgres_url, autocommit=True) as con:
-        from npc_nb.store.pg_migrations import apply_pg_migrations
+        from npc_nb.store.schema.pg_migrations import apply_pg_migrations
 
         apply_pg_migrations(con, "npc_" + str(nb_dir))
         found = con.execute(

@@ -460,7 +460,7 @@ def test_after_a_key_the_next_card_is_read_ahead_and_a_failure_there_shows_nothi
     leaves the panel as it was."""
     from npc_nb.review.panel import panel as panel_module
     from npc_nb.review.session import ReviewSession
-    from npc_nb.store._lease import background_work
+    from npc_nb.store.background import background_work
 
     nb.configure(matcher=None)  # near repeats are queued, so they have nearest memories
     nb.approve(propose(nb, "The team stores survey data in DuckDB"))
@@ -678,7 +678,7 @@ def test_npc_review_list_of_an_empty_queue_says_what_it_was_limited_to(
 @pytest.fixture
 def account(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, nb: npc_nb.Project) -> Any:
     """Pretend to run as an OS account (and git user.name), with no reviewer configured."""
-    from npc_nb._reviewer import default_reviewer
+    from npc_nb._foundations.settings.reviewer import default_reviewer
 
     home = tmp_path / "os-home"
     home.mkdir()

@@ -19,7 +19,7 @@ import npc_nb
 from npc_nb.errors import DecisionError
 from npc_nb.review import session as session_module
 from npc_nb.review.session import ReviewSession, evidence_span
-from npc_nb.store import memory_rows
+from npc_nb.store.memories import memory_rows
 
 ACTIONS = st.lists(
     st.sampled_from(["approve", "reject", "edit", "skip", "defer", "undo", "approve_all"]),

@@ -12,7 +12,7 @@ import duckdb
 import pytest
 
 import npc_nb
-from npc_nb.store import migrations
+from npc_nb.store.schema import migrations
 from tests.helpers import REPO, propose, run_python
 
 
@@ -300,8 +300,8 @@ def test_terms_stored_as_a_list_become_text_and_old_decisions_still_undo(
 
     import pandas as pd
 
-    from npc_nb._terms import content_terms, joined_terms
-    from npc_nb._text import content_hash, normalise
+    from npc_nb._foundations.terms import content_terms, joined_terms
+    from npc_nb._foundations.text import content_hash, normalise
     from npc_nb.memory.neighbours import NeighbourIndex
 
     text = "We store the ringing data in DuckDB"
@@ -354,7 +354,7 @@ def test_content_terms_never_hold_a_space() -> None:
     from hypothesis import given
     from hypothesis import strategies as st
 
-    from npc_nb._terms import content_terms, joined_terms, split_terms
+    from npc_nb._foundations.terms import content_terms, joined_terms, split_terms
 
     @given(st.text(max_size=60))
     def check(text: str) -> None:
@@ -375,7 +375,7 @@ def test_a_row_kept_from_a_reviews_read_ahead_is_the_row_in_the_file(
 ) -> None:
     """A review reads its next cards whole, and a decision plans from the row as kept
     (``store.known``): after every way the row can change, the kept row is the file's."""
-    from npc_nb.store import memory_rows
+    from npc_nb.store.memories import memory_rows
 
     nb = npc_nb.open(project_dir, matcher=_same)
     try:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import npc_nb
-from npc_nb._locations import user_home
+from npc_nb._foundations.locations import user_home
 from npc_nb.cli import main
 from tests.helpers import propose
 

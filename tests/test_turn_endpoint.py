@@ -4,6 +4,7 @@ or a log. A job whose key is gone fails clearly and runs again only when it is g
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,9 @@ class RecordingModel(litellm.CustomLLM):
         system = str(kwargs["messages"][0]["content"])
         if "FAIL WITH THE KEY" in str(kwargs["messages"][-1]["content"]):
             raise RuntimeError(f"provider rejected key {kwargs.get('api_key')}")
+        if "FAIL WITH THE BASE" in str(kwargs["messages"][-1]["content"]):
+            message = f"no answer from {kwargs.get('api_base')}"  # a provider's words, shown
+            raise litellm.BadRequestError(message=message, model="m", llm_provider="recording")
         extracting = "memory extraction" in system
         response = kwargs["model_response"]
         response.choices[0].message.content = EXTRACTED if extracting else "Noted."
@@ -103,3 +107,87 @@ def test_a_provider_error_never_shows_the_key(project_dir: Path) -> None:
     assert failed.value.__cause__ is None and failed.value.__suppress_context__
     assert KEY not in repr(failed.value.args)
     assert os.environ.get("OPENAI_API_KEY") != KEY
+
+
+PASSWORD = "base-pass-0123456789"
+QUERY_KEY = "query-key-0123456789"
+#: An endpoint with credentials in every place a URL carries them.
+SECRET_BASE = f"http://ada:{PASSWORD}@127.0.0.1:9/v1?api_key={QUERY_KEY}&x=1#token={QUERY_KEY}"
+
+
+def test_an_endpoints_credentials_are_never_stored(project_dir: Path) -> None:
+    nb = npc_nb.open(project_dir, extract_in_background=False)
+    nb.chat("analyst", "We decided to use DuckDB.", model="recording/m", api_base=SECRET_BASE)
+    assert nb.extraction.wait().done == 1
+    assert [call["api_base"] for call in CALLS] == [SECRET_BASE] * 2  # the turn, its extraction
+    assert list(nb.review_queue()["final_text"]) == ["We decided to use DuckDB."]
+    stored = nb.sql("SELECT endpoint, secret_options FROM extraction_jobs").iloc[0]
+    assert stored["endpoint"] == '{"api_base": "http://127.0.0.1:9/v1"}'
+    assert list(stored["secret_options"]) == ["api_base"]
+    assert not {PASSWORD, QUERY_KEY} & {*str(nb.extraction.jobs().to_dict())}
+    store = _store_bytes(nb)
+    assert PASSWORD.encode() not in store and QUERY_KEY.encode() not in store
+
+
+def test_a_job_whose_endpoint_credentials_are_gone_says_how_to_give_them(
+    project_dir: Path,
+) -> None:
+    first = npc_nb.open(project_dir, extract_in_background=False)
+    first.chat("analyst", "We decided to use DuckDB.", model="recording/m", api_base=SECRET_BASE)
+    first.close()
+    CALLS.clear()
+    restarted = npc_nb.Project(first.root, npc_nb.load_settings(extract_in_background=False))
+    assert restarted.extraction.wait().failed == 1 and CALLS == []  # never the bare URL
+    job = restarted.extraction.jobs().iloc[0]
+    assert "api_base=" in job["error"] and "never stores credentials" in job["error"]
+    assert f"retry({job['id']!r}, api_base='http://user:password@127.0.0.1:9/v1')" in job["error"]
+    assert PASSWORD not in job["error"] and QUERY_KEY not in job["error"]
+    assert restarted.extraction.retry(job["id"], api_base=SECRET_BASE) == 1
+    assert restarted.extraction.wait().done == 1
+    assert CALLS == [{"api_base": SECRET_BASE, "api_key": None}]
+    assert PASSWORD.encode() not in _store_bytes(restarted)
+
+
+def test_a_provider_error_never_shows_the_endpoints_credentials(project_dir: Path) -> None:
+    nb = npc_nb.open(project_dir, extract_in_background=False)
+    with pytest.raises(npc_nb.ModelCallError) as failed:
+        nb.chat("analyst", "FAIL WITH THE BASE", model="recording/m", api_base=SECRET_BASE)
+    message = str(failed.value)
+    assert "127.0.0.1:9" in message  # still says where it went
+    assert PASSWORD not in message and QUERY_KEY not in message
+    assert PASSWORD not in repr(failed.value.args)
+
+
+def test_an_endpoint_stored_with_credentials_by_an_older_npc_nb_loses_them(
+    project_dir: Path,
+) -> None:
+    first = npc_nb.open(project_dir, extract_in_background=False)
+    first.chat("analyst", "We decided to use DuckDB.", model="recording/m", api_base=BASE)
+    first.sql(  # the row as npc_nb wrote it before endpoints lost their credentials
+        "UPDATE extraction_jobs SET status = 'queued', endpoint = ?, secret_options = NULL",
+        params=[json.dumps({"api_base": SECRET_BASE, "api_version": "2024-06-01"})],
+        allow_write=True,
+    )
+    first.sql(
+        "DELETE FROM _migrations WHERE name = 'm014_endpoints_without_credentials'",
+        allow_write=True,
+    )
+    first.close()
+    CALLS.clear()
+    reopened = npc_nb.open(first.root, extract_in_background=False)
+    stored = reopened.sql("SELECT endpoint, secret_options FROM extraction_jobs").iloc[0]
+    assert json.loads(stored["endpoint"]) == {
+        "api_base": "http://127.0.0.1:9/v1",
+        "api_version": "2024-06-01",
+    }
+    assert list(stored["secret_options"]) == ["api_base"]
+    assert reopened.extraction.wait().failed == 1 and CALLS == []
+    assert "api_base=" in reopened.extraction.jobs().iloc[0]["error"]
+
+
+def test_a_streamed_turn_never_shows_its_credentials(project_dir: Path) -> None:
+    nb = npc_nb.open(project_dir, extract_in_background=False)
+    stream = nb.chat("analyst", "Hello.", api_base=SECRET_BASE, api_key=KEY, stream=True)
+    assert "".join(stream)
+    shown = repr(stream.turn)
+    assert PASSWORD not in shown and KEY not in shown and "analyst" in shown

@@ -102,7 +102,7 @@ def test_undo_of_a_supersede_restores_the_old_version(nb: npc_nb.Project) -> Non
 def test_undo_reaches_a_decision_older_than_the_recent_events_it_looks_at_first(
     nb: npc_nb.Project, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from npc_nb.store import events
+    from npc_nb.store.memories import events
 
     monkeypatch.setattr(events, "RECENT_WINDOW", 3)
     old, newer = propose(nb, "decided long ago"), propose(nb, "decided, then undone")

@@ -110,7 +110,7 @@ def test_splitting_a_variant_makes_it_a_card_of_its_own_with_a_label(
 def test_a_card_split_off_is_found_as_a_neighbour_at_once(nb: npc_nb.Project) -> None:
     """The split-off card joins the neighbour index as it is committed, so the very next
     lookup (a candidate, a card's nearest memories) compares with it."""
-    from npc_nb._terms import content_terms
+    from npc_nb._foundations.terms import content_terms
 
     card, variants = card_with_variants(nb)
     index = nb._memory.index_for(nb._memory.stores.project)

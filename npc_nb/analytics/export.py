@@ -13,9 +13,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .._locations import output_path
+from .._foundations.locations import output_path
 from ..errors import NpcError
-from ..store import Store, exports
+from ..store import Store
+from ..store.analysis import exports
 
 __all__ = ["export_review_log", "export_tables"]
 

@@ -41,17 +41,16 @@ from __future__ import annotations
 
 import html
 import inspect
-import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
-from .._arguments import checked_methods, unknown_choice
-from .._tables import kinds_of, with_missing_as_na
+from .._foundations.arguments import checked_methods, unknown_choice
+from .._foundations.tables import kinds_of, with_missing_as_na
 from ..errors import NpcError
-from ..store import analytics
+from ..store.analysis import analytics
 from . import plots
 from .intervals import poisson_score_interval, wilson_interval
 
@@ -140,18 +139,13 @@ class Metrics:
         return frame
 
     def reproposal_rate(self, by: str | Sequence[str] = ()) -> pd.DataFrame:
-        """Deprecated: the old name of repeats_per_candidate, with the old column names.
+        """The old name of repeats_per_candidate, kept working, with the old column names.
 
         The same frame, its columns named as before (reproposal_rate, rejected_rate,
-        approved_rate, pending_rate, reinforced_rate); a DeprecationWarning says to use
-        ``repeats_per_candidate``: a "rate" above 1 read as a mistake."""
-        warnings.warn(
-            "metrics.reproposal_rate() is now metrics.repeats_per_candidate() (columns "
-            "repeats_per_candidate, rejected_per_candidate, ...): repeats per new "
-            "candidate, which may exceed 1. The old name still works.",
-            DeprecationWarning,
-            stacklevel=3,  # the caller, past checked_methods' wrapper
-        )
+        approved_rate, pending_rate, reinforced_rate). It is a count per new candidate,
+        not a share, and may exceed 1: prefer ``repeats_per_candidate``, whose name says
+        so. No warning: notebooks and tests that run with warnings as errors keep
+        working."""
         return self.repeats_per_candidate(by).rename(columns=_OLD_REPEAT_COLUMNS)
 
     def matching(self, by: str | Sequence[str] = ("matcher", "verdict")) -> pd.DataFrame:

@@ -16,15 +16,16 @@ from typing import Any
 
 import pandas as pd
 
-from .._ids import new_id
-from .._markup import plain_text
-from .._results import Reply
-from .._settings import Settings
-from .._tables import with_missing_as_na
+from .._foundations.ids import new_id
+from .._foundations.markup import plain_text
+from .._foundations.results import Reply
+from .._foundations.settings import Settings
+from .._foundations.tables import with_missing_as_na
 from ..errors import ConfigError, NpcError
 from ..memory.core import MemoryCore
 from ..models import offline
-from ..store import Store, chat_log
+from ..store import Store
+from ..store.conversations import chat_log
 from .extraction import Extraction
 from .personas import ADHOC_DIRECTIVE, Persona, closest_names, litellm_model, validate_name
 from .team import Team, TeamContext, load_team
@@ -193,6 +194,7 @@ class Conversations:
             team_context=_describe(team.context) if team.context else None,
             broken=[b.error for b in team.broken],
             notes=list(team.notes),
+            alerts=self._turns.store.alerts(),
         )
 
 
@@ -210,7 +212,8 @@ def _describe(context: TeamContext) -> str:
 @dataclass(frozen=True)
 class Status:
     """What ``%npc_status`` shows. ``broken`` holds the error of each team file that
-    cannot be used; ``team_context`` describes the team's ``.ctx`` file, if any."""
+    cannot be used; ``team_context`` describes the team's ``.ctx`` file, if any;
+    ``alerts`` what the store reports (decision notices it did not confirm)."""
 
     project: str
     store: str
@@ -221,6 +224,7 @@ class Status:
     team_context: str | None = None
     broken: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    alerts: list[str] = field(default_factory=list)
 
     @property
     def waiting_line(self) -> str:
@@ -241,6 +245,7 @@ class Status:
             lines.append(f"team:      {self.team_context}")
         lines += _labelled("note:", self.notes)
         lines += _labelled("BROKEN:", self.broken)
+        lines += _labelled("WARNING:", self.alerts)
         lines += [f"waiting:   {self.waiting} memory candidate(s) · %npc_review", f"{self.jobs}"]
         return "\n".join(lines)
 

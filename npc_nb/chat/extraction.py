@@ -7,7 +7,7 @@ model's raw output is kept on the job. Output that cannot be parsed leaves the j
 ``queued`` for a bounded number of retries, then ``failed`` with a clear error; items
 that are individually unusable (unknown category, empty, too long, nested too deep, a
 number too long to convert, a lone surrogate) are skipped and counted in the job's
-error, and the rest are kept (``_json_items`` parses each item on its own). A job a
+error, and the rest are kept (``_foundations.json_items`` parses each item on its own). A job a
 killed kernel left behind is picked up the next time the project is opened.
 """
 
@@ -26,17 +26,19 @@ from typing import Any
 
 import pandas as pd
 
-from .._ids import new_id
-from .._json_items import OutputError, split_items
-from .._results import CandidateOutcome
-from .._settings import Settings
-from .._text import clean_text, find_evidence
-from .._time import utc_now
+from .._foundations.ids import new_id
+from .._foundations.json_items import OutputError, split_items
+from .._foundations.results import CandidateOutcome
+from .._foundations.settings import Settings
+from .._foundations.text import clean_text, find_evidence
+from .._foundations.utc import utc_now
 from ..errors import CandidateError, ModelCallError, NpcError
 from ..models import gateway, offline
-from ..store import Connection, Store, chat_log, in_background, jobs
+from ..store import Connection, Store, in_background
+from ..store.conversations import chat_log, jobs
 from ..vocabulary import CATEGORIES
 from . import prompts
+from .job_credentials import JobCredentials, MissingSecretError
 
 __all__ = ["Extraction", "ExtractionStatus", "failure_notice", "parse_candidates"]
 
@@ -44,10 +46,6 @@ MAX_OUTPUT_CHARS = 200_000
 #: How long closing a project (or leaving Python) waits for the worker's current job.
 STOP_TIMEOUT = 2.0
 _HOST = socket.gethostname()
-
-
-class MissingSecretError(NpcError):
-    """A job's turn had credentials that this process no longer holds."""
 
 
 def parse_candidates(raw: str, limit: int) -> tuple[list[dict[str, Any]], list[str]]:
@@ -143,7 +141,7 @@ class Extraction:
         self._claimed_by = f"{_HOST}:{os.getpid()}"
         self._kicked = False
         self._stopping = False  # set by stop(): claim no further job
-        self._secrets: dict[str, dict[str, Any]] = {}  # job id -> credentials, memory only
+        self._credentials = JobCredentials()  # job id -> credentials, memory only
         self._reported: set[tuple[str, Any]] = set()  # failures shown: (job id, finished_at)
 
     def enqueue(
@@ -161,12 +159,12 @@ class Extraction:
     ) -> str:
         """Queue a job inside the caller's transaction; ``kick()`` once it has committed.
 
-        ``endpoint`` (where the turn's model was called) is stored on the job;
-        ``secrets`` (its api_key, headers) are kept in this process only, never stored.
+        ``endpoint`` (where the turn's model was called, URLs without credentials) is
+        stored on the job; ``secrets`` (its api_key, headers, an endpoint URL with its
+        credentials) are kept in this process only, never stored.
         """
         job_id = new_id()
-        if secrets:
-            self._secrets[job_id] = dict(secrets)
+        self._credentials.keep(job_id, secrets)
         chat_log.insert_row(
             con,
             "extraction_jobs",
@@ -372,7 +370,7 @@ class Extraction:
         messages = prompts.extraction_messages(
             user["content"], reply["content"], examples, settings.max_memories_per_exchange
         )
-        options = self._endpoint(job)
+        options = self._credentials.call_options(job)
         if offline.is_offline(job["model"]):
             options = {
                 "max_memories": settings.max_memories_per_exchange,
@@ -380,30 +378,14 @@ class Extraction:
             }
         return gateway.complete(job["model"], messages, **options).text
 
-    def _endpoint(self, job: dict) -> dict[str, Any]:
-        """Where the job's model is called, with the credentials its turn had."""
-        options = json.loads(job["endpoint"]) if job.get("endpoint") else {}
-        needed = list(job.get("secret_options") or [])
-        secrets = self._secrets.get(job["id"], {})
-        missing = [name for name in needed if name not in secrets]
-        if missing:
-            raise MissingSecretError(
-                f"this exchange was sent with {', '.join(missing)}= passed to chat(), and "
-                "npc_nb never stores credentials: this process no longer has it (was the "
-                "kernel restarted?). Retry with nb.extraction.retry(job_id, "
-                f"{missing[0]}=...), or set extraction_model to a model whose key is in "
-                "the environment and call nb.extraction.retry()."
-            )
-        return options | secrets
-
     def retry(self, job_id: str | None = None, **secrets: Any) -> int:
         """Queue failed jobs again (all, or one) with the current settings; returns how
-        many. Credentials a job's turn had (``api_key=...``) can be given again here."""
+        many. Credentials a job's turn had (``api_key=...``, or ``api_base=...`` whole
+        when its URL held a password or key) can be given again here."""
         model = self._settings.extraction_model
         retried = jobs.retry_failed(self._store, job_id, model)
         for retried_id in retried:
-            if secrets:
-                self._secrets[retried_id] = dict(secrets)
+            self._credentials.keep(retried_id, secrets)
         if retried:
             self.kick()
         return len(retried)

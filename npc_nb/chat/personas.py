@@ -15,8 +15,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from html import escape
 
-from .._markup import plain_text
-from .._suggestions import closest
+from .._foundations.markup import plain_text
+from .._foundations.suggestions import closest
 from ..errors import ConfigError
 from .npcpy_yaml import TeamFile, quoted
 

@@ -13,16 +13,17 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._ids import new_id
-from .._results import Reply
-from .._settings import Settings
-from .._text import clean_text
-from .._time import utc_now
+from .._foundations.ids import new_id
+from .._foundations.results import Reply
+from .._foundations.settings import Settings
+from .._foundations.text import clean_text
+from .._foundations.utc import utc_now
 from ..errors import CandidateError, NpcError
 from ..memory.block import MemoryBlock, StreamScrubber, scrub_memory_tags
 from ..memory.core import MemoryCore
 from ..models import gateway
-from ..store import Store, chat_log
+from ..store import Store
+from ..store.conversations import chat_log
 from . import prompts
 from .extraction import Extraction, failure_notice
 from .personas import Persona
@@ -54,7 +55,7 @@ class Turn:
     user_text: str
     block: MemoryBlock
     messages: list[dict]
-    options: dict[str, Any]
+    options: dict[str, Any] = field(repr=False)  # may hold api_key, api_base's password
     notices: list[str]
     started: float
 

@@ -1,3 +1,4 @@
 """The knowledge graph of approved memories: concepts, the graph build, its drawings (the
-inline view, its static picture, the standalone pyvis page: the one pyvis importer), and
-the ``KnowledgeGraph`` service."""
+inline view, its static picture, and with pyvis, the one pyvis importer, the network
+``nb.pyvis_network()`` returns and the standalone page), and the ``KnowledgeGraph``
+service."""

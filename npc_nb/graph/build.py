@@ -22,12 +22,12 @@ from typing import TYPE_CHECKING, Any
 import networkx as nx
 import pandas as pd
 
-from .._tables import kinds_of, with_missing_as_na
-from .._text import content_hash
-from .._time import utc_now
+from .._foundations.tables import kinds_of, with_missing_as_na
+from .._foundations.text import content_hash
+from .._foundations.utc import utc_now
 from ..errors import ModelCallError, NpcError
 from ..models import gateway
-from ..store import graph_nodes, graph_sql
+from ..store.graph import graph_nodes, graph_sql
 from . import concepts
 
 if TYPE_CHECKING:

@@ -5,7 +5,7 @@ A model reads a batch of memories and answers JSON (the prompt asks for
 deterministic heuristic (``npc_nb.models.offline_concepts``). Concept names are
 normalised into keys, so "DuckDB", "duckdb" and "the DuckDB" are one node.
 
-The answer is split into items by ``_json_items``: one hostile item (nested too deep, a
+The answer is split into items by ``_foundations.json_items``: one hostile item (nested too deep, a
 number too long, a lone surrogate) is refused with its reason and the others are kept.
 Labels and relation verbs lose control and format characters; a label longer than
 ``MAX_LABEL_CHARS`` is refused.
@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import unicodedata
 
-from .._json_items import split_items
-from .._text import normalise
+from .._foundations.json_items import split_items
+from .._foundations.text import normalise
 from ..models.offline import CONCEPT_MARKER
 
 __all__ = [

@@ -1,7 +1,9 @@
-"""The knowledge-graph service: the graph of approved memories, its drawing, exports.
+"""The knowledge-graph service: the graph of approved memories, its drawings, exports.
 
 ``KnowledgeGraph`` is given the project store and the settings (for the concept model)
-by the facade. networkx and pyvis are imported on first use.
+by the facade. A drawing (``show_graph``, the light inline renderer, or
+``pyvis_network``, the same drawing as a pyvis network) is one cut of the graph, made in
+the store. networkx and pyvis are imported on first use.
 """
 
 from __future__ import annotations
@@ -10,9 +12,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .._locations import output_path
-from .._settings import Settings
-from .._time import to_utc
+from .._foundations.locations import output_path
+from .._foundations.settings import Settings
+from .._foundations.utc import to_utc
 from ..errors import ConfigError, DecisionError
 from ..models import offline
 from ..store import Store
@@ -21,6 +23,7 @@ if TYPE_CHECKING:
     import networkx as nx
     import pandas as pd
 
+    from .page import PyvisGraph
     from .view import GraphView
 
 __all__ = ["KnowledgeGraph"]
@@ -60,13 +63,46 @@ class KnowledgeGraph:
         """Draw the graph inline (offline). ``focus`` narrows it to the concept's
         neighbourhood within ``depth`` steps; at most ``max_nodes`` nodes are drawn, the
         best connected. Only those are read from the store."""
-        from . import build, view
+        from . import view
+
+        drawn, total = self._drawn(npc, category, focus, depth, as_of, max_nodes)
+        return view.GraphView(drawn, total)
+
+    def pyvis_network(
+        self,
+        npc: str | None = None,
+        category: str | None = None,
+        *,
+        focus: str | None = None,
+        depth: int = 2,
+        as_of: datetime | None = None,
+        max_nodes: int = 250,
+    ) -> PyvisGraph:
+        """The drawing ``show_graph`` makes (the same nodes, edges and cut) as a pyvis
+        ``Network`` styled like it, to change and show inline, offline."""
+        from . import page, view
+
+        drawn, total = self._drawn(npc, category, focus, depth, as_of, max_nodes)
+        shown = view.GraphView(drawn, total)
+        return page.styled_network(drawn, shown.height, shown.note)
+
+    def _drawn(
+        self,
+        npc: str | None,
+        category: str | None,
+        focus: str | None,
+        depth: int,
+        as_of: datetime | None,
+        max_nodes: int,
+    ) -> tuple[nx.MultiDiGraph, int]:
+        """The graph cut for drawing, and how many nodes the whole graph has."""
+        from . import build
 
         if max_nodes < 1:
             raise ConfigError(f"max_nodes must be at least 1 (nodes to draw), not {max_nodes!r}.")
         if depth < 0:
             raise ConfigError(f"depth must be 0 or more steps around focus, not {depth!r}.")
-        drawn, total = build.drawn_graph(
+        return build.drawn_graph(
             self._store,
             self._concept_model(),
             npc=npc,
@@ -76,7 +112,6 @@ class KnowledgeGraph:
             depth=depth,
             limit=max_nodes,
         )
-        return view.GraphView(drawn, total)
 
     def graph_frames(
         self, npc: str | None = None, category: str | None = None, as_of: datetime | None = None

@@ -8,7 +8,8 @@ is fetched from the network), a small PNG for every viewer without that renderer
 (nbconvert, VS Code, GitHub), and a text summary. A saved notebook's graph draws again
 from its output alone, with no kernel. Large graphs are cut to the best-connected
 nodes, with a note saying what was left out. The standalone HTML page (pyvis) is still
-there, built only when asked for (``GraphView.page``).
+there, built only when asked for (``GraphView.page``); the same drawing as a pyvis
+network to change and show inline is ``page.PyvisGraph`` (``nb.pyvis_network()``).
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from .._text import normalise
+from .._foundations.text import normalise
 
 __all__ = [
     "BLOCK_CLOSE",

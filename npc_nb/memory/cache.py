@@ -27,10 +27,11 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from .._time import utc_now
-from ..store import Store, events, memory_rows
+from .._foundations.utc import utc_now
+from ..store import Store
 from ..store.generation import same_epoch
-from ..store.predicates import SCOPE_RANK, approved_at, visible_to
+from ..store.memories import events, memory_rows
+from ..store.memories.predicates import SCOPE_RANK, approved_at, visible_to
 from .ranking import ApprovedSet, priority_key
 
 __all__ = ["DecisionCache"]

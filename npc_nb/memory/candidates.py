@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .._ids import new_id
-from .._terms import content_terms, joined_terms
-from .._text import content_hash, evidence_occurs_in, instruction_flags, normalise
+from .._foundations.ids import new_id
+from .._foundations.terms import content_terms, joined_terms
+from .._foundations.text import content_hash, evidence_occurs_in, instruction_flags, normalise
 from ..errors import CandidateError
 from ..vocabulary import CATEGORIES, PENDING, SCOPES
 

@@ -20,14 +20,15 @@ from typing import Any, TypedDict, Unpack
 import pandas as pd
 from rapidfuzz import fuzz
 
-from .._results import ApproveAllPreview, CandidateOutcome, DecisionResult
-from .._reviewer import default_reviewer
-from .._settings import Settings
-from .._tables import Kind
-from .._terms import content_terms
-from .._time import utc_now
+from .._foundations.results import ApproveAllPreview, CandidateOutcome, DecisionResult
+from .._foundations.settings import Settings
+from .._foundations.settings.reviewer import default_reviewer
+from .._foundations.tables import Kind
+from .._foundations.terms import content_terms
+from .._foundations.utc import utc_now
 from ..errors import CandidateError, ConfigError, DecisionError
-from ..store import Store, Stores, events, memory_rows, reproposal_rows
+from ..store import Store, Stores
+from ..store.memories import events, memory_rows, reproposal_rows
 from ..vocabulary import APPROVED_STATUSES, DECISIONS
 from . import candidates, decisions, transitions, variants
 from .block import MemoryBlock, block_room, query_terms, render_block
@@ -46,7 +47,7 @@ from .queue import (
 
 __all__ = ["AUTOMATIC_KINDS", "MemoryCore", "ReviewContext"]
 
-#: What ``automatic_outcomes`` lists, and each column's kind (``_tables``).
+#: What ``automatic_outcomes`` lists, and each column's kind (``_foundations.tables``).
 AUTOMATIC_KINDS: dict[str, Kind] = {
     "id": "text",
     "recorded_at": "time",
@@ -102,7 +103,7 @@ class MemoryCore:
 
     def actor(self, by: str | None) -> str:
         """Who a decision is recorded for: ``by``, else the reviewer setting, else the
-        database role on a shared store, else the default reviewer (``_reviewer.py``:
+        database role on a shared store, else the default reviewer (``settings.reviewer``:
         the OS user, or git's user.name on a shared account such as root)."""
         if by is None:
             return (

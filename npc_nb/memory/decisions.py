@@ -14,11 +14,12 @@ from typing import Any
 
 import pandas as pd
 
-from .._ids import new_id
-from .._results import ApproveAllPreview, DecisionResult
-from .._tables import Kind, with_missing_as_na
+from .._foundations.ids import new_id
+from .._foundations.results import ApproveAllPreview, DecisionResult
+from .._foundations.tables import Kind, with_missing_as_na
 from ..errors import AlreadyDecidedError, DecisionError
-from ..store import Connection, Store, Stores, events, memory_rows
+from ..store import Connection, Store, Stores
+from ..store.memories import events, memory_rows
 from ..store.notices import DecisionNotice
 from .transitions import UNDOABLE, Change, dump_state, plan, plan_undo
 

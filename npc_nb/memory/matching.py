@@ -29,7 +29,7 @@ from typing import Any, Literal, cast
 
 from rapidfuzz import fuzz
 
-from .._terms import (
+from .._foundations.terms import (
     DATE_WORDS,
     FUNCTION_WORDS,
     NEGATIONS,
@@ -41,7 +41,7 @@ from .._terms import (
     stem,
     words,
 )
-from .._text import normalise
+from .._foundations.text import normalise
 from ..errors import ConfigError
 from .embedding import similarities
 

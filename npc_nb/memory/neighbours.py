@@ -33,9 +33,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._terms import split_terms
-from ..store import Store, memory_rows
-from ..store.predicates import visible_to
+from .._foundations.terms import split_terms
+from ..store import Store
+from ..store.memories import memory_rows
+from ..store.memories.predicates import visible_to
 
 __all__ = ["NeighbourIndex", "top_positions"]
 

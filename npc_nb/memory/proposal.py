@@ -32,13 +32,14 @@ from typing import Any, Literal
 
 from rapidfuzz import fuzz
 
-from .._ids import new_id
-from .._results import CandidateOutcome
-from .._terms import content_terms
-from .._text import content_hash, normalise
-from .._time import utc_now
-from ..store import Connection, Store, events, memory_rows
-from ..store._database import insert_row
+from .._foundations.ids import new_id
+from .._foundations.results import CandidateOutcome
+from .._foundations.terms import content_terms
+from .._foundations.text import content_hash, normalise
+from .._foundations.utc import utc_now
+from ..store import Connection, Store
+from ..store.contract import insert_row
+from ..store.memories import events, memory_rows
 from .candidates import Candidate, memory_row, proposal_event, reproposal_row
 from .matching import Judgement, Matcher, ask, guard
 from .neighbours import NeighbourIndex

@@ -13,8 +13,9 @@ from typing import Any
 
 import pandas as pd
 
-from .._tables import Kind
-from ..store import Stores, memory_rows
+from .._foundations.tables import Kind
+from ..store import Stores
+from ..store.memories import memory_rows
 from .variants import cards_variants
 
 __all__ = [
@@ -27,7 +28,7 @@ __all__ = [
     "review_queue",
 ]
 
-#: The queue's columns and their kinds (``_tables``: one missing-value marker per kind).
+#: The queue's columns and their kinds (``_foundations.tables``: one missing-value marker per kind).
 QUEUE_KINDS: dict[str, Kind] = {
     "id": "text",
     "final_text": "text",

@@ -18,10 +18,10 @@ from typing import Any
 
 from rapidfuzz.distance import Levenshtein
 
-from .._ids import new_id
-from .._terms import content_terms, joined_terms
-from .._text import content_hash, normalise
-from .._time import to_utc
+from .._foundations.ids import new_id
+from .._foundations.terms import content_terms, joined_terms
+from .._foundations.text import content_hash, normalise
+from .._foundations.utc import to_utc
 from ..errors import DecisionError
 from ..vocabulary import (
     APPROVED,

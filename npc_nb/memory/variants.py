@@ -17,12 +17,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from .._ids import new_id
-from .._terms import content_terms, joined_terms
-from .._text import content_hash, normalise
+from .._foundations.ids import new_id
+from .._foundations.terms import content_terms, joined_terms
+from .._foundations.text import content_hash, normalise
 from ..errors import DecisionError
-from ..store import Store, Stores, events, memory_rows, reproposal_rows
-from ..store.reproposal_rows import AUTOMATIC_OUTCOMES
+from ..store import Store, Stores
+from ..store.memories import events, memory_rows, reproposal_rows
+from ..store.memories.reproposal_rows import AUTOMATIC_OUTCOMES
 from ..vocabulary import PENDING
 
 __all__ = ["Variant", "card_variants", "cards_variants", "requeue", "variant_text"]

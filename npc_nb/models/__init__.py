@@ -1,2 +1,4 @@
-"""Models: ``gateway`` is the one module that imports litellm (lazily); ``offline`` and
-``offline_concepts`` are the built-in offline demo model's behaviour."""
+"""Models: ``gateway`` is the one module that imports litellm (lazily; ``preload`` starts
+that import in the background when the notebook extension loads, and ``credentials``
+refuses a call with no key before it); ``offline`` and ``offline_concepts`` are the
+built-in offline demo model's behaviour."""

@@ -4,10 +4,17 @@ Everything model-shaped goes through here: chat completions (streamed or not), t
 built-in offline provider (``npc_nb/offline``, registered as a litellm custom provider
 so it takes the same path as any real model), and the translation of every provider
 failure into one ``ModelCallError`` that says what to do about it.
+
+litellm is imported once, under a lock, by whichever comes first: the first model call,
+or the background load ``%load_ext npc_nb`` starts (``preload.py``); a call that arrives
+during that import waits for it and never starts a second. Before any of this, a call
+to a hosted model whose key is missing fails at once, naming the variable to set
+(``credentials.missing_keys``), without importing litellm or opening a connection.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
@@ -16,18 +23,23 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from .._text import clean_text
+from .._foundations.redact import has_credentials, redact_text, strip_credentials, url_secrets
+from .._foundations.text import clean_text
 from ..errors import ModelCallError
 from . import offline
+from .credentials import missing_keys
 from .offline_concepts import offline_concepts
 
 __all__ = [
     "ENDPOINT_OPTIONS",
     "SECRET_OPTIONS",
+    "URL_OPTIONS",
     "Completion",
     "ModelStream",
+    "client_loaded",
     "complete",
     "endpoint_options",
+    "load_client",
     "provider_of",
     "secret_options",
     "stream",
@@ -49,6 +61,9 @@ ENDPOINT_OPTIONS = (
     "vertex_project",
     "vertex_location",
 )
+#: Endpoint options that are URLs: stored without their credentials (a password, a
+#: key in the query); the full URL is then kept in memory like a credential.
+URL_OPTIONS = ("api_base", "base_url")
 #: Call options that carry credentials (litellm's names): kept in memory, never stored.
 SECRET_OPTIONS = (
     "api_key",
@@ -64,23 +79,56 @@ SECRET_OPTIONS = (
 
 
 def endpoint_options(options: dict[str, Any]) -> dict[str, Any]:
-    """The options of a call that name its endpoint (never a secret)."""
-    return {k: v for k, v in options.items() if k in ENDPOINT_OPTIONS and v is not None}
+    """The options of a call that name its endpoint (never a secret): a URL keeps its
+    scheme, host, port and path only."""
+    return {
+        k: strip_credentials(v) if k in URL_OPTIONS and isinstance(v, str) else v
+        for k, v in options.items()
+        if k in ENDPOINT_OPTIONS and v is not None
+    }
 
 
 def secret_options(options: dict[str, Any]) -> dict[str, Any]:
-    """The options of a call that carry credentials: kept in memory, never stored."""
-    return {k: v for k, v in options.items() if k in SECRET_OPTIONS and v is not None}
+    """The options of a call that carry credentials: kept in memory, never stored. An
+    endpoint URL with credentials in it is one of them."""
+    return {
+        k: v
+        for k, v in options.items()
+        if v is not None
+        and (
+            k in SECRET_OPTIONS or (k in URL_OPTIONS and isinstance(v, str) and has_credentials(v))
+        )
+    }
 
 
 def _redact(text: str, options: dict[str, Any]) -> str:
-    """``text`` with every secret option's value replaced, so no key reaches an error,
-    a job row or a log."""
-    for value in secret_options(options).values():
+    """``text`` with every secret option's value and every URL credential hidden, so
+    no key reaches an error, a job row or a log."""
+    known: list[str] = []
+    for name, value in secret_options(options).items():
         for secret in value.values() if isinstance(value, dict) else [value]:
-            if isinstance(secret, str) and len(secret) >= 4:
-                text = text.replace(secret, "***")
-    return text
+            if isinstance(secret, str):
+                known += url_secrets(secret) if name in URL_OPTIONS else [secret]
+    return redact_text(text, *known)
+
+
+def client_loaded() -> bool:
+    """Whether litellm is loaded, so that a model call starts at once."""
+    return _litellm is not None
+
+
+def load_client() -> None:
+    """Import litellm now, if nobody has (``preload.start`` calls this on its thread). A
+    failure is not lost: the first model call imports again and reports why."""
+    with contextlib.suppress(Exception):
+        _lib()
+
+
+def _import_litellm() -> Any:
+    """The import itself (a seam: a test holds it to see what waits for it)."""
+    import litellm
+
+    return litellm
 
 
 def _lib() -> Any:
@@ -91,8 +139,7 @@ def _lib() -> Any:
             if _litellm is None:
                 # Without this, litellm fetches its cost map from the network at import.
                 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-                import litellm
-
+                litellm = _import_litellm()
                 litellm.suppress_debug_info = True
                 _quiet_logs()
                 litellm.custom_provider_map = [
@@ -159,6 +206,7 @@ class ModelStream:
 
 def complete(model: str, messages: list[dict], **options: Any) -> Completion:
     """One completion, not streamed."""
+    _require_credentials(model, options)
     litellm = _lib()
     started = time.perf_counter()
     try:
@@ -178,6 +226,7 @@ def complete(model: str, messages: list[dict], **options: Any) -> Completion:
 
 def stream(model: str, messages: list[dict], **options: Any) -> ModelStream:
     """A streamed completion; the call itself fails fast on a missing key or bad model."""
+    _require_credentials(model, options)
     litellm = _lib()
     started = time.perf_counter()
     try:
@@ -210,6 +259,22 @@ def supports_cache_breakpoint(model: str) -> bool:
     return provider_of(model) in _CACHE_BREAKPOINT_PROVIDERS and "claude" in model
 
 
+def _require_credentials(model: str, options: dict[str, Any]) -> None:
+    """Refuse a call whose provider's key is surely missing, before litellm is imported
+    and before any connection is attempted."""
+    if missing := missing_keys(model, options, _litellm):
+        raise _no_credentials(model, missing, "MissingCredentials")
+
+
+def _no_credentials(model: str, missing: list[str], kind: str) -> ModelCallError:
+    where = f"set {' or '.join(missing)}" if missing else "set the provider's API key"
+    advice = (
+        f"No usable credentials for {model!r}: {where} in the environment "
+        "(npc_nb never stores keys)"
+    )
+    return ModelCallError(advice, model=model, kind=kind, alternative=offline.USE_IN_PYTHON)
+
+
 def _translate(exc: Exception, model: str, options: dict[str, Any]) -> ModelCallError:
     """One ModelCallError that says what to do. The provider's own exception is not
     chained (``from None``): its text and attributes may hold the key."""
@@ -220,13 +285,7 @@ def _translate(exc: Exception, model: str, options: dict[str, Any]) -> ModelCall
         or "Missing credentials" in message
         or ("api_key" in message.lower() and "set" in message.lower())
     ):
-        missing = _missing_keys(model)
-        where = f"set {' or '.join(missing)}" if missing else "set the provider's API key"
-        advice = (
-            f"No usable credentials for {model!r}: {where} in the environment "
-            "(npc_nb never stores keys)"
-        )
-        return ModelCallError(advice, model=model, kind=name, alternative=offline.USE_IN_PYTHON)
+        return _no_credentials(model, _missing_keys(model), name)
     if isinstance(exc, litellm.ContextWindowExceededError):
         advice = (
             f"The prompt is too long for {model!r}. Start a new conversation (--new), lower "

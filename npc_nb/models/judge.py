@@ -14,7 +14,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from .._json_items import split_items
+from .._foundations.json_items import split_items
 from .offline import JUDGE_MARKER
 
 __all__ = ["ModelJudge", "judge_messages", "parse_verdicts"]

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 
-from .._settings import OFFLINE_MODEL
+from .._foundations.settings import OFFLINE_MODEL
 from ..memory.block import BLOCK_CLOSE, BLOCK_OPEN
 
 __all__ = [

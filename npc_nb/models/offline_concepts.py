@@ -20,7 +20,7 @@ import re
 import unicodedata
 from typing import Any
 
-from .._text import normalise
+from .._foundations.text import normalise
 
 __all__ = ["offline_concepts"]
 

@@ -3,7 +3,8 @@
 Each magic parses its arguments, calls one Project method and displays the result.
 Domain errors become ``UsageError`` (IPython shows them without a traceback). The reply
 streams into one display, updated at most every 50 ms; the finished reply is the cell's
-result, so it is kept as ``Out[n]``.
+result, so it is kept as ``Out[n]``. While the model client is still loading (the load
+``%load_ext`` starts in the background), that display first says so, at once.
 """
 
 from __future__ import annotations
@@ -26,9 +27,9 @@ from IPython.core.magic import (
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.utils.process import arg_split
 
-from .._results import Reply, reply_html, reply_plain
-from .._suggestions import did_you_mean
-from .._text import clean_text
+from .._foundations.results import Reply, reply_html, reply_plain
+from .._foundations.suggestions import did_you_mean
+from .._foundations.text import clean_text
 from ..errors import ModelCallError, NpcError
 from .interpolation import interpolate
 
@@ -38,6 +39,8 @@ if TYPE_CHECKING:
 __all__ = ["NpcMagics"]
 
 _UPDATE_EVERY = 0.05
+#: Shown in a ``%%npc`` cell while the model client is still loading (first turn only).
+LOADING_LINE = "loading the model client (first call only)..."
 
 
 @contextmanager
@@ -160,7 +163,7 @@ class NpcMagics(Magics):
     def npc(self, line: str, cell: str) -> Reply:
         """Talk to a persona: the cell is the message; the reply streams in below."""
         args = parse_options(self.npc, line)
-        with _as_usage_errors(model_option="--model"):
+        with _as_usage_errors(model_option="--model"), self._loading_line() as live:
             message = interpolate(cell, self._shell.user_ns) if args.vars else cell
             result = self.project.chat(
                 args.name,
@@ -170,7 +173,7 @@ class NpcMagics(Magics):
                 stream=not args.no_stream,
                 where=self._where(),
             )
-            reply = result if isinstance(result, Reply) else self._show_stream(result)
+            reply = result if isinstance(result, Reply) else self._show_stream(result, live)
             reply.footnotes.append(self.project.status().waiting_line)
             reply.retry_hint = "%npc_retry"
         return reply
@@ -183,14 +186,37 @@ class NpcMagics(Magics):
             "notebook_path": namespace.get("__session__") or namespace.get("__vsc_ipynb_file__"),
         }
 
-    def _show_stream(self, stream: Any) -> Reply:
+    @contextmanager
+    def _loading_line(self) -> Iterator[Any]:
+        """While the model client is still loading (the first turn after ``%load_ext``),
+        a line in the cell says so at once; the live reply takes its place, as does the
+        result or the error. Yields that display's handle, or None (no line shown)."""
+        from ..models import gateway  # imported already by the load %load_ext started
+
+        if not getattr(self.shell, "kernel", None) or gateway.client_loaded():
+            yield None
+            return
+        from IPython.display import clear_output, display
+
+        handle = display({"text/plain": LOADING_LINE}, raw=True, display_id=True)
+        try:
+            yield handle
+        finally:
+            clear_output(wait=True)  # whatever comes next replaces it
+
+    def _show_stream(self, stream: Any, live: Any = None) -> Reply:
         if not getattr(self.shell, "kernel", None):  # a terminal: no live display to update
             for _ in stream:
                 pass
             return stream.reply
         from IPython.display import clear_output, display
 
-        handle = display(_live_bundle("…", stream.notices), raw=True, display_id=True)
+        bundle = _live_bundle("…", stream.notices)
+        if live is None:
+            handle = display(bundle, raw=True, display_id=True)
+        else:  # the loading line's display: the reply takes its place
+            handle = live
+            handle.update(bundle, raw=True)
         shown, last = "", 0.0
         for chunk in stream:
             shown += chunk
@@ -229,12 +255,21 @@ class NpcMagics(Magics):
     @argument("--focus", help="a concept: draw only its neighbourhood")
     @argument("--depth", type=int, default=2, help="steps around --focus (default 2)")
     @argument("--max-nodes", type=int, default=250, help="draw at most this many nodes")
+    @argument(
+        "--pyvis",
+        action="store_true",
+        help="draw it with pyvis: nb.pyvis_network(...), to change and show again; each "
+        "such output carries vis-network (~0.7 MB) in the saved notebook",
+    )
     @line_magic
     def npc_graph(self, line: str) -> Any:
-        """Draw the knowledge graph of approved memories inline (offline)."""
+        """Draw the knowledge graph of approved memories inline (offline): by default the
+        light renderer (the graph as data, ~20-60 KB a drawing); with --pyvis the same
+        drawing as a pyvis network (a whole offline page, ~0.7 MB a drawing)."""
         args = parse_options(self.npc_graph, line)
+        draw = self.project.pyvis_network if args.pyvis else self.project.show_graph
         with _as_usage_errors():
-            return self.project.show_graph(
+            return draw(
                 npc=args.npc,
                 category=args.category,
                 focus=args.focus,

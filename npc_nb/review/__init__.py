@@ -1,2 +1,19 @@
-"""Reviewing: ``session`` (``ReviewSession``, the state of one review) and ``panel`` (its
-ipywidgets view, the only importer of ipywidgets and anywidget)."""
+"""Reviewing: one reviewer working through the queue, in a notebook or a terminal.
+
+The one surface the front ends import (the panel, ``npc-nb review``, the facade):
+``ReviewSession`` (``session``: the state of one review, its decisions and undo),
+``Card`` and ``Nearest`` (``card``: a card as shown), ``Summary``, ``Decided`` and
+``TALLY_KINDS`` (``summary``: the tally and the end screen). Beside them: ``dates`` (the
+one reader of a typed defer date), ``queue_table`` (``%npc_review --list``) and
+``panel/`` (the ipywidgets view, the only importer of ipywidgets and anywidget, loaded
+on first use).
+
+A service beside chat, graph and analytics: it may import the memory core, the store's
+seam and its notices, and the foundations; never the facade or a front end.
+"""
+
+from .card import Card, Nearest
+from .session import ReviewSession
+from .summary import TALLY_KINDS, Decided, Summary
+
+__all__ = ["TALLY_KINDS", "Card", "Decided", "Nearest", "ReviewSession", "Summary"]

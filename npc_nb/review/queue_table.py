@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from .._markup import terminal_text
+from .._foundations.markup import terminal_text
 
 __all__ = ["QueueTable", "short_id"]
 

@@ -5,7 +5,8 @@ candidates in review order, skipped ones moved to the back, the time spent on ea
 a live tally that undo takes back, approve-all bound to the preview the reviewer saw,
 and a summary at the end. Every decision is written to the store the moment it is made;
 the session holds nothing that would be lost with the kernel. Front ends (the ipywidgets
-panel, the terminal) only render ``Card`` and ``Summary`` and forward keys.
+panel, the terminal) only render ``Card`` (``card``: what a card shows) and ``Summary``
+(``summary``: the tally and the end screen) and forward keys.
 
 On a shared store the session also hears decisions made in other kernels (the store's
 decision notices, from a background thread): a card decided elsewhere leaves the queue
@@ -24,17 +25,17 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
-from .._ids import new_id
-from .._results import ApproveAllPreview, DecisionResult
-from .._text import find_evidence
+from .._foundations.ids import new_id
+from .._foundations.results import ApproveAllPreview, DecisionResult
 from ..errors import DecisionError, NpcError
 from ..memory.candidates import validate_memory_text
 from ..memory.core import MemoryCore
 from ..memory.queue import queue_filters
-from ..memory.variants import Variant
 from ..store.notices import DecisionNotice
 from ..vocabulary import OPEN_STATUSES
-from . import dates
+from .card import Card, Nearest, card_from_row, evidence_span, text_or_none
+from .dates import defer_time as typed_defer_time
+from .summary import TALLY_KINDS, Decided, Summary, count_kinds
 
 __all__ = [
     "TALLY_KINDS",
@@ -46,7 +47,6 @@ __all__ = [
     "evidence_span",
 ]
 
-TALLY_KINDS = ("approved", "edited", "rejected", "skipped", "deferred")
 _KIND_OF = {
     "approve": "approved",
     "edit": "edited",
@@ -84,144 +84,6 @@ def _locked(
             return method(self, *args, **kwargs)
 
     return run
-
-
-@dataclass(frozen=True)
-class Nearest:
-    """An approved memory close to the candidate: a possible duplicate or conflict."""
-
-    memory_id: str
-    text: str
-    similarity: float  # 0-100, rapidfuzz token-set ratio
-
-
-@dataclass(frozen=True)
-class Card:
-    """Everything a reviewer needs to decide one candidate."""
-
-    memory_id: str
-    text: str
-    category: str
-    npc: str | None
-    scope: str
-    team: str | None
-    confidence: float | None
-    flags: tuple[str, ...]
-    evidence: str | None
-    source: str | None  # the message the candidate was extracted from
-    evidence_at: tuple[int, int] | None  # where the evidence sits in ``source``
-    conversation_id: str | None
-    extractor_model: str | None
-    position: int
-    total: int
-    nearest: tuple[Nearest, ...]
-    updates: str | None = None  # the approved memory this candidate would replace
-    differs: str | None = None  # what it asserts differently from its nearest memory
-    updates_text: str | None = None  # that memory's text, to show beside the candidate
-    variants: tuple[Variant, ...] = ()  # other wordings merged into this card
-    #: The nearest memories are still being looked for (the neighbour index is loading
-    #: behind a panel that opened without waiting for it): ``nearest`` is empty for now.
-    nearest_pending: bool = False
-
-    @property
-    def wordings(self) -> tuple[str, ...]:
-        """Every wording on the card, numbered from 1 by the keys: its own, then the
-        merged variants."""
-        return (self.text, *(v.text for v in self.variants))
-
-    @property
-    def who(self) -> str:
-        """The persona, or the wider scope the memory would be shared in."""
-        if self.scope == "npc" and self.npc:
-            return self.npc
-        return f"{self.scope} ({self.team})" if self.team else self.scope
-
-    def __str__(self) -> str:
-        about = [self.category, self.who]
-        if self.confidence is not None:
-            about.append(f"confidence {self.confidence:.2f}")
-        lines = [f"[{self.position}/{self.total}] " + " · ".join(about), f"  {self.text}"]
-        if self.flags:
-            lines.append(f"  ! warning: {', '.join(self.flags)} (check before approving)")
-        if len(self.wordings) > 1:
-            lines.append(f"  {len(self.wordings)} wordings of this fact (1 is shown above):")
-            lines += [
-                f"    {n}: {v.text}  ({_when(v)})" for n, v in enumerate(self.variants, start=2)
-            ]
-        if self.updates:
-            lines.append(f"  proposed update: approving it replaces memory {self.updates}")
-            if self.updates_text:
-                lines.append(f"    now: {self.updates_text}")
-                lines.append(f"    new: {self.text}")
-        if self.differs:
-            lines.append(f"  {self.differs}")
-        if self.evidence:
-            lines.append(f"  evidence: \u201c{self.evidence}\u201d")
-        lines += [f"  ~ approved ({n.similarity:.0f}%): {n.text}" for n in self.nearest]
-        if self.nearest_pending:
-            lines.append("  ~ still looking for similar approved memories")
-        return "\n".join(lines)
-
-
-@dataclass(frozen=True)
-class Decided:
-    """One decision of this review, as the summary lists it and undo names it."""
-
-    kind: str  # one of TALLY_KINDS
-    text: str  # the memory's text after the decision: an edit's new text
-    before: str | None = None  # the text an edit replaced
-
-    def __str__(self) -> str:
-        return f"{self.kind}: {self.text}"
-
-    @property
-    def undo_line(self) -> str:
-        """The line that says this decision was undone, naming the text it left."""
-        if self.before is not None:
-            return f"undo: {self.before} (was edited to \u201c{self.text}\u201d; back in the queue)"
-        return f"undo: {self.text} (was {self.kind}; back in the queue)"
-
-
-@dataclass(frozen=True)
-class Summary:
-    """Where the session stands: counts, time, the last decisions, the store."""
-
-    tally: dict[str, int]
-    decided: int
-    remaining: int
-    seconds: float
-    seconds_per_card: float | None  # median time on a card
-    last: tuple[Decided, ...]  # newest first
-    store_path: str
-    filters: str = ""  # what the review was limited to ("npc=analyst"), "" for everything
-
-    @property
-    def finished(self) -> bool:
-        return self.remaining == 0
-
-    @property
-    def empty(self) -> bool:
-        """Nothing was there to review: no card waits and this review decided none."""
-        return self.finished and not any(self.tally.values())
-
-    def __str__(self) -> str:
-        if self.empty:
-            limited = f" matching {self.filters}" if self.filters else ""
-            return (
-                f"Nothing to review: no candidate{limited} is waiting for approval. "
-                f"Store: {self.store_path}"
-            )
-        done = ", ".join(f"{self.tally[k]} {k}" for k in TALLY_KINDS if self.tally[k])
-        head = "Review finished" if self.finished else f"{self.remaining} still waiting"
-        pace = (
-            f", median {self.seconds_per_card:.1f} s a card"
-            if self.seconds_per_card is not None
-            else ""
-        )
-        return (
-            f"{head}: {done or 'nothing decided'} in {_duration(self.seconds)}{pace}. "
-            f"Store: {self.store_path}"
-        )
 
 
 @dataclass
@@ -432,10 +294,7 @@ class ReviewSession:
     def tally(self) -> dict[str, int]:
         """Cards per kind of decision in this review, each card counted once, by its latest
         decision (skipped then approved is one approved; undone ones no longer count)."""
-        counts = dict.fromkeys(TALLY_KINDS, 0)
-        for kind in self._outcomes().values():
-            counts[kind] += 1
-        return counts
+        return count_kinds(self._outcomes())
 
     @property
     def decided(self) -> int:
@@ -474,30 +333,14 @@ class ReviewSession:
 
     def _read_card(self, memory_id: str, *, nearest_pending: bool = False) -> Card:
         row = self._rows[memory_id]
-        source = self.memory.source_message(row["source_message_id"])
-        confidence = row["confidence"]
-        return Card(
-            memory_id=memory_id,
-            text=row["final_text"],
-            category=row["category"],
-            npc=_text(row["npc"]),
-            scope=row["scope"],
-            team=_text(row["team"]),
-            confidence=None if confidence is None or confidence != confidence else confidence,
-            flags=tuple(row["flags"]),
-            evidence=_text(row["evidence"]),
-            source=source,
-            evidence_at=evidence_span(_text(row["evidence"]), source),
-            conversation_id=_text(row["conversation_id"]),
-            extractor_model=_text(row["extractor_model"]),
+        return card_from_row(
+            row,
+            source=self.memory.source_message(row["source_message_id"]),
             position=self.decided + 1,
             total=self.decided + len(self._queue),
             nearest=() if nearest_pending else self._nearest(row),
             nearest_pending=nearest_pending,
-            updates=_text(row.get("updates")),
-            differs=_text(row.get("differs")),
-            updates_text=self._updated_text(_text(row.get("updates"))),
-            variants=row["wordings"],  # read with the row
+            updates_text=self._updated_text(text_or_none(row.get("updates"))),
         )
 
     def look_ahead(self) -> None:
@@ -594,7 +437,7 @@ class ReviewSession:
         week``, ``+3d``, ``friday``, an ISO date, ... see ``review.dates``), counted from
         ``now``. A form it cannot read, or a time that is not in the future, is refused
         with a ``DecisionError`` listing the accepted forms; nothing is decided."""
-        return dates.defer_time(typed, now=self.now())
+        return typed_defer_time(typed, now=self.now())
 
     def edit_text(self, text: str) -> str:
         """The text an edit to ``text`` would store, or the ``CandidateError`` the edit
@@ -766,22 +609,3 @@ def _restores(step: _Step, result: DecisionResult) -> bool:
         return False
     memory_id, _, to_status = result.changes[0]
     return memory_id == step.row["id"] and to_status == step.row["status"]
-
-
-def evidence_span(evidence: str | None, source: str | None) -> tuple[int, int] | None:
-    """Where ``evidence`` sits in ``source`` (the one evidence matcher, ``find_evidence``)."""
-    return find_evidence(evidence, source)
-
-
-def _when(variant: Variant) -> str:
-    where = f", conversation {variant.conversation_id}" if variant.conversation_id else ""
-    return f"{variant.recorded_at:%Y-%m-%d %H:%M}{where}"
-
-
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _duration(seconds: float) -> str:
-    minutes, rest = divmod(round(seconds), 60)
-    return f"{minutes} min {rest} s" if minutes else f"{seconds:.1f} s"

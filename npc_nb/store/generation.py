@@ -10,7 +10,7 @@ of every change a cache could care about:
   run with ``--write``) starts a new random epoch, and every cache reloads. A store
   never decided in since it was created has epoch 0, which no cache trusts, so a store
   file deleted and created again is never patched from the old file's log. A project
-  moved in brings its token along (``transfer`` copies every value as it was): an
+  moved in brings its token along (``moving`` copies every value as it was): an
   epoch of its own, unknown to any cache of the store it replaces.
 
 Random bits, never counts: no older state (a rolled-back transaction, a restored or

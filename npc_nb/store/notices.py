@@ -21,7 +21,7 @@ __all__ = ["EVERYTHING", "DecisionNotice", "Subscribers"]
 
 _log = logging.getLogger("npc_nb")
 #: The longest actor name a notice carries (PostgreSQL limits a payload to 8000 bytes).
-_ACTOR_LIMIT = 200
+ACTOR_LIMIT = 200
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ class DecisionNotice:
     actor: str | None = None
 
     def payload(self) -> str:
-        actor = self.actor[:_ACTOR_LIMIT] if self.actor else self.actor
+        actor = self.actor[:ACTOR_LIMIT] if self.actor else self.actor
         return json.dumps({"id": self.memory_id, "status": self.status, "by": actor})
 
     @classmethod

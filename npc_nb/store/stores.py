@@ -12,11 +12,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from .._settings import Settings
-from .._store_url import project_schema
+from .._foundations.settings import Settings
+from .._foundations.store_url import project_schema
 from ..errors import ConfigError, UnknownMemoryError
-from ._database import Store
-from .memory_rows import get_memory
+from .contract import Store
+from .embedded.database import FileStore
+from .memories.memory_rows import get_memory
 
 __all__ = ["Stores"]
 
@@ -34,10 +35,10 @@ class Stores:
         self.project = (
             _shared_store(settings.store, project_name or project_folder.parent.name, settings)
             if settings.store
-            else Store.shared(project_folder, settings)
+            else FileStore.shared(project_folder, settings)
         )
         # Global scope stays personal: the user's own file, whatever the project uses.
-        self.user = Store.shared(user_folder, settings)
+        self.user = FileStore.shared(user_folder, settings)
 
     def for_scope(self, scope: str) -> Store:
         return self.user if scope == "global" else self.project
@@ -77,11 +78,12 @@ class Stores:
 
 
 def _shared_store(url: str, project: str, settings: Settings) -> Store:
-    """The project's schema on the PostgreSQL server at ``url``."""
-    from .postgres import PostgresStore  # psycopg only when a shared store is used
+    """The project's schema on the PostgreSQL server at ``url``, which must record this
+    project's name (``pg_project``)."""
+    from .server.database import PostgresStore  # psycopg only when a shared store is used
 
     try:
         schema = project_schema(project)
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
-    return PostgresStore.shared_pg(url, schema, settings)
+    return PostgresStore.shared_pg(url, schema, settings, project)

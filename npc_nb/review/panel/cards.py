@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from html import escape
 
-from ..._results import ApproveAllPreview
-from ..._reviewer import how_to_name_yourself
-from ..session import TALLY_KINDS, Card, Decided, Summary
+from ..._foundations.results import ApproveAllPreview
+from ..._foundations.settings.reviewer import how_to_name_yourself
+from .. import TALLY_KINDS, Card, Decided, Summary
 
 __all__ = [
     "KEY_HELP",

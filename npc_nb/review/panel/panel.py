@@ -31,7 +31,7 @@ from IPython.display import DisplayHandle, display
 
 from ...errors import NpcError
 from ...store import in_background
-from ..session import ReviewSession, Summary
+from .. import ReviewSession, Summary
 from .cards import (
     automatic_html,
     card_html,

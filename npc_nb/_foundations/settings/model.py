@@ -1,0 +1,288 @@
+"""Settings: one pydantic-settings model, strict about unknown keys.
+
+Sources in decreasing priority: explicit arguments, environment (``NPC_NB_`` prefix),
+``.env``, then a TOML file (``$NPC_NB_CONFIG_FILE``, else ``$NPC_NB_HOME/config.toml``,
+else ``~/.npc_nb/config.toml``). Any unknown key, including a mistyped ``NPC_NB_``
+environment variable, is an error that names it: a silently ignored typo would leave a
+researcher believing a setting took effect. Secrets never live here; provider keys stay
+in litellm's own environment variables.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from dotenv import dotenv_values
+from pydantic import Field, PrivateAttr, ValidationError, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+from ...errors import ConfigError
+from ..locations import user_home
+from ..store_url import check_store_url, redact, redact_text
+from ..suggestions import closest, did_you_mean
+from .view import SettingRow, settings_html, settings_rows, settings_text
+
+__all__ = [
+    "OFFLINE_MODEL",
+    "Settings",
+    "config_file_path",
+    "load_settings",
+    "unknown_setting",
+    "user_home",
+]
+
+#: The built-in offline demo model: what runs when no model is configured.
+OFFLINE_MODEL = "npc_nb/offline"
+ENV_PREFIX = "NPC_NB_"
+#: Environment variables that are read directly, not settings fields.
+_LOCATIONS = {"NPC_NB_CONFIG_FILE", "NPC_NB_HOME"}
+
+
+def config_file_path() -> Path:
+    """The TOML file settings are read from (it need not exist)."""
+    explicit = os.environ.get("NPC_NB_CONFIG_FILE")
+    return Path(explicit).expanduser() if explicit else user_home() / "config.toml"
+
+
+class Settings(BaseSettings):
+    """Every tunable of npc_nb, with its default."""
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX, extra="forbid", validate_assignment=True
+    )
+
+    model: str | None = Field(None, description="litellm model name used when a persona has none")
+    reviewer: str | None = Field(
+        None,
+        description="actor recorded on decisions (default: the OS user; on root or jovyan, "
+        "git's user.name if set)",
+    )
+    context_max_chars: int = Field(32_000, ge=200, description="cap of the memory block")
+    near_duplicate_threshold: float = Field(
+        80.0,
+        ge=50,
+        le=100,
+        description="meaning similarity (0-100, the offline embedding's cosine) at which "
+        "the offline matcher lets one differing word be a rewording of the same fact",
+    )
+    matcher: str | Callable[..., Any] | None = Field(
+        "offline",
+        description="how a re-proposal is judged the same fact as a memory: 'offline', "
+        "'model' (a judge through litellm), 'package.module:attr', a callable, or "
+        "None (exact repeats only)",
+    )
+    match_model: str | None = Field(
+        None, description="litellm model of matcher='model' (default: model, else offline)"
+    )
+    max_memory_chars: int = Field(2_000, ge=20, description="longest memory text accepted")
+    lock_timeout: float = Field(
+        10.0,
+        ge=0,
+        description="seconds to retry a locked store (on PostgreSQL: to wait for a lock)",
+    )
+    extraction_model: str | None = Field(
+        None, description="litellm model for memory extraction (default: the chat model)"
+    )
+    concept_model: str | None = Field(
+        None, description="litellm model for the graph's concepts (default: model, else offline)"
+    )
+    history_messages: int = Field(20, ge=0, description="earlier turns sent with each message")
+    max_memories_per_exchange: int = Field(5, ge=1, le=50, description="extraction limit")
+    extraction_attempts: int = Field(3, ge=1, description="tries before a job is failed")
+    extraction_retry_delay: float = Field(
+        1.0, ge=0, description="seconds before retrying a failed model call (doubles)"
+    )
+    extract_in_background: bool = Field(
+        True, description="run extraction on a worker thread (False: only on wait())"
+    )
+    offline_delay: float = Field(
+        0.0, ge=0, description="seconds the offline demo model takes to extract (demos, tests)"
+    )
+    idle_release: float = Field(
+        0.25,
+        ge=0,
+        description="seconds a store file stays open after its last use once another "
+        "process waits for it (0: closed after every use)",
+    )
+    store: str | None = Field(
+        None,
+        description="a shared store: postgresql://user@host:port/database "
+        "(default: the embedded DuckDB file in the project's .npc_nb folder)",
+    )
+    project: str | None = Field(
+        None,
+        description="the project's name in a shared store (default: the project folder's name)",
+    )
+
+    @field_validator("store")
+    @classmethod
+    def _store_url(cls, value: str | None) -> str | None:
+        return None if value is None or not value.strip() else check_store_url(value)
+
+    def __repr_args__(self) -> Any:
+        # The store URL may carry a password: shown redacted in every repr.
+        for name, value in super().__repr_args__():
+            yield name, redact(value) if name == "store" and value else value
+
+    #: Where each setting that is not at its default came from (``source_of``).
+    _sources: dict[str, str] = PrivateAttr(default_factory=dict)
+
+    def source_of(self, name: str) -> str:
+        """Where a setting's value came from: "default", "npc_nb.open()", "environment
+        (NPC_NB_...)", ".env", the config file's path, or "this session"."""
+        return self._sources.get(name, "default")
+
+    def mark_source(self, name: str, source: str) -> None:
+        self._sources[name] = source
+
+    def _rows(self) -> list[SettingRow]:
+        values = {name: getattr(self, name) for name in type(self).model_fields}
+        return settings_rows(values, self._sources, OFFLINE_MODEL)
+
+    def __str__(self) -> str:
+        """One setting a line: name, the value in effect, where it came from."""
+        return settings_text(self._rows())
+
+    def _repr_mimebundle_(self, **_: object) -> dict[str, str]:
+        rows = self._rows()
+        return {"text/plain": settings_text(rows), "text/html": settings_html(rows)}
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        toml = TomlConfigSettingsSource(settings_cls, toml_file=config_file_path())
+        return (init_settings, env_settings, _PrefixedDotEnv(settings_cls), toml)
+
+
+class _PrefixedDotEnv(PydanticBaseSettingsSource):
+    """``.env`` in the working directory, reading only ``NPC_NB_*`` keys.
+
+    The same file usually holds provider keys (``OPENAI_API_KEY=...``) for litellm; those
+    are not ours to judge. A mistyped ``NPC_NB_`` key is still an error.
+    """
+
+    def __call__(self) -> dict[str, Any]:
+        path = Path(".env")
+        if not path.is_file():
+            return {}
+        try:
+            values = dotenv_values(path)
+        except UnicodeDecodeError as exc:
+            raise ConfigError(
+                f"{path.absolute()} is not UTF-8 text ({exc.reason} at byte {exc.start}); "
+                "save it as UTF-8 (or remove the stray bytes)."
+            ) from exc
+        except OSError as exc:
+            raise ConfigError(f"Cannot read {path.absolute()}: {exc.strerror}.") from exc
+        ours = {k.upper(): v for k, v in values.items() if k.upper().startswith(ENV_PREFIX)}
+        _refuse_unknown(ours, f"{path.absolute()}")
+        return {k[len(ENV_PREFIX) :].lower(): v for k, v in ours.items() if k not in _LOCATIONS}
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Build settings from every source, turning any problem into a ConfigError."""
+    _refuse_unknown_environment_keys()
+    path = config_file_path()
+    try:
+        settings = Settings(**overrides)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"Cannot parse the config file {path}: {exc}. Fix its syntax.") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"The config file {path} is not UTF-8 text ({exc.reason} at byte {exc.start}); "
+            "save it as UTF-8."
+        ) from exc
+    except OSError as exc:
+        raise ConfigError(f"Cannot read the config file {path}: {exc.strerror}.") from exc
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc, path)) from exc
+    for name, source in _sources(overrides, path).items():
+        settings.mark_source(name, source)
+    return settings
+
+
+def _sources(overrides: dict[str, Any], path: Path) -> dict[str, str]:
+    """Which source gave each setting, in the order the sources are consulted (the file
+    has parsed already, or loading would have failed)."""
+    found: dict[str, str] = {}
+    environment = {k.upper() for k in os.environ}
+    dotenv = _PrefixedDotEnv(Settings)()
+    in_file = tomllib.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    for name in Settings.model_fields:
+        variable = ENV_PREFIX + name.upper()
+        if name in overrides:
+            found[name] = "npc_nb.open()"
+        elif variable in environment:
+            found[name] = f"environment ({variable})"
+        elif name in dotenv:
+            found[name] = ".env"
+        elif name in in_file:
+            found[name] = str(path)
+    return found
+
+
+def _refuse_unknown_environment_keys() -> None:
+    _refuse_unknown({k.upper(): v for k, v in os.environ.items()}, "the environment")
+
+
+def _refuse_unknown(variables: dict[str, Any], where: str) -> None:
+    known = {ENV_PREFIX + name.upper() for name in Settings.model_fields} | _LOCATIONS
+    unknown = sorted(k for k in variables if k.startswith(ENV_PREFIX) and k not in known)
+    if unknown:
+        raise ConfigError(
+            f"Unknown setting in {where}: {', '.join(unknown)}."
+            f"{_guess_variable(unknown[0], known)} "
+            f"Known settings: {', '.join(sorted(known))}."
+        )
+
+
+def _guess_variable(variable: str, known: set[str]) -> str:
+    """ " Did you mean NPC_NB_MODEL?" for NPC_NB_MODLE: judged without the prefix that
+    every variable shares, so that it does not make a far name look close."""
+    names = [name.removeprefix(ENV_PREFIX) for name in known]
+    return did_you_mean(variable.removeprefix(ENV_PREFIX), names, show=ENV_PREFIX.__add__)
+
+
+def unknown_setting(key: str) -> ConfigError:
+    """The error for a setting name that is none of ``Settings``' fields (``configure``,
+    ``%npc_config``): it names the closest, if one is close, and lists them all."""
+    return ConfigError(
+        f"Unknown setting {key!r}.{did_you_mean(key, Settings.model_fields)} "
+        f"Known settings: {', '.join(Settings.model_fields)}."
+    )
+
+
+def _describe(exc: ValidationError, path: Path) -> str:
+    problems = []
+    for error in exc.errors():
+        key = ".".join(str(part) for part in error["loc"]) or "(settings)"
+        if error["type"] == "extra_forbidden":
+            guess = closest(key, Settings.model_fields)
+            meant = f" (did you mean {guess[0]!r}?)" if guess else ""
+            problems.append(f"unknown setting {key!r}{meant}")
+        else:
+            shown = redact_text(repr(error.get("input")))
+            problems.append(f"{key} = {shown}: {redact_text(error['msg'])}")
+    return (
+        f"Invalid configuration: {'; '.join(problems)}. Check the arguments, the "
+        f"{ENV_PREFIX}* environment variables, .env and {path}. "
+        f"Known settings: {', '.join(Settings.model_fields)}."
+    )

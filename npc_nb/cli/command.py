@@ -1,0 +1,64 @@
+"""The ``npc-nb`` command: its parser, and which subcommand runs.
+
+``npc-nb review`` (``review``) reviews candidates with single keys; ``npc-nb
+migrate-store`` (``migrate``) copies a store into another. Both talk to the user through
+``console``. Errors the user can fix (``NpcError``) are printed with exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import IO
+
+from ..errors import NpcError
+from .console import Console
+from .migrate import add_migrate_store, migrate_store
+from .review import review_session
+
+__all__ = ["main"]
+
+
+def main(
+    argv: list[str] | None = None, stdin: IO[str] | None = None, stdout: IO[str] | None = None
+) -> int:
+    """Run the command line; returns the exit status."""
+    parser = argparse.ArgumentParser(prog="npc-nb", description="npc_nb from a terminal.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    review = commands.add_parser("review", help="review memory candidates with single keys")
+    review.add_argument("--project", help="project folder (default: found from here)")
+    review.add_argument(
+        "--store", help="a shared store, postgresql://user@host:port/db (default: the file)"
+    )
+    review.add_argument("--npc", help="only this persona's candidates")
+    review.add_argument("--category", help="only this category")
+    review.add_argument("--conversation", help="only candidates from this conversation id")
+    review.add_argument("--by", help="reviewer name recorded on decisions")
+    review.add_argument(
+        "--auto",
+        action="store_true",
+        help="only what was merged, suppressed or reinforced without asking since the last "
+        "review: put any back as its own card and decide it",
+    )
+    add_migrate_store(commands)
+    args = parser.parse_args(argv)
+    console = Console(stdin or sys.stdin, stdout or sys.stdout)
+    if args.command == "migrate-store":
+        return migrate_store(args, console)
+    try:
+        from .._project import open_project
+
+        shared = {"store": args.store} if args.store else {}
+        project = open_project(args.project, **shared)
+        session = project.review_session(
+            npc=args.npc,
+            category=args.category,
+            conversation=args.conversation,
+            by=args.by,
+            auto=args.auto,
+        )
+        review_session(session, console)
+    except NpcError as exc:
+        console.say(f"npc-nb: {exc}")
+        return 2
+    return 0

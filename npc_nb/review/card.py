@@ -1,0 +1,148 @@
+"""A card as shown: everything a reviewer needs to decide one candidate, as the panel
+(``panel.cards``) and the terminal (``npc-nb review``) render it.
+
+``Card`` is a frozen snapshot made from the candidate's row when it comes to the front
+of a review (``card_from_row``); its ``__str__`` is the terminal's layout. The session
+(``session``) decides which card is current; this module only says what one shows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .._foundations.text import find_evidence
+from ..memory.variants import Variant
+
+__all__ = ["Card", "Nearest", "card_from_row", "evidence_span", "text_or_none"]
+
+
+@dataclass(frozen=True)
+class Nearest:
+    """An approved memory close to the candidate: a possible duplicate or conflict."""
+
+    memory_id: str
+    text: str
+    similarity: float  # 0-100, rapidfuzz token-set ratio
+
+
+@dataclass(frozen=True)
+class Card:
+    """Everything a reviewer needs to decide one candidate."""
+
+    memory_id: str
+    text: str
+    category: str
+    npc: str | None
+    scope: str
+    team: str | None
+    confidence: float | None
+    flags: tuple[str, ...]
+    evidence: str | None
+    source: str | None  # the message the candidate was extracted from
+    evidence_at: tuple[int, int] | None  # where the evidence sits in ``source``
+    conversation_id: str | None
+    extractor_model: str | None
+    position: int
+    total: int
+    nearest: tuple[Nearest, ...]
+    updates: str | None = None  # the approved memory this candidate would replace
+    differs: str | None = None  # what it asserts differently from its nearest memory
+    updates_text: str | None = None  # that memory's text, to show beside the candidate
+    variants: tuple[Variant, ...] = ()  # other wordings merged into this card
+    #: The nearest memories are still being looked for (the neighbour index is loading
+    #: behind a panel that opened without waiting for it): ``nearest`` is empty for now.
+    nearest_pending: bool = False
+
+    @property
+    def wordings(self) -> tuple[str, ...]:
+        """Every wording on the card, numbered from 1 by the keys: its own, then the
+        merged variants."""
+        return (self.text, *(v.text for v in self.variants))
+
+    @property
+    def who(self) -> str:
+        """The persona, or the wider scope the memory would be shared in."""
+        if self.scope == "npc" and self.npc:
+            return self.npc
+        return f"{self.scope} ({self.team})" if self.team else self.scope
+
+    def __str__(self) -> str:
+        about = [self.category, self.who]
+        if self.confidence is not None:
+            about.append(f"confidence {self.confidence:.2f}")
+        lines = [f"[{self.position}/{self.total}] " + " · ".join(about), f"  {self.text}"]
+        if self.flags:
+            lines.append(f"  ! warning: {', '.join(self.flags)} (check before approving)")
+        if len(self.wordings) > 1:
+            lines.append(f"  {len(self.wordings)} wordings of this fact (1 is shown above):")
+            lines += [
+                f"    {n}: {v.text}  ({_when(v)})" for n, v in enumerate(self.variants, start=2)
+            ]
+        if self.updates:
+            lines.append(f"  proposed update: approving it replaces memory {self.updates}")
+            if self.updates_text:
+                lines.append(f"    now: {self.updates_text}")
+                lines.append(f"    new: {self.text}")
+        if self.differs:
+            lines.append(f"  {self.differs}")
+        if self.evidence:
+            lines.append(f"  evidence: \u201c{self.evidence}\u201d")
+        lines += [f"  ~ approved ({n.similarity:.0f}%): {n.text}" for n in self.nearest]
+        if self.nearest_pending:
+            lines.append("  ~ still looking for similar approved memories")
+        return "\n".join(lines)
+
+
+def card_from_row(
+    row: dict[str, Any],
+    *,
+    source: str | None,
+    position: int,
+    total: int,
+    nearest: tuple[Nearest, ...],
+    nearest_pending: bool,
+    updates_text: str | None,
+) -> Card:
+    """The card of a queue row (``MemoryCore.queue_rows``), with what the session read
+    beside it: the source message, the nearest approved memories, the updated memory's
+    text, and where the card stands in the review."""
+    confidence = row["confidence"]
+    return Card(
+        memory_id=row["id"],
+        text=row["final_text"],
+        category=row["category"],
+        npc=text_or_none(row["npc"]),
+        scope=row["scope"],
+        team=text_or_none(row["team"]),
+        confidence=None if confidence is None or confidence != confidence else confidence,
+        flags=tuple(row["flags"]),
+        evidence=text_or_none(row["evidence"]),
+        source=source,
+        evidence_at=evidence_span(text_or_none(row["evidence"]), source),
+        conversation_id=text_or_none(row["conversation_id"]),
+        extractor_model=text_or_none(row["extractor_model"]),
+        position=position,
+        total=total,
+        nearest=nearest,
+        nearest_pending=nearest_pending,
+        updates=text_or_none(row.get("updates")),
+        differs=text_or_none(row.get("differs")),
+        updates_text=updates_text,
+        variants=row["wordings"],  # read with the row
+    )
+
+
+def evidence_span(evidence: str | None, source: str | None) -> tuple[int, int] | None:
+    """Where ``evidence`` sits in ``source`` (the one evidence matcher, ``find_evidence``)."""
+    return find_evidence(evidence, source)
+
+
+def _when(variant: Variant) -> str:
+    where = f", conversation {variant.conversation_id}" if variant.conversation_id else ""
+    return f"{variant.recorded_at:%Y-%m-%d %H:%M}{where}"
+
+
+def text_or_none(value: Any) -> str | None:
+    """A row's text value, or None for a missing one (NULL, NaN)."""
+    return value if isinstance(value, str) else None

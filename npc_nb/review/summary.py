@@ -1,0 +1,89 @@
+"""What a review has done, in numbers and words: the tally of its decisions, each
+decision as the summary lists it and undo names it, and the summary shown at the end
+(the panel's tally line and summary, the terminal's last screen).
+
+The session (``session``) keeps its decisions as steps and asks this module to count
+them; nothing here reads the store.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["TALLY_KINDS", "Decided", "Summary", "count_kinds"]
+
+TALLY_KINDS = ("approved", "edited", "rejected", "skipped", "deferred")
+
+
+@dataclass(frozen=True)
+class Decided:
+    """One decision of this review, as the summary lists it and undo names it."""
+
+    kind: str  # one of TALLY_KINDS
+    text: str  # the memory's text after the decision: an edit's new text
+    before: str | None = None  # the text an edit replaced
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.text}"
+
+    @property
+    def undo_line(self) -> str:
+        """The line that says this decision was undone, naming the text it left."""
+        if self.before is not None:
+            return f"undo: {self.before} (was edited to \u201c{self.text}\u201d; back in the queue)"
+        return f"undo: {self.text} (was {self.kind}; back in the queue)"
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Where the session stands: counts, time, the last decisions, the store."""
+
+    tally: dict[str, int]
+    decided: int
+    remaining: int
+    seconds: float
+    seconds_per_card: float | None  # median time on a card
+    last: tuple[Decided, ...]  # newest first
+    store_path: str
+    filters: str = ""  # what the review was limited to ("npc=analyst"), "" for everything
+
+    @property
+    def finished(self) -> bool:
+        return self.remaining == 0
+
+    @property
+    def empty(self) -> bool:
+        """Nothing was there to review: no card waits and this review decided none."""
+        return self.finished and not any(self.tally.values())
+
+    def __str__(self) -> str:
+        if self.empty:
+            limited = f" matching {self.filters}" if self.filters else ""
+            return (
+                f"Nothing to review: no candidate{limited} is waiting for approval. "
+                f"Store: {self.store_path}"
+            )
+        done = ", ".join(f"{self.tally[k]} {k}" for k in TALLY_KINDS if self.tally[k])
+        head = "Review finished" if self.finished else f"{self.remaining} still waiting"
+        pace = (
+            f", median {self.seconds_per_card:.1f} s a card"
+            if self.seconds_per_card is not None
+            else ""
+        )
+        return (
+            f"{head}: {done or 'nothing decided'} in {_duration(self.seconds)}{pace}. "
+            f"Store: {self.store_path}"
+        )
+
+
+def count_kinds(outcomes: dict[str, str]) -> dict[str, int]:
+    """Cards per kind of decision, from each card's latest kind (``TALLY_KINDS``)."""
+    counts = dict.fromkeys(TALLY_KINDS, 0)
+    for kind in outcomes.values():
+        counts[kind] += 1
+    return counts
+
+
+def _duration(seconds: float) -> str:
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes} min {rest} s" if minutes else f"{seconds:.1f} s"

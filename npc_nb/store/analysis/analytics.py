@@ -1,0 +1,243 @@
+"""SQL for the metrics: every query aggregates in DuckDB and returns a small DataFrame.
+
+Grouping dimensions are chosen from fixed maps of column expressions, never from
+caller text. Counts are cast to BIGINT so pandas sees integers, not floats.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+
+from ..contract import Store
+from ..memories.predicates import approved_source
+
+__all__ = [
+    "DIMENSIONS",
+    "PERIODS",
+    "backlog",
+    "injections_per_memory",
+    "matching",
+    "outcomes",
+    "reproposals",
+    "reviewer_activity",
+    "time_to_decision",
+]
+
+#: The periods a backlog can be counted by.
+PERIODS = ("hour", "day", "week", "month")
+_COMMON = ("model", "provider", "prompt_version", "npc", "team", "category", "scope")
+#: For each source, the dimensions it can be grouped by and their SQL expressions.
+DIMENSIONS: dict[str, dict[str, str]] = {
+    "memories": {
+        **{d: d for d in _COMMON},
+        "reviewer": "reviewer",
+        "day": "date_trunc('day', recorded_at)",
+        "week": "date_trunc('week', recorded_at)",
+        "month": "date_trunc('month', recorded_at)",
+    },
+    "reproposals": {
+        **{d: d for d in _COMMON},
+        "day": "date_trunc('day', recorded_at)",
+        "week": "date_trunc('week', recorded_at)",
+        "month": "date_trunc('month', recorded_at)",
+    },
+    "matching": {
+        **{d: d for d in _COMMON},
+        "matcher": "matcher",
+        "verdict": "verdict",
+        "outcome": "outcome",
+        "day": "date_trunc('day', recorded_at)",
+        "week": "date_trunc('week', recorded_at)",
+        "month": "date_trunc('month', recorded_at)",
+    },
+    "decisions": {
+        **{d: d for d in _COMMON},
+        "reviewer": "reviewer",
+        "day": "date_trunc('day', occurred_at)",
+        "week": "date_trunc('week', occurred_at)",
+        "month": "date_trunc('month', occurred_at)",
+    },
+}
+_DECISION_ACTIONS = "('approve', 'reject', 'edit', 'approve_all')"
+_CARD_ACTIONS = "('approve', 'reject', 'edit', 'skip', 'defer')"
+_NOT_UNDONE = "NOT EXISTS (SELECT 1 FROM memory_events u WHERE u.undoes = e.seq)"
+
+
+def _select(source: str, by: Sequence[str]) -> tuple[str, str]:
+    """('expr AS name, ...', 'GROUP BY ...') for already validated dimension names."""
+    if not by:
+        return "", ""
+    exprs = [f"{DIMENSIONS[source][name]} AS {name}" for name in by]
+    return ", ".join(exprs) + ", ", "GROUP BY " + ", ".join(str(i + 1) for i in range(len(by)))
+
+
+def _order(by: Sequence[str]) -> str:
+    return "ORDER BY " + ", ".join(str(i + 1) for i in range(len(by))) if by else ""
+
+
+def matching(store: Store, by: Sequence[str]) -> pd.DataFrame:
+    """Per group of automatic outcomes (merged, suppressed, reinforced): how many there
+    were, how many a reviewer checked, and how many a reviewer put back (split off a
+    card, or requeued). Checked: listed to a reviewer, put back, or (merged) shown on a
+    card that has since been decided."""
+    dims, group = _select("matching", by)
+    return store.dataframe(
+        f"""SELECT {dims}
+            count(*)::BIGINT AS automatic,
+            count(*) FILTER (WHERE checked)::BIGINT AS checked,
+            count(*) FILTER (WHERE label IS NOT NULL)::BIGINT AS put_back,
+            count(*) FILTER (WHERE label = 'split')::BIGINT AS split,
+            count(*) FILTER (WHERE label = 'requeued')::BIGINT AS requeued
+        FROM (
+            SELECT r.*, r.label IS NOT NULL OR r.listed_at IS NOT NULL
+                OR (r.outcome = 'merged' AND m.status NOT IN ('pending_approval', 'deferred'))
+                AS checked
+            FROM v_reproposals r LEFT JOIN memories m ON m.id = r.memory_id
+            WHERE r.outcome IN ('merged', 'suppressed', 'reinforced')
+        ) {group} {_order(by)}"""
+    )
+
+
+def outcomes(store: Store, by: Sequence[str]) -> pd.DataFrame:
+    """Per group: proposed, decided, approved, edited, rejected, open, mean text change.
+
+    Only proposed memories count (not the versions a supersede creates); a superseded
+    one was approved before it was revised.
+    """
+    dims, group = _select("memories", by)
+    return store.dataframe(
+        f"""SELECT {dims}
+            count(*)::BIGINT AS proposed,
+            count(*) FILTER (WHERE outcome <> 'open')::BIGINT AS decided,
+            count(*) FILTER (WHERE outcome IN ('approved', 'edited', 'superseded'))::BIGINT
+                AS approved,
+            count(*) FILTER (WHERE outcome = 'edited'
+                             OR (outcome = 'superseded' AND edited))::BIGINT AS edited,
+            count(*) FILTER (WHERE outcome = 'rejected')::BIGINT AS rejected,
+            count(*) FILTER (WHERE outcome = 'open')::BIGINT AS open,
+            avg(text_change) FILTER (WHERE outcome = 'edited'
+                                     OR (outcome = 'superseded' AND edited)) AS mean_text_change
+        FROM v_memories WHERE origin = 'extracted' {group} {_order(by)}"""
+    )
+
+
+def reproposals(store: Store, by: Sequence[str]) -> pd.DataFrame:
+    """Per group: how many re-proposals matched rejected, approved and pending memories,
+    and how many reinforced an approved one."""
+    dims, group = _select("reproposals", by)
+    return store.dataframe(
+        f"""SELECT {dims}
+            count(*)::BIGINT AS reproposals,
+            count(*) FILTER (WHERE kind = 'rejected')::BIGINT AS rejected,
+            count(*) FILTER (WHERE kind = 'approved')::BIGINT AS approved,
+            count(*) FILTER (WHERE kind = 'pending')::BIGINT AS pending,
+            count(*) FILTER (WHERE outcome = 'reinforced')::BIGINT AS reinforced
+        FROM v_reproposals {group} {_order(by)}"""
+    )
+
+
+def backlog(store: Store, period: str) -> pd.DataFrame:
+    """Per period: candidates proposed, candidates decided, and the backlog at its end."""
+    if period not in PERIODS:  # it goes into the SQL: checked here too
+        raise ValueError(f"period must be one of {', '.join(PERIODS)}, not {period!r}")
+    open_statuses = "('pending_approval', 'deferred')"
+    return store.dataframe(
+        f"""WITH changes AS (
+            SELECT date_trunc('{period}', occurred_at) AS period,
+                count(*) FILTER (WHERE from_status IS NULL
+                                 AND to_status IN {open_statuses})::BIGINT AS proposed,
+                count(*) FILTER (WHERE from_status IN {open_statuses}
+                                 AND to_status NOT IN {open_statuses})::BIGINT AS closed,
+                sum((to_status IN {open_statuses})::INTEGER
+                    - coalesce(from_status IN {open_statuses}, false)::INTEGER) AS change
+            FROM memory_events GROUP BY 1)
+        SELECT period, proposed, closed,
+            (sum(change) OVER (ORDER BY period))::BIGINT AS backlog
+        FROM changes ORDER BY period"""
+    )
+
+
+def time_to_decision(store: Store, by: Sequence[str]) -> pd.DataFrame:
+    """Per group: hours from proposal to the first decision that was not undone."""
+    dims, group = _select("memories", by)
+    return store.dataframe(
+        f"""WITH first_decision AS (
+            SELECT memory_id, min(occurred_at) AS at FROM memory_events e
+            WHERE action IN {_DECISION_ACTIONS} AND {_NOT_UNDONE} GROUP BY memory_id)
+        SELECT {dims}
+            count(*)::BIGINT AS decided,
+            median(date_diff('millisecond', recorded_at, f.at)) / 3.6e6 AS median_hours,
+            avg(date_diff('millisecond', recorded_at, f.at)) / 3.6e6 AS mean_hours,
+            quantile_cont(date_diff('millisecond', recorded_at, f.at), 0.9) / 3.6e6
+                AS p90_hours
+        FROM v_memories JOIN first_decision f ON f.memory_id = id
+        WHERE origin = 'extracted' {group} {_order(by)}"""
+    )
+
+
+def reviewer_activity(store: Store, by: Sequence[str], sitting_gap_ms: int) -> pd.DataFrame:
+    """Per group: cards decided, active review time, and the median time per card.
+
+    Active time sums the gaps between a reviewer's consecutive cards, leaving out gaps
+    longer than ``sitting_gap_ms`` (a break). Time per card is what the review panel
+    measured, else that gap. Batch approvals (approve_all) are counted apart. Reads the
+    audit log directly (no join) unless a dimension needs the memory's attributes.
+    """
+    dims, group = _select("decisions", by)
+    source = _decision_source(by)
+    return store.dataframe(
+        f"""WITH cards AS (
+            SELECT *, date_diff('millisecond', lag(occurred_at) OVER (
+                    PARTITION BY reviewer ORDER BY seq), occurred_at) AS gap_ms
+            FROM {source} WHERE action IN {_CARD_ACTIONS}),
+        in_sitting AS (
+            SELECT *, CASE WHEN gap_ms <= {int(sitting_gap_ms)} THEN gap_ms END AS active_ms
+            FROM cards)
+        SELECT {dims}
+            count(*)::BIGINT AS cards,
+            coalesce(sum(active_ms), 0)::BIGINT AS active_ms,
+            median(coalesce(time_spent_ms, active_ms)) / 1000.0 AS median_seconds_per_card
+        FROM in_sitting {group} {_order(by)}"""
+    )
+
+
+def _decision_source(by: Sequence[str]) -> str:
+    """The audit events, with the memory's attributes joined only when grouping needs them."""
+    if set(by) <= {"reviewer", "day", "week", "month"}:
+        return (
+            "(SELECT seq, occurred_at, actor AS reviewer, action, time_spent_ms, batch_id "
+            "FROM memory_events)"
+        )
+    return "v_decisions"
+
+
+def batch_approvals(store: Store, by: Sequence[str]) -> pd.DataFrame:
+    dims, group = _select("decisions", by)
+    return store.dataframe(
+        f"""SELECT {dims} count(DISTINCT batch_id)::BIGINT AS batch_approvals,
+            count(*)::BIGINT AS batch_approved_memories
+        FROM {_decision_source(by)} WHERE action = 'approve_all' {group} {_order(by)}"""
+    )
+
+
+def injections_per_memory(store: Store) -> pd.DataFrame:
+    """Every currently approved memory: how many prompts it went into, first and last.
+
+    A memory appears at most once in a prompt, so the count is also the number of
+    replies it shaped.
+    """
+    approved, params = approved_source()
+    return store.dataframe(
+        f"""WITH used AS (
+            SELECT memory_id, count(*)::BIGINT AS injections, min(injected_at) AS first_injected,
+                max(injected_at) AS last_injected
+            FROM context_injections GROUP BY memory_id)
+        SELECT approved.id AS memory_id, approved.final_text, approved.npc, approved.scope,
+            approved.category, coalesce(u.injections, 0)::BIGINT AS injections,
+            u.first_injected, u.last_injected
+        FROM {approved} LEFT JOIN used u ON u.memory_id = approved.id
+        ORDER BY injections DESC, memory_id""",
+        params,
+    )

@@ -1,0 +1,59 @@
+"""Read-side queries that return pandas DataFrames: memories, decisions, re-proposals.
+
+``status="approved"`` reads through the one approval predicate
+(``predicates.approved_source``), now or as the memories stood at ``as_of``.
+
+When to use which: these are the tables the facade hands a user (``nb.memories()``,
+``nb.decisions()``, ``nb.reproposals()``), read through the analysis path as whole
+DataFrames. The operational path (a few rows by id or by hash, as dicts, in the
+caller's transaction) is ``memories.memory_rows``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pandas as pd
+
+from ..contract import Store
+from ..memories.predicates import AS_OF, approved_source
+
+__all__ = ["decisions_frame", "memories_frame", "reproposals_frame"]
+
+
+def memories_frame(
+    store: Store, *, status: str | None, npc: str | None, as_of: datetime | None
+) -> pd.DataFrame:
+    """Memories (now, or as they stood at ``as_of``), filtered by status and persona."""
+    if status == "approved":
+        source, params = approved_source(as_of)
+    elif as_of is not None:
+        source, params = f"({AS_OF})", {"as_of": as_of}
+    else:
+        source, params = "memories", {}
+    clauses: list[str] = ["TRUE"]
+    for column, value in (("status", status if status != "approved" else None), ("npc", npc)):
+        if value is not None:
+            clauses.append(f"{column} = ${column}")
+            params[column] = value
+    sql = f"SELECT * FROM {source} WHERE {' AND '.join(clauses)} ORDER BY recorded_at, id"
+    return store.table(sql, params)
+
+
+def decisions_frame(store: Store, *, memory_id: str | None) -> pd.DataFrame:
+    """The audit log, oldest first; one row per event."""
+    where = "WHERE memory_id = $id" if memory_id is not None else ""
+    params = {"id": memory_id} if memory_id is not None else {}
+    return store.table(
+        f"SELECT * EXCLUDE (state_before) FROM memory_events {where} ORDER BY seq",
+        params,
+    )
+
+
+def reproposals_frame(store: Store) -> pd.DataFrame:
+    """Every re-proposal; ``score`` is the matcher's score (``similarity``, 0-100);
+    ``label`` and ``new_memory_id`` say whether a reviewer put it back as its own card."""
+    return store.table(
+        "SELECT r.*, r.similarity AS score, l.label, l.new_memory_id FROM reproposals r "
+        "LEFT JOIN match_labels l ON l.reproposal_id = r.id ORDER BY r.recorded_at, r.id"
+    )
