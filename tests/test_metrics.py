@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import warnings
-
 import json
 import math
+import warnings
 from datetime import datetime, timedelta
 from pathlib import Path
 
