@@ -13,7 +13,7 @@ from IPython.core.interactiveshell import InteractiveShell
 import npc_nb
 
 _COLOURS = re.compile(r"\x1b\[[0-9;]*m")
-_INSIDE = ("npc_nb/_arguments.py", "npc_nb/_project.py", "npc_nb/", "site-packages")
+_INSIDE = ("npc_nb/_foundations/arguments.py", "npc_nb/_project.py", "npc_nb/", "site-packages")
 
 
 @pytest.fixture
@@ -52,7 +52,7 @@ def test_other_errors_and_tb_keep_the_whole_traceback(run) -> None:
     assert "KeyError" in shown and "----> 2     return {}['missing']" in shown
     run("__import__('npc_nb').open().context(None)")
     _, full = run("%tb")
-    assert "npc_nb/_arguments.py" in full and "ArgumentError" in full
+    assert "npc_nb/_foundations/arguments.py" in full and "ArgumentError" in full
 
 
 def test_unloading_the_extension_gives_ipython_its_own_display_back(
@@ -61,7 +61,7 @@ def test_unloading_the_extension_gives_ipython_its_own_display_back(
     shell.run_line_magic("unload_ext", "npc_nb")
     assert shell.custom_exceptions == ()
     _, shown = run("__import__('npc_nb').open().context(None)")
-    assert "npc_nb/_arguments.py" in shown  # IPython's full traceback again
+    assert "npc_nb/_foundations/arguments.py" in shown  # IPython's full traceback again
     shell.run_line_magic("load_ext", "npc_nb")
     _, shown = run("__import__('npc_nb').open().context(None)")
     assert "npc_nb/" not in shown
