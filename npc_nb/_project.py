@@ -35,7 +35,7 @@ from ._foundations.results import (
     DecisionResult,
     RoleAccess,
 )
-from ._foundations.settings import Settings, load_settings
+from ._foundations.settings import Settings, load_settings, unknown_setting
 from ._foundations.tables import with_missing_as_na
 from ._foundations.utc import to_utc
 from .analytics.export import export_review_log, export_tables
@@ -154,8 +154,7 @@ class Project:
                     f"npc_nb.open(..., {key}=...) (or set NPC_NB_{key.upper()})."
                 )
             if key not in Settings.model_fields:
-                known = ", ".join(Settings.model_fields)
-                raise ConfigError(f"Unknown setting {key!r}; known settings: {known}.")
+                raise unknown_setting(key)
             try:
                 setattr(trial, key, value)  # validated on assignment
             except ValueError as exc:  # pydantic's ValidationError
@@ -519,14 +518,18 @@ class Project:
 
     def _require_persona(self, npc: str | None) -> None:
         """A persona filter must name a persona that is defined or in a store: a typo
-        would otherwise read as "nothing there"."""
+        would otherwise read as "nothing there". The error lists the defined personas
+        and those with memories, never one that was only talked to: a name mistyped in
+        a cell is not offered back as a choice."""
         if npc is None:
             return
-        known = set(self._chat.personas()["name"])
+        listed, talked_to = set(self._chat.personas()["name"]), set()
         for store in self._stores.existing():
-            known |= chat_log.persona_names(store)
-        if npc not in known:
-            raise unknown_choice("persona", npc, sorted(known))
+            remembered, only_talked_to = chat_log.persona_names(store)
+            listed |= remembered
+            talked_to |= only_talked_to
+        if npc not in listed | talked_to:
+            raise unknown_choice("persona", npc, sorted(listed))
 
     # -- the knowledge graph ----------------------------------------------------------------
 
