@@ -16,7 +16,7 @@ import html
 import weakref
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any, Unpack
+from typing import Annotated, Any, Literal, Unpack
 
 import pandas as pd
 
@@ -29,7 +29,12 @@ from ._foundations.arguments import (
     unknown_choice,
 )
 from ._foundations.locations import STORE_DIR, ensure_store_dir, find_project_root, user_home
-from ._foundations.results import ApproveAllPreview, CandidateOutcome, DecisionResult
+from ._foundations.results import (
+    ApproveAllPreview,
+    CandidateOutcome,
+    DecisionResult,
+    RoleAccess,
+)
 from ._foundations.settings import Settings, load_settings, unknown_setting
 from ._foundations.tables import with_missing_as_na
 from ._foundations.utc import to_utc
@@ -77,6 +82,12 @@ def latest_project() -> Project | None:
     return _latest() if _latest is not None else None
 
 
+#: What ``grant`` gives a database role; ownership is not granted: it is the schema's.
+Level = Annotated[
+    Literal["reader", "reviewer"],
+    "'reader' or 'reviewer' (there is no 'owner' to grant: the owner is the role that "
+    "owns the project's schema)",
+]
 #: Settings that say which store the project is: changing them means opening another one.
 _FIXED_AT_OPEN = ("store", "project")
 _DECISIONS = ("decide", "approve", "reject", "skip", "defer", "set_validity", "approve_all", "undo")
@@ -428,6 +439,15 @@ class Project:
     def sql(self, query: str, params: Any = None, *, allow_write: bool = False) -> pd.DataFrame:
         """Run SQL on the project store; read-only unless ``allow_write=True``."""
         return run_sql(self._stores.project, query, params, allow_write=allow_write)
+
+    def grant(self, role: str, level: Level) -> RoleAccess:
+        """On a shared store, as the owner of the project's schema: let the database role
+        ``role`` read or review this project, exactly that (see docs/lab.md)."""
+        return self._stores.project.grant(role, level, project=self.name)
+
+    def revoke(self, role: str) -> RoleAccess:
+        """On a shared store, as the owner: take back every grant of ``role`` here."""
+        return self._stores.project.grant(role, None, project=self.name)
 
     def export(self, folder: str | Path, format: str = "parquet") -> dict[str, Path]:
         """Write ``memories`` and ``decisions`` (every column of the analytical views) to
