@@ -16,7 +16,7 @@ import html
 import weakref
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any, Unpack
+from typing import Annotated, Any, Literal, Unpack
 
 import pandas as pd
 
@@ -29,8 +29,13 @@ from ._foundations.arguments import (
     unknown_choice,
 )
 from ._foundations.locations import STORE_DIR, check_store_dir, find_project_root, user_home
-from ._foundations.results import ApproveAllPreview, CandidateOutcome, DecisionResult
-from ._foundations.settings import Settings, load_settings
+from ._foundations.results import (
+    ApproveAllPreview,
+    CandidateOutcome,
+    DecisionResult,
+    RoleAccess,
+)
+from ._foundations.settings import Settings, load_settings, unknown_setting
 from ._foundations.tables import with_missing_as_na
 from ._foundations.utc import to_utc
 from .analytics.export import export_review_log, export_tables
@@ -94,6 +99,12 @@ def latest_project() -> Project | None:
     return _latest() if _latest is not None else None
 
 
+#: What ``grant`` gives a database role; ownership is not granted: it is the schema's.
+Level = Annotated[
+    Literal["reader", "reviewer"],
+    "'reader' or 'reviewer' (there is no 'owner' to grant: the owner is the role that "
+    "owns the project's schema)",
+]
 #: Settings that say which store the project is: changing them means opening another one.
 _FIXED_AT_OPEN = ("store", "project")
 _DECISIONS = ("decide", "approve", "reject", "skip", "defer", "set_validity", "approve_all", "undo")
@@ -170,8 +181,7 @@ class Project:
                     f"npc_nb.open(..., {key}=...) (or set NPC_NB_{key.upper()})."
                 )
             if key not in Settings.model_fields:
-                known = ", ".join(Settings.model_fields)
-                raise ConfigError(f"Unknown setting {key!r}; known settings: {known}.")
+                raise unknown_setting(key)
             try:
                 setattr(trial, key, value)  # validated on assignment
             except ValueError as exc:  # pydantic's ValidationError
@@ -457,6 +467,15 @@ class Project:
         """Run SQL on the project store; read-only unless ``allow_write=True``."""
         return run_sql(self._stores.project, query, params, allow_write=allow_write)
 
+    def grant(self, role: str, level: Level) -> RoleAccess:
+        """On a shared store, as the owner of the project's schema: let the database role
+        ``role`` read or review this project, exactly that (see docs/lab.md)."""
+        return self._stores.project.grant(role, level, project=self.name)
+
+    def revoke(self, role: str) -> RoleAccess:
+        """On a shared store, as the owner: take back every grant of ``role`` here."""
+        return self._stores.project.grant(role, None, project=self.name)
+
     def export(self, folder: str | Path, format: str = "parquet") -> dict[str, Path]:
         """Write ``memories`` and ``decisions`` (every column of the analytical views) to
         ``folder`` as Parquet or JSON Lines; returns the paths written."""
@@ -526,14 +545,18 @@ class Project:
 
     def _require_persona(self, npc: str | None) -> None:
         """A persona filter must name a persona that is defined or in a store: a typo
-        would otherwise read as "nothing there"."""
+        would otherwise read as "nothing there". The error lists the defined personas
+        and those with memories, never one that was only talked to: a name mistyped in
+        a cell is not offered back as a choice."""
         if npc is None:
             return
-        known = set(self._chat.personas()["name"])
+        listed, talked_to = set(self._chat.personas()["name"]), set()
         for store in self._stores.existing():
-            known |= chat_log.persona_names(store)
-        if npc not in known:
-            raise unknown_choice("persona", npc, sorted(known))
+            remembered, only_talked_to = chat_log.persona_names(store)
+            listed |= remembered
+            talked_to |= only_talked_to
+        if npc not in listed | talked_to:
+            raise unknown_choice("persona", npc, sorted(listed))
 
     # -- the knowledge graph ----------------------------------------------------------------
 

@@ -379,3 +379,29 @@ def test_moving_from_a_folder_with_no_store_says_so_and_creates_nothing(tmp_path
         "nothing has been proposed in this project yet."
     )
     assert list(empty.iterdir()) == [] and list(target.iterdir()) == []
+
+
+def test_a_review_as_root_says_how_to_record_a_name(
+    nb: npc_nb.Project, project_dir: Path, monkeypatch, tmp_path: Path
+) -> None:
+    from npc_nb._foundations.settings.reviewer import default_reviewer
+
+    memory = propose(nb, "terminal candidate recorded as root")
+    for variable in ("NPC_NB_REVIEWER", "GIT_CONFIG_GLOBAL", "XDG_CONFIG_HOME", "USER"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))  # no git user.name there
+    monkeypatch.setenv("LOGNAME", "root")
+    default_reviewer.cache_clear()
+    try:
+        out = io.StringIO()
+        assert main(["review", "--project", str(project_dir)], io.StringIO("a\n"), out) == 0
+        named = io.StringIO()
+        propose(nb, "terminal candidate with a name")
+        main(["review", "--project", str(project_dir), "--by", "ada"], io.StringIO("a\n"), named)
+    finally:
+        default_reviewer.cache_clear()
+    assert "Decisions are recorded as root, a shared account that names nobody: pass --by NAME" in (
+        out.getvalue()
+    )
+    assert "shared account" not in named.getvalue()
+    assert nb.decisions(memory)["actor"].iloc[-1] == "root"

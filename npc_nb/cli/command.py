@@ -2,8 +2,10 @@
 
 ``npc-nb review`` (``review``) reviews candidates with single keys, in a project opened
 as it is (``opening``: nothing is created); ``npc-nb migrate-store`` (``migrate``)
-copies a store into another. Both talk to the user through ``console``. Errors the
-user can fix (``NpcError``) are printed with exit status 2.
+copies a store into another; ``npc-nb grant`` and ``npc-nb revoke`` (``grants``) give a
+database role access to a project on a shared store, or take it back. All talk to the
+user through ``console``. Errors the user can fix (``NpcError``) are printed on one
+line, with exit status 2.
 """
 
 from __future__ import annotations
@@ -14,8 +16,10 @@ from typing import IO
 
 from ..errors import NpcError
 from .console import Console
+from .grants import add_grant_commands, grant_command
 from .migrate import add_migrate_store, migrate_store
-from .opening import add_project_options, open_to_review
+from .opening import open_to_review
+from .options import add_project_options
 from .review import review_session
 
 __all__ = ["main"]
@@ -40,10 +44,13 @@ def main(
         "review: put any back as its own card and decide it",
     )
     add_migrate_store(commands)
+    add_grant_commands(commands)
     args = parser.parse_args(argv)
     console = Console(stdin or sys.stdin, stdout or sys.stdout)
     if args.command == "migrate-store":
         return migrate_store(args, console)
+    if args.command in ("grant", "revoke"):
+        return grant_command(args, console)
     try:
         project = open_to_review(args)
         session = project.review_session(

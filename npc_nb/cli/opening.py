@@ -22,23 +22,9 @@ from ..errors import ConfigError, StoreError
 if TYPE_CHECKING:
     from .._project import Project
 
-__all__ = ["add_project_options", "no_store_message", "open_to_review", "refuse_absent_source"]
+__all__ = ["no_store_message", "open_to_review", "refuse_absent_source"]
 
 _START = "Start one in a notebook (%load_ext npc_nb, then a %%npc cell)"
-
-
-def add_project_options(command: argparse.ArgumentParser) -> None:
-    """``--project DIR``, ``--store URL`` and ``--project-name NAME``."""
-    command.add_argument("--project", help="project folder (default: found from here)")
-    command.add_argument(
-        "--store", help="a shared store, postgresql://user@host:port/db (default: the file)"
-    )
-    command.add_argument(
-        "--project-name",
-        metavar="NAME",
-        help="with --store: the project's name on the server (default: the project "
-        "folder's name, or NPC_NB_PROJECT)",
-    )
 
 
 def no_store_message(folder: Path, path: Path, elsewhere: str) -> str:
