@@ -1,7 +1,7 @@
 """npc_nb: long-term memory for LLM personas that a person approves before it counts.
 
     import npc_nb
-    nb = npc_nb.open()                      # the project's store, created on first use
+    nb = npc_nb.open()                      # the project's store, created by its first write
     out = nb.add_candidate("We use DuckDB for the store", category="decision", npc="analyst")
     nb.approve(out.memory_id)
     print(nb.context("analyst"))            # the <npc-memory> block: approved memories only
@@ -77,13 +77,23 @@ install_module_aliases()  # npc_nb.metrics, npc_nb.config, ...: the paths of ear
 
 def load_ipython_extension(ipython: Any) -> None:
     """``%load_ext npc_nb``: register the magics (importing neither litellm nor widgets),
-    and start loading the model client on a background thread, so that the first
-    ``%%npc`` cell does not wait for it."""
+    show an NpcError raised in a cell as its message and the cell's line, without
+    npc_nb's own frames, and start loading the model client on a background thread, so
+    that the first ``%%npc`` cell does not wait for it."""
     from .models import preload
+    from .notebook import tracebacks
     from .notebook.magics import NpcMagics
 
     ipython.register_magics(NpcMagics)
+    tracebacks.register(ipython)
     preload.start()
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    """``%unload_ext npc_nb``: NpcErrors get IPython's full traceback again."""
+    from .notebook import tracebacks
+
+    tracebacks.unregister(ipython)
 
 
 __all__ = [

@@ -16,7 +16,7 @@ import html
 import weakref
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any, Unpack
+from typing import Annotated, Any, Literal, Unpack
 
 import pandas as pd
 
@@ -28,9 +28,14 @@ from ._foundations.arguments import (
     checked_methods,
     unknown_choice,
 )
-from ._foundations.locations import STORE_DIR, ensure_store_dir, find_project_root, user_home
-from ._foundations.results import ApproveAllPreview, CandidateOutcome, DecisionResult
-from ._foundations.settings import Settings, load_settings
+from ._foundations.locations import STORE_DIR, check_store_dir, find_project_root, user_home
+from ._foundations.results import (
+    ApproveAllPreview,
+    CandidateOutcome,
+    DecisionResult,
+    RoleAccess,
+)
+from ._foundations.settings import Settings, load_settings, unknown_setting
 from ._foundations.tables import with_missing_as_na
 from ._foundations.utc import to_utc
 from .analytics.export import export_review_log, export_tables
@@ -51,7 +56,7 @@ from .store.analysis import frames
 from .store.analysis.user_sql import run_sql
 from .store.conversations import chat_log
 
-__all__ = ["Project", "ReviewContext", "latest_project", "open_project"]
+__all__ = ["Project", "ReviewContext", "latest_project", "open_existing", "open_project"]
 
 _latest: weakref.ref[Project] | None = None
 
@@ -59,15 +64,32 @@ _latest: weakref.ref[Project] | None = None
 def open_project(
     project_dir: str | Path | None = None, *, create: bool = False, **settings: Any
 ) -> Project:
-    """Open the memory store of the project at or above a folder (the store is created on
-    first use; the folder must exist unless ``create=True``).
+    """Open the memory store of the project at or above a folder.
+
+    Opening creates nothing: the store (``.npc_nb/`` and its file) is created by the
+    first write (a candidate, a chat, SQL run with ``allow_write``), and until then
+    every read finds an empty store. ``create=True`` creates the store at once, and the
+    folder too if it does not exist (else a missing folder is an error: a typo must
+    never start a new project). A shared PostgreSQL store (``store=URL``) creates the
+    project's schema at open.
 
     The magics use the Project opened last in the kernel, so ``nb = npc_nb.open(path)``
     points ``%%npc`` at that project too.
     """
-    global _latest
     root = find_project_root(project_dir, create=create)
-    project = Project(root, load_settings(**settings))
+    return _opened(Project(root, load_settings(**settings), create=create))
+
+
+def open_existing(project_dir: str | Path | None = None, **settings: Any) -> Project:
+    """The project as it is, for a command that only reads or reviews (``npc-nb
+    review``): nothing is created, not even a shared store's schema; a server project
+    whose schema does not exist is a StoreError listing the projects there."""
+    root = find_project_root(project_dir)
+    return _opened(Project(root, load_settings(**settings), existing_only=True))
+
+
+def _opened(project: Project) -> Project:
+    global _latest
     _latest = weakref.ref(project)
     return project
 
@@ -77,6 +99,12 @@ def latest_project() -> Project | None:
     return _latest() if _latest is not None else None
 
 
+#: What ``grant`` gives a database role; ownership is not granted: it is the schema's.
+Level = Annotated[
+    Literal["reader", "reviewer"],
+    "'reader' or 'reviewer' (there is no 'owner' to grant: the owner is the role that "
+    "owns the project's schema)",
+]
 #: Settings that say which store the project is: changing them means opening another one.
 _FIXED_AT_OPEN = ("store", "project")
 _DECISIONS = ("decide", "approve", "reject", "skip", "defer", "set_validity", "approve_all", "undo")
@@ -90,20 +118,30 @@ _DECISIONS = ("decide", "approve", "reject", "skip", "defer", "set_validity", "a
 class Project:
     """One project's memory: personas and chat, candidates, review, context, queries."""
 
-    def __init__(self, root: Path, settings: Settings) -> None:
+    def __init__(
+        self, root: Path, settings: Settings, *, create: bool = False, existing_only: bool = False
+    ) -> None:
+        """``create``: create the store now (else its first write does). ``existing_only``:
+        never create a shared store's schema either (``open_existing``)."""
         self.root = root
         self.settings = settings
         # On a shared store the project is known by name, not by its folder: two
         # machines with differently named folders share one project.
         self.name = settings.project or root.name
-        self._stores = Stores(ensure_store_dir(root / STORE_DIR), user_home(), settings, self.name)
+        check_store_dir(root / STORE_DIR)  # looked at, never created here
+        self._stores = Stores(
+            root / STORE_DIR, user_home(), settings, self.name, create_schema=not existing_only
+        )
         self._memory = MemoryCore(self._stores, settings, self.name, _model_judge)
         store = self._stores.project
         self._extraction = Extraction(store, settings, self._memory.add_candidate)
         self._chat = Conversations(root, self.name, settings, store, self._memory, self._extraction)
         self._graph = KnowledgeGraph(store, settings)
-        with store.read():
-            pass  # create and migrate now, so a broken store fails at open()
+        if create:
+            store.create()
+        if store.exists:
+            with store.read():
+                pass  # open and migrate now, so a broken store fails at open()
         self._memory.matching()  # so does a matcher setting that names nothing usable
         _open_projects.add(self)
         self._extraction.recover()  # jobs a killed kernel left behind
@@ -143,8 +181,7 @@ class Project:
                     f"npc_nb.open(..., {key}=...) (or set NPC_NB_{key.upper()})."
                 )
             if key not in Settings.model_fields:
-                known = ", ".join(Settings.model_fields)
-                raise ConfigError(f"Unknown setting {key!r}; known settings: {known}.")
+                raise unknown_setting(key)
             try:
                 setattr(trial, key, value)  # validated on assignment
             except ValueError as exc:  # pydantic's ValidationError
@@ -431,6 +468,15 @@ class Project:
         """Run SQL on the project store; read-only unless ``allow_write=True``."""
         return run_sql(self._stores.project, query, params, allow_write=allow_write)
 
+    def grant(self, role: str, level: Level) -> RoleAccess:
+        """On a shared store, as the owner of the project's schema: let the database role
+        ``role`` read or review this project, exactly that (see docs/lab.md)."""
+        return self._stores.project.grant(role, level, project=self.name)
+
+    def revoke(self, role: str) -> RoleAccess:
+        """On a shared store, as the owner: take back every grant of ``role`` here."""
+        return self._stores.project.grant(role, None, project=self.name)
+
     def export(self, folder: str | Path, format: str = "parquet") -> dict[str, Path]:
         """Write ``memories`` and ``decisions`` (every column of the analytical views) to
         ``folder`` as Parquet or JSON Lines; returns the paths written."""
@@ -500,14 +546,18 @@ class Project:
 
     def _require_persona(self, npc: str | None) -> None:
         """A persona filter must name a persona that is defined or in a store: a typo
-        would otherwise read as "nothing there"."""
+        would otherwise read as "nothing there". The error lists the defined personas
+        and those with memories, never one that was only talked to: a name mistyped in
+        a cell is not offered back as a choice."""
         if npc is None:
             return
-        known = set(self._chat.personas()["name"])
+        listed, talked_to = set(self._chat.personas()["name"]), set()
         for store in self._stores.existing():
-            known |= chat_log.persona_names(store)
-        if npc not in known:
-            raise unknown_choice("persona", npc, sorted(known))
+            remembered, only_talked_to = chat_log.persona_names(store)
+            listed |= remembered
+            talked_to |= only_talked_to
+        if npc not in listed | talked_to:
+            raise unknown_choice("persona", npc, sorted(listed))
 
     # -- the knowledge graph ----------------------------------------------------------------
 

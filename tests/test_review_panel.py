@@ -683,3 +683,70 @@ def test_npc_review_list_of_an_empty_queue_says_what_it_was_limited_to(
     expected = "Nothing to review: no candidate matching npc=writer, category=decision is waiting"
     assert bundle["text/plain"].startswith(expected)
     assert "<table>" not in bundle["text/html"] and len(listed) == 0
+
+
+def test_npc_review_in_a_project_with_no_store_says_nothing_waits_and_creates_nothing(
+    shell: InteractiveShell, project_dir: Path, isolated_home: Path
+) -> None:
+    result = shell.run_cell("%npc_review", store_history=True)
+    assert result.error_in_exec is None
+    panel = result.result
+    assert isinstance(panel, ReviewPanel)
+    assert "Nothing to review: no candidate is waiting for approval" in panel.keys.card_html
+    listed = shell.run_cell("%npc_review --list", store_history=True)
+    assert listed.error_in_exec is None
+    assert str(listed.result).startswith("Nothing to review")
+    assert not (project_dir / ".npc_nb").exists() and not isolated_home.exists()
+
+
+@pytest.fixture
+def account(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, nb: npc_nb.Project) -> Any:
+    """Pretend to run as an OS account (and git user.name), with no reviewer configured."""
+    from npc_nb._foundations.settings.reviewer import default_reviewer
+
+    home = tmp_path / "os-home"
+    home.mkdir()
+    for variable in ("GIT_CONFIG_GLOBAL", "XDG_CONFIG_HOME", "USER", "LNAME", "USERNAME"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("HOME", str(home))
+    nb.configure(reviewer=None)
+
+    def run_as(name: str, git_name: str | None = None) -> None:
+        monkeypatch.setenv("LOGNAME", name)
+        if git_name is not None:
+            (home / ".gitconfig").write_text(f'[core]\n\tname = x\n[user]\n\tname = "{git_name}"\n')
+        default_reviewer.cache_clear()
+
+    yield run_as
+    default_reviewer.cache_clear()
+
+
+def test_a_shared_account_is_told_how_to_record_a_name(
+    nb: npc_nb.Project, queued: list[str], account: Any
+) -> None:
+    account("root")
+    panel = nb.review_panel()
+    note = panel.reviewer_note.value
+    assert panel.reviewer_note.layout.display != "none"
+    assert "Decisions are recorded as <b>root</b>" in note
+    assert "npc_nb.open(reviewer=&quot;ada&quot;)" in note and "NPC_NB_REVIEWER=ada" in note
+    assert "%npc_config reviewer=ada" in note and "%npc_review --by ada" in note
+    key(panel, "a")
+    assert events(nb, queued[0])[-1]["actor"] == "root"
+    named = nb.review_panel(by="ada")  # a name given: nothing to say
+    assert named.reviewer_note.value == "" and named.reviewer_note.layout.display == "none"
+
+
+def test_the_default_reviewer_is_a_readable_name(
+    nb: npc_nb.Project, queued: list[str], account: Any
+) -> None:
+    account("root", git_name="Ada Lovelace")  # a container with git's user.name set
+    panel = nb.review_panel()
+    assert panel.reviewer_note.value == ""
+    key(panel, "a")
+    assert events(nb, queued[0])[-1]["actor"] == "Ada Lovelace"
+    assert "Ada Lovelace (git user.name)" in str(nb.settings)
+    account("ada")  # a personal account is the person, as before
+    panel = nb.review_panel()
+    key(panel, "a")
+    assert events(nb, queued[1])[-1]["actor"] == "ada" and panel.reviewer_note.value == ""

@@ -43,6 +43,11 @@ def review_session(session: ReviewSession, console: Console) -> None:
     summary and wait: u undoes the last decision (its card comes back), q quits."""
     if session.remaining:
         console.say(f"{session.remaining} candidate(s) waiting. {HELP}")
+    if account := session.unnamed_reviewer:
+        console.say(
+            f"Decisions are recorded as {account}, a shared account that names nobody: "
+            "pass --by NAME, or set NPC_NB_REVIEWER=NAME."
+        )
     try:
         while True:
             while (card := session.card()) is not None:

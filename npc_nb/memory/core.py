@@ -10,8 +10,6 @@ the review session and the chat service receive it (or its methods) explicitly.
 
 from __future__ import annotations
 
-import functools
-import getpass
 import inspect
 import threading
 from collections.abc import Callable
@@ -24,6 +22,7 @@ from rapidfuzz import fuzz
 
 from .._foundations.results import ApproveAllPreview, CandidateOutcome, DecisionResult
 from .._foundations.settings import Settings
+from .._foundations.settings.reviewer import default_reviewer
 from .._foundations.tables import Kind
 from .._foundations.terms import content_terms
 from .._foundations.utc import utc_now
@@ -106,12 +105,25 @@ class MemoryCore:
 
     def actor(self, by: str | None) -> str:
         """Who a decision is recorded for: ``by``, else the reviewer setting, else the
-        database role on a shared store, else the OS user."""
+        database role on a shared store, else the default reviewer (``settings.reviewer``:
+        the OS user, or git's user.name on a shared account such as root)."""
         if by is None:
-            return self.settings.reviewer or self.stores.project.default_actor() or _os_user()
+            return (
+                self.settings.reviewer
+                or self.stores.project.default_actor()
+                or default_reviewer().name
+            )
         if not isinstance(by, str) or not by.strip():
             raise DecisionError("by= must be a non-empty reviewer name.")
         return by.strip()
+
+    def unnamed_reviewer(self, by: str | None) -> str | None:
+        """The shared account (root, jovyan) decisions would be recorded under because
+        nobody said who reviews, else None: a front end then says how to set a name."""
+        if by is not None or self.settings.reviewer or self.stores.project.default_actor():
+            return None
+        default = default_reviewer()
+        return default.name if default.shared_account else None
 
     # -- candidates ---------------------------------------------------------------------
 
@@ -490,14 +502,6 @@ def _check_time_spent(spent: object) -> None:
         isinstance(spent, bool) or not isinstance(spent, int | float) or spent < 0
     ):
         raise DecisionError(f"time_spent must be seconds (a number >= 0), not {spent!r}.")
-
-
-@functools.cache
-def _os_user() -> str:
-    try:
-        return getpass.getuser()
-    except (OSError, KeyError):
-        return "unknown"
 
 
 def _wanted(filters: dict[str, Any]) -> dict[str, Any]:

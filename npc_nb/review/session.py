@@ -126,6 +126,12 @@ class ReviewSession:
         for store in {id(s): s for s in (stores.project, stores.user)}.values():
             store.subscribe(self._heard)
 
+    @property
+    def unnamed_reviewer(self) -> str | None:
+        """The shared account (root) this review's decisions are recorded under because
+        nobody named the reviewer, else None."""
+        return self.memory.unnamed_reviewer(self.by)
+
     # -- decisions made elsewhere -------------------------------------------------------
 
     def watch(self, callback: Callable[[str], None]) -> None:

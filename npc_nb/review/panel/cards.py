@@ -10,6 +10,7 @@ from __future__ import annotations
 from html import escape
 
 from ..._foundations.results import ApproveAllPreview
+from ..._foundations.settings.reviewer import how_to_name_yourself
 from .. import TALLY_KINDS, Card, Decided, Summary, automatic_target
 
 __all__ = [
@@ -20,6 +21,7 @@ __all__ = [
     "error_html",
     "help_html",
     "preview_html",
+    "reviewer_note_html",
     "static_summary_html",
     "static_summary_text",
     "summary_html",
@@ -185,6 +187,19 @@ def help_html() -> str:
     return (
         '<div class="npc-help"><b>Keys</b> (click the panel first so it has focus; '
         f"they never reach the notebook):<ul>{rows}</ul></div>"
+    )
+
+
+def reviewer_note_html(account: str | None) -> str:
+    """Above the card when decisions would be recorded under a shared account (root in
+    a container): whose name they carry, and how to record yours; "" otherwise."""
+    if account is None:
+        return ""
+    return (
+        f'<div class="npc-review-note">Decisions are recorded as <b>{escape(account)}</b>, '
+        "a shared account that names nobody. To record your name: "
+        f"{escape(how_to_name_yourself())}, or <code>%npc_review --by ada</code> for "
+        "this review.</div>"
     )
 
 

@@ -40,6 +40,7 @@ from .cards import (
     error_html,
     help_html,
     preview_html,
+    reviewer_note_html,
     static_summary_html,
     static_summary_text,
     summary_html,
@@ -112,15 +113,18 @@ class ReviewPanel:
     def _build(self) -> None:
         self.position = w.HTML()
         self.tally = w.HTML()
-        self.progress = w.IntProgress(min=0, layout=w.Layout(width="100%"))
+        self.progress = w.IntProgress(min=0, layout=w.Layout(width="auto"))  # see edit_box
         self._build_editor()
         self._build_controls()
         self.inputs = w.HBox([self.reason, self.defer_until])
         self._build_confirm()
         self.help = w.HTML(help_html(), layout=w.Layout(display="none"))
         self.status = w.HTML()
+        note = reviewer_note_html(self.session.unnamed_reviewer)
+        self.reviewer_note = w.HTML(note, layout=w.Layout(display=None if note else "none"))
         self.widget = w.VBox(
             [
+                self.reviewer_note,
                 w.HBox([self.position, self.tally]),
                 self.progress,
                 self.keys,
@@ -142,7 +146,9 @@ class ReviewPanel:
         }
 
     def _build_editor(self) -> None:
-        self.edit_box = w.Textarea(layout=w.Layout(width="100%", height="5em"))
+        # "auto" in the flex column: the full width less its margins ("100%" plus the
+        # margins overflowed the panel by 4px, a horizontal scrollbar).
+        self.edit_box = w.Textarea(layout=w.Layout(width="auto", height="5em"))
         self.save_edit = self._button(
             "Approve edit (Ctrl+Enter)", "success", "npc-button-save_edit", self._submit_edit
         )

@@ -37,14 +37,16 @@ def conversation_starts(store: Store, conversation_ids: list[str]) -> dict[str, 
     return {row["id"]: row for row in found}
 
 
-def persona_names(store: Store) -> set[str]:
-    """Every persona the store knows: one that has memories or has been talked to."""
+def persona_names(store: Store) -> tuple[set[str], set[str]]:
+    """The personas the store knows: those that have memories, and those only talked
+    to (a mistyped name in a cell is one of these until something is remembered)."""
     with store.read() as con:
         found = con.execute(
-            "SELECT npc FROM memories WHERE npc IS NOT NULL "
-            "UNION SELECT npc FROM conversations WHERE npc IS NOT NULL"
+            "SELECT DISTINCT npc, true FROM memories WHERE npc IS NOT NULL "
+            "UNION SELECT DISTINCT npc, false FROM conversations WHERE npc IS NOT NULL"
         ).fetchall()
-    return {name for (name,) in found}
+    remembered = {name for name, has_memories in found if has_memories}
+    return remembered, {name for name, _ in found} - remembered
 
 
 def message(store: Store, message_id: str) -> dict | None:
