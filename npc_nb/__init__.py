@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from ._foundations.results import ApproveAllPreview, CandidateOutcome, DecisionResult, Reply
     from ._foundations.settings import Settings, load_settings
     from ._project import Project, open_project
+    from .analytics.agreement import agreement
     from .chat.personas import Persona
     from .memory.block import MemoryBlock, StreamScrubber, scrub_memory_tags
 
@@ -59,6 +60,7 @@ _LAZY = {
     "CandidateOutcome": "_foundations.results",
     "DecisionResult": "_foundations.results",
     "Reply": "_foundations.results",
+    "agreement": "analytics.agreement",
 }
 
 
@@ -123,6 +125,7 @@ __all__ = [
     "SymlinkedStoreError",
     "UnknownFilterError",
     "UnknownMemoryError",
+    "agreement",
     "load_settings",
     "open",
     "open_project",

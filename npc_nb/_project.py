@@ -48,7 +48,7 @@ from .graph.knowledge import KnowledgeGraph
 from .memory import transitions
 from .memory.block import MemoryBlock
 from .memory.core import AUTOMATIC_KINDS, MemoryCore, ReviewContext
-from .memory.queue import QUEUE_KINDS, queue_filters
+from .memory.queue import QUEUE_KINDS, VOTE_QUEUE_KINDS, queue_filters
 from .models.judge import ModelJudge
 from .review import ReviewSession
 from .store import Stores
@@ -107,7 +107,17 @@ Level = Annotated[
 ]
 #: Settings that say which store the project is: changing them means opening another one.
 _FIXED_AT_OPEN = ("store", "project")
-_DECISIONS = ("decide", "approve", "reject", "skip", "defer", "set_validity", "approve_all", "undo")
+_DECISIONS = (
+    "decide",
+    "approve",
+    "reject",
+    "skip",
+    "defer",
+    "set_validity",
+    "approve_all",
+    "undo",
+    "adjudicate",
+)
 
 
 @checked_methods(
@@ -374,9 +384,24 @@ class Project:
     def undo(self, by: str | None = None, *, session: str | None = None) -> DecisionResult:
         """Revert your last decision, or the whole of your last batch, as new events.
 
-        With ``session`` only a decision made in that review session is reverted.
+        With ``session`` only a decision made in that review session is reverted. In
+        independent review your last vote is withdrawn (and the agreement it completed
+        reverted, if nothing changed since).
         """
         return self._memory.undo(by, session=session)
+
+    def adjudicate(
+        self,
+        memory_id: MemoryId,
+        vote: Annotated[int, "the number of a vote (1, 2, ...) as votes(memory_id) lists it"],
+        by: str | None = None,
+        **context: Unpack[ReviewContext],
+    ) -> DecisionResult:
+        """Decide a card waiting for adjudication as its vote number ``vote`` says (1-based,
+        in the order ``votes(memory_id)`` lists them): final, audited as an adjudication.
+        A reviewer who voted on the card is refused unless ``allow_self_adjudication``;
+        to decide anew, call approve, reject, edit or defer as the adjudicator."""
+        return self._memory.adjudicate(memory_id, vote, by, **context)
 
     # -- reviewing --------------------------------------------------------------------------
 
@@ -388,13 +413,23 @@ class Project:
         category: Category | None = None,
         scope: Scope | None = None,
         conversation: str | None = None,
+        reviewer: str | None = None,
+        adjudicate: bool = False,
     ) -> pd.DataFrame:
-        """Pending and due deferred candidates, skipped ones last, oldest first."""
+        """Pending and due deferred candidates, skipped ones last, oldest first.
+
+        In independent review it is ``reviewer``'s queue (default: you, as decisions
+        record you): only the cards still collecting votes that ``reviewer`` has not voted
+        on, with how many votes each has (``votes``) and needs (``votes_needed``), never
+        whose or which. ``adjudicate=True`` lists the cards whose votes disagree, waiting
+        for an adjudicator (those ``reviewer`` voted on left out)."""
         self._require_persona(npc)
+        view = self._memory.votes.view(self._memory.actor(reviewer), adjudicate=adjudicate)
         queue = self._memory.review_queue(
-            npc=npc, team=team, category=category, scope=scope, conversation=conversation
-        )
-        return with_missing_as_na(queue, QUEUE_KINDS)
+            npc=npc, team=team, category=category, scope=scope, conversation=conversation,
+            view=view,
+        )  # fmt: skip
+        return with_missing_as_na(queue, QUEUE_KINDS if view is None else VOTE_QUEUE_KINDS)
 
     def review_session(
         self,
@@ -404,11 +439,14 @@ class Project:
         conversation: str | None = None,
         by: str | None = None,
         auto: bool = False,
+        adjudicate: bool = False,
     ) -> ReviewSession:
         """A review of the waiting candidates, one card at a time, with tally and undo.
 
         ``auto=True`` reviews only what the matcher decided without asking since the last
-        review (``ReviewSession.automatic``): what you put back is then decided here."""
+        review (``ReviewSession.automatic``): what you put back is then decided here.
+        ``adjudicate=True`` reviews the cards whose votes disagree (independent review),
+        each vote shown side by side: a number picks one, or decide anew."""
         self._require_persona(npc)
         return ReviewSession(
             self._memory,
@@ -417,6 +455,7 @@ class Project:
             conversation=conversation,
             by=by,
             auto_only=auto,
+            adjudicate=adjudicate,
         )
 
     def review_panel(
@@ -427,14 +466,21 @@ class Project:
         conversation: str | None = None,
         by: str | None = None,
         auto: bool = False,
+        adjudicate: bool = False,
     ) -> Any:
         """The keyboard-first review panel (ipywidgets) over ``review_session(...)``;
-        ``auto=True`` lists what was decided automatically, each one key from the queue."""
+        ``auto=True`` lists what was decided automatically, each one key from the queue;
+        ``adjudicate=True`` shows the disagreements of independent review."""
         from .review.panel import ReviewPanel  # ipywidgets: on first use
 
         return ReviewPanel(
             self.review_session(
-                npc=npc, category=category, conversation=conversation, by=by, auto=auto
+                npc=npc,
+                category=category,
+                conversation=conversation,
+                by=by,
+                auto=auto,
+                adjudicate=adjudicate,
             )
         )
 
@@ -458,6 +504,17 @@ class Project:
         """The audit log: who did what to which memory, when, with text before and after."""
         return _concat(
             frames.decisions_frame(s, memory_id=memory_id) for s in self._stores.existing()
+        )
+
+    def votes(self, memory_id: str | None = None, *, history: bool = False) -> pd.DataFrame:
+        """Every vote of independent review (or one card's), card by card, in the order
+        cast: ``vote`` is the number ``adjudicate`` picks by, ``final`` whether the card's
+        round is decided. The analysis view: it shows every vote, also on cards still
+        open (a reviewer reviews through the queue, the panel or ``npc-nb review``, which
+        never show another's vote). ``history=True`` adds the votes replaced or withdrawn."""
+        return _concat(
+            frames.votes_frame(s, memory_id=memory_id, history=history)
+            for s in self._stores.existing()
         )
 
     def reproposals(self) -> pd.DataFrame:

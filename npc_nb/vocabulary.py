@@ -1,4 +1,4 @@
-"""The closed vocabularies: statuses, decisions, categories, scopes.
+"""The closed vocabularies: statuses, decisions, categories, scopes, review modes.
 
 They are enforced twice, here and by CHECK constraints in the store's schema, which is
 built from these same tuples so the two can never drift apart. Statuses are never taken
@@ -15,9 +15,12 @@ __all__ = [
     "DECISIONS",
     "EVENT_ACTIONS",
     "OPEN_STATUSES",
+    "REVIEW_MODES",
     "SCOPES",
     "SCOPE_RANK",
     "STATUSES",
+    "VOTE_ACTIONS",
+    "VOTE_DECISIONS",
 ]
 
 PENDING: Final = "pending_approval"
@@ -35,8 +38,17 @@ OPEN_STATUSES: Final = (PENDING, DEFERRED)
 
 DECISIONS: Final = ("approve", "reject", "edit", "skip", "defer", "approve_all", "undo")
 
-#: Audit actions: the decisions, plus what the system and revisions record.
-EVENT_ACTIONS: Final = (*DECISIONS, "propose", "supersede", "set_validity")
+#: How a card is reviewed: by one reviewer whose decision is final, or by several who
+#: vote independently (blind), the card final on their agreement or an adjudication.
+REVIEW_MODES: Final = ("single", "independent")
+#: What a vote can say in independent review (a skip is not a vote).
+VOTE_DECISIONS: Final = ("approve", "edit", "reject", "defer")
+#: Audit actions of independent review: a vote cast, a vote that replaced the voter's
+#: earlier one, a vote withdrawn (undo), the agreed decision applied, an adjudication.
+VOTE_ACTIONS: Final = ("vote", "replace_vote", "withdraw_vote", "agree", "adjudicate")
+
+#: Audit actions: the decisions, plus what the system, revisions and votes record.
+EVENT_ACTIONS: Final = (*DECISIONS, "propose", "supersede", "set_validity", *VOTE_ACTIONS)
 
 CATEGORIES: Final = ("decision", "preference", "commitment", "constraint", "open_loop", "fact")
 

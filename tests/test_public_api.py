@@ -39,6 +39,7 @@ def test_public_names_are_pinned() -> None:
             "SymlinkedStoreError",
             "UnknownFilterError",
             "UnknownMemoryError",
+            "agreement",
             "load_settings",
             "open",
             "open_project",
@@ -110,6 +111,7 @@ def test_each_heavy_dependency_has_one_owner() -> None:
 
 PROJECT_METHODS = [
     "add_candidate",
+    "adjudicate",
     "approve",
     "approve_all",
     "automatic_outcomes",
@@ -147,6 +149,7 @@ PROJECT_METHODS = [
     "status",
     "supersede",
     "undo",
+    "votes",
 ]
 PROJECT_PROPERTIES = ["extraction", "metrics", "store_path"]
 

@@ -83,6 +83,10 @@ class DecisionResult:
     notes: tuple[str, ...] = ()
     #: The audit events that recorded it (``memory_events.seq``, in its store's log).
     event_seqs: tuple[int, ...] = ()
+    #: Whether the card is decided now. Always in single review; in independent review
+    #: a vote is final only when it completed an agreement (``notes`` says where the
+    #: card stands: waiting for votes, or for adjudication).
+    final: bool = True
 
     @property
     def memory_ids(self) -> list[str]:

@@ -54,7 +54,9 @@ from .._foundations.arguments import checked_methods, unknown_choice
 from .._foundations.tables import kinds_of, with_missing_as_na
 from ..errors import NpcError
 from ..store.analysis import analytics
+from ..vocabulary import VOTE_DECISIONS
 from . import plots
+from .agreement import agreement
 from .intervals import poisson_score_interval, wilson_interval
 
 if TYPE_CHECKING:
@@ -201,6 +203,59 @@ class Metrics:
         merged["active_minutes"] = merged["active_minutes"].fillna(0.0)
         return _shown(merged)
 
+    def agreement(
+        self,
+        by: str | Sequence[str] | None = None,
+        pairwise: bool = False,
+        collapse_edits: bool = False,
+    ) -> pd.DataFrame:
+        """Agreement between reviewers' votes (independent review), with 95% bootstrap CIs.
+
+        Per group (``by``: model, provider, prompt_version, npc, team, category, scope,
+        day, week, month of the card; or per pair of reviewers with ``pairwise``): cards
+        with two votes or more, reviewers, votes; percent_agreement, kappa (Cohen's for
+        two reviewers, Fleiss' for more: ``kappa_kind``), krippendorff_alpha and
+        gwet_ac1 on the decisions approve / edit / reject / defer (``collapse_edits``:
+        approve and edit as one), each with ``_ci_low`` and ``_ci_high``; resamples,
+        seed, and a note where a statistic is undefined. A card deferred by its votes
+        and voted on again counts once per round (``npc_nb.agreement``)."""
+        dims = _dimensions("votes", () if by is None else by)
+        votes = analytics.agreement_votes(self._store, dims)
+        categories: tuple[str, ...] = VOTE_DECISIONS
+        if collapse_edits:
+            votes["decision"] = votes["decision"].replace({"edit": "approve"})
+            categories = tuple(c for c in VOTE_DECISIONS if c != "edit")
+        frame = agreement(
+            votes, item="item", rater="reviewer", value="decision", by=dims,
+            categories=categories, pairwise=pairwise,
+        )  # fmt: skip
+        return _shown(frame.rename(columns=_AGREEMENT_NAMES))
+
+    def plot_agreement(
+        self,
+        by: str | None = None,
+        pairwise: bool = False,
+        collapse_edits: bool = False,
+        ax: Axes | None = None,
+    ) -> Axes:
+        """Agreement per group (``agreement``): each statistic with its 95% CI bar."""
+        frame = self.agreement(by=by, pairwise=pairwise, collapse_edits=collapse_edits)
+        groups = ["reviewer_a", "reviewer_b"] if pairwise else ([by] if by else [])
+        kind = ", ".join(sorted(set(frame["kappa_kind"].dropna()))) or "kappa"
+        estimates = {
+            "percent_agreement": "percent agreement",
+            "kappa": f"{kind} kappa" if kind != "kappa" else "kappa",
+            "krippendorff_alpha": "Krippendorff's alpha",
+            "gwet_ac1": "Gwet's AC1",
+        }
+        what = (
+            "approve+edit / reject / defer" if collapse_edits else "approve / edit / reject / defer"
+        )
+        return plots.estimate_points(
+            frame, groups, estimates, title=f"Agreement between reviewers ({what})",
+            ylabel="agreement (95% bootstrap CI)", ax=ax,
+        )  # fmt: skip
+
     def injections_per_memory(self) -> pd.DataFrame:
         """Each approved memory: how many prompts it went into, first and last time."""
         return _shown(analytics.injections_per_memory(self._store))
@@ -287,6 +342,14 @@ class Metrics:
 
 
 _LEFT = 'style="text-align: left"'  # JupyterLab right-aligns table cells
+#: ``npc_nb.agreement``'s generic names, as the votes of a review call them.
+_AGREEMENT_NAMES = {
+    "items": "cards",
+    "raters": "reviewers",
+    "ratings": "votes",
+    "rater_a": "reviewer_a",
+    "rater_b": "reviewer_b",
+}
 
 #: Each plottable rate: the metric that computes it, and the fraction it is.
 _RATE_PLOTS = {

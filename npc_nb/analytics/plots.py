@@ -19,7 +19,7 @@ import pandas as pd
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
-__all__ = ["count_bars", "level_line", "period_labels", "rate_points"]
+__all__ = ["count_bars", "estimate_points", "level_line", "period_labels", "rate_points"]
 
 PERIOD_FREQUENCIES = {"hour": "h", "day": "D", "week": "W-MON", "month": "MS"}
 _LABEL_FORMATS = {"hour": "%Y-%m-%d %H:00", "day": "%Y-%m-%d", "week": "%Y-%m-%d", "month": "%Y-%m"}
@@ -120,6 +120,53 @@ def level_line(
     _count_axis(ax, np.nanmax(values, initial=0.0), below=0.04)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
+    return ax
+
+
+def estimate_points(
+    frame: pd.DataFrame,
+    groups: list[str],
+    estimates: dict[str, str],
+    *,
+    title: str,
+    ylabel: str,
+    ax: Axes | None = None,
+) -> Axes:
+    """One slot per row of ``frame`` (labelled by its ``groups`` columns, with its
+    ``cards``), one dodged point per estimate column (``estimates``: column -> label)
+    with its 95% interval (``<column>_ci_low``/``_ci_high``) as an error bar. For
+    coefficients from -1 to 1 (kappa, alpha, AC1) and shares (percent agreement)."""
+    ax = _new_axes(ax)
+    slots = np.arange(len(frame))
+    width = min(0.6, 0.15 * len(estimates))
+    for i, (column, label) in enumerate(estimates.items()):
+        x = slots + _offset(i, len(estimates), width)
+        y = _floats(frame[column])
+        low, high = _floats(frame[f"{column}_ci_low"]), _floats(frame[f"{column}_ci_high"])
+        ax.errorbar(
+            x, y, yerr=[np.nan_to_num(y - low), np.nan_to_num(high - y)], label=label,
+            marker=_MARKERS[i % len(_MARKERS)], linestyle="none", elinewidth=1, capsize=3,
+            markersize=6,
+        )  # fmt: skip
+    labels = [
+        " · ".join(str(row[g]) for g in groups) if groups else "all"
+        for row in frame.to_dict("records")
+    ]
+    counts = frame["cards"].to_numpy() if "cards" in frame else [""] * len(frame)
+    ax.set_xticks(slots, [f"{name}\n(n={n})" for name, n in zip(labels, counts, strict=True)])
+    if not len(frame):
+        ax.text(0.5, 0.5, "no votes yet", transform=ax.transAxes, ha="center", color="0.4")
+    centre, half = (len(frame) - 1) / 2, max(len(frame), 2) / 2
+    ax.set_xlim(centre - half, centre + half)
+    lowest = np.nanmin(frame[[f"{c}_ci_low" for c in estimates]].to_numpy(dtype="float64",
+                                                                           na_value=np.nan),
+                       initial=0.0)  # fmt: skip
+    ax.set_ylim(min(-0.05, lowest - 0.05), 1.05)
+    ax.axhline(0.0, color="0.6", linewidth=0.8)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
     return ax
 
 

@@ -43,6 +43,12 @@ def main(
         help="only what was merged, suppressed or reinforced without asking since the last "
         "review: put any back as its own card and decide it",
     )
+    review.add_argument(
+        "--adjudicate",
+        action="store_true",
+        help="independent review: only the cards whose votes disagree, each vote shown; a "
+        "number decides as that vote says, or decide anew",
+    )
     add_migrate_store(commands)
     add_grant_commands(commands)
     args = parser.parse_args(argv)
@@ -59,6 +65,7 @@ def main(
             conversation=args.conversation,
             by=args.by,
             auto=args.auto,
+            adjudicate=args.adjudicate,
         )
         review_session(session, console)
     except NpcError as exc:

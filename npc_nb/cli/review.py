@@ -1,7 +1,9 @@
 """``npc-nb review``: reviewing candidates from a terminal.
 
 The same decisions and single keys as the review panel (a approve, r reject, e edit,
-s skip, d defer, u undo, ? help, q quit), for people outside Jupyter. On a terminal a
+s skip, d defer, u undo, ? help, q quit), for people outside Jupyter. With
+``--adjudicate`` it reviews the disagreements of independent review, each card's votes
+listed side by side: a number decides as that vote says. On a terminal a
 key acts at once and an edit starts from the current text; from a pipe or a file each
 line is one key (and the text an edit, reason or date asks for), so a review can be
 scripted. After the last card the summary is shown and u can still undo; q quits. End
@@ -28,11 +30,15 @@ from .console import Console, Stop
 if TYPE_CHECKING:
     from ..review import Card, ReviewSession
 
-__all__ = ["HELP", "review_session"]
+__all__ = ["ADJUDICATION_HELP", "HELP", "review_session"]
 
 HELP = (
     "a approve · r reject · e edit then approve · s skip · d defer · u undo · 1-9 approve "
     "that wording · x split a wording off · ? help · q quit"
+)
+ADJUDICATION_HELP = (
+    "1-9 decide as that vote says · a approve · r reject · e edit then approve · d defer "
+    "(each final) · s skip · u undo · ? help · q quit"
 )
 _DECISIONS = {"a": "approve", "r": "reject", "e": "edit", "s": "skip", "d": "defer"}
 DEFER_PROMPT = "  until (empty = tomorrow; next week, +3d, +12h, friday, YYYY-MM-DD; - cancels) > "
@@ -41,7 +47,9 @@ DEFER_PROMPT = "  until (empty = tomorrow; next week, +3d, +12h, friday, YYYY-MM
 def review_session(session: ReviewSession, console: Console) -> None:
     """Show each waiting candidate and apply the key pressed. At the end, show the
     summary and wait: u undoes the last decision (its card comes back), q quits."""
-    if session.remaining:
+    if session.remaining and session.adjudicate:
+        console.say(f"{session.remaining} card(s) waiting for adjudication. {ADJUDICATION_HELP}")
+    elif session.remaining:
         console.say(f"{session.remaining} candidate(s) waiting. {HELP}")
     if account := session.unnamed_reviewer:
         console.say(
@@ -128,9 +136,11 @@ def _decide(console: Console, session: ReviewSession, shown: str) -> None:
         if key == "q":
             raise Stop
         if key == "?":
-            console.say(f"  {HELP}")
+            console.say(f"  {ADJUDICATION_HELP if session.adjudicate else HELP}")
         elif key == "u":
             _undo(console, session)
+        elif key.isdecimal() and session.adjudicate:
+            _on_card(console, session, shown, lambda: session.adjudicate_vote(int(key)))
         elif key.isdecimal():
             _on_card(console, session, shown, lambda: session.approve_wording(int(key)))
         elif key == "x":

@@ -45,6 +45,7 @@ from .queue import (
     queue_rows,
     review_queue,
 )
+from .voting import QueueView, VoteDesk
 
 __all__ = ["AUTOMATIC_KINDS", "MemoryCore", "ReviewContext"]
 
@@ -98,6 +99,8 @@ class MemoryCore:
         self._indexes: dict[Path, NeighbourIndex] = {}
         self._indexes_lock = threading.Lock()  # the extraction worker and a panel's loader
         self._matching: tuple[Any, Matching] | None = None
+        #: Independent review (``review_mode``): votes, adjudication, vote-aware queues.
+        self.votes = VoteDesk(stores, settings, self._replaced_by)
 
     @property
     def store_path(self) -> Path | str:
@@ -205,18 +208,19 @@ class MemoryCore:
 
     # -- the queue ------------------------------------------------------------------------
 
-    def review_queue(self, **filters: Any) -> pd.DataFrame:
-        """Pending and due deferred candidates, skipped ones last, oldest first."""
-        return review_queue(self.stores, _wanted(filters), utc_now())
+    def review_queue(self, *, view: QueueView | None = None, **filters: Any) -> pd.DataFrame:
+        """Pending and due deferred candidates, skipped ones last, oldest first (in
+        independent review those ``view`` shows: ``VoteDesk.view``)."""
+        return review_queue(self.stores, _wanted(filters), utc_now(), view)
 
-    def queue_rows(self, **filters: Any) -> list[dict[str, Any]]:
+    def queue_rows(self, *, view: QueueView | None = None, **filters: Any) -> list[dict[str, Any]]:
         """``review_queue`` as plain rows (dicts with its columns and ``skipped_at``):
         what a review session holds, without a DataFrame in between."""
-        return queue_rows(self.stores, _wanted(filters), utc_now())
+        return queue_rows(self.stores, _wanted(filters), utc_now(), view)
 
-    def queue_order(self, **filters: Any) -> list[str]:
+    def queue_order(self, *, view: QueueView | None = None, **filters: Any) -> list[str]:
         """The ids of ``review_queue``, in order, with nothing else read."""
-        return queue_order(self.stores, _wanted(filters), utc_now())
+        return queue_order(self.stores, _wanted(filters), utc_now(), view)
 
     def pending_count(self) -> int:
         return pending_count(self.stores, utc_now())
@@ -361,15 +365,8 @@ class MemoryCore:
     ) -> DecisionResult:
         """Plan and apply one decision on the memory's row as read now; ``text_of`` gives
         the approved text from that row (a merged wording of the card)."""
-        unknown = set(context) - set(ReviewContext.__annotations__)
-        if unknown:
-            raise DecisionError(
-                f"{decision}: unexpected argument(s) {', '.join(sorted(unknown))}; "
-                f"it accepts {', '.join(accepted_arguments(getattr(self, decision)))}."
-            )
-        audit: dict[str, Any] = dict(context)
+        audit = self._review_context(decision, dict(context))
         actor = self.actor(by)
-        _check_time_spent(audit.get("time_spent"))
         expected = audit.pop("expect_status", None)
         marks = decisions.read_marks(self.stores)  # before the row is read
         store, memory = self.stores.locate(memory_id)
@@ -380,12 +377,28 @@ class MemoryCore:
             raise decisions.already_decided(memory["id"], expected, latest)
         if text_of is not None:
             args["text"] = text_of(store, memory)
+        if self.votes.votes_on(decision, memory):
+            return self.votes.vote(
+                store, memory, decision, voter=actor, args=args, audit=audit,
+                expect_status=expected,
+            )  # fmt: skip
         now = utc_now()
         change = transitions.plan(decision, memory, actor=actor, now=now, **args)
         planned = [change, *self._replaced_by(store, memory, change, now)]
         return decisions.apply_changes(
             store, planned, actor=actor, now=now, audit=audit, read_at=marks[id(store)]
         )
+
+    def _review_context(self, decision: str, context: dict[str, Any]) -> dict[str, Any]:
+        """A decision's review context, checked: only its keys, a sane time spent."""
+        unknown = set(context) - set(ReviewContext.__annotations__)
+        if unknown:
+            raise DecisionError(
+                f"{decision}: unexpected argument(s) {', '.join(sorted(unknown))}; "
+                f"it accepts {', '.join(accepted_arguments(getattr(self, decision)))}."
+            )
+        _check_time_spent(context.get("time_spent"))
+        return context
 
     def _replaced_by(
         self, store: Store, memory: dict, change: transitions.Change, now: datetime
@@ -448,6 +461,12 @@ class MemoryCore:
     ) -> ApproveAllPreview | DecisionResult:
         """Preview (or with ``confirm`` apply) the approval of every unflagged candidate
         matching ``filters``; a confirm approves only what the matching preview showed."""
+        if self.votes.independent:
+            raise DecisionError(
+                "approve_all is one reviewer's batch, and in independent review every card "
+                f"needs {self.settings.reviewers_per_card} votes: review the cards one by "
+                "one, or configure(review_mode='single') for a review of your own."
+            )
         key = repr(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in filters.items()))
         approved_ids: tuple[str, ...] | None = None
         if confirm:
@@ -482,9 +501,23 @@ class MemoryCore:
     ) -> DecisionResult:
         """Revert the last decision (``decisions.undo``; ``expected``: the caller's own
         latest decision, looked up directly)."""
+        actor = self.actor(by)
         return decisions.undo(
-            self.stores, actor=self.actor(by), now=utc_now(), session=session, expected=expected
+            self.stores,
+            actor=actor,
+            now=utc_now(),
+            session=session,
+            expected=expected,
+            vote_undo=self.votes.undo_hook(actor, session),
         )
+
+    def adjudicate(
+        self, memory_id: str, vote: int, by: str | None = None, **context: Unpack[ReviewContext]
+    ) -> DecisionResult:
+        """Decide a card waiting for adjudication as its vote ``vote`` says (1-based, in
+        the order ``nb.votes(memory_id)`` lists them)."""
+        audit = self._review_context("adjudicate", dict(context))
+        return self.votes.adjudicate(memory_id, vote, actor=self.actor(by), audit=audit)
 
 
 def accepted_arguments(method: Any) -> list[str]:

@@ -8,7 +8,7 @@ are the multi-memory decisions: one batch id, one transaction per store.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -21,9 +21,21 @@ from ..errors import AlreadyDecidedError, DecisionError
 from ..store import Connection, Store, Stores
 from ..store.memories import events, memory_rows
 from ..store.notices import DecisionNotice
-from .transitions import UNDOABLE, Change, dump_state, plan, plan_undo
+from .transitions import UNDOABLE, VOTE_UNDOABLE, Change, dump_state, plan, plan_undo
 
-__all__ = ["already_decided", "apply_changes", "approve_all", "read_marks", "undo"]
+__all__ = [
+    "VoteUndo",
+    "already_decided",
+    "apply_changes",
+    "approve_all",
+    "read_marks",
+    "undo",
+    "write_change",
+]
+
+#: How undo reverts an event of independent review (``votes.undo_vote_event``, handed in
+#: by the memory core: this module does not import the vote engine, which imports it).
+VoteUndo = Callable[[Store, dict, datetime], DecisionResult]
 
 
 def apply_changes(
@@ -47,7 +59,7 @@ def apply_changes(
     with store.write() as con:
         as_read = read_at is not None and store.untouched_since(read_at)
         seqs = [
-            _apply_one(
+            write_change(
                 store,
                 con,
                 change,
@@ -65,7 +77,7 @@ def apply_changes(
     return DecisionResult(name, actor, changes, batch_id, created, event_seqs=tuple(seqs))
 
 
-def _apply_one(
+def write_change(
     store: Store,
     con: Connection,
     change: Change,
@@ -76,7 +88,9 @@ def _apply_one(
     audit: dict[str, Any],
     as_read: bool = False,
 ) -> int:
-    """Write one change and its event (and a new row's, for a revision); the event's seq."""
+    """Write one change and its event (and a new row's, for a revision) in the caller's
+    transaction; the event's seq. Refused (``AlreadyDecidedError``) if the memory no
+    longer has the status the change was planned against."""
     memory = change.memory
     if not memory_rows.update_memory(
         store, con, memory["id"], memory["status"], change.changes, as_read=as_read
@@ -151,7 +165,7 @@ def _event(
         "review_session": audit.get("session"),
         "state_before": dump_state(memory),
         "wording": change.wording,
-    }
+    } | ({"vote_id": change.vote_id} if change.vote_id is not None else {})
 
 
 def approve_all(
@@ -249,6 +263,7 @@ def undo(
     session: str | None = None,
     search: int = 50,
     expected: tuple[str, int] | None = None,
+    vote_undo: VoteUndo | None = None,
 ) -> DecisionResult:
     """Revert the actor's latest decision that can still be reverted, with new events.
 
@@ -256,7 +271,9 @@ def undo(
     somebody else has changed since cannot be undone without erasing their work: it is
     skipped, and the result says so. ``expected`` (memory id, event seq) is the decision
     the caller knows to be its latest (a review session's last): looked up by its seq,
-    and the log searched only if it is no longer there to undo.
+    and the log searched only if it is no longer there to undo. A vote, or an
+    adjudication, is reverted by ``vote_undo`` (the vote engine), which puts the card's
+    votes back as they were too.
     """
     marks = read_marks(stores)  # before the events and rows are read
     candidates = _expected(stores, actor, session, expected) or sorted(
@@ -276,6 +293,12 @@ def undo(
     for store, event in candidates:
         if event["batch_id"] in seen_batches:
             continue
+        if event["action"] in VOTE_UNDOABLE and vote_undo is not None:
+            try:
+                return vote_undo(store, event, now)
+            except DecisionError as exc:
+                skipped.append(str(exc))
+                continue
         if event["batch_id"] is not None:
             seen_batches.add(event["batch_id"])
             parts = [

@@ -3,6 +3,11 @@
 Pending and due deferred candidates, skipped ones last, oldest first; one row per card,
 with ``variants`` the number of wordings on it (1 plus those merged into it). The same filters
 select what ``approve_all`` previews, so the two can never disagree about "the queue".
+
+In independent review a queue is a reviewer's (``voting.QueueView``): only the cards
+still collecting votes that the reviewer has not voted on, or for an adjudicator the
+cards waiting for adjudication; such a queue adds ``votes`` (how many the card has)
+and ``votes_needed``, never who voted or what.
 """
 
 from __future__ import annotations
@@ -14,13 +19,15 @@ from typing import Any
 import pandas as pd
 
 from .._foundations.tables import Kind
-from ..store import Stores
-from ..store.memories import memory_rows
+from ..store import Store, Stores
+from ..store.memories import memory_rows, vote_rows
 from .variants import cards_variants
+from .voting import QueueView, card_votes
 
 __all__ = [
     "QUEUE_COLUMNS",
     "QUEUE_KINDS",
+    "VOTE_QUEUE_KINDS",
     "pending_count",
     "queue_filters",
     "queue_order",
@@ -50,6 +57,8 @@ QUEUE_KINDS: dict[str, Kind] = {
     "variants": "int",
 }
 QUEUE_COLUMNS = list(QUEUE_KINDS)
+#: A queue of independent review: the same, and how many votes the card has and needs.
+VOTE_QUEUE_KINDS: dict[str, Kind] = QUEUE_KINDS | {"votes": "int", "votes_needed": "int"}
 #: What the queue reads of each open memory: its columns, and when it was skipped (the
 #: order). Not whole rows: a row's content terms and hashes are most of what it weighs.
 _READ = [*(c for c in QUEUE_COLUMNS if c != "variants"), "skipped_at"]
@@ -74,16 +83,21 @@ def queue_filters(
     }
 
 
-def queue_rows(stores: Stores, filters: dict[str, Any], now: datetime) -> list[dict]:
+def queue_rows(
+    stores: Stores, filters: dict[str, Any], now: datetime, view: QueueView | None = None
+) -> list[dict]:
     """The open memories matching ``filters`` in both stores, in review order, each with
     ``wordings``: the variants merged into its card (``variants`` counts them and its
-    own)."""
+    own); with a ``view``, only the cards it shows, each with ``votes`` and
+    ``votes_needed``."""
     # Listed cards (a review reading ahead) are read whole: the ids are few, the rows
     # are read whole anyway, and a decision on one plans from its row as kept here.
     columns = ["*"] if filters.get("ids") is not None else _READ
     found = []
     for store in stores.existing():
         cards = memory_rows.open_memories(store, filters, now, columns)
+        if view is not None:
+            cards = _shown(store, cards, view)
         merged = cards_variants(store, [m["id"] for m in cards])
         for card in cards:
             wordings = merged.get(card["id"], ())
@@ -92,12 +106,37 @@ def queue_rows(stores: Stores, filters: dict[str, Any], now: datetime) -> list[d
     return found
 
 
-def queue_order(stores: Stores, filters: dict[str, Any], now: datetime) -> list[str]:
+def _shown(store: Store, cards: list[dict], view: QueueView) -> list[dict]:
+    """The cards ``view`` shows, each with how many votes it has and needs."""
+    standing = card_votes(vote_rows.open_ballots(store, [card["id"] for card in cards]))
+    needed = view.policy.needed
+    return [
+        {**card, "votes": _count(standing.get(card["id"])), "votes_needed": needed}
+        for card in cards
+        if view.shows(standing.get(card["id"]))
+    ]
+
+
+def _count(standing: Any) -> int:
+    return standing.count if standing is not None else 0
+
+
+def _listed(store: Store, ids: list[str], view: QueueView | None) -> list[str]:
+    """The ids of ``ids`` that ``view`` shows (all of them without a view)."""
+    if view is None:
+        return ids
+    standing = card_votes(vote_rows.open_ballots(store))
+    return [memory_id for memory_id in ids if view.shows(standing.get(memory_id))]
+
+
+def queue_order(
+    stores: Stores, filters: dict[str, Any], now: datetime, view: QueueView | None = None
+) -> list[str]:
     """The ids of ``queue_rows``, in the same order, with nothing else read."""
     existing = list(stores.existing())
-    if len(existing) == 1:
-        return memory_rows.open_ids(existing[0], filters, now)  # the store's own order
-    found = [memory_rows.open_order(store, filters, now) for store in existing]
+    if len(existing) == 1:  # the store's own order
+        return _listed(existing[0], memory_rows.open_ids(existing[0], filters, now), view)
+    found = [_order_shown(store, filters, now, view) for store in existing]
     found = [part for part in found if part]
     if len(found) == 1:
         return [memory_id for memory_id, _, _ in found[0]]
@@ -120,9 +159,23 @@ def _review_order(now: datetime) -> Callable[[dict], tuple]:
     )
 
 
-def review_queue(stores: Stores, filters: dict[str, Any], now: datetime) -> pd.DataFrame:
-    """The queue as a DataFrame with ``QUEUE_COLUMNS``."""
-    return pd.DataFrame(queue_rows(stores, filters, now), columns=QUEUE_COLUMNS)
+def _order_shown(
+    store: Store, filters: dict[str, Any], now: datetime, view: QueueView | None
+) -> list[tuple]:
+    """``memory_rows.open_order`` of the cards ``view`` shows."""
+    order = memory_rows.open_order(store, filters, now)
+    if view is None:
+        return order
+    shown = set(_listed(store, [row[0] for row in order], view))
+    return [row for row in order if row[0] in shown]
+
+
+def review_queue(
+    stores: Stores, filters: dict[str, Any], now: datetime, view: QueueView | None = None
+) -> pd.DataFrame:
+    """The queue as a DataFrame with ``QUEUE_COLUMNS`` (``VOTE_QUEUE_KINDS``' with a view)."""
+    columns = QUEUE_COLUMNS if view is None else list(VOTE_QUEUE_KINDS)
+    return pd.DataFrame(queue_rows(stores, filters, now, view), columns=columns)
 
 
 def pending_count(stores: Stores, now: datetime) -> int:

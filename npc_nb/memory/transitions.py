@@ -37,6 +37,7 @@ __all__ = [
     "MUTABLE",
     "UNCHANGED",
     "UNDOABLE",
+    "VOTE_UNDOABLE",
     "Change",
     "dump_state",
     "plan",
@@ -73,7 +74,13 @@ UNDOABLE = (
     "approve_all",
     "supersede",
     "set_validity",
+    "vote",
+    "replace_vote",
+    "adjudicate",
 )
+#: The undoable actions of independent review: undone by the vote engine (``votes``),
+#: which also puts the card's votes back as they were.
+VOTE_UNDOABLE = ("vote", "replace_vote", "adjudicate")
 DEFAULT_DEFER = timedelta(days=1)
 
 
@@ -88,6 +95,7 @@ class Change:
     new_row: dict | None = None  # set when the decision creates a memory (supersede)
     undoes: int | None = None
     wording: str | None = None  # an approval of a card's other wording: its re-proposal id
+    vote_id: str | None = None  # the vote an adjudication picked (independent review)
 
     @property
     def to_status(self) -> str:

@@ -293,6 +293,12 @@ class NpcMagics(Magics):
         help="list what was merged, suppressed or reinforced without asking since the last "
         "review; a number key puts one back in the queue as its own card",
     )
+    @argument(
+        "--adjudicate",
+        action="store_true",
+        help="independent review: the cards whose votes disagree, votes side by side; a "
+        "number key decides as that vote says",
+    )
     @line_magic
     def npc_review(self, line: str) -> Any:
         """Open the review panel: one candidate at a time, single keys a r e s d u ?"""
@@ -304,8 +310,13 @@ class NpcMagics(Magics):
                     return self.project.automatic_outcomes(unlisted_only=True, npc=args.npc)
                 from ..review.queue_table import QueueTable  # pandas: not at %load_ext
 
-                return QueueTable(self.project.review_queue(**filters), filters)
-            return self.project.review_panel(**filters, by=args.by, auto=args.auto)
+                queue = self.project.review_queue(
+                    **filters, reviewer=args.by, adjudicate=args.adjudicate
+                )
+                return QueueTable(queue, filters)
+            return self.project.review_panel(
+                **filters, by=args.by, auto=args.auto, adjudicate=args.adjudicate
+            )
 
     @line_magic
     def npc_status(self, line: str) -> Any:

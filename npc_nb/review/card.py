@@ -19,6 +19,7 @@ from .names import conversation_name, shortened
 __all__ = [
     "Card",
     "Nearest",
+    "VoteShown",
     "card_from_row",
     "conversation_ids",
     "evidence_span",
@@ -33,6 +34,23 @@ class Nearest:
     memory_id: str
     text: str
     similarity: float  # 0-100, rapidfuzz token-set ratio
+
+
+@dataclass(frozen=True)
+class VoteShown:
+    """One vote as an adjudicator sees it, beside the others (never in a reviewer's
+    own queue: there a card shows only how many votes it has)."""
+
+    number: int  # what the number key (and ``nb.adjudicate(vote=...)``) picks
+    reviewer: str
+    decision: str
+    text: str | None  # what an approve or edit vote approves
+    reason: str | None
+
+    def __str__(self) -> str:
+        text = f": {self.text}" if self.text is not None else ""
+        reason = f" (reason: {self.reason})" if self.reason else ""
+        return f"{self.number}: {self.reviewer} {self.decision}{text}{reason}"
 
 
 @dataclass(frozen=True)
@@ -67,6 +85,11 @@ class Card:
     #: (conversation id, how a reviewer knows it: persona and start) of the card's
     #: conversation and its wordings' (``names.conversation_name``).
     conversation_names: tuple[tuple[str, str], ...] = ()
+    #: Independent review: where the card stands ("independent review: 1 of 2 votes"),
+    #: never whose votes or which.
+    review_note: str | None = None
+    #: For an adjudicator only: the votes that disagree, numbered as their keys.
+    votes: tuple[VoteShown, ...] = ()
 
     def conversation_name(self, conversation_id: str | None) -> str:
         """A conversation of this card as a reviewer knows it ("none" for none)."""
@@ -93,6 +116,11 @@ class Card:
         if self.confidence is not None:
             about.append(f"confidence {self.confidence:.2f}")
         lines = [f"[{self.position}/{self.total}] " + " · ".join(about), f"  {self.text}"]
+        if self.review_note:
+            lines.append(f"  {self.review_note}")
+        if self.votes:
+            lines.append("  votes (a number picks one, or decide anew):")
+            lines += [f"    {vote}" for vote in self.votes]
         if self.flags:
             lines.append(f"  ! warning: {', '.join(self.flags)} (check before approving)")
         if len(self.wordings) > 1:
@@ -140,6 +168,7 @@ def card_from_row(
     updates_text: str | None,
     differs: str | None = None,
     conversations: Mapping[str, Mapping[str, Any]] | None = None,
+    votes: tuple[VoteShown, ...] = (),
 ) -> Card:
     """The card of a queue row (``MemoryCore.queue_rows``), with what the session read
     beside it: the source message, the nearest approved memories, the updated memory's
@@ -172,7 +201,18 @@ def card_from_row(
             (found, conversation_name((conversations or {}).get(found)))
             for found in conversation_ids(row)
         ),
+        review_note=_review_note(row, votes),
+        votes=votes,
     )
+
+
+def _review_note(row: dict[str, Any], votes: tuple[VoteShown, ...]) -> str | None:
+    """Where a card of independent review stands, in words: its count only."""
+    if votes:
+        return f"adjudication: {len(votes)} votes disagree"
+    if "votes_needed" not in row:
+        return None
+    return f"independent review: {row['votes']} of {row['votes_needed']} votes"
 
 
 def conversation_ids(row: dict[str, Any]) -> list[str]:

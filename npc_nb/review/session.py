@@ -12,6 +12,14 @@ On a shared store the session also hears decisions made in other kernels (the st
 decision notices, from a background thread): a card decided elsewhere leaves the queue
 at once, and ``elsewhere`` says who decided it. ``lock`` serialises those updates with
 the reviewer's own actions, so a key press never acts on a queue being changed.
+
+In independent review (``review_mode="independent"``) the session is its reviewer's:
+the queue holds only the cards still collecting votes that the reviewer has not voted
+on, a decision is a vote, and a card shows how many votes it has, never whose or which;
+another's vote that completes the card (agreed, or waiting for adjudication) takes it
+out of the queue. ``adjudicate=True`` reviews the cards waiting for adjudication, their
+votes side by side (``Card.votes``): ``adjudicate_vote(n)`` picks one, a decision is
+the adjudication.
 """
 
 from __future__ import annotations
@@ -31,9 +39,18 @@ from ..errors import DecisionError, NpcError
 from ..memory.candidates import validate_memory_text
 from ..memory.core import MemoryCore
 from ..memory.queue import queue_filters
+from ..memory.voting import QueueView
 from ..store.notices import DecisionNotice
 from ..vocabulary import OPEN_STATUSES
-from .card import Card, Nearest, card_from_row, conversation_ids, evidence_span, text_or_none
+from .card import (
+    Card,
+    Nearest,
+    VoteShown,
+    card_from_row,
+    conversation_ids,
+    evidence_span,
+    text_or_none,
+)
 from .dates import defer_time as typed_defer_time
 from .names import card_name, differs_line, done_as
 from .summary import KIND_OF, TALLY_KINDS, Decided, Summary, count_kinds, count_other_wordings
@@ -98,6 +115,8 @@ class ReviewSession:
     auto_only: bool = False
     #: The wall clock a typed defer date counts from (``defer_time``); tests fix it.
     now: Callable[[], datetime] = datetime.now
+    #: Review the cards waiting for adjudication (independent review), not the queue.
+    adjudicate: bool = False
 
     def __post_init__(self) -> None:
         #: Held by every change to the queue: the reviewer's actions, and updates from
@@ -125,6 +144,11 @@ class ReviewSession:
         stores = self.memory.stores
         for store in {id(s): s for s in (stores.project, stores.user)}.values():
             store.subscribe(self._heard)
+
+    @property
+    def view(self) -> QueueView | None:
+        """Which cards this review lists in independent review (None: every open card)."""
+        return self.memory.votes.view(self.memory.actor(self.by), adjudicate=self.adjudicate)
 
     @property
     def unnamed_reviewer(self) -> str | None:
@@ -155,6 +179,8 @@ class ReviewSession:
     def _apply(self, notice: DecisionNotice) -> str | None:
         """Bring the queue in line with ``notice``; say so if a card left it."""
         memory_id = notice.memory_id
+        if memory_id is not None and notice.status in OPEN_STATUSES and self.view is not None:
+            return self._voted_elsewhere(memory_id)
         if memory_id is None or (memory_id not in self._waiting and notice.status in OPEN_STATUSES):
             waiting = set(self._queue)
             self.reload()  # anything may have changed, or a card came back: reread
@@ -181,6 +207,19 @@ class ReviewSession:
             "elsewhere; it left this review."
         )
 
+    def _voted_elsewhere(self, memory_id: str) -> str | None:
+        """Somebody voted on (or withdrew a vote from) an open card: read it again. It
+        leaves this review once it has the votes it needs (agreed, or waiting for
+        adjudication), or joins it (an adjudicator's, a reviewer's after a withdrawal);
+        said without whose vote or which."""
+        listed = memory_id in self._waiting
+        text = self._rows.get(memory_id, {}).get("final_text")
+        self._reread([memory_id])
+        if not listed or memory_id in self._waiting:
+            return None
+        shown = f"\u201c{text}\u201d" if text else "A card"
+        return f"{shown} has the votes it needs from others; it left this review."
+
     # -- the queue ----------------------------------------------------------------------
 
     @_locked
@@ -193,7 +232,7 @@ class ReviewSession:
         re-read only their own cards (``_reread``), not the whole queue.
         """
         found = self.memory.queue_order(
-            npc=self.npc, category=self.category, conversation=self.conversation
+            npc=self.npc, category=self.category, conversation=self.conversation, view=self.view
         )
         if self.auto_only:
             mine = {e.get("requeued_as") for e in self._automatic or []} | set(first or [])
@@ -225,7 +264,11 @@ class ReviewSession:
     def _read_rows(self, memory_ids: list[str], *, first: bool = False) -> None:
         """``_reread`` without reading the front card afterwards."""
         rows = self.memory.queue_rows(
-            npc=self.npc, category=self.category, conversation=self.conversation, ids=memory_ids
+            npc=self.npc,
+            category=self.category,
+            conversation=self.conversation,
+            ids=memory_ids,
+            view=self.view,
         )
         found = {row["id"]: row for row in rows}
         for memory_id in memory_ids:
@@ -328,6 +371,14 @@ class ReviewSession:
             updates_text=(self._current(updates) or {}).get("final_text"),
             differs=differs and differs_line(differs, row["final_text"], self._current),
             conversations=self.memory.conversation_starts(conversation_ids(row)),
+            votes=self._votes_shown(memory_id) if self.adjudicate else (),
+        )
+
+    def _votes_shown(self, memory_id: str) -> tuple[VoteShown, ...]:
+        """The card's votes, numbered, for its adjudicator."""
+        return tuple(
+            VoteShown(n, v["reviewer"], v["decision"], v["final_text"], v["reason"])
+            for n, v in enumerate(self.memory.votes.open_votes(memory_id), start=1)
         )
 
     def look_ahead(self) -> None:
@@ -478,20 +529,75 @@ class ReviewSession:
             raise
         # An edit that changes nothing is stored as an approval: count what was stored.
         kind = KIND_OF.get(result.decision, KIND_OF[decision])
-        if kind == "edited" or wording is not None:  # the text approved, as stored
+        if not result.final and result.decision in ("vote", "replace_vote"):
+            # A vote leaves the memory as it was: the text it approves is the vote's.
+            text = self._voted_text(decision, extra, wording)
+            before = row["final_text"] if text != row["final_text"] else None
+            decided = Decided(kind, text, before=before, wording=wording)
+        elif kind == "edited" or wording is not None:  # the text approved, as stored
             stored = self._stored_text(memory_id)
             decided = Decided(kind, stored, before=row["final_text"], wording=wording)
         else:
             decided = Decided(kind, row["final_text"])
+        self._done(decided, result, spent, row)
+        return result
+
+    def _voted_text(self, decision: str, extra: dict[str, Any], wording: int | None) -> str:
+        row = self._rows[self.current or ""]
+        if decision == "edit":
+            return self.edit_text(str(extra["text"]))
+        card = self.card()
+        if wording is not None and card is not None:
+            return card.wordings[wording - 1]
+        return str(row["final_text"])
+
+    def _done(
+        self, decided: Decided, result: DecisionResult, spent: float, row: dict[str, Any]
+    ) -> None:
+        """The current card was decided (or voted on): record it, move on."""
+        memory_id = row["id"]
         event = (memory_id, result.event_seqs[0]) if result.event_seqs else None
         self._record(decided, [memory_id], spent, event=event, row=row)
         self._queue.pop(0)
-        if kind == "skipped":
+        if decided.kind == "skipped":
             self._queue.append(memory_id)
         else:
             self._waiting.discard(memory_id)
             del self._rows[memory_id]
         self._read_front()
+
+    @_locked
+    def adjudicate_vote(self, number: int) -> DecisionResult:
+        """Adjudicate the current card as its vote ``number`` says (``Card.votes``)."""
+        card = self.card()
+        if card is None:
+            raise DecisionError("Nothing left to review: the queue is empty.")
+        if not card.votes:
+            raise DecisionError(
+                "This card is not waiting for adjudication: a number key picks a vote "
+                "only in an adjudication review (%npc_review --adjudicate)."
+            )
+        if not 1 <= number <= len(card.votes):
+            raise DecisionError(f"Pick a vote from 1 to {len(card.votes)}.")
+        row = self._rows[card.memory_id]
+        spent = max(self.clock() - self._shown_at, 0.0)
+        try:
+            result = self.memory.adjudicate(
+                card.memory_id,
+                number,
+                by=self.by,
+                time_spent=spent,
+                session=self.session_id,
+                expect_status=row["status"],
+            )
+        except DecisionError:
+            self._reread([card.memory_id])
+            self._shown_at = self.clock()
+            raise
+        picked = card.votes[number - 1]
+        text = picked.text if picked.text is not None else row["final_text"]
+        before = row["final_text"] if text != row["final_text"] else None
+        self._done(Decided(KIND_OF[picked.decision], text, before=before), result, spent, row)
         return result
 
     @_locked

@@ -54,6 +54,7 @@ TABLES = (
     "memory_events",
     "reproposals",
     "match_labels",
+    "votes",
     "conversations",
     "messages",
     "extraction_jobs",
@@ -248,6 +249,11 @@ class Store(ABC):
     @abstractmethod
     def lock_text(self, con: Connection, digest: str) -> None:
         """Serialise proposals of the same text until ``con``'s transaction ends."""
+
+    @abstractmethod
+    def lock_memory(self, con: Connection, memory_id: str) -> None:
+        """Serialise the votes and decisions on one memory until ``con``'s transaction
+        ends: what the transaction reads of the memory and its votes stays as read."""
 
     @abstractmethod
     def claiming(self, owner: str) -> AbstractContextManager[None]:

@@ -14,7 +14,7 @@ import os
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from dotenv import dotenv_values
 from pydantic import Field, PrivateAttr, ValidationError, field_validator
@@ -121,6 +121,18 @@ class Settings(BaseSettings):
     project: str | None = Field(
         None,
         description="the project's name in a shared store (default: the project folder's name)",
+    )
+    review_mode: Literal["single", "independent"] = Field(
+        "single",
+        description="'single': a reviewer's decision is final; 'independent': reviewers vote "
+        "blind, a card is final when its votes agree or an adjudicator decides",
+    )
+    reviewers_per_card: int = Field(
+        2, ge=2, le=20, description="votes a card needs in independent review"
+    )
+    allow_self_adjudication: bool = Field(
+        False,
+        description="let a reviewer who voted on a card adjudicate it (independent review)",
     )
 
     @field_validator("store")

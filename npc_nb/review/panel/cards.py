@@ -40,6 +40,7 @@ KEY_HELP = (
     ),
     ("u", "undo the last decision or approve-all batch"),
     ("1-9", "approve the card with that wording (the model's wording: not an edit)"),
+    ("1-9 when adjudicating", "decide as that vote says (final, audited as an adjudication)"),
     ("x", "then 1-9: split that wording off as a card of its own"),
     ("1-9 at the end", "put that automatic outcome back in the queue as its own card"),
     ("?", "show or hide this help"),
@@ -57,6 +58,10 @@ def card_html(card: Card, *, splitting: bool = False) -> str:
             "before approving; approve-all never includes it.</div>"
         )
     parts.append(f'<div class="npc-card-text">{escape(card.text)}</div>')
+    if card.review_note:
+        parts.append(f'<div class="npc-card-votes-note">{escape(card.review_note)}</div>')
+    if card.votes:
+        parts.append(_votes_html(card))
     if card.variants:
         parts.append(_wordings_html(card, splitting))
     if card.updates:
@@ -103,6 +108,22 @@ def _wordings_html(card: Card, splitting: bool) -> str:
         f'<div class="npc-card-wordings">{len(card.wordings)} wordings of this fact, one '
         f'question:<ol style="list-style: none; padding-left: 0.5em">{"".join(rows)}</ol>'
         f"{how}</div>"
+    )
+
+
+def _votes_html(card: Card) -> str:
+    """An adjudicator's card: the votes side by side, numbered as their keys."""
+    head = "".join(f"<th>{name}</th>" for name in ("key", "reviewer", "vote", "text", "reason"))
+    rows = "".join(
+        f"<tr><td><kbd>{vote.number}</kbd></td><td>{escape(vote.reviewer)}</td>"
+        f"<td><b>{escape(vote.decision)}</b></td><td>{escape(vote.text or '')}</td>"
+        f"<td>{escape(vote.reason or '')}</td></tr>"
+        for vote in card.votes
+    )
+    return (
+        f'<div class="npc-card-adjudication"><table class="npc-card-compare"><tr>{head}</tr>'
+        f"{rows}</table>Press a vote's number to decide as it says, or decide anew "
+        "(a, r, e, d): your decision is final.</div>"
     )
 
 

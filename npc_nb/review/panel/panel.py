@@ -342,6 +342,9 @@ class ReviewPanel:
             self.session.requeue(number)
             put_back = card_name(self.session.automatic()[number - 1]["proposed_text"])
             return f"Put back as its own card {put_back}: decide it now."
+        if self.session.adjudicate:
+            result = self.session.adjudicate_vote(number)
+            return f"adjudicated as vote {number}: {result.changes[0][2]}"
         card = self.session.card()
         wordings = card.wordings if card is not None else ()
         if self._splitting == self.session.current:
@@ -429,6 +432,8 @@ class ReviewPanel:
     def _decide(self, decision: str, **extra: Any) -> str:
         text = self.session.card_text()
         result = self.session.decide(decision, **extra)
+        if not result.final:  # a vote: say it is in, and nothing of anybody else's
+            return f"your vote is in ({decision}): {extra.get('text', text)}"
         return f"{result.decision}: {extra.get('text', text)}"
 
     def _reject(self) -> str:
@@ -569,6 +574,8 @@ class ReviewPanel:
         controls = [*(self.buttons[key] for key in CARD_KEYS), self.approve_all]
         for control in controls:
             control.disabled = not on_a_card
+        # Approve-all is one reviewer's batch: none in independent review.
+        self.approve_all.disabled = not on_a_card or self.session.view is not None
         for box in (*controls, self.inputs):  # the buttons' layout is one: set once
             box.layout.display = None if on_a_card else "none"
         undo = on_a_card or self.session.undoable

@@ -16,6 +16,7 @@ from ..memories.predicates import approved_source
 __all__ = [
     "DIMENSIONS",
     "PERIODS",
+    "agreement_votes",
     "backlog",
     "injections_per_memory",
     "matching",
@@ -59,9 +60,20 @@ DIMENSIONS: dict[str, dict[str, str]] = {
         "week": "date_trunc('week', occurred_at)",
         "month": "date_trunc('month', occurred_at)",
     },
+    # A vote's card: the period is the card's (when it was proposed), as for memories.
+    "votes": {
+        **{d: f"m.{d}" for d in _COMMON},
+        "day": "date_trunc('day', m.recorded_at)",
+        "week": "date_trunc('week', m.recorded_at)",
+        "month": "date_trunc('month', m.recorded_at)",
+    },
 }
-_DECISION_ACTIONS = "('approve', 'reject', 'edit', 'approve_all')"
-_CARD_ACTIONS = "('approve', 'reject', 'edit', 'skip', 'defer')"
+#: Final decisions: a reviewer's, an agreement of votes, an adjudication.
+_DECISION_ACTIONS = "('approve', 'reject', 'edit', 'approve_all', 'agree', 'adjudicate')"
+#: What a reviewer does to one card: a decision, or in independent review a vote.
+_CARD_ACTIONS = (
+    "('approve', 'reject', 'edit', 'skip', 'defer', 'vote', 'replace_vote', 'adjudicate')"
+)
 _NOT_UNDONE = "NOT EXISTS (SELECT 1 FROM memory_events u WHERE u.undoes = e.seq)"
 
 
@@ -245,4 +257,19 @@ def injections_per_memory(store: Store) -> pd.DataFrame:
         FROM {approved} LEFT JOIN used u ON u.memory_id = approved.id
         ORDER BY injections DESC, memory_id""",
         params,
+    )
+
+
+def agreement_votes(store: Store, by: Sequence[str]) -> pd.DataFrame:
+    """Every vote that counts (neither replaced nor withdrawn), one row each: its card
+    and round as one ``item``, the ``reviewer``, the ``decision``, and the card's
+    attributes named by ``by`` (``DIMENSIONS["votes"]``). The input of the agreement
+    statistics (``analytics.agreement``)."""
+    dims = "".join(f", {DIMENSIONS['votes'][name]} AS {name}" for name in by)
+    return store.dataframe(
+        f"""SELECT v.memory_id || ':' || CAST(v.round AS VARCHAR) AS item, v.reviewer,
+            v.decision{dims}
+        FROM votes v JOIN v_memories m ON m.id = v.memory_id
+        WHERE v.replaced_by IS NULL AND v.withdrawn_at IS NULL
+        ORDER BY v.memory_id, v.round, v.voted_at, v.id"""
     )

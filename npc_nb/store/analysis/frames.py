@@ -1,4 +1,5 @@
-"""Read-side queries that return pandas DataFrames: memories, decisions, re-proposals.
+"""Read-side queries that return pandas DataFrames: memories, decisions, re-proposals,
+votes.
 
 ``status="approved"`` reads through the one approval predicate
 (``predicates.approved_source``), now or as the memories stood at ``as_of``.
@@ -18,7 +19,7 @@ import pandas as pd
 from ..contract import Store
 from ..memories.predicates import AS_OF, approved_source
 
-__all__ = ["decisions_frame", "memories_frame", "reproposals_frame"]
+__all__ = ["decisions_frame", "memories_frame", "reproposals_frame", "votes_frame"]
 
 
 def memories_frame(
@@ -56,4 +57,38 @@ def reproposals_frame(store: Store) -> pd.DataFrame:
     return store.table(
         "SELECT r.*, r.similarity AS score, l.label, l.new_memory_id FROM reproposals r "
         "LEFT JOIN match_labels l ON l.reproposal_id = r.id ORDER BY r.recorded_at, r.id"
+    )
+
+
+#: A vote that counts (``vote_rows.ACTIVE``), as this query names its table.
+_ACTIVE = "v.replaced_by IS NULL AND v.withdrawn_at IS NULL"
+
+
+def votes_frame(store: Store, *, memory_id: str | None, history: bool) -> pd.DataFrame:
+    """The votes of independent review, card by card (oldest card first), round by
+    round, in the order cast. ``vote`` numbers a round's active votes from 1 (what
+    ``adjudicate(vote=...)`` picks); ``final`` says whether the round was decided (by
+    agreement or adjudication). With ``history`` the votes replaced or withdrawn are
+    listed too (``state``; their ``vote`` is missing)."""
+    clauses = ["TRUE" if history else _ACTIVE]
+    params: dict[str, object] = {}
+    if memory_id is not None:
+        clauses.append("v.memory_id = $id")
+        params["id"] = memory_id
+    return store.table(
+        f"""SELECT v.memory_id,
+            CASE WHEN {_ACTIVE} THEN row_number() OVER (
+                PARTITION BY v.memory_id, v.round, {_ACTIVE} ORDER BY v.voted_at, v.id)
+            END AS vote,
+            v.round, v.reviewer, v.decision, v.final_text, v.final_hash, v.reason,
+            v.wording, v.defer_until, v.time_spent_ms, v.review_session, v.voted_at,
+            v.settled_seq IS NOT NULL AS final,
+            CASE WHEN v.withdrawn_at IS NOT NULL THEN 'withdrawn'
+                 WHEN v.replaced_by IS NOT NULL THEN 'replaced' ELSE 'active' END AS state,
+            v.replaced_by, v.withdrawn_at, v.id, v.event_seq, v.settled_seq,
+            m.npc, m.category, m.status AS memory_status
+        FROM votes v LEFT JOIN memories m ON m.id = v.memory_id
+        WHERE {" AND ".join(clauses)}
+        ORDER BY m.recorded_at, v.memory_id, v.round, v.voted_at, v.id""",
+        params,
     )

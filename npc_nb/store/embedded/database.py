@@ -261,6 +261,10 @@ class FileStore(Store):
         """Serialise proposals of the same text until ``con``'s transaction ends: the
         file lock already does, here."""
 
+    def lock_memory(self, con: Connection, memory_id: str) -> None:
+        """Serialise the votes and decisions on one memory until ``con``'s transaction
+        ends: the file lock already does, here (one process writes at a time)."""
+
     @contextmanager
     def claiming(self, owner: str) -> Iterator[None]:
         """Around claiming and running jobs as ``owner`` (``host:pid``), so others can

@@ -1,10 +1,11 @@
-"""The memory family of tables: ``memories``, ``memory_events``, ``reproposals`` and
-``match_labels``, read and written for both backends.
+"""The memory family of tables: ``memories``, ``memory_events``, ``reproposals``,
+``match_labels`` and ``votes``, read and written for both backends.
 
 ``memory_rows`` (the memories table: read, insert, update rows; the operational path,
 in the caller's transaction), ``events`` (the append-only audit log), ``reproposal_rows``
 (re-proposals as the review shows them, and the reviewers' labels), ``known_rows``
-(rows a DuckDB file's store keeps by id while they are the file's) and ``predicates``
+(rows a DuckDB file's store keeps by id while they are the file's), ``vote_rows`` (the
+votes of independent review and their markers) and ``predicates``
 (who may see a memory, and the one approval predicate every reader goes through).
 
 It may import the store's contract and shared modules and the foundations; no backend

@@ -13,7 +13,9 @@ from ..contract import Connection, Store, insert_row, rows, scalar
 
 __all__ = [
     "batch_events",
+    "changed_after",
     "changed_since",
+    "event_by_seq",
     "events_after",
     "insert_event",
     "latest_change",
@@ -108,13 +110,25 @@ def undoable_event(
 def changed_since(store: Store, event: dict) -> bool:
     """Whether the event's memory has a later event that was not itself undone."""
     with store.read() as con:
-        count = scalar(
-            con,
-            "SELECT count(*) FROM memory_events e WHERE memory_id = ? AND seq > ? "
-            f"AND action NOT IN ('undo', 'propose') AND {_NOT_UNDONE}",
-            [event["memory_id"], event["seq"]],
-        )
+        return changed_after(con, event["memory_id"], event["seq"])
+
+
+def changed_after(con: Connection, memory_id: str, seq: int) -> bool:
+    """``changed_since`` in the caller's transaction: whether the memory has an event
+    after ``seq`` that was not itself undone (a proposal or an undo does not count)."""
+    count = scalar(
+        con,
+        "SELECT count(*) FROM memory_events e WHERE memory_id = ? AND seq > ? "
+        f"AND action NOT IN ('undo', 'propose') AND {_NOT_UNDONE}",
+        [memory_id, seq],
+    )
     return count > 0
+
+
+def event_by_seq(con: Connection, seq: int) -> dict | None:
+    """Event ``seq``, read in the caller's transaction (None if there is none)."""
+    found = rows(con, "SELECT * FROM memory_events WHERE seq = ?", [seq])
+    return found[0] if found else None
 
 
 def batch_events(store: Store, batch_id: str, actions: Sequence[str]) -> list[dict]:
@@ -130,11 +144,13 @@ def batch_events(store: Store, batch_id: str, actions: Sequence[str]) -> list[di
 
 def latest_change(con: Connection, memory_id: str) -> dict | None:
     """Who last changed a memory's status, when, and to what (its latest event that is not
-    a proposal), read in the caller's transaction; None if nobody has."""
+    a proposal or a vote: a vote changes no status, and who voted stays unsaid until the
+    card is final), read in the caller's transaction; None if nobody has."""
     found = rows(
         con,
-        "SELECT actor, occurred_at, to_status FROM memory_events "
-        "WHERE memory_id = ? AND action <> 'propose' ORDER BY seq DESC LIMIT 1",
+        "SELECT actor, occurred_at, to_status FROM memory_events WHERE memory_id = ? "
+        "AND action NOT IN ('propose', 'vote', 'replace_vote', 'withdraw_vote') "
+        "ORDER BY seq DESC LIMIT 1",
         [memory_id],
     )
     return found[0] if found else None

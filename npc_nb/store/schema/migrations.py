@@ -25,9 +25,22 @@ import duckdb
 from ..._foundations.redact import has_credentials, strip_credentials
 from ..._foundations.utc import utc_now
 from ...errors import StoreError
-from ...vocabulary import APPROVED_STATUSES, CATEGORIES, EVENT_ACTIONS, SCOPES, STATUSES
+from ...vocabulary import (
+    APPROVED_STATUSES,
+    CATEGORIES,
+    EVENT_ACTIONS,
+    SCOPES,
+    STATUSES,
+    VOTE_DECISIONS,
+)
 
-__all__ = ["MIGRATIONS", "apply_migrations", "endpoint_without_credentials", "migration"]
+__all__ = [
+    "MIGRATIONS",
+    "VOTES_TABLE",
+    "apply_migrations",
+    "endpoint_without_credentials",
+    "migration",
+]
 
 Migration = Callable[[duckdb.DuckDBPyConnection], None]
 MIGRATIONS: list[Migration] = []
@@ -629,3 +642,78 @@ def m016_approved_wording(con: duckdb.DuckDBPyConnection) -> None:
             m.prompt_version
         FROM memory_events e LEFT JOIN memories m ON m.id = e.memory_id"""
     )
+
+
+#: The votes of independent review (``m017_votes``), the same on both backends: one row
+#: per vote, never deleted. A vote's own columns are written once; the markers say
+#: what became of it (replaced by the voter's next vote, withdrawn by undo, or settled by
+#: the event that made its round final).
+VOTES_TABLE = f"""CREATE TABLE votes (
+    id VARCHAR PRIMARY KEY,
+    memory_id VARCHAR NOT NULL,
+    round INTEGER NOT NULL,
+    reviewer VARCHAR NOT NULL,
+    decision VARCHAR NOT NULL {_one_of("decision", VOTE_DECISIONS)},
+    final_text VARCHAR,
+    final_hash VARCHAR,
+    wording VARCHAR,
+    reason VARCHAR,
+    defer_until TIMESTAMP,
+    time_spent_ms BIGINT,
+    review_session VARCHAR,
+    voted_at TIMESTAMP NOT NULL,
+    event_seq BIGINT NOT NULL,
+    replaced_by VARCHAR,
+    withdrawn_at TIMESTAMP,
+    settled_seq BIGINT
+)"""
+
+#: ``memory_events`` as ``m016`` left it: the columns ``m017`` copies into its new table.
+_EVENT_COLUMNS_M016 = (
+    "seq, memory_id, occurred_at, actor, action, from_status, to_status, text_before, "
+    "text_after, reason, batch_id, undoes, lead_time_ms, time_spent_ms, review_session, "
+    "state_before, wording"
+)
+
+
+@migration
+def m017_votes(con: duckdb.DuckDBPyConnection) -> None:
+    """Independent review: the ``votes`` table (one row per vote: who, what, the text
+    approved or edited and its hash, reason, time spent, review session; markers for a
+    vote replaced, withdrawn or settled), the audit log's vote actions (vote,
+    replace_vote, withdraw_vote, agree, adjudicate) and the vote an event records
+    (``memory_events.vote_id``). A card's status stays ``pending_approval`` while its
+    votes accumulate and while it waits for adjudication: the approval predicate is
+    unchanged. DuckDB cannot change a CHECK, so the audit log is copied into a table
+    with the wider one, every event and its ``seq`` as they were."""
+    con.execute(VOTES_TABLE)
+    con.execute("CREATE INDEX votes_memory ON votes (memory_id)")
+    con.execute(
+        f"""CREATE TABLE memory_events_m017 (
+            seq BIGINT PRIMARY KEY,
+            memory_id VARCHAR NOT NULL,
+            occurred_at TIMESTAMP NOT NULL,
+            actor VARCHAR NOT NULL,
+            action VARCHAR NOT NULL {_one_of("action", EVENT_ACTIONS)},
+            from_status VARCHAR,
+            to_status VARCHAR NOT NULL {_one_of("to_status", STATUSES)},
+            text_before VARCHAR,
+            text_after VARCHAR,
+            reason VARCHAR,
+            batch_id VARCHAR,
+            undoes BIGINT,
+            lead_time_ms BIGINT,
+            time_spent_ms BIGINT,
+            review_session VARCHAR,
+            state_before VARCHAR,
+            wording VARCHAR,
+            vote_id VARCHAR
+        )"""
+    )
+    con.execute(
+        f"INSERT INTO memory_events_m017 ({_EVENT_COLUMNS_M016}) "
+        f"SELECT {_EVENT_COLUMNS_M016} FROM memory_events"
+    )
+    con.execute("DROP TABLE memory_events")
+    con.execute("ALTER TABLE memory_events_m017 RENAME TO memory_events")
+    con.execute("CREATE INDEX memory_events_memory ON memory_events (memory_id)")

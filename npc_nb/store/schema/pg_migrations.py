@@ -32,7 +32,7 @@ from ..._foundations.settings import Settings
 from ..._foundations.utc import utc_now
 from ...errors import StoreError
 from ...vocabulary import CATEGORIES, EVENT_ACTIONS, SCOPES, STATUSES
-from .migrations import MIGRATIONS, endpoint_without_credentials
+from .migrations import MIGRATIONS, VOTES_TABLE, endpoint_without_credentials
 from .pg_project import (
     claim_schema,
     record_settled,
@@ -411,3 +411,17 @@ _SCHEMA = [
 def p016_approved_wording(con: Any) -> None:
     """The event's approved wording, as on DuckDB (the views are DuckDB's, see above)."""
     con.execute("ALTER TABLE memory_events ADD COLUMN wording VARCHAR")
+
+
+@pg_migration("m017_votes")
+def p017_votes(con: Any) -> None:
+    """The votes of independent review, the audit log's vote actions and the vote an
+    event records, as on DuckDB (here the CHECK is replaced in place: no copy)."""
+    con.execute(VOTES_TABLE)
+    con.execute("CREATE INDEX votes_memory ON votes (memory_id)")
+    con.execute("ALTER TABLE memory_events DROP CONSTRAINT IF EXISTS memory_events_action_check")
+    con.execute(
+        f"ALTER TABLE memory_events ADD CONSTRAINT memory_events_action_check "
+        f"{_one_of('action', EVENT_ACTIONS)}"
+    )
+    con.execute("ALTER TABLE memory_events ADD COLUMN vote_id VARCHAR")

@@ -343,6 +343,23 @@ class PostgresStore(Store):
                 "a long transaction) in pg_stat_activity and end it."
             ) from None
 
+    def lock_memory(self, con: Connection, memory_id: str) -> None:
+        """Take the memory's row until this transaction ends (``SELECT ... FOR UPDATE``):
+        a second vote on the card waits here for the first to commit, then reads its
+        vote, so two last votes arriving at once cannot both see an unfinished card. The
+        row lock needs the UPDATE privilege (a reviewer's, never a reader's); a wait past
+        ``lock_timeout`` is a StoreError saying so."""
+        try:
+            con.execute("SELECT id FROM memories WHERE id = ? FOR UPDATE", [memory_id])
+        except psycopg.errors.LockNotAvailable:
+            raise StoreError(
+                f"Could not take the lock on memory {memory_id} in {self.path} within "
+                f"{self.lock_timeout:g} s (the lock_timeout setting): another session is "
+                "deciding or voting on it and its transaction has not ended. Nothing was "
+                "saved; try again. If it persists, find that session in pg_stat_activity "
+                "and end it."
+            ) from None
+
     @contextmanager
     def claiming(self, owner: str) -> Iterator[None]:
         """While jobs are claimed and run, hold a session lock named after ``owner`` on a

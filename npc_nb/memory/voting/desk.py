@@ -1,0 +1,113 @@
+"""``VoteDesk``: independent review as the memory core uses it, one per core.
+
+It reads the ``review_mode``, ``reviewers_per_card`` and ``allow_self_adjudication``
+settings at every use (``configure`` changes them for the next vote), says whether a
+decision is a vote (``votes_on``), hands votes and adjudications to the engine
+(``engine``) and builds what the queues filter by (``view``, ``standings``).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from ..._foundations.results import DecisionResult
+from ..._foundations.settings import Settings
+from ..._foundations.utc import utc_now
+from ...store import Store, Stores
+from ...store.memories import vote_rows
+from ...vocabulary import OPEN_STATUSES, VOTE_DECISIONS
+from ..decisions import VoteUndo
+from .engine import Also, adjudicate_vote, cast, undo_vote_event
+from .policy import CardVotes, Policy, QueueView, card_votes
+
+__all__ = ["VoteDesk"]
+
+
+class VoteDesk:
+    """Votes, adjudications and the vote-aware queues of one project's stores."""
+
+    def __init__(self, stores: Stores, settings: Settings, also: Also) -> None:
+        self.stores = stores
+        self.settings = settings
+        self._also = also  # what comes with a final decision (the memory core knows)
+
+    @property
+    def independent(self) -> bool:
+        return self.settings.review_mode == "independent"
+
+    def policy(self) -> Policy:
+        return Policy(self.settings.reviewers_per_card, self.settings.allow_self_adjudication)
+
+    def votes_on(self, decision: str, memory: dict) -> bool:
+        """Whether ``decision`` on ``memory`` is a vote: in independent review, any
+        decision but a skip on an open card (a final memory is retracted or revised by
+        one reviewer, as in single review)."""
+        return self.independent and decision in VOTE_DECISIONS and memory["status"] in OPEN_STATUSES
+
+    def vote(
+        self,
+        store: Store,
+        memory: dict,
+        decision: str,
+        *,
+        voter: str,
+        args: dict[str, Any],
+        audit: dict[str, Any],
+        expect_status: str | None,
+    ) -> DecisionResult:
+        """``voter``'s decision on an open card, as a vote (or an adjudication)."""
+        return cast(
+            store,
+            memory["id"],
+            decision,
+            voter=voter,
+            now=utc_now(),
+            policy=self.policy(),
+            args=args,
+            audit=audit,
+            expect_status=expect_status,
+            also=self._also,
+        )
+
+    def adjudicate(
+        self, memory_id: str, number: int, *, actor: str, audit: dict[str, Any]
+    ) -> DecisionResult:
+        """Decide a card in adjudication as its vote ``number`` says."""
+        expect_status = audit.pop("expect_status", None)
+        store, row = self.stores.locate(memory_id, columns="id")
+        return adjudicate_vote(
+            store,
+            row["id"],
+            number,
+            actor=actor,
+            now=utc_now(),
+            policy=self.policy(),
+            audit=audit,
+            expect_status=expect_status,
+            also=self._also,
+        )
+
+    def undo_hook(self, actor: str, session: str | None) -> VoteUndo:
+        """How undo reverts a vote or an adjudication of ``actor``'s."""
+        return functools.partial(undo_vote_event, actor=actor, session=session)
+
+    def view(self, reviewer: str, *, adjudicate: bool) -> QueueView | None:
+        """What a queue of ``reviewer``'s shows: None (every open card) in single review,
+        unless it lists the cards waiting for adjudication."""
+        if not (self.independent or adjudicate):
+            return None
+        return QueueView(reviewer, self.policy(), adjudicate)
+
+    def standings(self, store: Store, memory_ids: list[str] | None = None) -> dict[str, CardVotes]:
+        """{memory id: where its open round stands} of the cards of ``store`` with votes."""
+        return card_votes(vote_rows.open_ballots(store, memory_ids))
+
+    def open_votes(self, memory_id: str) -> list[dict]:
+        """The active votes of the card's open round, oldest first (the numbers an
+        adjudication picks by, from 1): who, what, the text, the reason. For the
+        adjudicator's card only: a reviewer's queue never reads them."""
+        store, row = self.stores.locate(memory_id, columns="id")
+        with store.read() as con:
+            found = vote_rows.round_votes(con, row["id"])
+        return [v for v in found if v["replaced_by"] is None and v["withdrawn_at"] is None]
