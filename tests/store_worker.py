@@ -10,6 +10,9 @@ Modes:
 - ``extract PROJECT_DIR STORE``: run the queued extraction jobs, report the status.
 - ``mixed PROJECT_DIR STORE SEED N``: N mixed operations (add a candidate, decide one,
   read a context) and the latency of each kind.
+- ``vote PROJECT_DIR STORE REVIEWER PLAN_FILE``: in independent review, as REVIEWER, vote
+  on every card of the plan (one ``memory_id decision`` a line) as it was seen
+  (pending); report the cards this vote made final and the errors, by class.
 """
 
 from __future__ import annotations
@@ -60,12 +63,12 @@ def run_together(*workers: list[str], timeout: float = 1800) -> tuple[list[dict]
     return results, time.perf_counter() - released
 
 
-def _open(project_dir: str, store: str, name: str) -> npc_nb.Project:
+def _open(project_dir: str, store: str, name: str, **more: object) -> npc_nb.Project:
     # Kernels on one embedded file take turns; with four of them in tight loops on a
     # loaded 2-core machine a turn can take longer than the default 10 s lock timeout.
     embedded = {"lock_timeout": 120}
     settings = {"store": store} if store != "embedded" else embedded
-    return npc_nb.open(project_dir, reviewer=name, extract_in_background=False, **settings)
+    return npc_nb.open(project_dir, reviewer=name, extract_in_background=False, **settings, **more)
 
 
 def _start() -> None:
@@ -82,6 +85,19 @@ def decide(nb: npc_nb.Project, decision: str, ids: list[str]) -> dict:
         except npc_nb.NpcError as exc:
             errors[type(exc).__name__] += 1
     return {"won": won, "errors": dict(errors)}
+
+
+def vote(nb: npc_nb.Project, plan: list[tuple[str, str]]) -> dict:
+    final, errors = [], Counter()
+    for memory_id, decision in plan:
+        try:
+            result = getattr(nb, decision)(memory_id, expect_status="pending_approval")
+        except npc_nb.NpcError as exc:
+            errors[type(exc).__name__] += 1
+            continue
+        if result.final:
+            final.append(memory_id)
+    return {"final": final, "errors": dict(errors)}
 
 
 def propose(nb: npc_nb.Project, texts: list[str]) -> dict:
@@ -122,9 +138,17 @@ def mixed(nb: npc_nb.Project, seed: int, count: int) -> dict:
 
 def main(argv: list[str]) -> None:
     mode, project_dir, store = argv[:3]
-    nb = _open(project_dir, store, f"worker-{mode}-{[*argv, ''][3]}")
+    if mode == "vote":
+        nb = _open(project_dir, store, argv[3], review_mode="independent")
+    else:
+        nb = _open(project_dir, store, f"worker-{mode}-{[*argv, ''][3]}")
     try:
-        if mode == "decide":
+        if mode == "vote":
+            lines = Path(argv[4]).read_text().splitlines()
+            plan = [(memory_id, decision) for memory_id, decision in map(str.split, lines)]
+            _start()
+            result = vote(nb, plan)
+        elif mode == "decide":
             ids = Path(argv[4]).read_text().split()
             _start()
             result = decide(nb, argv[3], ids)

@@ -64,6 +64,7 @@ def seed(nb: npc_nb.Project) -> None:
     nb.requeue(nb.reproposals()["id"].iloc[0])
     nb.approve(ids[6])
     nb.approve(propose(nb, f"The analyst answers in {HOSTILE[0]}", npc="analyst"))
+    vote(nb)
     nb.chat("analyst", "We decided to use DuckDB. I prefer short answers. " + HOSTILE[0])
     assert nb.extraction.wait(timeout=30).done == 1
     nb.chat("analyst", HOSTILE[4] + CONTROLS)
@@ -75,6 +76,22 @@ def seed(nb: npc_nb.Project) -> None:
         [HOSTILE[2]],
         allow_write=True,
     )
+
+
+def vote(nb: npc_nb.Project) -> None:
+    """Independent review's rows: a card two votes agreed on, one waiting for
+    adjudication, a replaced vote and a withdrawn one."""
+    nb.configure(review_mode="independent")
+    agreed = propose(nb, f"Two reviewers agreed on {HOSTILE[0]}", npc="analyst")
+    disputed = propose(nb, f"Two reviewers disagreed on {HOSTILE[3]}", npc="analyst")
+    nb.approve(agreed, by="ada", time_spent=1.5, session="review-1")
+    nb.approve(agreed, by="bob")
+    nb.approve(disputed, by="ada")
+    nb.undo(by="ada")  # withdrawn
+    nb.approve(disputed, by="ada")
+    nb.edit(disputed, f"edited: {HOSTILE[2]}", by="ada")  # replaces ada's vote
+    nb.reject(disputed, by="bob", reason=HOSTILE[5] + CONTROLS)
+    nb.configure(review_mode="single")
 
 
 def embedded_rows(folder: Path, *, user: bool = False) -> dict[str, list[tuple]]:
@@ -133,6 +150,11 @@ def same_view(one: npc_nb.Project, other: npc_nb.Project) -> None:
     assert one.context("analyst") == other.context("analyst")
     columns = ["id", "final_text", "status", "npc", "recorded_at"]
     assert one.review_queue()[columns].equals(other.review_queue()[columns])
+    votes = ["memory_id", "vote", "reviewer", "decision", "final_text", "reason", "final"]
+    assert one.votes(history=True)[votes].equals(other.votes(history=True)[votes])
+    waiting = one.review_queue(adjudicate=True, reviewer="carol")
+    assert len(waiting) == 1  # the disputed card still waits for its adjudicator
+    assert waiting[columns].equals(other.review_queue(adjudicate=True, reviewer="carol")[columns])
 
 
 @pytest.fixture

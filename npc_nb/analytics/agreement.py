@@ -124,7 +124,7 @@ def _ratings(
     if twice.any():
         first = found[twice].iloc[0]
         raise ArgumentError(
-            f"agreement(): rater {first['rater']!r} rated item {first['item']!r} more than "
+            f"agreement(): rater {first['rater']} rated item {first['item']} more than "
             "once; keep one rating per rater and item (or make the item column tell "
             "them apart, e.g. a card and its round)."
         )
@@ -235,7 +235,7 @@ class _Terms:
         self.slices: dict[str, slice] = {}
         columns, start = [], 0
         for name, part in parts.items():
-            block = part.reshape(self.n_items, -1)
+            block = part[:, None] if part.ndim == 1 else part
             self.slices[name] = slice(start, start + block.shape[1])
             columns.append(block)
             start += block.shape[1]

@@ -1,0 +1,124 @@
+"""The trust gate in independent review: a memory with votes but no final decision (still
+collecting votes, or waiting for adjudication) never reaches a prompt, the graph or an
+approved read; and the schema step that brings votes keeps an older store's audit log."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import duckdb
+import pytest
+
+import npc_nb
+from npc_nb.store.schema.migrations import MIGRATIONS
+from tests.helpers import propose
+
+VOTING = "The server room is in Oslo"
+DISPUTED = "The server room is in Bergen"
+EDITED = "The server room is in Trondheim"
+AGREED = "Backups run every night"
+
+
+@pytest.fixture
+def lab(project_dir: Path):
+    project = npc_nb.open(project_dir, review_mode="independent", extract_in_background=False)
+    yield project
+    project.close()
+
+
+def test_a_memory_with_votes_but_no_final_decision_never_reaches_a_prompt(
+    lab: npc_nb.Project, tmp_path: Path
+) -> None:
+    voting, disputed, agreed = (propose(lab, t) for t in (VOTING, DISPUTED, AGREED))
+    lab.approve(voting, by="ada")  # one vote of two
+    lab.approve(disputed, by="ada")
+    lab.edit(disputed, EDITED, by="bob")  # votes disagree: waiting for adjudication
+    lab.approve(agreed, by="ada")
+    lab.approve(agreed, by="bob")
+    assert lab.review_queue(adjudicate=True, reviewer="carol")["id"].tolist() == [disputed]
+
+    block = lab.context_block("analyst")
+    assert block.memory_ids == [agreed]
+    for text in (VOTING, DISPUTED, EDITED):
+        assert text not in block.text
+    assert lab.memories(status="approved")["id"].tolist() == [agreed]
+    assert lab.sql("SELECT id FROM approved_memories")["id"].tolist() == [agreed]
+    edges = lab.graph_frames()[1]
+    assert {m for ids in edges["memory_ids"] for m in ids} <= {agreed}
+
+    lab.chat("analyst", "Where is the server room, and when do backups run?")
+    injected = lab.sql("SELECT DISTINCT memory_id FROM context_injections")
+    assert injected["memory_id"].tolist() == [agreed]
+
+    log = lab.export_review_log(tmp_path / "review.jsonl")
+    answers = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    assert all(a["memory_id"] not in (voting, disputed) for a in answers)  # a vote is no answer
+    exported = lab.export(tmp_path / "out", format="jsonl")["memories"]
+    statuses = {r["id"]: r["status"] for r in map(json.loads, exported.read_text().splitlines())}
+    assert statuses[voting] == statuses[disputed] == "pending_approval"
+
+
+def test_the_adjudicated_memory_reaches_the_prompt_only_after_the_adjudication(
+    lab: npc_nb.Project,
+) -> None:
+    disputed = propose(lab, DISPUTED)
+    lab.approve(disputed, by="ada")
+    lab.edit(disputed, EDITED, by="bob")
+    assert EDITED not in lab.context("analyst")
+    lab.adjudicate(disputed, vote=2, by="carol")
+    assert EDITED in lab.context("analyst")
+
+
+def _votes_step() -> int:
+    """Where the step that brings votes stands among the migrations (by its name, not
+    its number: other branches add steps too)."""
+    return next(i for i, step in enumerate(MIGRATIONS) if step.__name__.endswith("_votes"))
+
+
+def test_an_older_store_gets_votes_and_keeps_its_audit_log(project_dir: Path) -> None:
+    folder = project_dir / ".npc_nb"
+    folder.mkdir()
+    con = duckdb.connect(str(folder / "memory.duckdb"))
+    con.execute("CREATE TABLE _migrations (name VARCHAR PRIMARY KEY, applied_at TIMESTAMP)")
+    for step in MIGRATIONS[: _votes_step()]:
+        step(con)
+        con.execute("INSERT INTO _migrations VALUES (?, now()::TIMESTAMP)", [step.__name__])
+    con.execute(
+        "INSERT INTO memories (id, initial_text, final_text, initial_hash, final_hash, "
+        "norm_text, category, status, scope, npc, flags, recorded_at, decided_at, "
+        "decided_by, insert_seq) VALUES ('old', 'An old fact', 'An old fact', 'h', 'h', "
+        "'an old fact', 'fact', 'human-approved', 'npc', 'analyst', [], "
+        "now()::TIMESTAMP, now()::TIMESTAMP, 'ada', nextval('memory_insert_seq'))"
+    )
+    for action, status in (("propose", "pending_approval"), ("approve", "human-approved")):
+        con.execute(
+            "INSERT INTO memory_events (seq, memory_id, occurred_at, actor, action, "
+            "to_status) VALUES (nextval('memory_event_seq'), 'old', now()::TIMESTAMP, "
+            "'ada', ?, ?)",
+            [action, status],
+        )
+    before = con.execute("SELECT seq, action, to_status FROM memory_events ORDER BY seq")
+    before_rows = [list(row) for row in before.fetchall()]
+    con.close()
+
+    nb = npc_nb.open(project_dir, review_mode="independent")
+    try:
+        assert nb.decisions()[["seq", "action", "to_status"]].values.tolist() == before_rows
+        assert "An old fact" in nb.context("analyst")
+        card = propose(nb, "Proposed after the store learnt votes")
+        nb.approve(card, by="ada")
+        assert nb.approve(card, by="bob").final
+        seqs = nb.decisions()["seq"].tolist()
+        assert seqs == sorted(seqs) and seqs[: len(before_rows)] == [r[0] for r in before_rows]
+    finally:
+        nb.close()
+    con = duckdb.connect(str(folder / "memory.duckdb"))
+    try:
+        with pytest.raises(duckdb.ConstraintException):  # the log's closed set still holds
+            con.execute(
+                "INSERT INTO memory_events (seq, memory_id, occurred_at, actor, action, "
+                "to_status) VALUES (999, 'old', now()::TIMESTAMP, 'me', 'bribe', 'deferred')"
+            )
+    finally:
+        con.close()
