@@ -254,11 +254,15 @@ FROM (
 """
 
 EVENTS_SQL = """
-INSERT INTO memory_events
+INSERT INTO memory_events (seq, memory_id, occurred_at, actor, action, from_status,
+    to_status, text_before, text_after, reason, batch_id, undoes, lead_time_ms,
+    time_spent_ms, review_session, state_before, wording)
 SELECT nextval('memory_event_seq'), id, recorded_at, 'model:bench', 'propose', NULL,
        'pending_approval', NULL, final_text, NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL
 FROM memories;
-INSERT INTO memory_events
+INSERT INTO memory_events (seq, memory_id, occurred_at, actor, action, from_status,
+    to_status, text_before, text_after, reason, batch_id, undoes, lead_time_ms,
+    time_spent_ms, review_session, state_before, wording)
 SELECT nextval('memory_event_seq'), id, decided_at, 'bench', 'approve', 'pending_approval',
        status, final_text, final_text, NULL, NULL, NULL, 60000, NULL, NULL, NULL, NULL
 FROM memories WHERE status <> 'pending_approval';

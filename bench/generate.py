@@ -267,10 +267,13 @@ FROM generated g LEFT JOIN supersessions s ON s.i = g.i
 ORDER BY g.i
 """
 
+# Columns named, so a later column (NULL for generated events) breaks nothing.
 # ~3 events a memory: the proposal; a skip (two thirds of the decided) and a deferral (half)
 # before the decision; the decision; for a superseded memory, the supersession.
 EVENTS_SQL = """
-INSERT INTO memory_events
+INSERT INTO memory_events (seq, memory_id, occurred_at, actor, action, from_status,
+    to_status, text_before, text_after, reason, batch_id, undoes, lead_time_ms,
+    time_spent_ms, review_session, state_before, wording)
 SELECT row_number() OVER (ORDER BY occurred_at, memory_id, step) AS seq, memory_id,
     occurred_at, actor, action, from_status, to_status, text_before, text_after, NULL, NULL,
     NULL, lead_time_ms, time_spent_ms, review_session, NULL, NULL
