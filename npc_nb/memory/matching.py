@@ -5,11 +5,15 @@ against its nearest memories: ``matcher(candidate_text, neighbour_texts)`` retur
 verdict per neighbour, ``"same"``, ``"update"`` or ``"different"``, optionally as
 ``(verdict, score)`` with a score from 0 to 100.
 
-**Guards** apply to every matcher, custom ones included: a candidate that differs from
-a memory in what it asserts (a number, date, version or name put in place of another,
-or a negation on one side only) is never "same" as it; such a verdict becomes
-"update". A tombstone must never swallow a correction ("batch size 64" after "32" was
-rejected).
+**Guards** apply to every matcher, custom ones included: a candidate that changes a
+value the memory asserts is never "same" as it; such a verdict becomes "update". The
+guards compare typed values (``_foundations.values``), not words: another number,
+sign, comparator, unit, exponent, date, time, version or name of the same kind, or a
+word the memory asserts and the candidate denies (or the other way round). A rewording
+passes ("three" and "3", "Jira" and "jira", "dislikes" and "would rather not have"),
+so a judge that knows a paraphrase is not overridden; a tombstone never swallows a
+correction ("batch size 64" after "32" was rejected, "-0.4" after "0.4", "5 MW" after
+"5 mW").
 
 The **offline matcher** has no model to explain a paraphrase away, so it says "same"
 only when the candidate asserts nothing the memory does not: every content word of the
@@ -29,19 +33,9 @@ from typing import Any, Literal, cast
 
 from rapidfuzz import fuzz
 
-from .._foundations.terms import (
-    DATE_WORDS,
-    FUNCTION_WORDS,
-    NEGATIONS,
-    NUMBER,
-    NUMBER_WORDS,
-    WORD,
-    content_sequence,
-    content_terms,
-    stem,
-    words,
-)
+from .._foundations.terms import content_sequence, content_terms, words
 from .._foundations.text import normalise
+from .._foundations.values import read_values, value_changes
 from ..errors import ConfigError
 from .embedding import similarities
 
@@ -122,51 +116,15 @@ def _one_verdict(item: Any) -> tuple[Verdict, float | None]:
     return cast(Verdict, verdict), score
 
 
-def _names(text: str) -> frozenset[str]:
-    """Capitalised words and acronyms: the names a text mentions. A capitalised first
-    word counts too (a name often starts the sentence); a common word taken for a name
-    only makes a "same" verdict less likely, never more."""
-    found = set()
-    for word in WORD.findall(text):
-        lower = word.casefold().removesuffix("'s").removesuffix("’s")  # Melanie's: Melanie
-        if lower in FUNCTION_WORDS or lower in DATE_WORDS or lower in NUMBER_WORDS:
-            continue
-        if word[:1].isupper():
-            found.add(lower)
-    return frozenset(found)
-
-
-@functools.lru_cache(maxsize=4_096)
-def _assertions(text: str) -> dict[str, frozenset[str]]:
-    """The numbers, dates, names and negations ``text`` asserts, remembered: a candidate
-    is compared with each of its neighbours, and the same memories are neighbours of
-    many candidates. (A dict of frozensets, read only.)"""
-    found_words = words(text)
-    return {
-        "number": frozenset(w for w in found_words if NUMBER.match(w) or w in NUMBER_WORDS),
-        "date": frozenset(w for w in found_words if w in DATE_WORDS),
-        "name": _names(text),
-        "negation": frozenset(w for w in found_words if w in NEGATIONS),
-    }
-
-
 def assertion_differences(candidate: str, memory: str) -> list[str]:
-    """What the candidate asserts differently from ``memory``: a number, date or name
-    put in place of another (``"number: 32 → 64"``), or a negation on one side only.
+    """What the candidate asserts differently from ``memory``: a value put in place of
+    another of its kind (``"number: 32 → 64"``, ``"sign: 0.4 → -0.4"``), another name,
+    or a word asserted by one and denied by the other (``_foundations.values``).
 
     Leaving a detail out is not a difference ("Budget approved" after "Budget of 10k
     approved"); replacing it is.
     """
-    ours, theirs = _assertions(candidate), _assertions(memory)
-    found = []
-    for kind in ("number", "date", "name"):
-        added, dropped = ours[kind] - theirs[kind], theirs[kind] - ours[kind]
-        if added and dropped:
-            found.append(f"{kind}: {', '.join(sorted(dropped))} → {', '.join(sorted(added))}")
-    if ours["negation"] != theirs["negation"]:
-        said = ", ".join(sorted(ours["negation"] ^ theirs["negation"]))
-        found.append(f"negation: {said!r} on one side only")
-    return found
+    return value_changes(candidate, memory)
 
 
 def guard(candidate: str, memory: str, verdict: Verdict) -> tuple[Verdict, str | None]:
@@ -251,8 +209,8 @@ def _explained(
 
 
 def _assertion_terms(text: str) -> frozenset[str]:
-    found = _assertions(text)
-    return frozenset(stem(sorted(found["number"] | found["date"] | found["name"])))
+    """The content terms inside the values and names ``text`` states."""
+    return read_values(text).value_stems
 
 
 def offline_matcher(

@@ -577,3 +577,65 @@ def m015_proposal_locks(con: duckdb.DuckDBPyConnection) -> None:
     # lock already serialises writers: DuckDB leaves it empty, and has it so that both
     # backends keep one schema.
     con.execute("CREATE TABLE proposal_locks (text_hash VARCHAR PRIMARY KEY)")
+
+
+@migration
+def m016_rehash_values(con: duckdb.DuckDBPyConnection) -> None:
+    # Normalisation no longer changes a value: a sign, an exponent (superscripts,
+    # <sup>, **), subscript digits and a unit symbol's case are kept ("10⁵" was "105",
+    # "-20 °C" was "20 °C", "5 MW" was "5 mw"), and combining marks on Latin letters
+    # and a lone lookalike letter are folded. Every stored hash and normalised text is
+    # recomputed, and the content terms (number words are now their digits), so that
+    # old tombstones hold against the same disguises and never against a correction.
+    # Rows keyed by a memory's text hash follow it, as in m008. No cache can hold the
+    # old hashes: a client with older code refuses this store, and this one migrates it
+    # on open, before any cache is filled.
+    import pandas as pd
+
+    rows = con.execute(
+        "SELECT id, initial_text, final_text, initial_hash, final_hash, norm_text, match_text "
+        "FROM memories"
+    ).fetchall()
+    changed = rehashed_rows(rows)
+    if not changed:
+        return
+    frame = pd.DataFrame(changed, columns=list(REHASHED_COLUMNS))
+    con.register("rehashed", frame)
+    try:
+        con.execute(
+            "UPDATE memories SET initial_hash = r.new_initial, final_hash = r.new_final, "
+            "norm_text = r.new_norm, match_text = r.new_terms FROM rehashed r "
+            "WHERE memories.id = r.id"
+        )
+        for table in ("context_injections", "concept_extractions", "memory_concepts",
+                      "concept_relations"):  # fmt: skip
+            con.execute(
+                f"UPDATE {table} SET memory_hash = r.new_final FROM rehashed r "
+                f"WHERE {table}.memory_id = r.id AND {table}.memory_hash = r.old_final"
+            )
+    finally:
+        con.unregister("rehashed")
+
+
+#: What ``rehashed_rows`` gives for each memory whose stored text keys changed.
+REHASHED_COLUMNS = ("id", "old_final", "new_initial", "new_final", "new_norm", "new_terms")
+
+
+def rehashed_rows(rows: list[tuple]) -> list[tuple]:
+    """For memory rows (id, initial text, final text, initial hash, final hash, norm
+    text, match text), the new keys of those today's normalisation keys differently
+    (``REHASHED_COLUMNS``): both backends' rehash migrations write these."""
+    from ..._foundations.terms import content_terms, joined_terms
+    from ..._foundations.text import content_hash, normalise
+
+    changed = []
+    for memory_id, initial, final, initial_hash, final_hash, norm, terms in rows:
+        new = (
+            content_hash(initial),
+            content_hash(final),
+            normalise(final),
+            joined_terms(content_terms(initial) | content_terms(final)),
+        )
+        if new != (initial_hash, final_hash, norm, terms):
+            changed.append((memory_id, final_hash, *new))
+    return changed

@@ -32,7 +32,7 @@ from ..._foundations.settings import Settings
 from ..._foundations.utc import utc_now
 from ...errors import StoreError
 from ...vocabulary import CATEGORIES, EVENT_ACTIONS, SCOPES, STATUSES
-from .migrations import MIGRATIONS, endpoint_without_credentials
+from .migrations import MIGRATIONS, REHASHED_COLUMNS, endpoint_without_credentials, rehashed_rows
 from .pg_project import claim_schema, record_settled, refuse_legacy_twin, schema_exists
 
 __all__ = [
@@ -191,6 +191,35 @@ def p014_endpoints_without_credentials(con: Any) -> None:
 def p015_proposal_locks(con: Any) -> None:
     """The rows proposals of one text lock (``PostgresStore.lock_text``)."""
     con.execute("CREATE TABLE proposal_locks (text_hash VARCHAR PRIMARY KEY)")
+
+
+@pg_migration("m016_rehash_values")
+def p016_rehash_values(con: Any) -> None:
+    """Hashes, normalised texts and terms recomputed as on DuckDB (values kept)."""
+    rows = con.execute(
+        "SELECT id, initial_text, final_text, initial_hash, final_hash, norm_text, match_text "
+        "FROM memories"
+    ).fetchall()
+    changed = rehashed_rows(rows)
+    if not changed:
+        return
+    con.execute(
+        "CREATE TEMP TABLE rehashed (id VARCHAR, old_final VARCHAR, new_initial VARCHAR, "
+        "new_final VARCHAR, new_norm VARCHAR, new_terms VARCHAR) ON COMMIT DROP"
+    )
+    with con.cursor().copy(f"COPY rehashed ({', '.join(REHASHED_COLUMNS)}) FROM STDIN") as copy:
+        for row in changed:
+            copy.write_row(row)
+    con.execute(
+        "UPDATE memories SET initial_hash = r.new_initial, final_hash = r.new_final, "
+        "norm_text = r.new_norm, match_text = r.new_terms FROM rehashed r WHERE memories.id = r.id"
+    )
+    for table in ("context_injections", "concept_extractions", "memory_concepts",
+                  "concept_relations"):  # fmt: skip
+        con.execute(
+            f"UPDATE {table} SET memory_hash = r.new_final FROM rehashed r "
+            f"WHERE {table}.memory_id = r.id AND {table}.memory_hash = r.old_final"
+        )
 
 
 _SCHEMA = [
