@@ -22,7 +22,10 @@ their denominator is 0: "no decisions yet" is not a rate of zero. The definition
   a rejected repeat, reinforcing an approved memory), those a reviewer checked (listed
   at the end of a review or by ``%npc_review --auto``, put back, or merged into a card
   that was then decided) and those put back as wrong (``nb.requeue``); ``precision`` is
-  right / checked. Group also by matcher, verdict and outcome.
+  right / checked. Beside them, over every candidate a matcher judged (queued ones
+  too, outcome ``queued``): the model judge's calls, tokens, mean milliseconds and
+  failures, and, given labels, the neighbour recall (``recall.py``). Group also by
+  matcher, verdict and outcome.
 - **time to decision**: from proposal to the first decision that was not undone.
 - **reviewer throughput**: cards per minute of active review (gaps over 5 minutes are
   breaks), and the median time per card.
@@ -38,7 +41,7 @@ from __future__ import annotations
 
 import html
 import inspect
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -49,6 +52,7 @@ from ..errors import NpcError
 from ..store.analysis import analytics
 from . import plots
 from .intervals import poisson_score_interval, wilson_interval
+from .recall import neighbour_recall
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -119,16 +123,29 @@ class Metrics:
         frame["ci_low"], frame["ci_high"] = poisson_score_interval(decided_repeats, frame["n"])
         return frame
 
-    def matching(self, by: str | Sequence[str] = ("matcher", "verdict")) -> pd.DataFrame:
-        """How often the matcher's automatic outcomes were right, as reviewers judged.
+    def matching(
+        self,
+        by: str | Sequence[str] = ("matcher", "verdict"),
+        labels: pd.DataFrame | Mapping[str, str] | None = None,
+    ) -> pd.DataFrame:
+        """How often the matcher's automatic outcomes were right, and what judging cost.
 
         Automatic, checked, put_back (split + requeued), right, precision (right /
-        checked), n (checked) and the precision's 95% Wilson interval."""
+        checked), n (checked) and the precision's 95% Wilson interval; then over every
+        judged candidate: judged, calls and tokens (the model judge's), latency_ms (mean
+        per judged candidate), failures, and with ``labels`` (text -> fact) the
+        neighbour recall (recall_n, recall_found, neighbour_recall; NaN without)."""
         dims = _dimensions("matching", by)
         frame = analytics.matching(self._store, dims)
         frame["right"] = frame["checked"] - frame["put_back"]
         frame["precision"] = _rate(frame["right"], frame["checked"])
-        return _with_interval(frame, "precision", "right", "checked")
+        frame = _with_interval(frame, "precision", "right", "checked")
+        frame = _join(frame, analytics.judging(self._store, dims), dims)
+        if labels is None:
+            frame["neighbour_recall"] = np.nan
+            return frame
+        candidates, memories = analytics.judged_candidates(self._store)
+        return _join(frame, neighbour_recall(candidates, memories, labels, dims), dims)
 
     def backlog(self, period: str = "day") -> pd.DataFrame:
         """Candidates proposed, closed, and still waiting at the end of each period.
@@ -301,6 +318,23 @@ def _with_interval(frame: pd.DataFrame, rate: str, count: str, n: str) -> pd.Dat
     frame = frame.assign(n=frame[n])
     frame["ci_low"], frame["ci_high"] = wilson_interval(frame[count], frame["n"])
     return frame
+
+
+def _join(left: pd.DataFrame, right: pd.DataFrame, dims: list[str]) -> pd.DataFrame:
+    """Join two grouped frames whose columns may be rates: a group missing on one side
+    has zero counts (its integer columns) and NaN rates there."""
+    counts = [
+        column
+        for frame in (left, right)
+        for column in frame.columns
+        if column not in dims and pd.api.types.is_integer_dtype(frame[column])
+    ]
+    if not dims:
+        merged = pd.concat([left.reset_index(drop=True), right.reset_index(drop=True)], axis=1)
+    else:
+        merged = left.merge(right, on=dims, how="outer").sort_values(dims).reset_index(drop=True)
+    merged[counts] = merged[counts].fillna(0).astype("int64")
+    return merged
 
 
 def _merge(left: pd.DataFrame, right: pd.DataFrame, dims: list[str]) -> pd.DataFrame:

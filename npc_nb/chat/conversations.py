@@ -190,6 +190,7 @@ class Conversations:
             broken=[b.error for b in team.broken],
             notes=list(team.notes),
             alerts=self._turns.store.alerts(),
+            matching=self._memory.matching_status(),
         )
 
 
@@ -220,6 +221,7 @@ class Status:
     broken: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     alerts: list[str] = field(default_factory=list)
+    matching: str | None = None  # who judges re-proposals, and the model judge's work
 
     @property
     def waiting_line(self) -> str:
@@ -236,6 +238,8 @@ class Status:
             f"model:     {model}",
             f"personas:  {', '.join(self.personas) or 'none defined (ad hoc on first use)'}",
         ]
+        if self.matching:
+            lines.append(f"matching:  {self.matching}")
         if self.team_context:
             lines.append(f"team:      {self.team_context}")
         lines += _labelled("note:", self.notes)

@@ -21,18 +21,28 @@ candidate (stemmed, filler and function words left out) occurs in the memory, in
 same order, and no guard fires. It says "update" when the two share their subject but an assertion
 differs, and "different" otherwise. It is precise by construction and modest in recall:
 rewordings that use other words reach the reviewer (see docs/matching.md for figures).
+
+**Which matcher** (``resolve_matcher``): ``"auto"``, the default, is the model judge
+(``models.judge``) when a provider model is configured (``match_model``, else ``model``;
+the offline demo model is none) and the offline matcher otherwise. A model judge that
+fails (no key, a timeout, an answer that is not one verdict per neighbour) leaves its
+candidate to the offline matcher, the failure recorded (``Matching.fallback``). A
+matcher may report what a judgement cost (``measured``: calls and tokens, ``Usage``);
+the time it took is measured for every matcher.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
 from rapidfuzz import fuzz
 
+from .._foundations.settings import OFFLINE_MODEL
 from .._foundations.terms import content_sequence, content_terms, words
 from .._foundations.text import normalise
 from .._foundations.values import read_values, value_changes
@@ -41,13 +51,17 @@ from .embedding import similarities
 
 __all__ = [
     "VERDICTS",
+    "JudgeFailed",
     "Judgement",
     "Matcher",
+    "Usage",
     "Verdict",
     "ask",
+    "ask_measured",
     "assertion_differences",
     "content_terms",
     "guard",
+    "offline_for",
     "offline_matcher",
     "read_verdicts",
     "resolve_matcher",
@@ -85,6 +99,37 @@ def ask(
     """
     asked = len(neighbours)
     return read_verdicts(matcher(candidate, list(neighbours)), asked)
+
+
+@dataclass(frozen=True)
+class Usage:
+    """What a judgement cost beyond time: model calls made and tokens spent."""
+
+    calls: int = 0
+    tokens: int = 0
+
+
+class JudgeFailed(Exception):
+    """A model judge's failure, with what it had spent before failing."""
+
+    def __init__(self, message: str, usage: Usage) -> None:
+        super().__init__(message)
+        self.usage = usage
+
+
+def ask_measured(
+    matcher: Matcher, candidate: str, neighbours: Sequence[str]
+) -> tuple[list[tuple[Verdict, float | None]], Usage, float]:
+    """``ask``, with what the judgement cost: a matcher with a ``measured`` method (the
+    model judge) reports its calls and tokens; the milliseconds are measured here."""
+    started = time.perf_counter()
+    measured = getattr(matcher, "measured", None)
+    if callable(measured):
+        raw, usage = measured(candidate, list(neighbours))
+    else:
+        raw, usage = matcher(candidate, list(neighbours)), Usage()
+    verdicts = read_verdicts(raw, len(neighbours))
+    return verdicts, usage, (time.perf_counter() - started) * 1000
 
 
 def read_verdicts(raw: Sequence[Any], expected: int) -> list[tuple[Verdict, float | None]]:
@@ -238,19 +283,25 @@ def resolve_matcher(
 ) -> tuple[Matcher | None, str]:
     """The matcher the ``matcher`` setting names, and its name for the record.
 
-    ``"offline"`` (the default), ``"model"`` (a judge through litellm: ``match_model``,
-    else ``model``, else the offline model's deterministic stand-in), ``"module:attr"``
-    (a callable loaded from an importable module), a callable itself, or None / "none"
-    (exact repeats only).
+    ``"auto"`` (the default: the model judge when a provider model is configured, else
+    the offline matcher), ``"offline"``, ``"model"`` (a judge through litellm:
+    ``match_model``, else ``model``, else the offline model's deterministic stand-in),
+    ``"module:attr"`` (a callable loaded from an importable module), a callable itself,
+    or None / "none" (exact repeats only).
     """
     chosen = settings.matcher
     if chosen is None or chosen in ("none", "exact"):
         return None, "exact"
     if callable(chosen):
         return chosen, getattr(chosen, "__name__", type(chosen).__name__)
+    if chosen == "auto":
+        provider_model = settings.match_model or settings.model
+        if provider_model in (None, OFFLINE_MODEL) or model_judge is None:
+            chosen = "offline"
+        else:
+            return model_judge(provider_model), f"model:{provider_model}"
     if chosen == "offline":
-        threshold = settings.near_duplicate_threshold / 100
-        return functools.partial(offline_matcher, meaning_same=threshold), "offline"
+        return offline_for(settings), "offline"
     if chosen == "model":
         if model_judge is None:
             raise ConfigError("matcher='model' needs the model gateway; open a project.")
@@ -259,9 +310,16 @@ def resolve_matcher(
     if isinstance(chosen, str) and ":" in chosen:
         return _load_matcher(chosen), chosen
     raise ConfigError(
-        f"Unknown matcher {chosen!r}: use 'offline', 'model', 'package.module:attr', a "
-        "callable, or None for exact repeats only."
+        f"Unknown matcher {chosen!r}: use 'auto', 'offline', 'model', "
+        "'package.module:attr', a callable, or None for exact repeats only."
     )
+
+
+def offline_for(settings: Any) -> Matcher:
+    """The offline matcher with the settings' threshold: the default without a provider
+    model, and what judges a candidate whose model judge failed."""
+    threshold = settings.near_duplicate_threshold / 100
+    return functools.partial(offline_matcher, meaning_same=threshold)
 
 
 def _load_matcher(path: str) -> Matcher:

@@ -57,21 +57,28 @@ __all__ = ["Value", "Values", "read_values", "value_changes"]
 @dataclass(frozen=True)
 class Values:
     """What one text asserts: its values, its names (casefolded), the stems of its words
-    (where a name may be mentioned), and the content terms (``terms``) of the words
-    inside its values and names."""
+    (where a name may be mentioned), and the words inside its values and names."""
 
     values: tuple[Value, ...]
     names: tuple[str, ...]
-    stems: frozenset[str]
-    value_stems: frozenset[str]
+    value_words: tuple[str, ...]
+
+    @property
+    def value_stems(self) -> frozenset[str]:
+        """The content terms (``terms``) of the words inside its values and names."""
+        return content_terms(" ".join(self.value_words))
 
 
-@functools.lru_cache(maxsize=4_096)
+_DIGIT = re.compile(r"\d")
+
+
+@functools.lru_cache(maxsize=16_384)
 def read_values(text: str) -> Values:
-    """The values, names and polarity-free word stems of ``text`` (see the docstring)."""
+    """The values and names of ``text`` (see the module docstring); remembered, since a
+    memory is the neighbour of many candidates."""
     plain = unmask(text)
-    reader = ValueReader(plain, caseless=not any(c.islower() for c in plain))
-    if any(c.isdigit() for c in plain):
+    reader = ValueReader(plain, caseless=plain == plain.upper())
+    if _DIGIT.search(plain):
         reader.dates()
         reader.times()
         reader.versions()
@@ -79,14 +86,11 @@ def read_values(text: str) -> Values:
         reader.ordinals()
     elif DATES.search(plain):
         reader.dates()
-    if any(c.isalpha() for c in plain):
-        reader.words()
-    words = [w.casefold() for w in NAME_WORD.findall(plain)]
+    reader.words()
     return Values(
         tuple(v for _, v in sorted(reader.found, key=lambda found: found[0])),
         tuple(reader.names),
-        frozenset(stem(words)),
-        content_terms(" ".join(reader.value_words)),
+        tuple(reader.value_words),
     )
 
 
@@ -94,6 +98,12 @@ def read_values(text: str) -> Values:
 
 
 def value_changes(candidate: str, memory: str) -> list[str]:
+    """What the candidate asserts differently from ``memory`` (``changes``, as a list)."""
+    return list(changes(candidate, memory))
+
+
+@functools.lru_cache(maxsize=16_384)
+def changes(candidate: str, memory: str) -> tuple[str, ...]:
     """What the candidate asserts differently from ``memory``: a value of a family put in
     place of another (``"number: 32 → 64"``, ``"sign: 0.4 → -0.4"``, ``"unit: 120 ms →
     120 s"``, ``"comparator: < 0.05 → > 0.05"``, ``"date: Mondays → Thursdays"``), a
@@ -107,18 +117,29 @@ def value_changes(candidate: str, memory: str) -> list[str]:
             label = _label(dropped[0], added[0])
             before, after = (", ".join(v.text for v in side) for side in (dropped, added))
             changes.append(f"{label}: {before} → {after}")
-    new_names = [n for n in ours.names if not _mentions(theirs, n)]
-    gone_names = [n for n in theirs.names if not _mentions(ours, n)]
+    new_names = [n for n in ours.names if not _mentions(memory, n)]
+    gone_names = [n for n in theirs.names if not _mentions(candidate, n)] if new_names else []
     if new_names and gone_names:
         changes.append(f"name: {', '.join(gone_names)} → {', '.join(new_names)}")
     if flipped := flips(candidate, memory):
         said = ", ".join(repr(w) for w in flipped)
         changes.append(f"negation: {said} asserted on one side, denied on the other")
-    return changes
+    return tuple(changes)
 
 
-def _mentions(values: Values, name: str) -> bool:
-    return stem([name])[0] in values.stems or name in values.stems
+def _mentions(text: str, name: str) -> bool:
+    """Whether ``text`` mentions ``name``, in any case."""
+    words = _words(text)
+    return name in words or stem([name])[0] in words
+
+
+@functools.lru_cache(maxsize=4_096)
+def _words(text: str) -> frozenset[str]:
+    """The words of ``text`` as ``NAME_WORD`` finds them, casefolded, and their stems."""
+    found = [
+        w.casefold().replace("’", "'").removesuffix("'s") for w in NAME_WORD.findall(unmask(text))
+    ]
+    return frozenset(found) | frozenset(stem(found))
 
 
 def _unmatched(ours: tuple[Value, ...], theirs: tuple[Value, ...], family: str) -> list[Value]:

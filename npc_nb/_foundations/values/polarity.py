@@ -68,7 +68,7 @@ _SKIPPED = FUNCTION_WORDS | FILLER | frozenset("to rather longer ever always eve
 _PREFIXES = ("non-", "non", "dis", "un", "in", "im", "il", "ir")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Polarity:
     """Each content word's stem and the polarities it is asserted with (True: denied),
     and its spelling (for messages and negative prefixes)."""
@@ -76,8 +76,15 @@ class Polarity:
     of: dict[str, frozenset[bool]]
     spelled: dict[str, str]
 
+    @functools.cached_property
+    def plain(self) -> bool:
+        """Whether it denies nothing and spells no word with a negative prefix: two
+        such statements cannot flip."""
+        denies = any(True in said for said in self.of.values())
+        return not denies and not any(_unprefixed(w) for w in self.spelled.values())
 
-@functools.lru_cache(maxsize=4_096)
+
+@functools.lru_cache(maxsize=16_384)
 def polarity(text: str) -> Polarity:
     """The polarity of every content word of ``text`` (see the module docstring)."""
     found: dict[str, set[bool]] = {}
@@ -116,6 +123,8 @@ def flips(candidate: str, memory: str) -> list[str]:
     """The words one statement asserts and the other denies (spelled as the candidate
     has them), in the candidate's order."""
     ours, theirs = polarity(candidate), polarity(memory)
+    if ours.plain and theirs.plain:
+        return []
     found = []
     for word, said in ours.of.items():
         other = theirs.of.get(word)

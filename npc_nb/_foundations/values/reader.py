@@ -140,6 +140,9 @@ _NOT_NAMES = (
     | frozenset(w.casefold() for w in WORDS) | frozenset(_CMP_WORDS) | frozenset(_ONES)
     | frozenset(_TENS) | frozenset("not no never none nobody nothing without".split())
 )  # fmt: skip
+#: The words that may start a number or an ordinal ("a" as in "a hundred").
+_NUMBERISH = frozenset(_ONES) | frozenset(_TENS) | frozenset(_SCALES) | frozenset(_ORDINAL_WORDS)
+_NUMBERISH |= {"a"}
 _MAX_POWER = 400  # larger exponents are compared as written, not computed
 
 
@@ -149,16 +152,16 @@ class ValueReader:
 
     def __init__(self, plain: str, caseless: bool) -> None:
         self.plain, self.caseless = plain, caseless
-        self.taken = [False] * len(plain)
+        self.taken = bytearray(len(plain))
         self.found: list[tuple[int, Value]] = []
         self.names: list[str] = []
         self.value_words: list[str] = []
 
     def free(self, start: int, end: int) -> bool:
-        return not any(self.taken[start:end])
+        return self.taken.find(1, start, end) < 0
 
     def take(self, start: int, end: int, value: Value | None) -> None:
-        self.taken[start:end] = [True] * (end - start)
+        self.taken[start:end] = b"\x01" * (end - start)
         if value is not None:
             self.found.append((start, value))
         self.value_words += WORD.findall(self.plain[start:end].casefold())
@@ -255,7 +258,10 @@ class ValueReader:
 
     def _word(self, tokens: list[re.Match[str]], index: int) -> int:
         token = tokens[index]
-        lower = token.group(0).casefold().replace("’", "'")
+        spelled = token.group(0)
+        lower = spelled.casefold().replace("’", "'")
+        if not spelled[0].isupper() and lower.split("-")[0] not in _NUMBERISH:
+            return index + 1  # neither a name nor a number: most words
         if lower in _ORDINAL_WORDS and not (lower == "second" and self._after_number(token)):
             value = Value("ordinal", "ordinal", _ORDINAL_WORDS[lower], token.group(0))
             self.take(*token.span(), value)
@@ -266,7 +272,6 @@ class ValueReader:
             self.take(*self._quantity(tokens[index].start(), tokens[last].end(), Fraction(amount)))
             return last + 1
         name = lower.removesuffix("'s")
-        spelled = token.group(0)
         acronym = len(spelled) > 1 and spelled.isupper()  # "EU", "BY": named on purpose
         named = spelled[0].isupper() and (acronym or name not in _NOT_NAMES)
         if named and not self.caseless:

@@ -639,3 +639,32 @@ def rehashed_rows(rows: list[tuple]) -> list[tuple]:
         if new != (initial_hash, final_hash, norm, terms):
             changed.append((memory_id, final_hash, *new))
     return changed
+
+
+@migration
+def m017_judged_neighbours(con: duckdb.DuckDBPyConnection) -> None:
+    # Matching keeps what it did with each candidate. A memory keeps its sentence vector
+    # (match_vector: the dense half of the neighbour index, computed once at insert;
+    # rows from before are embedded on the first load of the index and written back),
+    # and a queued candidate, like a re-proposal, keeps who judged it and its verdict,
+    # the ids of the neighbours shown to the matcher (neighbour recall is measured from
+    # them), the model judge's calls, tokens and milliseconds, and, on a re-proposal too,
+    # why a matcher failed (the model judge falls back to the offline matcher).
+    for statement in (
+        "ALTER TABLE memories ADD COLUMN match_vector BLOB",
+        "ALTER TABLE memories ADD COLUMN matcher VARCHAR",
+        "ALTER TABLE memories ADD COLUMN verdict VARCHAR",
+        *JUDGING_COLUMNS.format(table="memories").split(";"),
+        *JUDGING_COLUMNS.format(table="reproposals").split(";"),
+        "ALTER TABLE reproposals ADD COLUMN match_error VARCHAR",
+    ):
+        con.execute(statement)
+
+
+#: What matching records of its work on a candidate, in both tables (both backends).
+JUDGING_COLUMNS = (
+    "ALTER TABLE {table} ADD COLUMN match_neighbours VARCHAR;"
+    "ALTER TABLE {table} ADD COLUMN match_calls INTEGER;"
+    "ALTER TABLE {table} ADD COLUMN match_tokens INTEGER;"
+    "ALTER TABLE {table} ADD COLUMN match_ms DOUBLE"
+)

@@ -32,7 +32,13 @@ from ..._foundations.settings import Settings
 from ..._foundations.utc import utc_now
 from ...errors import StoreError
 from ...vocabulary import CATEGORIES, EVENT_ACTIONS, SCOPES, STATUSES
-from .migrations import MIGRATIONS, REHASHED_COLUMNS, endpoint_without_credentials, rehashed_rows
+from .migrations import (
+    JUDGING_COLUMNS,
+    MIGRATIONS,
+    REHASHED_COLUMNS,
+    endpoint_without_credentials,
+    rehashed_rows,
+)
 from .pg_project import claim_schema, record_settled, refuse_legacy_twin, schema_exists
 
 __all__ = [
@@ -220,6 +226,20 @@ def p016_rehash_values(con: Any) -> None:
             f"UPDATE {table} SET memory_hash = r.new_final FROM rehashed r "
             f"WHERE {table}.memory_id = r.id AND {table}.memory_hash = r.old_final"
         )
+
+
+@pg_migration("m017_judged_neighbours")
+def p017_judged_neighbours(con: Any) -> None:
+    """What matching records of a candidate, as on DuckDB (vectors as bytea)."""
+    for statement in (
+        "ALTER TABLE memories ADD COLUMN match_vector BYTEA",
+        "ALTER TABLE memories ADD COLUMN matcher VARCHAR",
+        "ALTER TABLE memories ADD COLUMN verdict VARCHAR",
+        *JUDGING_COLUMNS.format(table="memories").split(";"),
+        *JUDGING_COLUMNS.format(table="reproposals").split(";"),
+        "ALTER TABLE reproposals ADD COLUMN match_error VARCHAR",
+    ):
+        con.execute(statement.replace(" DOUBLE", " DOUBLE PRECISION"))
 
 
 _SCHEMA = [
