@@ -170,6 +170,7 @@ _TYPES = {
     "bigint": "BIGINT",
     "integer": "INTEGER",
     "boolean": "BOOLEAN",
+    "bytea": "BLOB",
 }
 
 
