@@ -3,9 +3,9 @@ changes, for the guards every matcher's verdict passes (``memory.matching``).
 
 What lives here: ``compare`` (the rules, ``read_values`` and ``value_changes``: which
 values two statements disagree on), ``reader`` (reading numbers, comparators, units,
-versions, dates, times, ordinals and names out of a text), ``polarity`` (which words a
-statement asserts and which it denies) and ``units`` (unit symbols, whose case is their
-meaning; the exact-repeat hash keeps it too).
+versions, ordinals and names out of a text), ``calendar`` (its dates and times),
+``polarity`` (which words a statement asserts and which it denies) and ``units`` (unit
+symbols, whose case is their meaning; the exact-repeat hash keeps it too).
 
 What it may import: what the rest of ``_foundations`` may (the standard library, and
 ``_foundations.text`` and ``_foundations.terms``).

@@ -14,6 +14,7 @@ from fractions import Fraction
 from typing import Any
 
 from ..terms import DATE_WORDS, FILLER, FUNCTION_WORDS, NUMBER_WORDS, WORD
+from .calendar import DATES, TIMES, date_fields, minutes
 from .units import SYMBOL, WORDS, canonical_unit
 
 __all__ = ["DATES", "NAME_WORD", "Value", "ValueReader"]
@@ -95,36 +96,6 @@ _ORDINAL_WORDS = {
         1,
     )
 }
-_MONTHS = {
-    name: number
-    for number, names in enumerate(
-        [
-            "january jan", "february feb", "march mar", "april apr", "may", "june jun",
-            "july jul", "august aug", "september sep sept", "october oct",
-            "november nov", "december dec",
-        ],
-        1,
-    )
-    for name in names.split()
-}  # fmt: skip
-_WEEKDAYS = {d: i for i, d in enumerate("monday tuesday wednesday thursday friday".split())}
-_WEEKDAYS |= {"saturday": 5, "sunday": 6}
-DATES = re.compile(
-    r"\b(?P<iy>\d{4})-(?P<im>\d{1,2})-(?P<id>\d{1,2})\b"
-    r"|\b(?P<na>\d{1,2})[/.](?P<nb>\d{1,2})[/.](?P<ny>\d{4}|\d{2})\b"
-    r"|\b(?:(?P<d1>\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?)?"
-    rf"(?P<month>{_alternation(_MONTHS)})\.?(?:\s+(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?(?!\d))?"
-    r"(?:,?\s+(?P<my>\d{4})(?!\d))?\b"
-    r"|\b[Qq](?P<q>[1-4])\b(?:\s+(?P<qy>\d{4})\b)?"
-    rf"|\b(?P<weekday>{_alternation(_WEEKDAYS)})s?\b"
-    r"|\b(?P<relative>today|tomorrow|yesterday|tonight)\b",
-    re.IGNORECASE,
-)
-_TIMES = re.compile(
-    r"\b(?P<h>\d{1,2})(?::(?P<m>[0-5]\d))?\s?(?P<half>am|pm|a\.m\.|p\.m\.)(?!\w)"
-    r"|\b(?P<h24>[01]?\d|2[0-3]):(?P<m24>[0-5]\d)\b|\b(?P<word>noon|midnight)\b",
-    re.IGNORECASE,
-)
 NAME_WORD = re.compile(r"[^\W\d_][\w'’]*(?:-[^\W\d_][\w'’]*)*")
 _ONES = {w: i for i, w in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
@@ -170,15 +141,15 @@ class ValueReader:
 
     def dates(self) -> None:
         for match in DATES.finditer(self.plain):
-            fields = _date_fields(match, self.caseless)
+            fields = date_fields(match, self.caseless)
             if fields and self.free(*match.span()):
                 self.take(*match.span(), Value("date", "date", fields, match.group(0)))
 
     def times(self) -> None:
-        for match in _TIMES.finditer(self.plain):
+        for match in TIMES.finditer(self.plain):
             if self.free(*match.span()):
-                minutes = _minutes(match)
-                self.take(*match.span(), Value("time", "time", minutes, match.group(0)))
+                at = minutes(match)
+                self.take(*match.span(), Value("time", "time", at, match.group(0)))
 
     # -- numbers ---------------------------------------------------------------------
 
@@ -380,41 +351,3 @@ def _joined(plain: str, previous: tuple[int, int, Value], start: int, value: Val
     if between.strip() == "and":
         return plain[:p_start].casefold().rstrip().endswith("between")
     return not (between.strip() == "-" and " " in between and value.text.startswith("-"))
-
-
-def _date_fields(match: re.Match[str], caseless: bool) -> frozenset[tuple[str, int | str]]:
-    """The parts of a date match as (part, value) pairs; empty when the match is not a
-    date (a lowercase "may" or "march" with no day or year is a verb)."""
-    found = match.groupdict()
-    if found["iy"]:
-        return frozenset(
-            {("y", int(found["iy"])), ("m", int(found["im"])), ("d", int(found["id"]))}
-        )
-    if found["na"]:
-        full_year = int(found["ny"]) + (2000 if len(found["ny"]) == 2 else 0)
-        return frozenset({("y", full_year), ("n", f"{int(found['na'])}/{int(found['nb'])}")})
-    if found["month"]:
-        day: str | None = found["d1"] or found["d2"]
-        year: str | None = found["my"]
-        named = found["month"][0].isupper() and not caseless
-        if not (named or day or year):
-            return frozenset()
-        fields: set[tuple[str, int | str]] = {("m", _MONTHS[found["month"].casefold()])}
-        fields |= {("d", int(day))} if day else set()
-        return frozenset(fields | ({("y", int(year))} if year else set()))
-    if found["q"]:
-        quarter = {("q", int(found["q"]))}
-        return frozenset(quarter | ({("y", int(found["qy"]))} if found["qy"] else set()))
-    if found["weekday"]:
-        return frozenset({("w", _WEEKDAYS[found["weekday"].casefold()])})
-    return frozenset({("r", found["relative"].casefold())})
-
-
-def _minutes(match: re.Match[str]) -> int:
-    found = match.groupdict()
-    if found["word"]:
-        return 720 if found["word"].casefold() == "noon" else 0
-    if found["h24"] is not None:
-        return int(found["h24"]) * 60 + int(found["m24"])
-    hour = int(found["h"]) % 12 + (12 if found["half"].casefold().startswith("p") else 0)
-    return hour * 60 + int(found["m"] or 0)
