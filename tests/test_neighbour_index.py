@@ -357,3 +357,19 @@ def test_memories_stored_without_a_vector_get_one_once(project_dir: Path) -> Non
     assert _TARGET in recorder.shown[-1]  # embedded on the lookup that needed it ...
     assert nb.sql("SELECT count(match_vector) AS n FROM memories")["n"].item() == 2  # ... and kept
     nb.close()
+
+
+def test_a_shared_store_stores_vectors_and_embeds_old_rows_once(
+    project_dir: Path, postgres_url: str
+) -> None:
+    nb = npc_nb.open(project_dir, store=postgres_url, matcher=None)
+    try:
+        nb.add_candidate(_TARGET, category="fact", npc="caroline")  # no vector: exact only
+        recorder = _Recorder()
+        nb.configure(matcher=recorder)
+        nb.add_candidate(_PARAPHRASE, category="fact", npc="caroline")
+        assert recorder.shown == [[_TARGET]]  # found by meaning, on PostgreSQL too
+        sizes = nb.sql("SELECT octet_length(match_vector) AS size FROM memories")["size"]
+        assert sizes.tolist() == [128, 128]  # the old row's vector was written back
+    finally:
+        nb.close()
