@@ -21,6 +21,7 @@ from typing import Annotated, Any, Unpack
 import pandas as pd
 
 from ._foundations.arguments import (
+    AsOf,
     Category,
     MemoryId,
     Scope,
@@ -29,27 +30,30 @@ from ._foundations.arguments import (
     unknown_choice,
 )
 from ._foundations.locations import STORE_DIR, ensure_store_dir, find_project_root, user_home
-from ._foundations.results import ApproveAllPreview, CandidateOutcome, DecisionResult
+from ._foundations.results import ApproveAllPreview, CandidateOutcome, DecisionResult, Snapshot
 from ._foundations.settings import Settings, load_settings
 from ._foundations.tables import with_missing_as_na
-from ._foundations.utc import to_utc
+from .analytics.diff import diff_frame
 from .analytics.export import export_review_log, export_tables
 from .analytics.metrics import Metrics
 from .chat.conversations import Conversations, Status
 from .chat.extraction import Extraction
 from .chat.personas import Persona
-from .errors import CandidateError, ConfigError, DecisionError
+from .errors import CandidateError, ConfigError, DecisionError, NpcError
 from .graph.knowledge import KnowledgeGraph
 from .memory import transitions
 from .memory.block import MemoryBlock
 from .memory.core import AUTOMATIC_KINDS, MemoryCore, ReviewContext
 from .memory.queue import QUEUE_KINDS, queue_filters
+from .memory.snapshots import State
 from .models.judge import ModelJudge
+from .models.recording import Recorder
 from .review import ReviewSession
 from .store import Stores
 from .store.analysis import frames
 from .store.analysis.user_sql import run_sql
 from .store.conversations import chat_log
+from .store.memories.predicates import Moment
 
 __all__ = ["Project", "ReviewContext", "latest_project", "open_project"]
 
@@ -85,7 +89,10 @@ _DECISIONS = ("decide", "approve", "reject", "skip", "defer", "set_validity", "a
 @checked_methods(
     {name: DecisionError for name in (*_DECISIONS, "memories")}
     | {name: CandidateError for name in ("add_candidate", "edit", "supersede")}
-    | {name: ConfigError for name in ("context", "context_block", "npc", "persona", "configure")}
+    | {
+        name: ConfigError
+        for name in ("context", "context_block", "npc", "persona", "configure", "snapshot", "diff")
+    }
 )
 class Project:
     """One project's memory: personas and chat, candidates, review, context, queries."""
@@ -97,14 +104,28 @@ class Project:
         # machines with differently named folders share one project.
         self.name = settings.project or root.name
         self._stores = Stores(ensure_store_dir(root / STORE_DIR), user_home(), settings, self.name)
-        self._memory = MemoryCore(self._stores, settings, self.name, _model_judge)
         store = self._stores.project
-        self._extraction = Extraction(store, settings, self._memory.add_candidate)
-        self._chat = Conversations(root, self.name, settings, store, self._memory, self._extraction)
+        self._recorder = Recorder(store, settings)
+        self._memory = MemoryCore(
+            self._stores, settings, self.name, functools.partial(_model_judge, self._recorder)
+        )
+        self._extraction = Extraction(
+            store,
+            settings,
+            self._memory.add_candidate,
+            recorder=self._recorder,
+            pinned=self._memory.pinned_moment,
+        )
+        self._chat = Conversations(
+            root, self.name, settings, store, self._memory, self._extraction, self._recorder
+        )
         self._graph = KnowledgeGraph(store, settings)
         with store.read():
             pass  # create and migrate now, so a broken store fails at open()
         self._memory.matching()  # so does a matcher setting that names nothing usable
+        self.settings.pin = self._memory.snapshots.pin_value(
+            self.settings.pin
+        )  # so does a pin to nothing
         _open_projects.add(self)
         self._extraction.recover()  # jobs a killed kernel left behind
 
@@ -121,8 +142,9 @@ class Project:
     @functools.cached_property
     def metrics(self) -> Metrics:
         """Approval, rejection, edit and re-proposal rates, backlog, time to decision,
-        reviewer throughput and memory use, as DataFrames (see ``npc_nb.analytics``)."""
-        return Metrics(self._stores.project)
+        reviewer throughput and memory use, as DataFrames (see ``npc_nb.analytics``);
+        each takes ``as_of=`` (a snapshot, its id or label, or a time)."""
+        return Metrics(self._stores.project, self._project_moment)
 
     def close(self) -> None:
         """Stop the extraction worker (waiting at most about 2 s; a job still in a model
@@ -149,6 +171,8 @@ class Project:
                 setattr(trial, key, value)  # validated on assignment
             except ValueError as exc:  # pydantic's ValidationError
                 raise ConfigError(f"{key}={value!r}: {_first_error(exc)}") from None
+        if "pin" in settings:  # checked last: pin='now' takes a snapshot
+            trial.pin = self._memory.snapshots.pin_value(trial.pin)
         for key in settings:
             setattr(self.settings, key, getattr(trial, key))
             self.settings.mark_source(key, "this session")
@@ -192,9 +216,14 @@ class Project:
         team: str | None = None,
         query: str | None = None,
         max_chars: int | None = None,
+        as_of: AsOf | None = None,
     ) -> MemoryBlock:
-        """The memory block for ``npc`` with the ids of the memories in it."""
-        return self._memory.context_block(npc, team=team, query=query, max_chars=max_chars)
+        """The memory block for ``npc`` with the ids of the memories in it (as it stood
+        at ``as_of``, or at the pinned snapshot; its ``hash`` is what a reply records)."""
+        state = self._state(as_of, ConfigError)
+        return self._memory.context_block(
+            npc, team=team, query=query, max_chars=max_chars, as_of=state
+        )
 
     def context(
         self,
@@ -203,9 +232,47 @@ class Project:
         team: str | None = None,
         query: str | None = None,
         max_chars: int | None = None,
+        as_of: AsOf | None = None,
     ) -> str:
-        """The ``<npc-memory>`` block: approved memories only, most specific scope first."""
-        return self.context_block(npc, team=team, query=query, max_chars=max_chars).text
+        """The ``<npc-memory>`` block: approved memories only, most specific scope first;
+        ``as_of`` (a snapshot, its id or label, or a time) reads it as it stood then."""
+        block = self.context_block(npc, team=team, query=query, max_chars=max_chars, as_of=as_of)
+        return block.text
+
+    # -- snapshots: reproducible runs -------------------------------------------------------
+
+    def snapshot(self, label: str | None = None) -> Snapshot:
+        """Record the memory state now (the store's time, and a hash of every approved
+        memory): ``as_of=`` and the ``pin`` setting read it back exactly, whatever is
+        decided later. ``label`` names it (unique in the project)."""
+        return self._memory.snapshots.take(label)
+
+    def snapshots(self) -> pd.DataFrame:
+        """Every snapshot of the project, oldest first: id, label, taken_at, taken_by,
+        memories (approved then) and hash."""
+        columns = ["id", "label", "taken_at", "taken_by", "memories", "hash"]
+        found = [{c: getattr(s, c) for c in columns} for s in self._memory.snapshots.all()]
+        return with_missing_as_na(pd.DataFrame(found, columns=columns), _SNAPSHOT_KINDS)
+
+    def diff(self, a: AsOf, b: AsOf | None = None) -> pd.DataFrame:
+        """The approved memories added, removed (rejected, superseded, expired, undone)
+        and changed (edited, revalidated) from state ``a`` to state ``b`` (a snapshot,
+        its id or label, or a time; ``b`` defaults to now), with the decision that did
+        each: one row per change."""
+        before, after = self._state(a, ConfigError), self._state(b, ConfigError)
+        moments = self._memory.snapshots.moments
+        parts = [
+            (store, earlier, later)
+            for (store, earlier), (_, later) in zip(moments(before), moments(after), strict=True)
+        ]
+        return diff_frame(parts)
+
+    def _state(self, as_of: object, error: type[NpcError]) -> State:
+        """What ``as_of`` names (a snapshot, a time, or now: None); else ``error``."""
+        return self._memory.snapshots.resolve(as_of, error)
+
+    def _project_moment(self, as_of: object, error: type[NpcError] = ConfigError) -> Moment | None:
+        return self._memory.snapshots.project_moment(as_of, error)
 
     # -- review decisions -------------------------------------------------------------------
 
@@ -406,14 +473,15 @@ class Project:
         self,
         status: StatusFilter | None = None,
         npc: str | None = None,
-        as_of: datetime | None = None,
+        as_of: AsOf | None = None,
     ) -> pd.DataFrame:
-        """Memories as a DataFrame; ``status="approved"`` uses the approval predicate."""
+        """Memories as a DataFrame; ``status="approved"`` uses the approval predicate;
+        ``as_of`` (a snapshot, its id or label, or a time) shows them as they stood."""
         self._require_persona(npc)
-        moment = _moment(as_of)
+        state = self._state(as_of, DecisionError)
         return _concat(
-            frames.memories_frame(s, status=status, npc=npc, as_of=moment)
-            for s in self._stores.existing()
+            frames.memories_frame(store, status=status, npc=npc, as_of=moment)
+            for store, moment in self._memory.snapshots.moments(state)
         )
 
     def decisions(self, memory_id: str | None = None) -> pd.DataFrame:
@@ -514,14 +582,14 @@ class Project:
         self,
         npc: str | None = None,
         category: Category | None = None,
-        as_of: datetime | None = None,
+        as_of: AsOf | None = None,
     ) -> Any:
         """The graph of approved memories (optionally one persona's, one category's, or as
         it stood at ``as_of``), a networkx ``MultiDiGraph``. Concepts missing for a
         memory's current text are extracted first, by ``concept_model`` (default: the
         model setting, else the offline model), and stored."""
         self._require_persona(npc)
-        return self._graph.graph(npc=npc, category=category, as_of=as_of)
+        return self._graph.graph(npc=npc, category=category, as_of=self._graph_moment(as_of))
 
     def show_graph(
         self,
@@ -530,14 +598,19 @@ class Project:
         *,
         focus: str | None = None,
         depth: int = 2,
-        as_of: datetime | None = None,
+        as_of: AsOf | None = None,
         max_nodes: int = 250,
     ) -> Any:
         """Draw the graph inline (offline). ``focus`` narrows it to the concept's
         neighbourhood within ``depth`` steps; at most ``max_nodes`` nodes are drawn."""
         self._require_persona(npc)
         return self._graph.show_graph(
-            npc, category, focus=focus, depth=depth, as_of=as_of, max_nodes=max_nodes
+            npc,
+            category,
+            focus=focus,
+            depth=depth,
+            as_of=self._graph_moment(as_of),
+            max_nodes=max_nodes,
         )
 
     def pyvis_network(
@@ -547,7 +620,7 @@ class Project:
         *,
         focus: str | None = None,
         depth: int = 2,
-        as_of: datetime | None = None,
+        as_of: AsOf | None = None,
         max_nodes: int = 250,
     ) -> Any:
         """The drawing ``show_graph`` makes, as a ``pyvis.network.Network`` styled like it:
@@ -555,18 +628,23 @@ class Project:
         (each such output carries vis-network, about 0.7 MB)."""
         self._require_persona(npc)
         return self._graph.pyvis_network(
-            npc, category, focus=focus, depth=depth, as_of=as_of, max_nodes=max_nodes
+            npc,
+            category,
+            focus=focus,
+            depth=depth,
+            as_of=self._graph_moment(as_of),
+            max_nodes=max_nodes,
         )
 
     def graph_frames(
         self,
         npc: str | None = None,
         category: Category | None = None,
-        as_of: datetime | None = None,
+        as_of: AsOf | None = None,
     ) -> tuple[pd.DataFrame, pd.DataFrame]:
         """The graph as a (nodes, edges) pair of DataFrames; edges list their memory ids."""
         self._require_persona(npc)
-        return self._graph.graph_frames(npc=npc, category=category, as_of=as_of)
+        return self._graph.graph_frames(npc=npc, category=category, as_of=self._graph_moment(as_of))
 
     def export_graphml(
         self, path: str | Path, npc: str | None = None, category: Category | None = None
@@ -575,21 +653,31 @@ class Project:
         self._require_persona(npc)
         return self._graph.export_graphml(path, npc=npc, category=category)
 
+    def _graph_moment(self, as_of: object) -> Moment | None:
+        return self._project_moment(as_of, DecisionError)
 
-def _model_judge(model: str) -> ModelJudge:
-    """The same-fact judge of ``matcher="model"``, calling ``model`` through the gateway."""
+
+def _model_judge(recorder: Recorder, model: str) -> ModelJudge:
+    """The same-fact judge of ``matcher="model"``, calling ``model`` through the gateway
+    (recorded or replayed as ``model_replay`` says)."""
     from .models import gateway  # litellm itself is imported on the first call
 
-    return ModelJudge(model, gateway.complete)
+    def complete(model: str, messages: list[dict], **options: Any) -> Any:
+        recording = recorder.recording("the model judge (matcher='model')")
+        return gateway.complete(model, messages, recording=recording, **options)
+
+    return ModelJudge(model, complete)
 
 
-def _moment(as_of: object) -> datetime | None:
-    if as_of is None:
-        return None
-    try:
-        return to_utc(as_of, name="as_of")
-    except ValueError as exc:
-        raise DecisionError(str(exc)) from exc
+#: The kinds of the columns of ``snapshots()`` (``_foundations.tables``).
+_SNAPSHOT_KINDS: dict[str, Any] = {
+    "id": "text",
+    "label": "text",
+    "taken_at": "time",
+    "taken_by": "text",
+    "memories": "int",
+    "hash": "text",
+}
 
 
 def _concat(frames_: Any) -> pd.DataFrame:

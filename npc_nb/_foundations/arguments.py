@@ -31,8 +31,10 @@ from typing import Annotated, Any, TypeVar
 
 from ..errors import ArgumentError, NpcError, UnknownFilterError, UnknownMemoryError
 from ..vocabulary import CATEGORIES, SCOPES, STATUSES
+from .results import Snapshot
 
 __all__ = [
+    "AsOf",
     "Category",
     "MemoryId",
     "OneOf",
@@ -64,6 +66,11 @@ class OneOf:
 #: A filter by category, scope, or status (``"approved"``: the approval predicate).
 Category = Annotated[str, OneOf("category", CATEGORIES)]
 Scope = Annotated[str, OneOf("scope", SCOPES)]
+#: A state of the memory to read at: a snapshot (or its id or label: a string), a time.
+AsOf = Annotated[
+    datetime | Snapshot,
+    "a Snapshot, its id or label, or a time (a datetime, a date or an ISO 8601 string)",
+]
 StatusFilter = Annotated[str, OneOf("status", ("approved", *STATUSES))]
 
 

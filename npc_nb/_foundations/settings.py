@@ -14,7 +14,7 @@ import os
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from dotenv import dotenv_values
 from pydantic import Field, PrivateAttr, ValidationError, field_validator
@@ -110,6 +110,24 @@ class Settings(BaseSettings):
         None,
         description="the project's name in a shared store (default: the project folder's name)",
     )
+    pin: str | None = Field(
+        None,
+        description="a snapshot's label or id: every memory block is read as it stood then "
+        "('now' takes a snapshot and pins to it; 'off' or None: the memory as it is)",
+    )
+    model_replay: Literal["off", "record", "replay"] = Field(
+        "off",
+        description="'record' keeps every model call's reply in the store; 'replay' answers "
+        "each call from those recordings, never calling the model (an unrecorded call "
+        "is an error)",
+    )
+
+    @field_validator("pin")
+    @classmethod
+    def _pin(cls, value: str | None) -> str | None:
+        if value is None or not value.strip() or value.strip().lower() == "off":
+            return None
+        return value.strip()
 
     @field_validator("store")
     @classmethod

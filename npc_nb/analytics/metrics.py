@@ -27,6 +27,9 @@ their denominator is 0: "no decisions yet" is not a rate of zero. The definition
 - **reviewer throughput**: cards per minute of active review (gaps over 5 minutes are
   breaks), and the median time per card.
 
+Every metric takes ``as_of=`` (a snapshot, its id or label, or a time): the metric as
+it stood then, from the audit log (``store.analysis.rewind``).
+
 Each frame with a rate also carries ``n`` (the rate's denominator) and ``ci_low`` /
 ``ci_high``, a 95% interval for the rate the method is named after: Wilson's score
 interval for a proportion, the Poisson score interval for the re-proposal rate (repeats
@@ -38,8 +41,8 @@ from __future__ import annotations
 
 import html
 import inspect
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -47,6 +50,7 @@ import pandas as pd
 from .._foundations.arguments import unknown_choice
 from ..errors import NpcError
 from ..store.analysis import analytics
+from ..store.memories.predicates import Moment
 from . import plots
 from .intervals import poisson_score_interval, wilson_interval
 
@@ -61,53 +65,58 @@ SITTING_GAP_MS = 5 * 60 * 1000
 
 
 class Metrics:
-    """The metrics of one project store (``Project.metrics``)."""
+    """The metrics of one project store (``Project.metrics``); ``moment_of`` turns an
+    ``as_of`` (a snapshot, its id or label, a time) into the moment of that store."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(
+        self, store: Store, moment_of: Callable[[Any], Moment | None] = lambda _: None
+    ) -> None:
         self._store = store
+        self._moment_of = moment_of
 
-    def approval_rate(self, by: str | Sequence[str] = ()) -> pd.DataFrame:
+    def approval_rate(self, by: str | Sequence[str] = (), as_of: Any = None) -> pd.DataFrame:
         """Share of decided candidates approved (as proposed or edited), with its 95% CI.
 
         Proposed, decided, approved, edited, rejected, open, mean_text_change, the
         approval, rejection and edit rates, and the approval rate's n (decided) and
         95% Wilson interval (ci_low, ci_high)."""
-        return _with_interval(self._outcomes(by), "approval_rate", "approved", "decided")
+        frame = self._outcomes(by, as_of)
+        return _with_interval(frame, "approval_rate", "approved", "decided")
 
-    def rejection_rate(self, by: str | Sequence[str] = ()) -> pd.DataFrame:
+    def rejection_rate(self, by: str | Sequence[str] = (), as_of: Any = None) -> pd.DataFrame:
         """Share of decided candidates rejected, with its 95% CI.
 
         Decided, rejected, rejection_rate, n (decided) and its 95% Wilson interval."""
-        frame = self._outcomes(by)
+        frame = self._outcomes(by, as_of)
         frame = frame[[*_dimensions("memories", by), "decided", "rejected", "rejection_rate"]]
         return _with_interval(frame, "rejection_rate", "rejected", "decided")
 
-    def edit_rate(self, by: str | Sequence[str] = ()) -> pd.DataFrame:
+    def edit_rate(self, by: str | Sequence[str] = (), as_of: Any = None) -> pd.DataFrame:
         """Share of decided candidates approved with changed text, with its 95% CI.
 
         Decided, approved, edited, edit_rate, mean_text_change (of the edited ones), n
         (decided) and the edit rate's 95% Wilson interval."""
-        frame = self._outcomes(by)
+        frame = self._outcomes(by, as_of)
         columns = ["decided", "approved", "edited", "edit_rate", "mean_text_change"]
         frame = frame[[*_dimensions("memories", by), *columns]]
         return _with_interval(frame, "edit_rate", "edited", "decided")
 
-    def _outcomes(self, by: str | Sequence[str]) -> pd.DataFrame:
-        frame = analytics.outcomes(self._store, _dimensions("memories", by))
+    def _outcomes(self, by: str | Sequence[str], as_of: Any) -> pd.DataFrame:
+        frame = analytics.outcomes(self._store, _dimensions("memories", by), self._moment_of(as_of))
         frame["approval_rate"] = _rate(frame["approved"], frame["decided"])
         frame["rejection_rate"] = _rate(frame["rejected"], frame["decided"])
         frame["edit_rate"] = _rate(frame["edited"], frame["decided"])
         return frame
 
-    def reproposal_rate(self, by: str | Sequence[str] = ()) -> pd.DataFrame:
+    def reproposal_rate(self, by: str | Sequence[str] = (), as_of: Any = None) -> pd.DataFrame:
         """Repeats of already decided content per new candidate, with its 95% CI.
 
         New candidates, re-proposals by kind and their rates per new candidate, n (new
         candidates) and the re-proposal rate's 95% score interval (Poisson: repeats may
         outnumber new candidates)."""
-        dims = _dimensions("reproposals", by)
-        new = analytics.outcomes(self._store, dims)[[*dims, "proposed"]]
-        repeats = analytics.reproposals(self._store, dims)
+        dims, moment = _dimensions("reproposals", by), self._moment_of(as_of)
+        new = analytics.outcomes(self._store, dims, moment)[[*dims, "proposed"]]
+        repeats = analytics.reproposals(self._store, dims, moment)
         frame = _merge(new.rename(columns={"proposed": "new_candidates"}), repeats, dims)
         decided_repeats = frame["rejected"] + frame["approved"]
         frame["reproposal_rate"] = _rate(decided_repeats, frame["new_candidates"])
@@ -119,24 +128,26 @@ class Metrics:
         frame["ci_low"], frame["ci_high"] = poisson_score_interval(decided_repeats, frame["n"])
         return frame
 
-    def matching(self, by: str | Sequence[str] = ("matcher", "verdict")) -> pd.DataFrame:
+    def matching(
+        self, by: str | Sequence[str] = ("matcher", "verdict"), as_of: Any = None
+    ) -> pd.DataFrame:
         """How often the matcher's automatic outcomes were right, as reviewers judged.
 
         Automatic, checked, put_back (split + requeued), right, precision (right /
         checked), n (checked) and the precision's 95% Wilson interval."""
         dims = _dimensions("matching", by)
-        frame = analytics.matching(self._store, dims)
+        frame = analytics.matching(self._store, dims, self._moment_of(as_of))
         frame["right"] = frame["checked"] - frame["put_back"]
         frame["precision"] = _rate(frame["right"], frame["checked"])
         return _with_interval(frame, "precision", "right", "checked")
 
-    def backlog(self, period: str = "day") -> pd.DataFrame:
+    def backlog(self, period: str = "day", as_of: Any = None) -> pd.DataFrame:
         """Candidates proposed, closed, and still waiting at the end of each period.
 
         Per hour, day, week or month, with empty periods filled in."""
         if period not in analytics.PERIODS:
             raise unknown_choice("period", str(period), analytics.PERIODS)
-        frame = analytics.backlog(self._store, period)
+        frame = analytics.backlog(self._store, period, self._moment_of(as_of))
         if frame.empty:
             return frame
         full = pd.date_range(
@@ -150,27 +161,30 @@ class Metrics:
         frame = frame.astype("int64").rename_axis("period").reset_index()
         return frame
 
-    def time_to_decision(self, by: str | Sequence[str] = ()) -> pd.DataFrame:
+    def time_to_decision(self, by: str | Sequence[str] = (), as_of: Any = None) -> pd.DataFrame:
         """Hours from proposal to decision: median, mean and 90th percentile."""
-        return analytics.time_to_decision(self._store, _dimensions("memories", by))
+        dims = _dimensions("memories", by)
+        return analytics.time_to_decision(self._store, dims, self._moment_of(as_of))
 
-    def reviewer_throughput(self, by: str | Sequence[str] = "reviewer") -> pd.DataFrame:
+    def reviewer_throughput(
+        self, by: str | Sequence[str] = "reviewer", as_of: Any = None
+    ) -> pd.DataFrame:
         """Cards per minute of active review, and median seconds per card, per reviewer.
 
         Cards decided, active minutes, cards per minute, median seconds per card, and
         batch approvals, per group (default: per reviewer)."""
-        dims = _dimensions("decisions", by)
-        frame = analytics.reviewer_activity(self._store, dims, SITTING_GAP_MS)
+        dims, moment = _dimensions("decisions", by), self._moment_of(as_of)
+        frame = analytics.reviewer_activity(self._store, dims, SITTING_GAP_MS, moment)
         frame["active_minutes"] = frame.pop("active_ms") / 60_000
         frame["cards_per_minute"] = _rate(frame["cards"], frame["active_minutes"])
-        batches = analytics.batch_approvals(self._store, dims)
+        batches = analytics.batch_approvals(self._store, dims, moment)
         merged = _merge(frame, batches, dims)
         merged["active_minutes"] = merged["active_minutes"].fillna(0.0)
         return merged
 
-    def injections_per_memory(self) -> pd.DataFrame:
+    def injections_per_memory(self, as_of: Any = None) -> pd.DataFrame:
         """Each approved memory: how many prompts it went into, first and last time."""
-        return analytics.injections_per_memory(self._store)
+        return analytics.injections_per_memory(self._store, self._moment_of(as_of))
 
     # -- plots (matplotlib, imported on first use; each returns its Axes) ----------------
 

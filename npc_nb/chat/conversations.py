@@ -23,6 +23,7 @@ from .._foundations.settings import Settings
 from ..errors import ConfigError, NpcError
 from ..memory.core import MemoryCore
 from ..models import offline
+from ..models.recording import Recorder
 from ..store import Store
 from ..store.conversations import chat_log
 from .extraction import Extraction
@@ -44,13 +45,14 @@ class Conversations:
         store: Store,
         memory: MemoryCore,
         extraction: Extraction,
+        recorder: Recorder,
     ) -> None:
         self.root = root
         self.project = project
         self.settings = settings
         self._memory = memory
         self._extraction = extraction
-        self._turns = TurnContext(project, settings, store, memory, extraction)
+        self._turns = TurnContext(project, settings, store, memory, extraction, recorder)
         self._defined: dict[str, Persona] = {}
         self._conversations: dict[str, str] = {}
         self._announced: set[str] = set()

@@ -15,6 +15,7 @@ import getpass
 import inspect
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TypedDict, Unpack
@@ -22,7 +23,7 @@ from typing import Any, TypedDict, Unpack
 import pandas as pd
 from rapidfuzz import fuzz
 
-from .._foundations.results import ApproveAllPreview, CandidateOutcome, DecisionResult
+from .._foundations.results import ApproveAllPreview, CandidateOutcome, DecisionResult, Snapshot
 from .._foundations.settings import Settings
 from .._foundations.tables import Kind
 from .._foundations.terms import content_terms
@@ -30,6 +31,7 @@ from .._foundations.utc import utc_now
 from ..errors import CandidateError, ConfigError, DecisionError
 from ..store import Store, Stores
 from ..store.memories import events, memory_rows, reproposal_rows
+from ..store.memories.predicates import Moment
 from ..vocabulary import APPROVED_STATUSES, DECISIONS
 from . import candidates, decisions, transitions, variants
 from .block import MemoryBlock, block_room, query_terms, render_block
@@ -45,6 +47,8 @@ from .queue import (
     queue_rows,
     review_queue,
 )
+from .ranking import ApprovedSet
+from .snapshots import Snapshots, State
 
 __all__ = ["AUTOMATIC_KINDS", "MemoryCore", "ReviewContext"]
 
@@ -97,6 +101,7 @@ class MemoryCore:
         self._indexes: dict[Path, NeighbourIndex] = {}
         self._indexes_lock = threading.Lock()  # the extraction worker and a panel's loader
         self._matching: tuple[Any, Matching] | None = None
+        self.snapshots = Snapshots(stores, self.actor)
 
     @property
     def store_path(self) -> Path | str:
@@ -222,22 +227,50 @@ class MemoryCore:
     # -- the memory block -----------------------------------------------------------------
 
     def context_block(
-        self, npc: str, *, team: str | None = None, query: str | None = None, max_chars: Any = None
+        self,
+        npc: str,
+        *,
+        team: str | None = None,
+        query: str | None = None,
+        max_chars: Any = None,
+        as_of: State = None,
     ) -> MemoryBlock:
-        """The memory block for ``npc`` with the ids of the memories in it."""
+        """The memory block for ``npc`` with the ids of the memories in it, now or at
+        ``as_of`` (a snapshot or a time; by default the pinned snapshot, if any)."""
         cap = max_chars if max_chars is not None else self.settings.context_max_chars
         if isinstance(cap, bool) or not isinstance(cap, int) or block_room(cap) < 1:
             raise ConfigError(
                 f"max_chars must be a whole number of at least {block_room(0) * -1 + 1} "
                 f"(room for the block's own tags), not {cap!r}."
             )
-        approved = self.cache.approved(list(self.stores.existing()), npc, team)
+        state = as_of if as_of is not None else self.pinned()
+        approved = self._approved(npc, team, state)
         selected = approved.select(query_terms(query), block_room(cap))
-        return render_block(selected, len(approved), cap)
+        block = render_block(selected, len(approved), cap)
+        if isinstance(state, Snapshot):
+            return replace(block, snapshot=state.id, as_of=state.taken_at)
+        return replace(block, as_of=state or utc_now())
 
     def approved_versions(self, npc: str, team: str | None) -> dict[str, str]:
-        """{id: text hash} of the approved memories ``npc`` may see now."""
-        return self.cache.approved(list(self.stores.existing()), npc, team).versions
+        """{id: text hash} of the approved memories ``npc`` may see now (at the pinned
+        snapshot, if any)."""
+        return self._approved(npc, team, self.pinned()).versions
+
+    def _approved(self, npc: str, team: str | None, state: State) -> ApprovedSet:
+        if state is None:
+            return self.cache.approved(list(self.stores.existing()), npc, team)
+        return self.snapshots.approved(state, npc, team)
+
+    def pinned(self) -> Snapshot | None:
+        """The snapshot every read of the memory block is pinned to (the ``pin``
+        setting), or None."""
+        pin = self.settings.pin
+        return None if pin is None else self.snapshots.find(pin)
+
+    def pinned_moment(self) -> Moment | None:
+        """The pinned snapshot as a moment of the project's store (None: not pinned)."""
+        pinned = self.pinned()
+        return None if pinned is None else Moment(pinned.taken_at, pinned.event_seq)
 
     # -- decisions ------------------------------------------------------------------------
 

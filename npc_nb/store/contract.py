@@ -55,6 +55,8 @@ TABLES = (
     "conversations",
     "messages",
     "extraction_jobs",
+    "snapshots",
+    "model_recordings",
 )
 
 
@@ -233,6 +235,11 @@ class Store(ABC):
     @abstractmethod
     def alerts(self) -> list[str]:
         """What the user should know about this store now (``%npc_status``)."""
+
+    @abstractmethod
+    def hold_decisions(self, con: Connection) -> None:
+        """Keep every decision from committing until ``con``'s transaction ends, so the
+        audit log's newest event then is exact (a snapshot)."""
 
     @abstractmethod
     def lock_text(self, con: Connection, digest: str) -> None:

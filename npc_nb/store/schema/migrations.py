@@ -27,7 +27,13 @@ from ..._foundations.utc import utc_now
 from ...errors import StoreError
 from ...vocabulary import APPROVED_STATUSES, CATEGORIES, EVENT_ACTIONS, SCOPES, STATUSES
 
-__all__ = ["MIGRATIONS", "apply_migrations", "endpoint_without_credentials", "migration"]
+__all__ = [
+    "MIGRATIONS",
+    "RUNS_TABLES",
+    "apply_migrations",
+    "endpoint_without_credentials",
+    "migration",
+]
 
 Migration = Callable[[duckdb.DuckDBPyConnection], None]
 MIGRATIONS: list[Migration] = []
@@ -577,3 +583,44 @@ def m015_proposal_locks(con: duckdb.DuckDBPyConnection) -> None:
     # lock already serialises writers: DuckDB leaves it empty, and has it so that both
     # backends keep one schema.
     con.execute("CREATE TABLE proposal_locks (text_hash VARCHAR PRIMARY KEY)")
+
+
+#: The tables of ``m016_reproducible_runs``, in SQL both engines take as it is.
+RUNS_TABLES = (
+    # A snapshot is a row, not a copy: the audit log is append-only, so the memories as
+    # they stood are rebuilt from it. ``event_seq`` is the last event of this store the
+    # snapshot includes (exact, unlike a time: events may share a microsecond, and
+    # kernels' clocks differ), ``user_event_seq`` the same in the user's store (global
+    # scope). Labels are unique per project; any number of snapshots may have none.
+    """CREATE TABLE snapshots (
+        id VARCHAR PRIMARY KEY,
+        label VARCHAR UNIQUE,
+        taken_at TIMESTAMP NOT NULL,
+        taken_by VARCHAR NOT NULL,
+        event_seq BIGINT NOT NULL,
+        user_event_seq BIGINT NOT NULL,
+        content_hash VARCHAR NOT NULL,
+        memories BIGINT NOT NULL
+    )""",
+    # Every recorded call is kept; a replay serves the newest one of its fingerprint.
+    """CREATE TABLE model_recordings (
+        id VARCHAR PRIMARY KEY,
+        fingerprint VARCHAR NOT NULL,
+        model VARCHAR NOT NULL,
+        caller VARCHAR,
+        request VARCHAR NOT NULL,
+        reply VARCHAR NOT NULL,
+        prompt_tokens BIGINT,
+        completion_tokens BIGINT,
+        recorded_at TIMESTAMP NOT NULL
+    )""",
+    "CREATE INDEX model_recordings_fingerprint ON model_recordings (fingerprint)",
+)
+
+
+@migration
+def m016_reproducible_runs(con: duckdb.DuckDBPyConnection) -> None:
+    """Reproducible runs: snapshots (a named store time and the hash of what was approved
+    then) and recorded model replies (keyed by a fingerprint of the request)."""
+    for statement in RUNS_TABLES:
+        con.execute(statement)

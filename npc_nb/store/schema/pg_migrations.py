@@ -32,7 +32,7 @@ from ..._foundations.settings import Settings
 from ..._foundations.utc import utc_now
 from ...errors import StoreError
 from ...vocabulary import CATEGORIES, EVENT_ACTIONS, SCOPES, STATUSES
-from .migrations import MIGRATIONS, endpoint_without_credentials
+from .migrations import MIGRATIONS, RUNS_TABLES, endpoint_without_credentials
 from .pg_project import claim_schema, record_settled, refuse_legacy_twin, schema_exists
 
 __all__ = [
@@ -191,6 +191,31 @@ def p014_endpoints_without_credentials(con: Any) -> None:
 def p015_proposal_locks(con: Any) -> None:
     """The rows proposals of one text lock (``PostgresStore.lock_text``)."""
     con.execute("CREATE TABLE proposal_locks (text_hash VARCHAR PRIMARY KEY)")
+
+
+@pg_migration("m016_reproducible_runs")
+def p016_reproducible_runs(con: Any) -> None:
+    """Snapshots and recorded model replies, as on DuckDB (the same statements), and
+    append-only like the audit log, for every role."""
+    for statement in RUNS_TABLES:
+        con.execute(statement)
+    con.execute(_APPEND_ONLY)
+    for table in ("snapshots", "model_recordings"):
+        con.execute(
+            f"CREATE TRIGGER {table}_no_change BEFORE UPDATE OR DELETE ON {table} "
+            "FOR EACH ROW EXECUTE FUNCTION npc_nb_append_only()"
+        )
+        con.execute(
+            f"CREATE TRIGGER {table}_no_truncate BEFORE TRUNCATE ON {table} "
+            "FOR EACH STATEMENT EXECUTE FUNCTION npc_nb_append_only()"
+        )
+
+
+_APPEND_ONLY = """CREATE FUNCTION npc_nb_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        RAISE EXCEPTION '% is append-only: % is refused', TG_TABLE_NAME, TG_OP
+            USING ERRCODE = 'insufficient_privilege';
+    END $$"""
 
 
 _SCHEMA = [

@@ -271,6 +271,12 @@ class PostgresStore(Store):
         true here)."""
         return (0, 0)
 
+    def hold_decisions(self, con: Connection) -> None:
+        """Take the row of the decision generation until this transaction ends: every
+        decision updates it before it numbers its event, so one under way commits first
+        (and is seen), and one that follows waits, numbered after what is read here."""
+        con.execute("SELECT value FROM store_state WHERE key = 'decision_generation' FOR UPDATE")
+
     def lock_text(self, con: Connection, digest: str) -> None:
         """Serialise, until this transaction ends, every proposal of the same text in
         this project: take the row of ``digest`` in ``proposal_locks`` (inserted the
