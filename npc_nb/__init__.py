@@ -33,11 +33,18 @@ from .errors import (
 from .vocabulary import CATEGORIES, DECISIONS, SCOPES, STATUSES
 
 if TYPE_CHECKING:
-    from ._foundations.results import ApproveAllPreview, CandidateOutcome, DecisionResult, Reply
+    from ._foundations.results import (
+        ApproveAllPreview,
+        CandidateOutcome,
+        DecisionResult,
+        Reply,
+        Snapshot,
+    )
     from ._foundations.settings import Settings, load_settings
     from ._project import Project, open_project
     from .chat.personas import Persona
     from .memory.block import MemoryBlock, StreamScrubber, scrub_memory_tags
+    from .notebook.provenance import provenance
 
     open = open_project
 
@@ -59,6 +66,8 @@ _LAZY = {
     "CandidateOutcome": "_foundations.results",
     "DecisionResult": "_foundations.results",
     "Reply": "_foundations.results",
+    "Snapshot": "_foundations.results",
+    "provenance": "notebook.provenance",
 }
 
 
@@ -80,9 +89,12 @@ def load_ipython_extension(ipython: Any) -> None:
     and start loading the model client on a background thread, so that the first
     ``%%npc`` cell does not wait for it."""
     from .models import preload
-    from .notebook.magics import NpcMagics
+    from .notebook.magics import NpcMagics, reply_with_provenance
 
     ipython.register_magics(NpcMagics)
+    # A reply's output (%%npc's, or nb.chat's) carries its provenance in its metadata.
+    bundles = ipython.display_formatter.mimebundle_formatter
+    bundles.for_type_by_name("npc_nb._foundations.results", "Reply", reply_with_provenance)
     preload.start()
 
 
@@ -107,6 +119,7 @@ __all__ = [
     "QueryError",
     "Reply",
     "Settings",
+    "Snapshot",
     "StoreError",
     "StoreLockedError",
     "StreamScrubber",
@@ -116,5 +129,6 @@ __all__ = [
     "load_settings",
     "open",
     "open_project",
+    "provenance",
     "scrub_memory_tags",
 ]

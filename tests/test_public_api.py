@@ -33,6 +33,7 @@ def test_public_names_are_pinned() -> None:
             "Project",
             "Reply",
             "Settings",
+            "Snapshot",
             "StoreError",
             "StoreLockedError",
             "StreamScrubber",
@@ -42,6 +43,7 @@ def test_public_names_are_pinned() -> None:
             "load_settings",
             "open",
             "open_project",
+            "provenance",
             "scrub_memory_tags",
         ]
     )
@@ -121,6 +123,7 @@ PROJECT_METHODS = [
     "decide",
     "decisions",
     "defer",
+    "diff",
     "edit",
     "export",
     "export_graphml",
@@ -141,6 +144,8 @@ PROJECT_METHODS = [
     "set_validity",
     "show_graph",
     "skip",
+    "snapshot",
+    "snapshots",
     "sql",
     "status",
     "supersede",

@@ -192,6 +192,8 @@ class Conversations:
             broken=[b.error for b in team.broken],
             notes=list(team.notes),
             alerts=self._turns.store.alerts(),
+            pinned=pinned.status_line() if (pinned := self._memory.pinned()) else None,
+            model_replay=self.settings.model_replay,
         )
 
 
@@ -210,7 +212,8 @@ def _describe(context: TeamContext) -> str:
 class Status:
     """What ``%npc_status`` shows. ``broken`` holds the error of each team file that
     cannot be used; ``team_context`` describes the team's ``.ctx`` file, if any;
-    ``alerts`` what the store reports (decision notices it did not confirm)."""
+    ``alerts`` what the store reports (decision notices it did not confirm); ``pinned``
+    the status line of the snapshot the memory is pinned to, if any."""
 
     project: str
     store: str
@@ -222,6 +225,8 @@ class Status:
     broken: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     alerts: list[str] = field(default_factory=list)
+    pinned: str | None = None  # "memory pinned to 'v1', 2026-12-04 10:31, 412 memories"
+    model_replay: str = "off"
 
     @property
     def waiting_line(self) -> str:
@@ -240,6 +245,11 @@ class Status:
         ]
         if self.team_context:
             lines.append(f"team:      {self.team_context}")
+        if self.pinned:
+            lines.append(f"memory:    {self.pinned}")
+        if self.model_replay != "off":
+            verb = "recorded" if self.model_replay == "record" else "replayed from the store"
+            lines.append(f"replies:   {verb} (model_replay={self.model_replay!r})")
         lines += _labelled("note:", self.notes)
         lines += _labelled("BROKEN:", self.broken)
         lines += _labelled("WARNING:", self.alerts)

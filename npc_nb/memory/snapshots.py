@@ -149,7 +149,7 @@ class Snapshots:
     def find(self, ref: object, error: type[NpcError] = ConfigError) -> Snapshot:
         """The snapshot ``ref`` names (a ``Snapshot``, an id or a label) in this project."""
         key = ref.id if isinstance(ref, Snapshot) else ref
-        if not isinstance(key, str) or not key.strip():
+        if not isinstance(key, str) or not key.strip() or not _is_text(key):
             raise error(f"Name a snapshot by its id or label, not {ref!r}.")
         key = key.strip()
         with self._lock:
@@ -183,7 +183,7 @@ class Snapshots:
             return None if as_of is None else self.find(as_of, error)
         if isinstance(as_of, datetime | date):
             return to_utc(as_of, name="as_of")
-        if not isinstance(as_of, str) or not as_of.strip():
+        if not isinstance(as_of, str) or not as_of.strip() or not _is_text(as_of):
             raise error(
                 "as_of takes a Snapshot, its id or label, or a time (a datetime, a date or "
                 f"an ISO 8601 string), not {as_of!r}."
@@ -271,6 +271,15 @@ def _snapshot(row: dict[str, Any]) -> Snapshot:
         event_seq=int(row["event_seq"]),
         user_event_seq=int(row["user_event_seq"]),
     )
+
+
+def _is_text(text: str) -> bool:
+    """Whether ``text`` is valid Unicode (no lone surrogate)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _reads_as_time(text: str) -> bool:
