@@ -186,6 +186,7 @@ def test_diff_lists_exactly_the_changes_with_the_decisions_that_did_them(
     nb.approve(propose(nb, "Something after both"))
 
     diff = nb.diff("before", "after")
+    assert nb.diff(before, after.id).equals(diff)
     found = {
         (row.change, row.reason, row.text_before, row.text_after)
         for row in diff.fillna("").itertuples()

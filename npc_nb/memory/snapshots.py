@@ -29,6 +29,7 @@ from .._foundations.results import Snapshot
 from .._foundations.utc import to_utc
 from ..errors import ConfigError, NpcError
 from ..store import Store, Stores
+from ..store.generation import epoch
 from ..store.memories.history import approved_rows_at
 from ..store.memories.predicates import Moment
 from ..store.runs import snapshot_rows
@@ -225,8 +226,11 @@ class Snapshots:
 
     def approved(self, state: Snapshot | datetime, npc: str, team: str | None) -> ApprovedSet:
         """The memories approved at ``state`` that ``npc`` may see, in priority order;
-        a snapshot's are kept (they never change), a time's read each time."""
-        key = (state.id if isinstance(state, Snapshot) else state, npc, team)
+        a snapshot's are kept (the audit log only grows: they never change, unless SQL
+        rewrote the store, which starts a new epoch of its generation), a time's read
+        each time."""
+        epochs = tuple(_epoch(store) for store, _ in self.moments(None))
+        key = (state.id if isinstance(state, Snapshot) else state, npc, team, epochs)
         with self._lock:
             kept = self._sets.get(key)
             if kept is not None:
@@ -271,6 +275,11 @@ def _snapshot(row: dict[str, Any]) -> Snapshot:
         event_seq=int(row["event_seq"]),
         user_event_seq=int(row["user_event_seq"]),
     )
+
+
+def _epoch(store: Store) -> int:
+    with store.read() as con:
+        return epoch(store.generation(con))
 
 
 def _is_text(text: str) -> bool:
