@@ -178,6 +178,7 @@ SHARED_ROOMS = (
     "npc_nb.store.conversations",
     "npc_nb.store.graph",
     "npc_nb.store.analysis",
+    "npc_nb.store.runs",
 )
 #: A folder holding more modules than this is a pile: split it by concern.
 MOST_MODULES_IN_A_FOLDER = 15

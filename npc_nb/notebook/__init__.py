@@ -1,1 +1,2 @@
-"""The notebook front end: the IPython magics and opt-in ``{name}`` interpolation."""
+"""The notebook front end: the IPython magics, opt-in ``{name}`` interpolation, and
+``provenance`` (what each ``%%npc`` cell of a saved notebook was built on)."""

@@ -14,8 +14,8 @@ import:
 - ``server/`` a project's schema on PostgreSQL (the lab's backend): the store, its
   dialect, listener, notice checks, presence, read-only vetting, roles;
 - ``schema/`` the tables: both backends' migrations, the views, the generated doc;
-- ``memories/``, ``conversations/``, ``graph/`` the readers and writers of each family
-  of tables, written once for both backends;
+- ``memories/``, ``conversations/``, ``graph/``, ``runs/`` the readers and writers of
+  each family of tables, written once for both backends;
 - ``analysis/`` DataFrames, metrics, exports and a researcher's own SQL;
 - ``moving/`` copying a store into another (``npc-nb migrate-store``).
 

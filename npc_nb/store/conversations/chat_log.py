@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from ..contract import Connection, Store, insert_row, rows
 from ..memories.predicates import VISIBLE, Moment, memories_at
@@ -118,7 +119,7 @@ def few_shot_examples(
         "edited": "status = 'human-edited' AND initial_text <> final_text",
         "rejected": "status = 'human-rejected'",
     }
-    source, params = "memories", {}
+    source, params = "memories", dict[str, Any]()
     if as_of is not None:
         state, params = memories_at(as_of, _EXAMPLE_COLUMNS)
         source = f"({state}) AS as_of"
