@@ -11,6 +11,7 @@ import json
 import threading
 from pathlib import Path
 
+import pandas as pd
 import psycopg
 
 import npc_nb
@@ -31,6 +32,7 @@ def test_a_snapshot_on_postgresql_reads_back_byte_identical(
     try:
         ids = build_history(nb)
         then = nb.context("analyst", team="lab")
+        rates = nb.metrics.approval_rate(by="category")
         before = server_time(postgres_url)
         snapshot = nb.snapshot("submission-v1")
         assert before <= snapshot.taken_at <= server_time(postgres_url)  # the server's time
@@ -39,6 +41,10 @@ def test_a_snapshot_on_postgresql_reads_back_byte_identical(
         assert nb.context("analyst", team="lab", as_of="submission-v1") == then
         at_snapshot = nb.memories(status="approved", as_of=snapshot)
         assert snapshot.hash == documented_hash(at_snapshot) and snapshot.memories == 9
+        pd.testing.assert_frame_equal(
+            nb.metrics.approval_rate(by="category", as_of=snapshot), rates
+        )
+        assert nb.diff(snapshot)["change"].tolist().count("removed") == 4
     finally:
         nb.close()
 

@@ -142,3 +142,28 @@ def test_extraction_follows_the_setting_and_fails_clearly_when_unrecorded(
         )
     finally:
         nb.close()
+
+
+def test_the_model_judge_follows_the_setting(project_dir: Path) -> None:
+    nb = npc_nb.open(
+        project_dir, matcher="model", match_model="npc_nb/offline", model_replay="record"
+    )
+    try:
+        nb.approve(propose(nb, "The field season runs from March to May"))
+        first = nb.add_candidate(
+            "The field season runs March to May", category="fact", npc="analyst"
+        )
+        callers = nb.sql("SELECT caller FROM model_recordings")["caller"].tolist()
+        assert "the model judge (matcher='model')" in callers
+
+        nb.configure(model_replay="replay")
+        again = nb.add_candidate(
+            "The field season runs March to May", category="fact", npc="analyst"
+        )
+        assert (again.action, again.verdict, again.error) == (first.action, first.verdict, None)
+        other = nb.add_candidate(
+            "The field season runs from April to May", category="fact", npc="analyst"
+        )
+        assert other.queued and "no reply was recorded" in (other.error or "")
+    finally:
+        nb.close()

@@ -240,4 +240,6 @@ def test_open_can_pin_to_a_snapshot_or_take_one(project_dir: Path) -> None:
     assert pinned.settings.pin == pinned.snapshots()["id"].iloc[-1]
     pinned.configure(pin="off")
     assert pinned.settings.pin is None
+    pinned.configure(pin=pinned.snapshots()["id"].iloc[0])
+    assert "Units are SI" not in pinned.context("analyst")
     pinned.close()

@@ -27,6 +27,7 @@ from pydantic_settings import (
 
 from ..errors import ConfigError
 from .locations import user_home
+from .results import Snapshot
 from .settings_view import SettingRow, settings_html, settings_rows, settings_text
 from .store_url import check_store_url, redact, redact_text
 
@@ -122,12 +123,14 @@ class Settings(BaseSettings):
         "is an error)",
     )
 
-    @field_validator("pin")
+    @field_validator("pin", mode="before")
     @classmethod
-    def _pin(cls, value: str | None) -> str | None:
-        if value is None or not value.strip() or value.strip().lower() == "off":
+    def _pin(cls, value: object) -> object:
+        if isinstance(value, Snapshot):
+            return value.id
+        if value is None or (isinstance(value, str) and value.strip().lower() in ("", "off")):
             return None
-        return value.strip()
+        return value.strip() if isinstance(value, str) else value
 
     @field_validator("store")
     @classmethod
