@@ -123,9 +123,8 @@ class Project:
         with store.read():
             pass  # create and migrate now, so a broken store fails at open()
         self._memory.matching()  # so does a matcher setting that names nothing usable
-        self.settings.pin = self._memory.snapshots.pin_value(
-            self.settings.pin
-        )  # so does a pin to nothing
+        # So does a pin to no snapshot of the project; pin='now' takes one now.
+        self.settings.pin = self._memory.snapshots.pin_value(self.settings.pin)
         _open_projects.add(self)
         self._extraction.recover()  # jobs a killed kernel left behind
 
@@ -250,22 +249,14 @@ class Project:
     def snapshots(self) -> pd.DataFrame:
         """Every snapshot of the project, oldest first: id, label, taken_at, taken_by,
         memories (approved then) and hash."""
-        columns = ["id", "label", "taken_at", "taken_by", "memories", "hash"]
-        found = [{c: getattr(s, c) for c in columns} for s in self._memory.snapshots.all()]
-        return with_missing_as_na(pd.DataFrame(found, columns=columns), _SNAPSHOT_KINDS)
+        return self._memory.snapshots.frame()
 
     def diff(self, a: AsOf, b: AsOf | None = None) -> pd.DataFrame:
         """The approved memories added, removed (rejected, superseded, expired, undone)
         and changed (edited, revalidated) from state ``a`` to state ``b`` (a snapshot,
         its id or label, or a time; ``b`` defaults to now), with the decision that did
         each: one row per change."""
-        before, after = self._state(a, ConfigError), self._state(b, ConfigError)
-        moments = self._memory.snapshots.moments
-        parts = [
-            (store, earlier, later)
-            for (store, earlier), (_, later) in zip(moments(before), moments(after), strict=True)
-        ]
-        return diff_frame(parts)
+        return diff_frame(self._memory.snapshots.between(a, b, ConfigError))
 
     def _state(self, as_of: object, error: type[NpcError]) -> State:
         """What ``as_of`` names (a snapshot, a time, or now: None); else ``error``."""
@@ -667,17 +658,6 @@ def _model_judge(recorder: Recorder, model: str) -> ModelJudge:
         return gateway.complete(model, messages, recording=recording, **options)
 
     return ModelJudge(model, complete)
-
-
-#: The kinds of the columns of ``snapshots()`` (``_foundations.tables``).
-_SNAPSHOT_KINDS: dict[str, Any] = {
-    "id": "text",
-    "label": "text",
-    "taken_at": "time",
-    "taken_by": "text",
-    "memories": "int",
-    "hash": "text",
-}
 
 
 def _concat(frames_: Any) -> pd.DataFrame:

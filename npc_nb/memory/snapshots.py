@@ -24,8 +24,11 @@ from collections.abc import Callable, Iterable
 from datetime import date, datetime
 from typing import Any
 
+import pandas as pd
+
 from .._foundations.ids import new_id
 from .._foundations.results import Snapshot
+from .._foundations.tables import Kind, with_missing_as_na
 from .._foundations.utc import to_utc
 from ..errors import ConfigError, NpcError
 from ..store import Store, Stores
@@ -35,7 +38,7 @@ from ..store.memories.predicates import Moment
 from ..store.runs import snapshot_rows
 from .ranking import ApprovedSet, priority_key
 
-__all__ = ["RESERVED_LABELS", "Snapshots", "content_hash", "hash_line"]
+__all__ = ["RESERVED_LABELS", "SNAPSHOT_KINDS", "Snapshots", "State", "content_hash", "hash_line"]
 
 #: Words ``%npc_pin`` reads as commands, so never a label.
 RESERVED_LABELS = ("now", "off")
@@ -43,6 +46,15 @@ _MAX_LABEL = 200
 _KEPT_SETS = 32
 #: A read's state: a snapshot, a time, or now (None).
 State = Snapshot | datetime | None
+#: The columns of ``nb.snapshots()`` and their kinds (``_foundations.tables``).
+SNAPSHOT_KINDS: dict[str, Kind] = {
+    "id": "text",
+    "label": "text",
+    "taken_at": "time",
+    "taken_by": "text",
+    "memories": "int",
+    "hash": "text",
+}
 
 
 def hash_line(row: dict[str, Any]) -> str:
@@ -147,6 +159,11 @@ class Snapshots:
         """Every snapshot of the project, oldest first."""
         return [_snapshot(row) for row in snapshot_rows.list_snapshots(self._stores.project)]
 
+    def frame(self) -> pd.DataFrame:
+        """``all()`` as a DataFrame (``nb.snapshots()``)."""
+        found = [{c: getattr(s, c) for c in SNAPSHOT_KINDS} for s in self.all()]
+        return with_missing_as_na(pd.DataFrame(found, columns=list(SNAPSHOT_KINDS)), SNAPSHOT_KINDS)
+
     def find(self, ref: object, error: type[NpcError] = ConfigError) -> Snapshot:
         """The snapshot ``ref`` names (a ``Snapshot``, an id or a label) in this project."""
         key = ref.id if isinstance(ref, Snapshot) else ref
@@ -195,6 +212,13 @@ class Snapshots:
         if _reads_as_time(as_of):
             return to_utc(as_of, name="as_of")
         raise error(self._unknown(as_of.strip()))
+
+    def between(
+        self, a: object, b: object, error: type[NpcError] = ConfigError
+    ) -> list[tuple[Store, Moment | None, Moment | None]]:
+        """Each store with the moments states ``a`` and ``b`` are in it (``nb.diff``)."""
+        earlier, later = self.moments(self.resolve(a, error)), self.moments(self.resolve(b, error))
+        return [(store, m_a, m_b) for (store, m_a), (_, m_b) in zip(earlier, later, strict=True)]
 
     def project_moment(self, as_of: object, error: type[NpcError] = ConfigError) -> Moment | None:
         """``as_of`` as a moment of the project's store (None: now)."""
