@@ -66,8 +66,9 @@ class MemoryBlock:
     memory_hashes: list[str] = field(default_factory=list)
     truncated: bool = False
     available: int = 0
-    snapshot: str | None = None
-    as_of: datetime | None = None
+    # Where it was read, not what it is: two reads of one block compare equal.
+    snapshot: str | None = field(default=None, compare=False)
+    as_of: datetime | None = field(default=None, compare=False)
 
     @property
     def hash(self) -> str:

@@ -54,7 +54,6 @@ VOLATILE_OPTIONS = frozenset(
         "metadata",
         "stream_options",
         "user",
-        "mock_response",
         "logger_fn",
     }
 )
@@ -87,10 +86,6 @@ class Recorder:
         if self.mode == "off":
             return None
         return Recording(self.mode, self._store, caller, extra)
-
-    def count(self) -> int:
-        """How many replies the project store keeps."""
-        return recordings.count_recordings(self._store)
 
 
 def fingerprint(

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..contract import Store, insert_row, rows, scalar
+from ..contract import Store, insert_row, rows
 
-__all__ = ["count_recordings", "newest_recording", "record_reply"]
+__all__ = ["newest_recording", "record_reply"]
 
 
 def record_reply(store: Store, row: dict[str, Any]) -> None:
@@ -31,8 +31,3 @@ def newest_recording(store: Store, fingerprint: str) -> dict[str, Any] | None:
             [fingerprint],
         )
     return found[0] if found else None
-
-
-def count_recordings(store: Store) -> int:
-    with store.read() as con:
-        return int(scalar(con, "SELECT count(*) FROM model_recordings"))
