@@ -248,9 +248,7 @@ class Metrics:
 
     def __repr__(self) -> str:
         lines = [f"  {name}({args}): {summary}" for name, args, summary in _catalogue()]
-        return "nb.metrics: each returns a DataFrame (plot_* a matplotlib Axes)\n" + "\n".join(
-            lines
-        )
+        return f"nb.metrics: {_CAPTION}\n" + "\n".join(lines)
 
     def _repr_mimebundle_(self, **_: object) -> dict[str, str]:
         rows = "".join(
@@ -258,7 +256,7 @@ class Metrics:
             f"<td {_LEFT}>{html.escape(summary)}</td></tr>"
             for name, args, summary in _catalogue()
         )
-        caption = "<code>nb.metrics</code>: each returns a DataFrame (plot_* a matplotlib Axes)"
+        caption = f"<code>nb.metrics</code>: {html.escape(_CAPTION)}"
         return {
             "text/plain": repr(self),
             "text/html": f"<div><p>{caption}</p><table>{rows}</table></div>",
@@ -277,6 +275,12 @@ _RATE_PLOTS = {
 }
 
 
+_CAPTION = (
+    "each returns a DataFrame (plot_* a matplotlib Axes); every metric also takes "
+    "as_of= (a snapshot, its id or label, or a time)"
+)
+
+
 def _catalogue() -> list[tuple[str, str, str]]:
     """(name, parameters, first docstring line) of every public metric and plot: read
     from the methods themselves, so the list cannot fall behind them."""
@@ -284,7 +288,9 @@ def _catalogue() -> list[tuple[str, str, str]]:
     for name, member in vars(Metrics).items():
         if name.startswith("_") or not callable(member):
             continue
-        parameters = list(inspect.signature(member).parameters.values())[1:]
+        parameters = [  # as_of: every metric takes it, as the caption says
+            p for p in list(inspect.signature(member).parameters.values())[1:] if p.name != "as_of"
+        ]
         args = ", ".join(p.name if p.default is p.empty else f"{p.name}={p.default!r}"
                          for p in parameters)  # fmt: skip
         doc = inspect.getdoc(member) or ""
