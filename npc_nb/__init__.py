@@ -35,7 +35,7 @@ from .vocabulary import CATEGORIES, DECISIONS, SCOPES, STATUSES
 if TYPE_CHECKING:
     from ._foundations.results import ApproveAllPreview, CandidateOutcome, DecisionResult, Reply
     from ._foundations.settings import Settings, load_settings
-    from ._project import Project, open_project
+    from ._project import Project, import_bundle, open_project
     from .chat.personas import Persona
     from .memory.block import MemoryBlock, StreamScrubber, scrub_memory_tags
 
@@ -54,6 +54,7 @@ _LAZY = {
     "Persona": "chat.personas",
     "Project": "_project",
     "open_project": "_project",
+    "import_bundle": "_project",
     "open": "_project",
     "ApproveAllPreview": "_foundations.results",
     "CandidateOutcome": "_foundations.results",
@@ -123,6 +124,7 @@ __all__ = [
     "SymlinkedStoreError",
     "UnknownFilterError",
     "UnknownMemoryError",
+    "import_bundle",
     "load_settings",
     "open",
     "open_project",

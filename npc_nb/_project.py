@@ -13,8 +13,10 @@ from __future__ import annotations
 import atexit
 import functools
 import html
+import os
 import weakref
 from datetime import datetime
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Annotated, Any, Unpack
 
@@ -40,6 +42,8 @@ from .chat.extraction import Extraction
 from .chat.personas import Persona
 from .errors import CandidateError, ConfigError, DecisionError
 from .graph.knowledge import KnowledgeGraph
+from .interop.service import Interop
+from .interop.summary import BundleImport, ImportSummary
 from .memory import transitions
 from .memory.block import MemoryBlock
 from .memory.core import AUTOMATIC_KINDS, MemoryCore, ReviewContext
@@ -51,7 +55,7 @@ from .store.analysis import frames
 from .store.analysis.user_sql import run_sql
 from .store.conversations import chat_log
 
-__all__ = ["Project", "ReviewContext", "latest_project", "open_project"]
+__all__ = ["Project", "ReviewContext", "import_bundle", "latest_project", "open_project"]
 
 _latest: weakref.ref[Project] | None = None
 
@@ -70,6 +74,30 @@ def open_project(
     project = Project(root, load_settings(**settings))
     _latest = weakref.ref(project)
     return project
+
+
+def import_bundle(
+    path: str | os.PathLike[str],
+    project_dir: str | Path | None,
+    *,
+    create: bool = False,
+    into_nonempty: bool = False,
+    **settings: Any,
+) -> BundleImport:
+    """Load a bundle (``nb.export_bundle``) into the project at ``project_dir``, which
+    must be empty unless ``into_nonempty`` (then rows already there are skipped and
+    counted); ``create=True`` creates the folder, ``store=URL`` imports into a shared
+    store. Everything is written in one transaction, or nothing."""
+    for name, value in (("create", create), ("into_nonempty", into_nonempty)):
+        if not isinstance(value, bool):
+            raise ConfigError(f"import_bundle(): {name} must be True or False, not {value!r}.")
+    if not isinstance(path, str | os.PathLike):
+        raise ConfigError(f"import_bundle(): path must be a file path, not {path!r}.")
+    project = open_project(project_dir, create=create, **settings)
+    try:
+        return project._interop.import_bundle(path, into_nonempty=into_nonempty)
+    finally:
+        project.close()
 
 
 def latest_project() -> Project | None:
@@ -102,6 +130,7 @@ class Project:
         self._extraction = Extraction(store, settings, self._memory.add_candidate)
         self._chat = Conversations(root, self.name, settings, store, self._memory, self._extraction)
         self._graph = KnowledgeGraph(store, settings)
+        self._interop = Interop(self._memory, self._stores, self.name, _version())
         with store.read():
             pass  # create and migrate now, so a broken store fails at open()
         self._memory.matching()  # so does a matcher setting that names nothing usable
@@ -439,6 +468,40 @@ class Project:
         (accept/reject/ignore), label, annotator, timestamp."""
         return export_review_log(self._stores.project, path)
 
+    # -- memories in and out ---------------------------------------------------------------
+
+    def export_bundle(self, path: str | Path) -> Path:
+        """Write every table of the project (memories, the audit log, re-proposals,
+        conversations, injections, concepts, ...) into one versioned bundle file, which
+        ``npc_nb.import_bundle`` loads losslessly; returns its path."""
+        return self._interop.export_bundle(path)
+
+    def export_to(self, kind: str, path: str | Path) -> Path:
+        """Write the approved memories in another tool's import shape: ``"mem0"``
+        (JSONL for ``Memory.add(**line)``), ``"letta"`` (an agent file, ``.af``) or
+        ``"npcpy"`` (a folder's ``.knowledge.yaml``); returns the file written."""
+        return self._interop.export_to(kind, path)
+
+    def import_npcpy(self, path: str | Path) -> ImportSummary:
+        """Import npcpy's memories (its ``.knowledge.yaml``, or an older npcpy's SQLite
+        ``memory_lifecycle``): its decisions kept, audited as ``imported:npcpy``."""
+        return self._interop.import_npcpy(path)
+
+    def import_mem0(self, path: str | Path, *, trust: bool = False) -> ImportSummary:
+        """Import a mem0 dump (``Memory.get_all()`` as JSON, or its SQLite history) as
+        candidates for review; ``trust=True`` approves them (audited, with a warning)."""
+        return self._interop.import_mem0(path, trust=trust)
+
+    def import_letta(self, path: str | Path, *, trust: bool = False) -> ImportSummary:
+        """Import a Letta agent file's memory blocks and passages as candidates for
+        review; ``trust=True`` approves them (audited, with a warning)."""
+        return self._interop.import_letta(path, trust=trust)
+
+    def imports(self) -> pd.DataFrame:
+        """Every record imported from another tool: source, its id, the memory it
+        became or matched, the outcome, and its provenance."""
+        return self._interop.imports()
+
     # -- personas and chat ------------------------------------------------------------------
 
     def npc(
@@ -577,6 +640,13 @@ class Project:
         """Write the graph as GraphML (memory ids as comma-separated text)."""
         self._require_persona(npc)
         return self._graph.export_graphml(path, npc=npc, category=category)
+
+
+def _version() -> str:
+    try:
+        return version("npc_nb")
+    except PackageNotFoundError:  # a checkout that was never installed
+        return "unknown"
 
 
 def _model_judge(model: str) -> ModelJudge:

@@ -34,6 +34,7 @@ LAYERS = {
     "npc_nb.chat": 4,
     "npc_nb.graph": 4,
     "npc_nb.analytics": 4,
+    "npc_nb.interop": 4,  # memories in and out: the bundle, other tools' files, through the gate
     "npc_nb._project": 5,
     "npc_nb.review": 4,  # the review session and its panel: a service with its own view
     "npc_nb.notebook": 6,

@@ -103,7 +103,9 @@ def bounded_loader(max_values: int = MAX_VALUES) -> type:
                 )
             line = self.peek_event().start_mark.line + 1
             if self.depth >= MAX_DEPTH:
-                raise Refused(f"nests values deeper than {MAX_DEPTH} levels (line {line}); flatten it.")
+                raise Refused(
+                    f"nests values deeper than {MAX_DEPTH} levels (line {line}); flatten it."
+                )
             if self.values >= max_values:
                 raise Refused(
                     f"holds more than {max_values:,} values (keys, list items, texts; "

@@ -285,7 +285,7 @@ def _queue(
                 return _record(target, con, candidate, match, "exact", 100.0, "exact")
             if recheck and _changed(con, target, judged):
                 return None
-        memory_id, now = new_id(), utc_now()
+        memory_id, now = new_id(), candidate.recorded_at or utc_now()
         row = memory_row(memory_id, candidate, now) | {
             "updates": updates,
             "differs": differs,

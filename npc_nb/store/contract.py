@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -55,6 +55,7 @@ TABLES = (
     "conversations",
     "messages",
     "extraction_jobs",
+    "imported_records",
 )
 
 
@@ -255,6 +256,22 @@ class Store(ABC):
     @abstractmethod
     def configure(self, settings: Settings) -> None:
         """Apply ``settings``' timeouts to the running store."""
+
+    def copy_rows(
+        self, con: Connection, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]
+    ) -> None:
+        """Insert many ``rows`` into ``table`` (a quoted name from this package) inside
+        ``con``'s transaction: in batches here; PostgreSQL copies them (``COPY``)."""
+        listed = ", ".join('"' + c.replace('"', '""') + '"' for c in columns)
+        sql = f"INSERT INTO {table} ({listed}) VALUES ({', '.join('?' for _ in columns)})"
+        batch: list[Sequence[Any]] = []
+        for row in rows:
+            batch.append(row)
+            if len(batch) >= 1000:
+                con.executemany(sql, batch)
+                batch = []
+        if batch:
+            con.executemany(sql, batch)
 
 
 def frame(cursor: Any) -> pd.DataFrame:

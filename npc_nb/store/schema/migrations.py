@@ -18,14 +18,22 @@ themselves from the audit log, and a migration writes no events.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 import duckdb
 
 from ..._foundations.redact import has_credentials, strip_credentials
 from ..._foundations.utc import utc_now
 from ...errors import StoreError
-from ...vocabulary import APPROVED_STATUSES, CATEGORIES, EVENT_ACTIONS, SCOPES, STATUSES
+from ...vocabulary import (
+    APPROVED_STATUSES,
+    CATEGORIES,
+    EVENT_ACTIONS,
+    IMPORT_OUTCOMES,
+    IMPORT_SOURCES,
+    SCOPES,
+    STATUSES,
+)
 
 __all__ = ["MIGRATIONS", "apply_migrations", "endpoint_without_credentials", "migration"]
 
@@ -42,8 +50,12 @@ def migration(fn: Migration) -> Migration:
     return fn
 
 
-def apply_migrations(con: duckdb.DuckDBPyConnection) -> list[str]:
-    """Bring the schema up to date; return the names applied now."""
+def apply_migrations(
+    con: duckdb.DuckDBPyConnection, *, only: Collection[str] | None = None
+) -> list[str]:
+    """Bring the schema up to date; return the names applied now. ``only`` applies just
+    those migrations (a bundle's data is loaded into the schema it was written at, then
+    brought up to date like any store: ``store.bundle``)."""
     con.execute(
         "CREATE TABLE IF NOT EXISTS _migrations (name VARCHAR PRIMARY KEY, applied_at TIMESTAMP)"
     )
@@ -56,7 +68,7 @@ def apply_migrations(con: duckdb.DuckDBPyConnection) -> list[str]:
         )
     applied = []
     for step in MIGRATIONS:
-        if step.__name__ in recorded:
+        if step.__name__ in recorded or (only is not None and step.__name__ not in only):
             continue
         con.execute("BEGIN TRANSACTION")
         try:
@@ -577,3 +589,25 @@ def m015_proposal_locks(con: duckdb.DuckDBPyConnection) -> None:
     # lock already serialises writers: DuckDB leaves it empty, and has it so that both
     # backends keep one schema.
     con.execute("CREATE TABLE proposal_locks (text_hash VARCHAR PRIMARY KEY)")
+
+
+@migration
+def m016_imported_records(con: duckdb.DuckDBPyConnection) -> None:
+    # Where imported memories came from: one row per record of another tool (npcpy,
+    # mem0, Letta) that was read, keyed by the source and the record's own id, so the
+    # same file imported again imports nothing new. It names the memory the record
+    # became or matched, what happened to it, and the source's provenance as JSON.
+    con.execute(
+        f"""CREATE TABLE imported_records (
+            source VARCHAR NOT NULL {_one_of("source", IMPORT_SOURCES)},
+            source_key VARCHAR NOT NULL,
+            memory_id VARCHAR NOT NULL,
+            outcome VARCHAR NOT NULL {_one_of("outcome", IMPORT_OUTCOMES)},
+            source_file VARCHAR,
+            source_time TIMESTAMP,
+            details VARCHAR,
+            imported_by VARCHAR NOT NULL,
+            imported_at TIMESTAMP NOT NULL,
+            PRIMARY KEY (source, source_key)
+        )"""
+    )

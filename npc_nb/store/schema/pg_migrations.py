@@ -31,7 +31,14 @@ from typing import Any
 from ..._foundations.settings import Settings
 from ..._foundations.utc import utc_now
 from ...errors import StoreError
-from ...vocabulary import CATEGORIES, EVENT_ACTIONS, SCOPES, STATUSES
+from ...vocabulary import (
+    CATEGORIES,
+    EVENT_ACTIONS,
+    IMPORT_OUTCOMES,
+    IMPORT_SOURCES,
+    SCOPES,
+    STATUSES,
+)
 from .migrations import MIGRATIONS, endpoint_without_credentials
 from .pg_project import claim_schema, record_settled, refuse_legacy_twin, schema_exists
 
@@ -191,6 +198,25 @@ def p014_endpoints_without_credentials(con: Any) -> None:
 def p015_proposal_locks(con: Any) -> None:
     """The rows proposals of one text lock (``PostgresStore.lock_text``)."""
     con.execute("CREATE TABLE proposal_locks (text_hash VARCHAR PRIMARY KEY)")
+
+
+@pg_migration("m016_imported_records")
+def p016_imported_records(con: Any) -> None:
+    """Where imported memories came from, as on DuckDB."""
+    con.execute(
+        f"""CREATE TABLE imported_records (
+            source VARCHAR NOT NULL {_one_of("source", IMPORT_SOURCES)},
+            source_key VARCHAR NOT NULL,
+            memory_id VARCHAR NOT NULL,
+            outcome VARCHAR NOT NULL {_one_of("outcome", IMPORT_OUTCOMES)},
+            source_file VARCHAR,
+            source_time TIMESTAMP,
+            details VARCHAR,
+            imported_by VARCHAR NOT NULL,
+            imported_at TIMESTAMP NOT NULL,
+            PRIMARY KEY (source, source_key)
+        )"""
+    )
 
 
 _SCHEMA = [
