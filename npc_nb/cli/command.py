@@ -1,7 +1,8 @@
 """The ``npc-nb`` command: its parser, and which subcommand runs.
 
 ``npc-nb review`` (``review``) reviews candidates with single keys; ``npc-nb
-migrate-store`` (``migrate``) copies a store into another. Both talk to the user through
+migrate-store`` (``migrate``) copies a store into another; ``npc-nb import`` and ``npc-nb
+export`` (``transfer``) move memories in and out. All talk to the user through
 ``console``. Errors the user can fix (``NpcError``) are printed with exit status 2.
 """
 
@@ -15,6 +16,7 @@ from ..errors import NpcError
 from .console import Console
 from .migrate import add_migrate_store, migrate_store
 from .review import review_session
+from .transfer import add_transfer, run_export, run_import
 
 __all__ = ["main"]
 
@@ -41,10 +43,15 @@ def main(
         "review: put any back as its own card and decide it",
     )
     add_migrate_store(commands)
+    add_transfer(commands)
     args = parser.parse_args(argv)
     console = Console(stdin or sys.stdin, stdout or sys.stdout)
     if args.command == "migrate-store":
         return migrate_store(args, console)
+    if args.command == "import":
+        return run_import(args, console)
+    if args.command == "export":
+        return run_export(args, console)
     try:
         from .._project import open_project
 

@@ -13,7 +13,8 @@ anything is imported: an entry that is not ``manifest.json`` or
 zip-slip shapes), a duplicate name, a symbolic link, an encrypted entry or one packed
 with another method than stored or deflated, more than ``MAX_ENTRIES`` entries, an
 entry that declares more than ``MAX_ENTRY_BYTES`` or entries that together declare
-more than ``MAX_TOTAL_BYTES``; an entry is then unpacked counting the bytes it really
+more than ``MAX_TOTAL_BYTES``, or one that unpacks to more than ``MAX_RATIO`` times
+its packed size; an entry is then unpacked counting the bytes it really
 gives, and one that gives more than it declared (a zip bomb lying about its size) is
 refused as it is read. The manifest is checked against the loader of its
 ``format_version`` (``LOADERS``: one per version ever written, so an old bundle stays
@@ -48,6 +49,7 @@ __all__ = [
     "LOADERS",
     "MAX_ENTRIES",
     "MAX_ENTRY_BYTES",
+    "MAX_RATIO",
     "MAX_TOTAL_BYTES",
     "OpenedBundle",
     "open_bundle",
@@ -62,6 +64,9 @@ MAX_ENTRIES = 1_000
 MAX_MANIFEST_BYTES = 4_000_000
 MAX_ENTRY_BYTES = 4_000_000_000
 MAX_TOTAL_BYTES = 8_000_000_000
+#: A deflated entry that unpacks to more than this many times its size is refused: a
+#: bundle's tables are stored (Parquet is compressed already), its manifest is text.
+MAX_RATIO = 100
 _TABLE_ENTRY = re.compile(r"tables/([a-z_][a-z0-9_]{0,62})\.parquet")
 _REFUSED = "Nothing was imported."
 _CHUNK = 1 << 20
@@ -177,6 +182,12 @@ def _checked_entries(archive: zipfile.ZipFile) -> dict[str, zipfile.ZipInfo]:
             raise StoreError(
                 f"The bundle's entry {name} declares {info.file_size:,} bytes, over the "
                 f"limit of {MAX_ENTRY_BYTES:,}. {_REFUSED}"
+            )
+        if info.file_size > _CHUNK and info.file_size > MAX_RATIO * max(info.compress_size, 1):
+            raise StoreError(
+                f"The bundle's entry {name} unpacks to {info.file_size:,} bytes from "
+                f"{info.compress_size:,}, far more than a bundle's data compresses (a zip "
+                f"bomb?). {_REFUSED}"
             )
         total += info.file_size
         entries[name] = info

@@ -97,14 +97,26 @@ def _check_specs(specs: Mapping[str, TableSpec], schema: dict[str, list[Column]]
     for name, spec in specs.items():
         if list(spec.columns) != schema[name]:
             raise StoreError(
-                f"The bundle's table {name} has columns ({_listed(spec.columns)}) where "
-                f"the schema has ({_listed(schema[name])}). It was changed. {_REFUSED}"
+                f"The bundle's table {name} has columns the schema does not: "
+                f"{_differences(spec.columns, schema[name], 'the schema')}. It was "
+                f"changed. {_REFUSED}"
             )
 
 
-def _listed(columns: Sequence[Column]) -> str:
-    shown = ", ".join(f"{c.name} {c.type}" for c in columns[:12])
-    return shown + (f", ... {len(columns) - 12} more" if len(columns) > 12 else "")
+def _differences(found: Sequence[Column], wanted: Sequence[Column], where: str) -> str:
+    """How ``found`` differs from ``wanted``, column by column (the first few)."""
+    types = {c.name: c.type for c in wanted}
+    named = {c.name for c in found}
+    said = [f"{c.name} (unknown)" for c in found if c.name not in types]
+    said += [f"{c.name} (missing)" for c in wanted if c.name not in named]
+    said += [
+        f"{c.name} is {c.type} where {where} says {types[c.name]}"
+        for c in found
+        if c.name in types and c.type != types[c.name]
+    ]
+    if not said:
+        said = ["the columns are in another order"]
+    return ", ".join(said[:6]) + (f", and {len(said) - 6} more" if len(said) > 6 else "")
 
 
 def _load_table(con: duckdb.DuckDBPyConnection, spec: TableSpec) -> None:
@@ -120,9 +132,8 @@ def _load_table(con: duckdb.DuckDBPyConnection, spec: TableSpec) -> None:
     found = tuple(Column(str(name), str(kind)) for name, kind in described)
     if found != spec.columns:
         raise StoreError(
-            f"The bundle's file for table {spec.name} holds columns ({_listed(found)}), "
-            f"not those its manifest lists ({_listed(spec.columns)}): wrong names or "
-            f"types. {_REFUSED}"
+            f"The bundle's file for table {spec.name} holds columns its manifest does not "
+            f"list: {_differences(found, spec.columns, 'the manifest')}. {_REFUSED}"
         )
     listed = ", ".join(quoted(c.name) for c in spec.columns)
     try:
