@@ -86,13 +86,17 @@ def import_bundle(
 ) -> BundleImport:
     """Load a bundle (``nb.export_bundle``) into the project at ``project_dir``, which
     must be empty unless ``into_nonempty`` (then rows already there are skipped and
-    counted); ``create=True`` creates the folder, ``store=URL`` imports into a shared
-    store. Everything is written in one transaction, or nothing."""
+    counted); ``create=True`` creates the folder, as a project of its own, and
+    ``store=URL`` imports into a shared store. Everything is written in one
+    transaction, or nothing."""
     for name, value in (("create", create), ("into_nonempty", into_nonempty)):
         if not isinstance(value, bool):
             raise ConfigError(f"import_bundle(): {name} must be True or False, not {value!r}.")
     if not isinstance(path, str | os.PathLike):
         raise ConfigError(f"import_bundle(): path must be a file path, not {path!r}.")
+    if create and project_dir is not None and not Path(project_dir).expanduser().exists():
+        # A new folder is a project of its own, not part of a project it sits in.
+        ensure_store_dir(Path(project_dir).expanduser() / STORE_DIR)
     project = open_project(project_dir, create=create, **settings)
     try:
         return project._interop.import_bundle(path, into_nonempty=into_nonempty)
@@ -496,11 +500,6 @@ class Project:
         """Import a Letta agent file's memory blocks and passages as candidates for
         review; ``trust=True`` approves them (audited, with a warning)."""
         return self._interop.import_letta(path, trust=trust)
-
-    def imports(self) -> pd.DataFrame:
-        """Every record imported from another tool: source, its id, the memory it
-        became or matched, the outcome, and its provenance."""
-        return self._interop.imports()
 
     # -- personas and chat ------------------------------------------------------------------
 

@@ -66,6 +66,11 @@ def _reproposal_of(nb: npc_nb.Project, memory_id: str) -> str:
     return str(found.loc[found["memory_id"] == memory_id, "id"].iloc[-1])
 
 
+def imports(nb: npc_nb.Project) -> pd.DataFrame:
+    """The imported records (``imported_records``), oldest import first."""
+    return nb.sql("SELECT * FROM imported_records ORDER BY imported_at, source, source_key")
+
+
 def manifest(path: Path) -> dict[str, Any]:
     with zipfile.ZipFile(path) as archive:
         return json.loads(archive.read("manifest.json"))

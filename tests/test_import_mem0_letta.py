@@ -16,7 +16,7 @@ import pytest
 
 import npc_nb
 from npc_nb.interop.service import TrustedImportWarning
-from tests.interop_projects import DATA
+from tests.interop_projects import DATA, imports
 
 
 def statuses(nb: npc_nb.Project) -> dict[str, str]:
@@ -33,7 +33,7 @@ def test_a_mem0_dump_arrives_pending_with_its_provenance(nb: npc_nb.Project) -> 
     assert memories.loc["Likes to travel by train", "scope"] == "project"
     assert memories.loc["Is vegetarian", "category"] == "preference"  # metadata.category
     assert memories.loc["Is vegetarian", "recorded_at"] == datetime(2025, 1, 6, 18, 0)  # UTC
-    details = {row["source_key"]: json.loads(row["details"]) for _, row in nb.imports().iterrows()}
+    details = {row["source_key"]: json.loads(row["details"]) for _, row in imports(nb).iterrows()}
     first = details["2da07e3a-8b3a-4c79-9d65-2b7f9c3e4a03"]
     assert first["source"] == "mem0" and first["user_id"] == "alex"
     assert first["agent_id"] == "writer" and first["run_id"] == "session-7"
@@ -45,7 +45,7 @@ def test_mem0_history_gives_each_memory_its_last_text(nb: npc_nb.Project) -> Non
     summary = nb.import_mem0(DATA / "mem0" / "history.db")
     assert set(statuses(nb)) == {"Works at the cell atlas lab", "Uses ggplot2 in R for plots"}
     assert [s.reason for s in summary.skipped] == ["deleted in mem0; not imported"]
-    history = json.loads(nb.imports().set_index("source_key").loc["mem-b", "details"])["history"]
+    history = json.loads(imports(nb).set_index("source_key").loc["mem-b", "details"])["history"]
     assert [step["event"] for step in history] == ["ADD", "UPDATE"]
 
 
@@ -62,7 +62,7 @@ def test_a_letta_agent_file_arrives_pending_block_by_block(nb: npc_nb.Project) -
     }
     assert set(memories["npc"]) == {"companion"} and set(memories["status"]) == {"pending_approval"}
     assert memories.loc["Prefers short answers with code first.", "category"] == "preference"
-    labels = {json.loads(d)["label"] for d in nb.imports()["details"] if "label" in d}
+    labels = {json.loads(d)["label"] for d in imports(nb)["details"] if "label" in d}
     assert labels == {"human", "preferences"}
     assert nb.import_letta(DATA / "letta" / "companion.af").already_imported == 5
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import npc_nb
-from tests.interop_projects import DATA
+from tests.interop_projects import DATA, imports
 
 #: When the copied knowledge file was last written: the time its decisions are given.
 FILE_TIME = datetime(2027, 1, 15, 9, 30)
@@ -111,7 +111,7 @@ def test_importing_the_same_file_again_imports_nothing_new(
 
 def test_the_provenance_of_each_record_is_kept(nb: npc_nb.Project, knowledge: Path) -> None:
     nb.import_npcpy(knowledge)
-    imported = nb.imports()
+    imported = imports(nb)
     assert len(imported) == 8 and set(imported["source"]) == {"npcpy"}
     assert imported["source_key"].is_unique
     edited = imported[imported["outcome"] == "edited"].iloc[0]

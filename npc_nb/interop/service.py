@@ -20,14 +20,11 @@ import time
 import warnings
 from pathlib import Path
 
-import pandas as pd
-
 from ..errors import ConfigError
 from ..memory.core import MemoryCore
 from ..store import Stores
 from ..store.bundle.load import load_staged
 from ..store.bundle.stage import stage_bundle
-from ..store.memories.imported_rows import imports_frame
 from .bundle_file import open_bundle, write_bundle
 from .exports import export_approved
 from .gate import Batch, Gate
@@ -135,10 +132,6 @@ class Interop:
     def export_to(self, kind: str, path: str | os.PathLike[str]) -> Path:
         """Approved memories in ``kind``'s import shape (mem0, letta, npcpy)."""
         return export_approved(self.stores, self.project, kind, path)
-
-    def imports(self) -> pd.DataFrame:
-        """Every record imported from another tool, and what it became."""
-        return imports_frame(self.stores.project)
 
 
 def _check_trust(trust: object) -> None:

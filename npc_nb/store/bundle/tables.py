@@ -134,12 +134,14 @@ def _plain(value: Any) -> Any:
     raise TypeError(f"no canonical form for a value of type {type(value).__name__}")
 
 
+_ENCODER = json.JSONEncoder(
+    ensure_ascii=False, separators=(",", ":"), allow_nan=True, default=_plain
+)
+
+
 def canonical_line(row: Sequence[Any]) -> bytes:
     """One row as its canonical line: a compact JSON array, UTF-8 (docs/bundle.md)."""
-    text = json.dumps(
-        list(row), ensure_ascii=False, separators=(",", ":"), allow_nan=True, default=_plain
-    )
-    return text.encode("utf-8")
+    return _ENCODER.encode(list(row)).encode("utf-8")
 
 
 def digest_rows(rows: Iterable[Sequence[Any]]) -> tuple[int, str]:

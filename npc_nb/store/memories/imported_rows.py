@@ -13,11 +13,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import pandas as pd
-
 from ..contract import Connection, Store, insert_row, one_of
 
-__all__ = ["already_imported", "imports_frame", "record_import"]
+__all__ = ["already_imported", "record_import"]
 
 
 def already_imported(store: Store, source: str, keys: Sequence[str]) -> set[str]:
@@ -41,11 +39,3 @@ def already_imported(store: Store, source: str, keys: Sequence[str]) -> set[str]
 def record_import(con: Connection, row: dict[str, Any]) -> None:
     """Record one imported record (inside the caller's transaction)."""
     insert_row(con, "imported_records", row)
-
-
-def imports_frame(store: Store) -> pd.DataFrame:
-    """Every imported record, oldest import first."""
-    return store.table(
-        "SELECT source, source_key, memory_id, outcome, source_file, source_time, details, "
-        "imported_by, imported_at FROM imported_records ORDER BY imported_at, source, source_key"
-    )
