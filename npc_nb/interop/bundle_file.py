@@ -39,7 +39,7 @@ from .._foundations.safe_yaml import quoted
 from .._foundations.utc import utc_now
 from ..errors import ConfigError, StoreError
 from ..store import Store
-from ..store.bundle.dump import dump_store
+from ..store.bundle.dump import Dumped, dump_store
 from ..store.bundle.stage import TableSpec
 from ..store.bundle.tables import EXCLUDED, Column
 
@@ -90,37 +90,48 @@ def write_bundle(store: Store, path: str | os.PathLike[str], project: str, versi
     target = output_path(path)
     with tempfile.TemporaryDirectory(prefix="npc_nb-bundle-") as folder:
         dumped = dump_store(store, Path(folder))
-        manifest = {
-            "format": FORMAT,
-            "format_version": FORMAT_VERSION,
-            "npc_nb_version": version,
-            "project": project,
-            "created_at": utc_now().isoformat(timespec="microseconds") + "Z",
-            "migrations": list(dumped.migrations),
-            "excluded": sorted(EXCLUDED),
-            "tables": {
-                table.name: {
-                    "file": f"tables/{table.name}.parquet",
-                    "columns": [[c.name, c.type] for c in table.columns],
-                    "rows": table.rows,
-                    "sha256": table.sha256,
-                }
-                for table in dumped.tables
-            },
-        }
-        partial = target.with_name(f".{target.name}.partial")
-        descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        try:
-            with os.fdopen(descriptor, "wb") as handle, zipfile.ZipFile(handle, "w") as archive:
-                for table in dumped.tables:
-                    archive.write(table.file, f"tables/{table.name}.parquet", zipfile.ZIP_STORED)
-                text = json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"
-                archive.writestr(MANIFEST, text, zipfile.ZIP_DEFLATED)
-            os.replace(partial, target)
-        except BaseException:
-            partial.unlink(missing_ok=True)
-            raise
+        _write_zip(target, dumped, _manifest_of(dumped, project, version))
     return target
+
+
+def _manifest_of(dumped: Dumped, project: str, version: str) -> dict[str, Any]:
+    return {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "npc_nb_version": version,
+        "project": project,
+        "created_at": utc_now().isoformat(timespec="microseconds") + "Z",
+        "migrations": list(dumped.migrations),
+        "excluded": sorted(EXCLUDED),
+        "tables": {
+            table.name: {
+                "file": f"tables/{table.name}.parquet",
+                "columns": [[c.name, c.type] for c in table.columns],
+                "rows": table.rows,
+                "sha256": table.sha256,
+            }
+            for table in dumped.tables
+        },
+    }
+
+
+def _write_zip(target: Path, dumped: Dumped, manifest: dict[str, Any]) -> None:
+    """The zip beside ``target`` (private from its first byte), renamed into place."""
+    partial = target.with_name(f".{target.name}.partial")
+    try:
+        descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(descriptor, "wb") as handle, zipfile.ZipFile(handle, "w") as archive:
+            for table in dumped.tables:
+                archive.write(table.file, f"tables/{table.name}.parquet", zipfile.ZIP_STORED)
+            text = json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"
+            archive.writestr(MANIFEST, text, zipfile.ZIP_DEFLATED)
+        os.replace(partial, target)
+    except OSError as exc:  # a folder that cannot be written, a full disk
+        partial.unlink(missing_ok=True)
+        raise ConfigError(f"Cannot write the bundle {target}: {exc.strerror}.") from None
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
 
 
 # -- reading -----------------------------------------------------------------------------
@@ -161,42 +172,46 @@ def _checked_entries(archive: zipfile.ZipFile) -> dict[str, zipfile.ZipInfo]:
             f"The bundle holds {len(infos):,} entries, more than a bundle has. {_REFUSED}"
         )
     entries: dict[str, zipfile.ZipInfo] = {}
-    total = 0
     for info in infos:
-        name = info.filename
-        if name != MANIFEST and not _TABLE_ENTRY.fullmatch(name):
-            raise StoreError(
-                f"The bundle holds an entry named {quoted(name)}, which is not part of a "
-                f"bundle (only {MANIFEST} and tables/<table>.parquet are; a path outside "
-                f"the bundle is never written). {_REFUSED}"
-            )
-        if name in entries:
-            raise StoreError(f"The bundle holds the entry {name} twice. {_REFUSED}")
-        if stat.S_ISLNK(info.external_attr >> 16):
-            raise StoreError(f"The bundle's entry {name} is a symbolic link. {_REFUSED}")
-        if info.flag_bits & 0x1:
-            raise StoreError(f"The bundle's entry {name} is encrypted. {_REFUSED}")
-        if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
-            raise StoreError(f"The bundle's entry {name} is packed in an unknown way. {_REFUSED}")
-        if info.file_size > MAX_ENTRY_BYTES:
-            raise StoreError(
-                f"The bundle's entry {name} declares {info.file_size:,} bytes, over the "
-                f"limit of {MAX_ENTRY_BYTES:,}. {_REFUSED}"
-            )
-        if info.file_size > _CHUNK and info.file_size > MAX_RATIO * max(info.compress_size, 1):
-            raise StoreError(
-                f"The bundle's entry {name} unpacks to {info.file_size:,} bytes from "
-                f"{info.compress_size:,}, far more than a bundle's data compresses (a zip "
-                f"bomb?). {_REFUSED}"
-            )
-        total += info.file_size
-        entries[name] = info
+        if info.filename in entries:
+            raise StoreError(f"The bundle holds the entry {info.filename} twice. {_REFUSED}")
+        _check_entry(info)
+        entries[info.filename] = info
+    total = sum(info.file_size for info in infos)
     if total > MAX_TOTAL_BYTES:
         raise StoreError(
             f"The bundle's entries declare {total:,} bytes in all, over the limit of "
             f"{MAX_TOTAL_BYTES:,}. {_REFUSED}"
         )
     return entries
+
+
+def _check_entry(info: zipfile.ZipInfo) -> None:
+    """One entry's name, kind, packing and declared size (see the module docstring)."""
+    name = info.filename
+    if name != MANIFEST and not _TABLE_ENTRY.fullmatch(name):
+        raise StoreError(
+            f"The bundle holds an entry named {quoted(name)}, which is not part of a "
+            f"bundle (only {MANIFEST} and tables/<table>.parquet are; a path outside "
+            f"the bundle is never written). {_REFUSED}"
+        )
+    if stat.S_ISLNK(info.external_attr >> 16):
+        raise StoreError(f"The bundle's entry {name} is a symbolic link. {_REFUSED}")
+    if info.flag_bits & 0x1:
+        raise StoreError(f"The bundle's entry {name} is encrypted. {_REFUSED}")
+    if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+        raise StoreError(f"The bundle's entry {name} is packed in an unknown way. {_REFUSED}")
+    if info.file_size > MAX_ENTRY_BYTES:
+        raise StoreError(
+            f"The bundle's entry {name} declares {info.file_size:,} bytes, over the "
+            f"limit of {MAX_ENTRY_BYTES:,}. {_REFUSED}"
+        )
+    if info.file_size > _CHUNK and info.file_size > MAX_RATIO * max(info.compress_size, 1):
+        raise StoreError(
+            f"The bundle's entry {name} unpacks to {info.file_size:,} bytes from "
+            f"{info.compress_size:,}, far more than a bundle's data compresses (a zip "
+            f"bomb?). {_REFUSED}"
+        )
 
 
 def _manifest(archive: zipfile.ZipFile, entries: dict[str, zipfile.ZipInfo]) -> dict[str, Any]:

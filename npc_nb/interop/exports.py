@@ -115,37 +115,8 @@ def _letta(rows: list[dict[str, Any]], project: str, path: str | os.PathLike[str
     agents, blocks = [], []
     for number, persona in enumerate(personas):
         lines = [" ".join(row["final_text"].split()) for row in _seen_by(rows, persona)]
-        value = "\n".join(lines)
-        blocks.append(
-            {
-                "id": f"block-{number}",
-                "label": BLOCK_LABEL,
-                "value": value,
-                "limit": max(LETTA_BLOCK_LIMIT, len(value)),
-                "description": "Memories a person approved in npc_nb, one per line.",
-                "metadata": {"source": "npc_nb", "project": project, "memories": len(lines)},
-                "is_template": False,
-                "read_only": False,
-            }
-        )
-        agents.append(
-            {
-                "id": f"agent-{number}",
-                "name": persona,
-                "description": f"{persona}, with the memories approved in npc_nb ({project})",
-                "system": "",
-                "agent_type": "letta_v1_agent",
-                "block_ids": [f"block-{number}"],
-                "memory_blocks": [],
-                "tool_ids": [],
-                "tools": [],
-                "source_ids": [],
-                "tags": ["npc_nb"],
-                "messages": [],
-                "in_context_message_ids": [],
-                "metadata": {"source": "npc_nb"},
-            }
-        )
+        blocks.append(_letta_block(number, "\n".join(lines), project, len(lines)))
+        agents.append(_letta_agent(number, persona, project))
     document = {
         "agents": agents,
         "groups": [],
@@ -161,9 +132,43 @@ def _letta(rows: list[dict[str, Any]], project: str, path: str | os.PathLike[str
     return target
 
 
+def _letta_block(number: int, value: str, project: str, memories: int) -> dict[str, Any]:
+    return {
+        "id": f"block-{number}",
+        "label": BLOCK_LABEL,
+        "value": value,
+        "limit": max(LETTA_BLOCK_LIMIT, len(value)),
+        "description": "Memories a person approved in npc_nb, one per line.",
+        "metadata": {"source": "npc_nb", "project": project, "memories": memories},
+        "is_template": False,
+        "read_only": False,
+    }
+
+
+def _letta_agent(number: int, persona: str, project: str) -> dict[str, Any]:
+    return {
+        "id": f"agent-{number}",
+        "name": persona,
+        "description": f"{persona}, with the memories approved in npc_nb ({project})",
+        "system": "",
+        "agent_type": "letta_v1_agent",
+        "block_ids": [f"block-{number}"],
+        "memory_blocks": [],
+        "tool_ids": [],
+        "tools": [],
+        "source_ids": [],
+        "tags": ["npc_nb"],
+        "messages": [],
+        "in_context_message_ids": [],
+        "metadata": {"source": "npc_nb"},
+    }
+
+
 def _seen_by(rows: list[dict[str, Any]], persona: str) -> list[dict[str, Any]]:
     """The approved memories ``persona`` sees: its own, its teams', the project's and
     the global ones (every one, for a project without personas)."""
+    if not any(row["npc"] for row in rows):
+        return rows
     teams = {row["team"] for row in rows if row["npc"] == persona and row["team"]}
     return [
         row
@@ -171,7 +176,6 @@ def _seen_by(rows: list[dict[str, Any]], persona: str) -> list[dict[str, Any]]:
         if row["scope"] in ("project", "global")
         or (row["scope"] == "npc" and row["npc"] == persona)
         or (row["scope"] == "team" and row["team"] in teams)
-        or not any(r["npc"] for r in rows)
     ]
 
 

@@ -182,30 +182,32 @@ def _passages(
     their ``agent_id`` names (``names``: agent id to name)."""
     if not isinstance(found, list):
         return []
-    records: list[ForeignRecord | Skipped] = []
-    for index, passage in enumerate(found):
-        position = f"{where}[{index}]"
-        text = passage.get("text") if isinstance(passage, dict) else None
-        if not isinstance(text, str) or not text.strip():
-            records.append(Skipped(position, "is not a passage with text"))
-            continue
-        owner = agent if agent is not None else (names or {}).get(passage.get("agent_id"))
-        owner = owner if isinstance(owner, str) and owner.strip() else None
-        raw_id = passage.get("id")
-        key = f"passage:{raw_id}" if isinstance(raw_id, str) and raw_id else _key(owner, "", text)
-        try:
-            created = time_field(passage.get("created_at"))
-        except ValueError:
-            created = None
-        records.append(
-            ForeignRecord(
-                position=position,
-                key=key,
-                text=text.strip(),
-                scope="npc" if owner else "project",
-                npc=owner,
-                source_time=created,
-                details={"source": "letta", "passage_id": raw_id, "agent": owner},
-            )
-        )
-    return records
+    return [
+        _passage(f"{where}[{index}]", passage, agent, names or {})
+        for index, passage in enumerate(found)
+    ]
+
+
+def _passage(
+    position: str, passage: Any, agent: str | None, names: dict[str, str]
+) -> ForeignRecord | Skipped:
+    text = passage.get("text") if isinstance(passage, dict) else None
+    if not isinstance(text, str) or not text.strip():
+        return Skipped(position, "is not a passage with text")
+    named = passage.get("agent_id")
+    owner = agent if agent is not None else names.get(named) if isinstance(named, str) else None
+    raw_id = passage.get("id")
+    key = f"passage:{raw_id}" if isinstance(raw_id, str) and raw_id else _key(owner, "", text)
+    try:
+        created = time_field(passage.get("created_at"))
+    except ValueError:
+        created = None
+    return ForeignRecord(
+        position=position,
+        key=key,
+        text=text.strip(),
+        scope="npc" if owner else "project",
+        npc=owner,
+        source_time=created,
+        details={"source": "letta", "passage_id": raw_id, "agent": owner},
+    )

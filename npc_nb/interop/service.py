@@ -121,7 +121,7 @@ class Interop:
                 "without a review of each; the audit log records it under your name."
             )
             summary.warnings.append(warning)
-            warnings.warn(warning, TrustedImportWarning, stacklevel=4)
+            warnings.warn(warning, TrustedImportWarning, stacklevel=5)  # the caller's line
         batch = Batch(name, source.path, records, source.modified, trust)
         self.gate.run(batch, summary)
         summary.seconds = time.perf_counter() - start

@@ -13,6 +13,7 @@ records are imported. ``sqlite_file`` tells a SQLite database by its header.
 from __future__ import annotations
 
 import os
+import re
 import stat
 from datetime import UTC, datetime
 from pathlib import Path
@@ -32,6 +33,8 @@ MAX_TEXT_BYTES = 64_000_000
 #: The largest SQLite file imported (read a table at a time, at most ``MAX_ROWS`` rows).
 MAX_SQLITE_BYTES = 2_000_000_000
 _SQLITE_HEADER = b"SQLite format 3\x00"
+#: What ``surrogateescape`` made of bytes that are not UTF-8.
+_BAD_BYTES = re.compile("[\udc80-\udcff]")
 _OPEN_FLAGS = (
     os.O_RDONLY
     | getattr(os, "O_NOFOLLOW", 0)
@@ -53,7 +56,7 @@ class SourceFile:
     @property
     def has_bad_bytes(self) -> bool:
         """Whether the text held bytes that are not UTF-8 (kept as lone surrogates)."""
-        return self.text is not None and any("\udc80" <= c <= "\udcff" for c in self.text)
+        return self.text is not None and _BAD_BYTES.search(self.text) is not None
 
 
 def sqlite_file(path: Path) -> bool:

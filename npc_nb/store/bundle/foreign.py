@@ -55,6 +55,18 @@ def read_foreign_table(
         con.close()
 
 
+def _check_plain_table(con: sqlite3.Connection, path: Path, table: str) -> None:
+    """``table`` exists and is a plain table: a view could run any query."""
+    kind = con.execute(
+        "SELECT type, sql FROM sqlite_master WHERE name = ? COLLATE NOCASE", [table]
+    ).fetchone()
+    if kind is None:
+        raise ConfigError(f"{path} has no table {table}.")
+    sql = bytes(kind[1] or b"").decode("utf-8", "replace").lstrip().upper()
+    if bytes(kind[0]) != b"table" or sql.startswith("CREATE VIRTUAL"):
+        raise ConfigError(f"{path}: {table} is not a plain table; npc_nb reads only tables.")
+
+
 def _read(
     con: sqlite3.Connection, path: Path, table: str, wanted: Sequence[str], required: Sequence[str]
 ) -> ForeignTable:
@@ -67,14 +79,7 @@ def _read(
         return 1 if steps[0] > MAX_STEPS else 0
 
     con.set_progress_handler(too_long, _CHECK_EVERY)
-    kind = con.execute(
-        "SELECT type, sql FROM sqlite_master WHERE name = ? COLLATE NOCASE", [table]
-    ).fetchone()
-    if kind is None:
-        raise ConfigError(f"{path} has no table {table}.")
-    sql = bytes(kind[1] or b"").decode("utf-8", "replace").lstrip().upper()
-    if bytes(kind[0]) != b"table" or sql.startswith("CREATE VIRTUAL"):
-        raise ConfigError(f"{path}: {table} is not a plain table; npc_nb reads only tables.")
+    _check_plain_table(con, path, table)
     found = [
         bytes(row[1]).decode("utf-8", "replace")
         for row in con.execute(f'PRAGMA table_info("{table}")').fetchall()

@@ -221,6 +221,31 @@ def _insert_renumbered(
     """Merge a sequenced table whose numbers other rows name: duplicates map to the
     number they have here, new rows to fresh numbers in their old order, and the
     naming columns follow the map."""
+    column = SEQUENCED[table][0]
+    _number_map(store, con, table, compared, source)
+    rest = [n for n in names if n != column and n not in references]
+    follow = {n: f"r_{i}" for i, n in enumerate(sorted(references))}
+    joins = " ".join(
+        f"LEFT JOIN {_SEQMAP} {alias} ON {alias}.old_seq = s.{quoted(n)}"
+        for n, alias in follow.items()
+    )
+    targets = ", ".join(quoted(n) for n in [column, *rest, *follow])
+    values = ", ".join(
+        ["m.new_seq", *(f"s.{quoted(n)}" for n in rest), *(f"{a}.new_seq" for a in follow.values())]
+    )
+    con.execute(
+        f"INSERT INTO {quoted(table)} ({targets}) SELECT {values} FROM {source} s "
+        f"JOIN {_SEQMAP} m ON m.old_seq = s.{quoted(column)} {joins} "
+        "WHERE m.fresh ORDER BY m.new_seq"
+    )
+    con.execute(f"DROP TABLE {_SEQMAP}")
+
+
+def _number_map(
+    store: Store, con: Connection, table: str, compared: list[str], source: str
+) -> None:
+    """The temporary map from each incoming row's number to its number here: a
+    duplicate's existing one, or a fresh one from the sequence (``fresh``)."""
     column, sequence = SEQUENCED[table]
     con.execute(f"CREATE TEMP TABLE {_SEQMAP} (old_seq BIGINT, new_seq BIGINT, fresh BOOLEAN)")
     con.execute(
@@ -234,38 +259,15 @@ def _insert_renumbered(
             f"(SELECT old_seq FROM {_SEQMAP}) ORDER BY s.{quoted(column)}"
         ).fetchall()
     ]
-    numbers = (
-        sorted(
-            int(row[0])
-            for row in con.execute(
-                f"SELECT nextval('{sequence}') FROM generate_series(1, {len(fresh)})"
-            ).fetchall()
-        )
-        if fresh
-        else []
+    if not fresh:
+        return
+    numbers = sorted(
+        int(row[0])
+        for row in con.execute(
+            f"SELECT nextval('{sequence}') FROM generate_series(1, {len(fresh)})"
+        ).fetchall()
     )
-    _rows_into(
-        store, con, _SEQMAP, [(old, new, True) for old, new in zip(fresh, numbers, strict=True)]
-    )
-    rest = [n for n in names if n != column and n not in references]
-    follow = {n: f"r_{i}" for i, n in enumerate(sorted(references))}
-    joins = " ".join(
-        f"LEFT JOIN {_SEQMAP} {alias} ON {alias}.old_seq = s.{quoted(n)}"
-        for n, alias in follow.items()
-    )
-    targets = [column, *rest, *follow]
-    values = [
-        "m.new_seq",
-        *(f"s.{quoted(n)}" for n in rest),
-        *(f"{a}.new_seq" for a in follow.values()),
-    ]
-    con.execute(
-        f"INSERT INTO {quoted(table)} ({', '.join(map(quoted, targets))}) "
-        f"SELECT {', '.join(values)} FROM {source} s "
-        f"JOIN {_SEQMAP} m ON m.old_seq = s.{quoted(column)} {joins} "
-        f"WHERE m.fresh ORDER BY m.new_seq"
-    )
-    con.execute(f"DROP TABLE {_SEQMAP}")
+    _rows_into(store, con, _SEQMAP, [(o, n, True) for o, n in zip(fresh, numbers, strict=True)])
 
 
 def _rows_into(

@@ -15,7 +15,6 @@ so a refusal at any step leaves the project as it was.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -155,8 +154,7 @@ def _load_table(con: duckdb.DuckDBPyConnection, spec: TableSpec) -> None:
 def _unreadable(spec: TableSpec, exc: Exception) -> StoreError:
     text = str(exc).strip().splitlines()
     reason = text[0][:300] if text else type(exc).__name__
-    with contextlib.suppress(Exception):
-        reason = reason.replace(str(spec.file.parent), "<bundle>")
+    reason = reason.replace(str(spec.file.parent), "<bundle>")  # a temporary folder
     return StoreError(
         f"The bundle's file for table {spec.name} cannot be read into npc_nb's schema: "
         f"{reason}. {_REFUSED}"
