@@ -207,3 +207,18 @@ def test_a_bundle_moved_elsewhere_still_imports(rich: npc_nb.Project, tmp_path: 
     shutil.copy(bundle, moved)
     result = npc_nb.import_bundle(str(moved), tmp_path / "copy", create=True)
     assert result.inserted["memories"] == len(rich.memories())
+
+
+def test_a_new_folder_inside_a_project_becomes_a_project_of_its_own(
+    rich: npc_nb.Project, project_dir: Path
+) -> None:
+    """import_bundle(create=True) into a folder that does not exist yet, inside this
+    project's folder, makes that folder a new project: it never merges into the
+    project around it."""
+    bundle = rich.export_bundle(project_dir / "lab.zip")
+    before = len(rich.memories())
+    result = npc_nb.import_bundle(bundle, project_dir / "copy", create=True)
+    assert result.inserted["memories"] == before == len(rich.memories())
+    inner = npc_nb.open(project_dir / "copy")
+    assert inner.root == project_dir / "copy" and len(inner.memories()) == before
+    inner.close()

@@ -84,7 +84,7 @@ def test_npcpy_gets_a_knowledge_file_it_loads(decided: npc_nb.Project, tmp_path:
     assert path == tmp_path / "npcpy-project" / ".knowledge.yaml"
     fresh = npc_nb.open(tmp_path / "fresh", create=True)
     summary = fresh.import_npcpy(path.parent)
-    assert dict(summary.imported) == {"approved": 3, "edited": 1}
+    assert dict(summary.imported) == {"human-approved": 3, "human-edited": 1}
     memories = fresh.memories().set_index("final_text")
     assert set(memories.index) == APPROVED
     assert memories.loc["Coffee is at half past ten", "initial_text"] == "Coffee is at ten"

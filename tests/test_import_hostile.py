@@ -225,6 +225,6 @@ def test_a_large_import_shows_its_progress(
     ]
     path.write_text(json.dumps({"results": items}))
     summary = nb.import_mem0(path)
-    assert summary.imported["queued"] == 250
+    assert summary.imported["pending_approval"] == 250
     progress = capsys.readouterr().err
     assert "\rimporting many.json: 250/250 (100%)" in progress and progress.endswith("\n")

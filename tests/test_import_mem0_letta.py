@@ -25,7 +25,7 @@ def statuses(nb: npc_nb.Project) -> dict[str, str]:
 
 def test_a_mem0_dump_arrives_pending_with_its_provenance(nb: npc_nb.Project) -> None:
     summary = nb.import_mem0(DATA / "mem0" / "get_all.json")
-    assert dict(summary.imported) == {"queued": 3} and not summary.skipped
+    assert dict(summary.imported) == {"pending_approval": 3} and not summary.skipped
     assert set(statuses(nb).values()) == {"pending_approval"}
     memories = nb.memories().set_index("final_text")
     writer = memories.loc["Answers in British English"]
@@ -51,7 +51,7 @@ def test_mem0_history_gives_each_memory_its_last_text(nb: npc_nb.Project) -> Non
 
 def test_a_letta_agent_file_arrives_pending_block_by_block(nb: npc_nb.Project) -> None:
     summary = nb.import_letta(DATA / "letta" / "companion.af")
-    assert dict(summary.imported) == {"queued": 5}
+    assert dict(summary.imported) == {"pending_approval": 5}
     memories = nb.memories().set_index("final_text")
     assert set(memories.index) == {
         "Name: Priya",
@@ -70,7 +70,7 @@ def test_a_letta_agent_file_arrives_pending_block_by_block(nb: npc_nb.Project) -
 def test_trust_imports_approved_audited_with_a_warning(nb: npc_nb.Project) -> None:
     with pytest.warns(TrustedImportWarning, match="approved without a review of each"):
         summary = nb.import_mem0(DATA / "mem0" / "get_all.json", trust=True)
-    assert dict(summary.imported) == {"approved": 3}
+    assert dict(summary.imported) == {"human-approved": 3}
     assert any("trust=True" in warning for warning in summary.warnings)
     assert "Warning: trust=True" in str(summary)
     assert set(statuses(nb).values()) == {"human-approved"}

@@ -39,7 +39,12 @@ def by_text(nb: npc_nb.Project) -> dict[str, dict]:
 def test_npcpy_statuses_map_one_to_one(nb: npc_nb.Project, knowledge: Path) -> None:
     summary = nb.import_npcpy(knowledge)
     assert summary.read == 8 and not summary.skipped
-    assert dict(summary.imported) == {"approved": 1, "edited": 1, "rejected": 1, "queued": 3}
+    assert dict(summary.imported) == {
+        "human-approved": 1,
+        "human-edited": 1,
+        "human-rejected": 1,
+        "pending_approval": 3,
+    }
     assert (summary.merged, summary.suppressed) == (1, 1)  # the repeats went through the matcher
     memories = by_text(nb)
     assert memories["The lab uses DuckDB for the analysis store"]["status"] == "human-approved"
@@ -122,7 +127,12 @@ def test_the_provenance_of_each_record_is_kept(nb: npc_nb.Project, knowledge: Pa
 
 def test_an_older_npcpy_memory_lifecycle_table_imports_the_same_way(nb: npc_nb.Project) -> None:
     summary = nb.import_npcpy(DATA / "npcpy" / "memory_lifecycle.db")
-    assert dict(summary.imported) == {"approved": 1, "edited": 1, "rejected": 1, "queued": 1}
+    assert dict(summary.imported) == {
+        "human-approved": 1,
+        "human-edited": 1,
+        "human-rejected": 1,
+        "pending_approval": 1,
+    }
     memories = by_text(nb)
     assert (
         memories["Tests run on Python 3.11 and 3.12"]["initial_text"] == "Tests run on Python 3.10"
@@ -142,5 +152,8 @@ def test_a_folder_without_a_knowledge_file_is_a_clear_error(
 def test_the_summary_renders_itself(nb: npc_nb.Project, knowledge: Path) -> None:
     summary = nb.import_npcpy(knowledge)
     shown = summary._repr_mimebundle_()
-    assert "imported: 6 (1 approved, 1 edited, 3 queued, 1 rejected)" in shown["text/plain"]
+    assert (
+        "imported: 6 (1 human-approved, 1 human-edited, 1 human-rejected, 3 pending_approval)"
+        in shown["text/plain"]
+    )
     assert shown["text/html"].startswith("<pre>")

@@ -57,7 +57,10 @@ def test_npcpy_memories_imported_from_the_command_line(
     out = npc_nb_cli("import", "npcpy", DATA / "npcpy" / "lab", "--project", project_dir,
                      home=isolated_home)  # fmt: skip
     assert out.returncode == 0, out.stderr
-    assert "imported: 6 (1 approved, 1 edited, 3 queued, 1 rejected)" in out.stdout
+    assert (
+        "imported: 6 (1 human-approved, 1 human-edited, 1 human-rejected, 3 pending_approval)"
+        in out.stdout
+    )
     nb = npc_nb.open(project_dir)
     assert set(nb.decisions().query("action != 'propose'")["actor"]) == {"imported:npcpy"}
     nb.close()
@@ -85,7 +88,7 @@ def test_letta_pending_and_exports_for_each_tool_from_the_command_line(
 ) -> None:
     out = npc_nb_cli("import", "letta", DATA / "letta" / "companion.af", "--project",
                      project_dir, home=isolated_home)  # fmt: skip
-    assert out.returncode == 0 and "imported: 5 (5 queued)" in out.stdout
+    assert out.returncode == 0 and "imported: 5 (5 pending_approval)" in out.stdout
     nb = npc_nb.open(project_dir)
     nb.approve(nb.review_queue()["id"].iloc[0], by="ada")
     nb.close()

@@ -91,7 +91,12 @@ def test_npcpy_decisions_imported_into_postgresql_are_audited(
 ) -> None:
     shared = npc_nb.open(project_dir, store=postgres_url)
     summary = shared.import_npcpy(DATA / "npcpy" / "lab")
-    assert dict(summary.imported) == {"approved": 1, "edited": 1, "rejected": 1, "queued": 3}
+    assert dict(summary.imported) == {
+        "human-approved": 1,
+        "human-edited": 1,
+        "human-rejected": 1,
+        "pending_approval": 3,
+    }
     decided = shared.decisions().query("action != 'propose'")
     assert set(decided["actor"]) == {"imported:npcpy"}
     assert shared.import_npcpy(DATA / "npcpy" / "lab").already_imported == 8

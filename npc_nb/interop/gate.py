@@ -37,6 +37,7 @@ from ..errors import NpcError
 from ..memory import decisions, transitions
 from ..memory.core import MemoryCore
 from ..store.memories.imported_rows import already_imported, record_import
+from ..vocabulary import APPROVED, EDITED, PENDING, REJECTED
 from .records import ForeignRecord
 from .summary import ImportSummary, Progress, Skipped
 
@@ -52,6 +53,8 @@ _TRUSTED = (
     "by the person who ran the import"
 )
 _DECIDED = {"approve": "approved", "edit": "edited", "reject": "rejected"}
+#: The status a record imported with each outcome has.
+STATUS_OF = {"queued": PENDING, "approved": APPROVED, "edited": EDITED, "rejected": REJECTED}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -181,7 +184,7 @@ def _count(summary: ImportSummary, outcome: str) -> None:
     if outcome in ("merged", "suppressed", "reinforced"):
         setattr(summary, outcome, getattr(summary, outcome) + 1)
     else:
-        summary.imported[outcome] += 1
+        summary.imported[STATUS_OF[outcome]] += 1
 
 
 def _not_after(moment: datetime | None, now: datetime) -> datetime | None:

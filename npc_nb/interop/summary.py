@@ -1,8 +1,9 @@
 """What an import did, as result objects that render themselves, and the progress line
 a long import shows.
 
-``ImportSummary`` (npcpy, mem0, Letta): records read, imported by outcome (queued for
-review, approved, edited, rejected), merged, suppressed and reinforced by the matcher,
+``ImportSummary`` (npcpy, mem0, Letta): records read, imported by the status they have
+now (``pending_approval`` for review, ``human-approved``, ``human-edited``,
+``human-rejected``), merged, suppressed and reinforced by the matcher,
 already imported before (the same file again imports nothing new), skipped with their
 position and reason, and warnings (a trusted import says so). ``BundleImport``: rows
 written and duplicates skipped per table, and the migrations an old bundle went
@@ -56,14 +57,6 @@ class ImportSummary:
     skipped: list[Skipped] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
-
-    def count(self, outcome: str) -> int:
-        """How many records had ``outcome`` (queued, approved, edited, rejected, merged,
-        suppressed, reinforced)."""
-        automatic = {"merged": self.merged, "suppressed": self.suppressed}
-        return automatic.get(outcome, self.reinforced if outcome == "reinforced" else 0) + (
-            self.imported.get(outcome, 0)
-        )
 
     def lines(self) -> list[str]:
         by = ", ".join(f"{n} {outcome}" for outcome, n in sorted(self.imported.items()))
