@@ -48,7 +48,7 @@ CONTROLS = "controls: " + "".join(chr(c) for c in range(1, 32)) + "\x7f end"
 def seed(nb: npc_nb.Project) -> None:
     """A project with rows in every table: memories in every state, their audit log,
     re-proposals and a match label, a conversation with its injections and extraction
-    job, concepts, all carrying hostile text."""
+    job, concepts, all carrying hostile text, and imported records."""
     ids = [
         propose(nb, f"{text} #{number}", npc=f"analyst {text[:12]}")
         for number, text in enumerate(HOSTILE)
@@ -75,6 +75,7 @@ def seed(nb: npc_nb.Project) -> None:
         [HOSTILE[2]],
         allow_write=True,
     )
+    nb.import_mem0(Path(__file__).parent / "data" / "mem0" / "get_all.json")  # imported_records
 
 
 def embedded_rows(folder: Path, *, user: bool = False) -> dict[str, list[tuple]]:
