@@ -88,7 +88,8 @@ def main() -> None:
                         samples[-1]))  # fmt: skip
     first = runs[0]
     print(
-        f"{label} memories: {first['rows']:,.0f} rows in all, bundle {first['megabytes']:.1f} MB; "
+        f"npc_nb {npc_nb.__version__}, {label} memories: {first['rows']:,.0f} rows in all, "
+        f"bundle {first['megabytes']:.1f} MB; "
         f"import {first['rows'] / first['import']:,.0f} rows/s; checksums equal after the "
         "round trip."
     )
