@@ -1,7 +1,7 @@
 """npc_nb: long-term memory for LLM personas that a person approves before it counts.
 
     import npc_nb
-    nb = npc_nb.open()                      # the project's store, created on first use
+    nb = npc_nb.open()                      # the project's store, created by its first write
     out = nb.add_candidate("We use DuckDB for the store", category="decision", npc="analyst")
     nb.approve(out.memory_id)
     print(nb.context("analyst"))            # the <npc-memory> block: approved memories only

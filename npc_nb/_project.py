@@ -18,7 +18,7 @@ import weakref
 from datetime import datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Annotated, Any, Unpack
+from typing import Annotated, Any, Literal, Unpack
 
 import pandas as pd
 
@@ -30,8 +30,19 @@ from ._foundations.arguments import (
     checked_methods,
     unknown_choice,
 )
-from ._foundations.locations import STORE_DIR, ensure_store_dir, find_project_root, user_home
-from ._foundations.results import ApproveAllPreview, CandidateOutcome, DecisionResult
+from ._foundations.locations import (
+    STORE_DIR,
+    check_store_dir,
+    ensure_store_dir,
+    find_project_root,
+    user_home,
+)
+from ._foundations.results import (
+    ApproveAllPreview,
+    CandidateOutcome,
+    DecisionResult,
+    RoleAccess,
+)
 from ._foundations.settings import Settings, load_settings, unknown_setting
 from ._foundations.tables import with_missing_as_na
 from ._foundations.utc import to_utc
@@ -55,7 +66,14 @@ from .store.analysis import frames
 from .store.analysis.user_sql import run_sql
 from .store.conversations import chat_log
 
-__all__ = ["Project", "ReviewContext", "import_bundle", "latest_project", "open_project"]
+__all__ = [
+    "Project",
+    "ReviewContext",
+    "import_bundle",
+    "latest_project",
+    "open_existing",
+    "open_project",
+]
 
 _latest: weakref.ref[Project] | None = None
 
@@ -63,15 +81,32 @@ _latest: weakref.ref[Project] | None = None
 def open_project(
     project_dir: str | Path | None = None, *, create: bool = False, **settings: Any
 ) -> Project:
-    """Open the memory store of the project at or above a folder (the store is created on
-    first use; the folder must exist unless ``create=True``).
+    """Open the memory store of the project at or above a folder.
+
+    Opening creates nothing: the store (``.npc_nb/`` and its file) is created by the
+    first write (a candidate, a chat, SQL run with ``allow_write``), and until then
+    every read finds an empty store. ``create=True`` creates the store at once, and the
+    folder too if it does not exist (else a missing folder is an error: a typo must
+    never start a new project). A shared PostgreSQL store (``store=URL``) creates the
+    project's schema at open.
 
     The magics use the Project opened last in the kernel, so ``nb = npc_nb.open(path)``
     points ``%%npc`` at that project too.
     """
-    global _latest
     root = find_project_root(project_dir, create=create)
-    project = Project(root, load_settings(**settings))
+    return _opened(Project(root, load_settings(**settings), create=create))
+
+
+def open_existing(project_dir: str | Path | None = None, **settings: Any) -> Project:
+    """The project as it is, for a command that only reads or reviews (``npc-nb
+    review``): nothing is created, not even a shared store's schema; a server project
+    whose schema does not exist is a StoreError listing the projects there."""
+    root = find_project_root(project_dir)
+    return _opened(Project(root, load_settings(**settings), existing_only=True))
+
+
+def _opened(project: Project) -> Project:
+    global _latest
     _latest = weakref.ref(project)
     return project
 
@@ -109,6 +144,12 @@ def latest_project() -> Project | None:
     return _latest() if _latest is not None else None
 
 
+#: What ``grant`` gives a database role; ownership is not granted: it is the schema's.
+Level = Annotated[
+    Literal["reader", "reviewer"],
+    "'reader' or 'reviewer' (there is no 'owner' to grant: the owner is the role that "
+    "owns the project's schema)",
+]
 #: Settings that say which store the project is: changing them means opening another one.
 _FIXED_AT_OPEN = ("store", "project")
 _DECISIONS = ("decide", "approve", "reject", "skip", "defer", "set_validity", "approve_all", "undo")
@@ -122,21 +163,31 @@ _DECISIONS = ("decide", "approve", "reject", "skip", "defer", "set_validity", "a
 class Project:
     """One project's memory: personas and chat, candidates, review, context, queries."""
 
-    def __init__(self, root: Path, settings: Settings) -> None:
+    def __init__(
+        self, root: Path, settings: Settings, *, create: bool = False, existing_only: bool = False
+    ) -> None:
+        """``create``: create the store now (else its first write does). ``existing_only``:
+        never create a shared store's schema either (``open_existing``)."""
         self.root = root
         self.settings = settings
         # On a shared store the project is known by name, not by its folder: two
         # machines with differently named folders share one project.
         self.name = settings.project or root.name
-        self._stores = Stores(ensure_store_dir(root / STORE_DIR), user_home(), settings, self.name)
+        check_store_dir(root / STORE_DIR)  # looked at, never created here
+        self._stores = Stores(
+            root / STORE_DIR, user_home(), settings, self.name, create_schema=not existing_only
+        )
         self._memory = MemoryCore(self._stores, settings, self.name, _model_judge)
         store = self._stores.project
         self._extraction = Extraction(store, settings, self._memory.add_candidate)
         self._chat = Conversations(root, self.name, settings, store, self._memory, self._extraction)
         self._graph = KnowledgeGraph(store, settings)
         self._interop = Interop(self._memory, self._stores, self.name, _version())
-        with store.read():
-            pass  # create and migrate now, so a broken store fails at open()
+        if create:
+            store.create()
+        if store.exists:
+            with store.read():
+                pass  # open and migrate now, so a broken store fails at open()
         self._memory.matching()  # so does a matcher setting that names nothing usable
         _open_projects.add(self)
         self._extraction.recover()  # jobs a killed kernel left behind
@@ -257,7 +308,8 @@ class Project:
         """Approve a pending or deferred candidate (a rejected one needs reconsider=True).
 
         ``variant`` (a re-proposal id merged into this card) approves that wording
-        instead, recorded as an edit: the card's own wording stays as the initial text.
+        instead: an approval (``human-approved``) whose event names the wording, not an
+        edit; the card's own wording stays as the initial text.
         """
         return self._memory.approve(
             memory_id, by, reconsider=reconsider, variant=variant, **context
@@ -461,6 +513,15 @@ class Project:
     def sql(self, query: str, params: Any = None, *, allow_write: bool = False) -> pd.DataFrame:
         """Run SQL on the project store; read-only unless ``allow_write=True``."""
         return run_sql(self._stores.project, query, params, allow_write=allow_write)
+
+    def grant(self, role: str, level: Level) -> RoleAccess:
+        """On a shared store, as the owner of the project's schema: let the database role
+        ``role`` read or review this project, exactly that (see docs/lab.md)."""
+        return self._stores.project.grant(role, level, project=self.name)
+
+    def revoke(self, role: str) -> RoleAccess:
+        """On a shared store, as the owner: take back every grant of ``role`` here."""
+        return self._stores.project.grant(role, None, project=self.name)
 
     def export(self, folder: str | Path, format: str = "parquet") -> dict[str, Path]:
         """Write ``memories`` and ``decisions`` (every column of the analytical views) to

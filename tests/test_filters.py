@@ -112,6 +112,7 @@ def test_npc_review_with_a_mistyped_category_is_a_usage_error(shell: Interactive
 def test_the_command_line_review_refuses_a_mistyped_category(
     nb: npc_nb.Project, project_dir: Path
 ) -> None:
+    propose(nb, "a candidate, so the store exists")
     out = io.StringIO()
     argv = ["review", "--project", str(project_dir), "--category", "decisions"]
     assert main(argv, io.StringIO(""), out) == 2

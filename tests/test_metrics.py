@@ -82,6 +82,29 @@ def test_rates_by_model_match_hand_counts(nb: npc_nb.Project) -> None:
     assert str(frame["proposed"].dtype) == "int64"
 
 
+def test_another_wording_the_model_proposed_is_approved_not_edited(nb: npc_nb.Project) -> None:
+    topics = ("ringing", "weather", "survey")
+    fact, wording = "We store the {} data in DuckDB.", "Note: we store the {} data in DuckDB."
+    cards = [propose(nb, fact.format(topic), model="m1") for topic in topics]
+    for topic in topics:
+        merged = nb.add_candidate(wording.format(topic), category="fact", npc="analyst",
+                                  model="m1")  # fmt: skip
+        assert merged.action == "merged", merged
+    variants = nb.reproposals().set_index("memory_id")["id"]
+    nb.approve(cards[0], variant=variants[cards[0]])  # approved as the other wording
+    # An older npc_nb recorded that as an edit to the wording's text: told by the data.
+    old_style = nb.reproposals().set_index("id").loc[variants[cards[1]], "proposed_text"]
+    nb.edit(cards[1], old_style)
+    nb.edit(cards[2], "We keep the ringing data in a DuckDB file.")  # the reviewer's own text
+    edit = row(nb.metrics.edit_rate(by="model"), model="m1")
+    assert (edit["decided"], edit["approved"], edit["edited"], edit["other_wording"]) == (
+        3, 3, 1, 2,
+    )  # fmt: skip
+    assert edit["edit_rate"] == pytest.approx(1 / 3)
+    approval = row(nb.metrics.approval_rate(by="model"), model="m1")
+    assert (approval["approval_rate"], approval["other_wording"]) == (1.0, 2)
+
+
 def test_rate_frames_carry_n_and_a_wilson_interval(nb: npc_nb.Project) -> None:
     ids = [propose(nb, f"interval statement {n}", model="m1") for n in range(4)]
     for memory in ids[:3]:

@@ -275,7 +275,7 @@ def test_a_url_end_needs_a_project_name_and_a_source_must_exist(
 def test_the_user_store_moves_only_with_user(
     project_dir: Path, isolated_home: Path, tmp_path: Path, postgres_url: str
 ) -> None:
-    nb = npc_nb.open(project_dir)
+    nb = npc_nb.open(project_dir, create=True)  # a project store, which stays empty
     global_memory = propose(nb, f"Ada prefers {HOSTILE[0]}", scope="global", npc=None)
     nb.approve(global_memory)
     nb.close()

@@ -13,9 +13,12 @@ definitions:
 - **approval rate**: (approved + edited) / decided, over proposed memories (versions a
   supersede creates are not proposals). A superseded memory counts as approved: it was,
   before it was revised. Undone decisions do not count: what counts is the status now.
-- **rejection rate**: rejected / decided. **edit rate**: approved with changed text /
-  decided; ``mean_text_change`` is the mean normalised Levenshtein distance between
-  proposed and approved text of those (0 = unchanged, 1 = all different).
+- **rejection rate**: rejected / decided. **edit rate**: approved with the reviewer's
+  own text / decided; ``mean_text_change`` is the mean normalised Levenshtein distance
+  between proposed and approved text of those (0 = unchanged, 1 = all different).
+  Approving another wording the model proposed for a card (a merged variant) is not an
+  edit: ``other_wording`` counts those, among the approved (also those an older npc_nb
+  recorded as edits, told by their text).
 - **repeats per candidate** (``reproposal_rate`` before, a name kept working): repeats
   of already decided content (matching a rejected or an approved memory) per new
   candidate, a count that exceeds 1 when repeats outnumber new candidates;
@@ -86,9 +89,9 @@ class Metrics:
     def approval_rate(self, by: str | Sequence[str] = ()) -> pd.DataFrame:
         """Share of decided candidates approved (as proposed or edited), with its 95% CI.
 
-        Proposed, decided, approved, edited, rejected, open, mean_text_change, the
-        approval, rejection and edit rates, and the approval rate's n (decided) and
-        95% Wilson interval (ci_low, ci_high)."""
+        Proposed, decided, approved, edited, other_wording, rejected, open,
+        mean_text_change, the approval, rejection and edit rates, and the approval
+        rate's n (decided) and 95% Wilson interval (ci_low, ci_high)."""
         return _shown(_with_interval(self._outcomes(by), "approval_rate", "approved", "decided"))
 
     def rejection_rate(self, by: str | Sequence[str] = ()) -> pd.DataFrame:
@@ -100,13 +103,14 @@ class Metrics:
         return _shown(_with_interval(frame, "rejection_rate", "rejected", "decided"))
 
     def edit_rate(self, by: str | Sequence[str] = ()) -> pd.DataFrame:
-        """Share of decided candidates approved with changed text, with its 95% CI.
+        """Share of decided candidates approved with the reviewer's own text, with its 95% CI.
 
-        Decided, approved, edited, edit_rate, mean_text_change (of the edited ones), n
+        Decided, approved, edited, other_wording (approved as another wording the model
+        proposed: not an edit), edit_rate, mean_text_change (of the edited ones), n
         (decided) and the edit rate's 95% Wilson interval."""
         frame = self._outcomes(by)
-        columns = ["decided", "approved", "edited", "edit_rate", "mean_text_change"]
-        frame = frame[[*_dimensions("memories", by), *columns]]
+        counts = ["decided", "approved", "edited", "other_wording"]
+        frame = frame[[*_dimensions("memories", by), *counts, "edit_rate", "mean_text_change"]]
         return _shown(_with_interval(frame, "edit_rate", "edited", "decided"))
 
     def _outcomes(self, by: str | Sequence[str]) -> pd.DataFrame:

@@ -28,6 +28,7 @@ from .._foundations.terms import content_terms
 from .._foundations.utc import utc_now
 from ..errors import CandidateError, ConfigError, DecisionError
 from ..store import Store, Stores
+from ..store.conversations import chat_log
 from ..store.memories import events, memory_rows, reproposal_rows
 from ..vocabulary import APPROVED_STATUSES, DECISIONS
 from . import candidates, decisions, transitions, variants
@@ -59,6 +60,7 @@ AUTOMATIC_KINDS: dict[str, Kind] = {
     "memory_id": "text",
     "memory_text": "text",
     "memory_status": "text",
+    "memory_initial_text": "text",
     "npc": "text",
     "conversation_id": "text",
     "listed_at": "time",
@@ -185,6 +187,11 @@ class MemoryCore:
             return None
         return memory_rows.message_content(self.stores.project, message_id)
 
+    def conversation_starts(self, conversation_ids: list[str]) -> dict[str, dict]:
+        """{id: ``npc`` and ``started_at``} of these conversations, for a card to name
+        them by (those not in the project store left out)."""
+        return chat_log.conversation_starts(self.stores.project, conversation_ids)
+
     def _source_text(self, message_id: str | None) -> str | None:
         if message_id is None:
             return None
@@ -283,7 +290,15 @@ class MemoryCore:
         def wording(store: Store, memory: dict) -> str:
             return variants.variant_text(store, memory, variant)
 
-        return self._decide("edit", memory_id, by, context, text_of=wording, reconsider=reconsider)
+        return self._decide(
+            "approve",
+            memory_id,
+            by,
+            context,
+            text_of=wording,
+            reconsider=reconsider,
+            wording=str(variant),
+        )
 
     def reject(
         self,
@@ -345,7 +360,7 @@ class MemoryCore:
         **args: Any,
     ) -> DecisionResult:
         """Plan and apply one decision on the memory's row as read now; ``text_of`` gives
-        an edit's text from that row (a merged wording of the card)."""
+        the approved text from that row (a merged wording of the card)."""
         unknown = set(context) - set(ReviewContext.__annotations__)
         if unknown:
             raise DecisionError(

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from ..contract import Connection, Store, insert_row, rows
+from ..contract import Connection, Store, insert_row, one_of, rows
 from ..memories.predicates import VISIBLE
 
 __all__ = [
     "conversation",
+    "conversation_starts",
     "few_shot_examples",
     "history",
     "injected_versions",
@@ -23,6 +24,17 @@ def conversation(store: Store, conversation_id: str) -> dict | None:
     with store.read() as con:
         found = rows(con, "SELECT * FROM conversations WHERE id = ?", [conversation_id])
     return found[0] if found else None
+
+
+def conversation_starts(store: Store, conversation_ids: list[str]) -> dict[str, dict]:
+    """{id: its persona (``npc``) and ``started_at``} of those of these conversations
+    the store holds, in one read: what a review card names a conversation by."""
+    if not conversation_ids:
+        return {}
+    listed, params = one_of("id", sorted(set(conversation_ids)), "conversation")
+    with store.read() as con:
+        found = rows(con, f"SELECT id, npc, started_at FROM conversations WHERE {listed}", params)
+    return {row["id"]: row for row in found}
 
 
 def persona_names(store: Store) -> tuple[set[str], set[str]]:
