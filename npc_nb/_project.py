@@ -13,10 +13,12 @@ from __future__ import annotations
 import atexit
 import functools
 import html
+import os
 import weakref
 from datetime import datetime
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Annotated, Any, Unpack
+from typing import Annotated, Any, Literal, Unpack
 
 import pandas as pd
 
@@ -29,9 +31,21 @@ from ._foundations.arguments import (
     checked_methods,
     unknown_choice,
 )
-from ._foundations.locations import STORE_DIR, ensure_store_dir, find_project_root, user_home
-from ._foundations.results import ApproveAllPreview, CandidateOutcome, DecisionResult, Snapshot
-from ._foundations.settings import Settings, load_settings
+from ._foundations.locations import (
+    STORE_DIR,
+    check_store_dir,
+    ensure_store_dir,
+    find_project_root,
+    user_home,
+)
+from ._foundations.results import (
+    ApproveAllPreview,
+    CandidateOutcome,
+    DecisionResult,
+    RoleAccess,
+    Snapshot,
+)
+from ._foundations.settings import Settings, load_settings, unknown_setting
 from ._foundations.tables import with_missing_as_na
 from .analytics.diff import diff_frame
 from .analytics.export import export_review_log, export_tables
@@ -41,6 +55,8 @@ from .chat.extraction import Extraction
 from .chat.personas import Persona
 from .errors import CandidateError, ConfigError, DecisionError, NpcError
 from .graph.knowledge import KnowledgeGraph
+from .interop.service import Interop
+from .interop.summary import BundleImport, ImportSummary
 from .memory import transitions
 from .memory.block import MemoryBlock
 from .memory.core import AUTOMATIC_KINDS, MemoryCore, ReviewContext
@@ -55,7 +71,14 @@ from .store.analysis.user_sql import run_sql
 from .store.conversations import chat_log
 from .store.memories.predicates import Moment
 
-__all__ = ["Project", "ReviewContext", "latest_project", "open_project"]
+__all__ = [
+    "Project",
+    "ReviewContext",
+    "import_bundle",
+    "latest_project",
+    "open_existing",
+    "open_project",
+]
 
 _latest: weakref.ref[Project] | None = None
 
@@ -63,17 +86,62 @@ _latest: weakref.ref[Project] | None = None
 def open_project(
     project_dir: str | Path | None = None, *, create: bool = False, **settings: Any
 ) -> Project:
-    """Open the memory store of the project at or above a folder (the store is created on
-    first use; the folder must exist unless ``create=True``).
+    """Open the memory store of the project at or above a folder.
+
+    Opening creates nothing: the store (``.npc_nb/`` and its file) is created by the
+    first write (a candidate, a chat, SQL run with ``allow_write``), and until then
+    every read finds an empty store. ``create=True`` creates the store at once, and the
+    folder too if it does not exist (else a missing folder is an error: a typo must
+    never start a new project). A shared PostgreSQL store (``store=URL``) creates the
+    project's schema at open.
 
     The magics use the Project opened last in the kernel, so ``nb = npc_nb.open(path)``
     points ``%%npc`` at that project too.
     """
-    global _latest
     root = find_project_root(project_dir, create=create)
-    project = Project(root, load_settings(**settings))
+    return _opened(Project(root, load_settings(**settings), create=create))
+
+
+def open_existing(project_dir: str | Path | None = None, **settings: Any) -> Project:
+    """The project as it is, for a command that only reads or reviews (``npc-nb
+    review``): nothing is created, not even a shared store's schema; a server project
+    whose schema does not exist is a StoreError listing the projects there."""
+    root = find_project_root(project_dir)
+    return _opened(Project(root, load_settings(**settings), existing_only=True))
+
+
+def _opened(project: Project) -> Project:
+    global _latest
     _latest = weakref.ref(project)
     return project
+
+
+def import_bundle(
+    path: str | os.PathLike[str],
+    project_dir: str | Path | None,
+    *,
+    create: bool = False,
+    into_nonempty: bool = False,
+    **settings: Any,
+) -> BundleImport:
+    """Load a bundle (``nb.export_bundle``) into the project at ``project_dir``, which
+    must be empty unless ``into_nonempty`` (then rows already there are skipped and
+    counted); ``create=True`` creates the folder, as a project of its own, and
+    ``store=URL`` imports into a shared store. Everything is written in one
+    transaction, or nothing."""
+    for name, value in (("create", create), ("into_nonempty", into_nonempty)):
+        if not isinstance(value, bool):
+            raise ConfigError(f"import_bundle(): {name} must be True or False, not {value!r}.")
+    if not isinstance(path, str | os.PathLike):
+        raise ConfigError(f"import_bundle(): path must be a file path, not {path!r}.")
+    if create and project_dir is not None and not Path(project_dir).expanduser().exists():
+        # A new folder is a project of its own, not part of a project it sits in.
+        ensure_store_dir(Path(project_dir).expanduser() / STORE_DIR)
+    project = open_project(project_dir, create=create, **settings)
+    try:
+        return project._interop.import_bundle(path, into_nonempty=into_nonempty)
+    finally:
+        project.close()
 
 
 def latest_project() -> Project | None:
@@ -81,6 +149,12 @@ def latest_project() -> Project | None:
     return _latest() if _latest is not None else None
 
 
+#: What ``grant`` gives a database role; ownership is not granted: it is the schema's.
+Level = Annotated[
+    Literal["reader", "reviewer"],
+    "'reader' or 'reviewer' (there is no 'owner' to grant: the owner is the role that "
+    "owns the project's schema)",
+]
 #: Settings that say which store the project is: changing them means opening another one.
 _FIXED_AT_OPEN = ("store", "project")
 _DECISIONS = ("decide", "approve", "reject", "skip", "defer", "set_validity", "approve_all", "undo")
@@ -97,13 +171,20 @@ _DECISIONS = ("decide", "approve", "reject", "skip", "defer", "set_validity", "a
 class Project:
     """One project's memory: personas and chat, candidates, review, context, queries."""
 
-    def __init__(self, root: Path, settings: Settings) -> None:
+    def __init__(
+        self, root: Path, settings: Settings, *, create: bool = False, existing_only: bool = False
+    ) -> None:
+        """``create``: create the store now (else its first write does). ``existing_only``:
+        never create a shared store's schema either (``open_existing``)."""
         self.root = root
         self.settings = settings
         # On a shared store the project is known by name, not by its folder: two
         # machines with differently named folders share one project.
         self.name = settings.project or root.name
-        self._stores = Stores(ensure_store_dir(root / STORE_DIR), user_home(), settings, self.name)
+        check_store_dir(root / STORE_DIR)  # looked at, never created here
+        self._stores = Stores(
+            root / STORE_DIR, user_home(), settings, self.name, create_schema=not existing_only
+        )
         store = self._stores.project
         self._recorder = Recorder(store, settings)
         self._memory = MemoryCore(
@@ -120,8 +201,12 @@ class Project:
             root, self.name, settings, store, self._memory, self._extraction, self._recorder
         )
         self._graph = KnowledgeGraph(store, settings)
-        with store.read():
-            pass  # create and migrate now, so a broken store fails at open()
+        self._interop = Interop(self._memory, self._stores, self.name, _version())
+        if create:
+            store.create()
+        if store.exists:
+            with store.read():
+                pass  # open and migrate now, so a broken store fails at open()
         self._memory.matching()  # so does a matcher setting that names nothing usable
         # So does a pin to no snapshot of the project; pin='now' takes one now.
         self.settings.pin = self._memory.snapshots.pin_value(self.settings.pin)
@@ -164,8 +249,7 @@ class Project:
                     f"npc_nb.open(..., {key}=...) (or set NPC_NB_{key.upper()})."
                 )
             if key not in Settings.model_fields:
-                known = ", ".join(Settings.model_fields)
-                raise ConfigError(f"Unknown setting {key!r}; known settings: {known}.")
+                raise unknown_setting(key)
             try:
                 setattr(trial, key, value)  # validated on assignment
             except ValueError as exc:  # pydantic's ValidationError
@@ -283,7 +367,8 @@ class Project:
         """Approve a pending or deferred candidate (a rejected one needs reconsider=True).
 
         ``variant`` (a re-proposal id merged into this card) approves that wording
-        instead, recorded as an edit: the card's own wording stays as the initial text.
+        instead: an approval (``human-approved``) whose event names the wording, not an
+        edit; the card's own wording stays as the initial text.
         """
         return self._memory.approve(
             memory_id, by, reconsider=reconsider, variant=variant, **context
@@ -489,6 +574,15 @@ class Project:
         """Run SQL on the project store; read-only unless ``allow_write=True``."""
         return run_sql(self._stores.project, query, params, allow_write=allow_write)
 
+    def grant(self, role: str, level: Level) -> RoleAccess:
+        """On a shared store, as the owner of the project's schema: let the database role
+        ``role`` read or review this project, exactly that (see docs/lab.md)."""
+        return self._stores.project.grant(role, level, project=self.name)
+
+    def revoke(self, role: str) -> RoleAccess:
+        """On a shared store, as the owner: take back every grant of ``role`` here."""
+        return self._stores.project.grant(role, None, project=self.name)
+
     def export(self, folder: str | Path, format: str = "parquet") -> dict[str, Path]:
         """Write ``memories`` and ``decisions`` (every column of the analytical views) to
         ``folder`` as Parquet or JSON Lines; returns the paths written."""
@@ -498,6 +592,35 @@ class Project:
         """Write every decision (not undone) as Prodigy-style JSONL: text, answer
         (accept/reject/ignore), label, annotator, timestamp."""
         return export_review_log(self._stores.project, path)
+
+    # -- memories in and out ---------------------------------------------------------------
+
+    def export_bundle(self, path: str | Path) -> Path:
+        """Write every table of the project (memories, the audit log, re-proposals,
+        conversations, injections, concepts, ...) into one versioned bundle file, which
+        ``npc_nb.import_bundle`` loads losslessly; returns its path."""
+        return self._interop.export_bundle(path)
+
+    def export_to(self, kind: str, path: str | Path) -> Path:
+        """Write the approved memories in another tool's import shape: ``"mem0"``
+        (JSONL for ``Memory.add(**line)``), ``"letta"`` (an agent file, ``.af``) or
+        ``"npcpy"`` (a folder's ``.knowledge.yaml``); returns the file written."""
+        return self._interop.export_to(kind, path)
+
+    def import_npcpy(self, path: str | Path) -> ImportSummary:
+        """Import npcpy's memories (its ``.knowledge.yaml``, or an older npcpy's SQLite
+        ``memory_lifecycle``): its decisions kept, audited as ``imported:npcpy``."""
+        return self._interop.import_npcpy(path)
+
+    def import_mem0(self, path: str | Path, *, trust: bool = False) -> ImportSummary:
+        """Import a mem0 dump (``Memory.get_all()`` as JSON, or its SQLite history) as
+        candidates for review; ``trust=True`` approves them (audited, with a warning)."""
+        return self._interop.import_mem0(path, trust=trust)
+
+    def import_letta(self, path: str | Path, *, trust: bool = False) -> ImportSummary:
+        """Import a Letta agent file's memory blocks and passages as candidates for
+        review; ``trust=True`` approves them (audited, with a warning)."""
+        return self._interop.import_letta(path, trust=trust)
 
     # -- personas and chat ------------------------------------------------------------------
 
@@ -558,14 +681,18 @@ class Project:
 
     def _require_persona(self, npc: str | None) -> None:
         """A persona filter must name a persona that is defined or in a store: a typo
-        would otherwise read as "nothing there"."""
+        would otherwise read as "nothing there". The error lists the defined personas
+        and those with memories, never one that was only talked to: a name mistyped in
+        a cell is not offered back as a choice."""
         if npc is None:
             return
-        known = set(self._chat.personas()["name"])
+        listed, talked_to = set(self._chat.personas()["name"]), set()
         for store in self._stores.existing():
-            known |= chat_log.persona_names(store)
-        if npc not in known:
-            raise unknown_choice("persona", npc, sorted(known))
+            remembered, only_talked_to = chat_log.persona_names(store)
+            listed |= remembered
+            talked_to |= only_talked_to
+        if npc not in listed | talked_to:
+            raise unknown_choice("persona", npc, sorted(listed))
 
     # -- the knowledge graph ----------------------------------------------------------------
 
@@ -646,6 +773,13 @@ class Project:
 
     def _graph_moment(self, as_of: object) -> Moment | None:
         return self._project_moment(as_of, DecisionError)
+
+
+def _version() -> str:
+    try:
+        return version("npc_nb")
+    except PackageNotFoundError:  # a checkout that was never installed
+        return "unknown"
 
 
 def _model_judge(recorder: Recorder, model: str) -> ModelJudge:

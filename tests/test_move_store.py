@@ -48,7 +48,8 @@ CONTROLS = "controls: " + "".join(chr(c) for c in range(1, 32)) + "\x7f end"
 def seed(nb: npc_nb.Project) -> None:
     """A project with rows in every table: memories in every state, their audit log,
     re-proposals and a match label, a conversation with its injections and extraction
-    job, a recorded reply and a snapshot, concepts, all carrying hostile text."""
+    job, a recorded reply and a snapshot, concepts, all carrying hostile text, and
+    imported records."""
     ids = [
         propose(nb, f"{text} #{number}", npc=f"analyst {text[:12]}")
         for number, text in enumerate(HOSTILE)
@@ -80,6 +81,7 @@ def seed(nb: npc_nb.Project) -> None:
         [HOSTILE[2]],
         allow_write=True,
     )
+    nb.import_mem0(Path(__file__).parent / "data" / "mem0" / "get_all.json")  # imported_records
 
 
 def embedded_rows(folder: Path, *, user: bool = False) -> dict[str, list[tuple]]:
@@ -309,7 +311,7 @@ def test_a_url_end_needs_a_project_name_and_a_source_must_exist(
 def test_the_user_store_moves_only_with_user(
     project_dir: Path, isolated_home: Path, tmp_path: Path, postgres_url: str
 ) -> None:
-    nb = npc_nb.open(project_dir)
+    nb = npc_nb.open(project_dir, create=True)  # a project store, which stays empty
     global_memory = propose(nb, f"Ada prefers {HOSTILE[0]}", scope="global", npc=None)
     nb.approve(global_memory)
     nb.close()

@@ -13,7 +13,14 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
-__all__ = ["ApproveAllPreview", "CandidateOutcome", "DecisionResult", "Reply", "Snapshot"]
+__all__ = [
+    "ApproveAllPreview",
+    "CandidateOutcome",
+    "DecisionResult",
+    "Reply",
+    "RoleAccess",
+    "Snapshot",
+]
 
 
 @dataclass(frozen=True)
@@ -160,6 +167,42 @@ class Snapshot:
             f"snapshot {label}{self.id}, taken {self.taken_at:%Y-%m-%d %H:%M:%S} UTC by "
             f"{self.taken_by or 'unknown'}: {self.memories} approved memories, "
             f"hash {self.hash[:16]}…"
+        )
+
+    def _repr_mimebundle_(self, **_: object) -> dict[str, str]:
+        return {"text/plain": str(self), "text/html": f"<code>{html.escape(str(self))}</code>"}
+
+
+@dataclass(frozen=True)
+class RoleAccess:
+    """A database role's access to a project on a shared store after ``grant`` or
+    ``revoke``, as the server reports it: ``level`` counts every grant the role holds
+    (its own, a role it is a member of, PUBLIC); ``asked`` is what the call set."""
+
+    role: str
+    project: str
+    schema: str
+    level: Literal["owner", "reviewer", "reader", "none"]
+    asked: Literal["reviewer", "reader", "none"]
+
+    def __str__(self) -> str:
+        where = f"project {self.project!r} (schema {self.schema})"
+        if self.level == self.asked:
+            return {
+                "reviewer": f"{self.role!r} may now review {where}: read everything and "
+                "decide (the audit log only grows).",
+                "reader": f"{self.role!r} may now read {where}: query it (nb.sql, "
+                "%npc_sql, metrics, exports), but not decide.",
+                "none": f"{self.role!r} no longer has access to {where}.",
+            }[self.level]
+        done = (
+            "lost every grant the owner gave it"
+            if self.asked == "none"
+            else (f"was granted {self.asked}")
+        )
+        return (
+            f"{self.role!r} {done} on {where}, but is still a {self.level} through "
+            "another grant (a role it is a member of, or PUBLIC): revoke that one too."
         )
 
     def _repr_mimebundle_(self, **_: object) -> dict[str, str]:

@@ -1,23 +1,29 @@
 """Metrics of the memory process, each a pandas DataFrame grouped as you ask.
 
     nb.metrics.approval_rate(by="model")
-    nb.metrics.reproposal_rate(by=["prompt_version", "week"])
+    nb.metrics.repeats_per_candidate(by=["prompt_version", "week"])
     nb.metrics.backlog(period="day")
 
 Group by any of: model, provider, prompt_version, npc, team, category, scope, reviewer,
-day, week, month (``reviewer`` is not available for re-proposals). Rates are NaN where
-their denominator is 0: "no decisions yet" is not a rate of zero. The definitions:
+day, week, month (``reviewer`` is not available for re-proposals). Rates are ``<NA>``
+where their denominator is 0: "no decisions yet" is not a rate of zero (rates are
+``Float64`` columns; ``numpy.asarray`` gives them as floats, ``NaN`` for ``<NA>``). The
+definitions:
 
 - **approval rate**: (approved + edited) / decided, over proposed memories (versions a
   supersede creates are not proposals). A superseded memory counts as approved: it was,
   before it was revised. Undone decisions do not count: what counts is the status now.
-- **rejection rate**: rejected / decided. **edit rate**: approved with changed text /
-  decided; ``mean_text_change`` is the mean normalised Levenshtein distance between
-  proposed and approved text of those (0 = unchanged, 1 = all different).
-- **re-proposal rate**: repeats of already decided content (matching a rejected or an
-  approved memory) per new candidate; ``pending_rate`` counts repeats merged into a
-  candidate still waiting, ``reinforced_rate`` the repeats kept as more evidence of an
-  approved memory.
+- **rejection rate**: rejected / decided. **edit rate**: approved with the reviewer's
+  own text / decided; ``mean_text_change`` is the mean normalised Levenshtein distance
+  between proposed and approved text of those (0 = unchanged, 1 = all different).
+  Approving another wording the model proposed for a card (a merged variant) is not an
+  edit: ``other_wording`` counts those, among the approved (also those an older npc_nb
+  recorded as edits, told by their text).
+- **repeats per candidate** (``reproposal_rate`` before, a name kept working): repeats
+  of already decided content (matching a rejected or an approved memory) per new
+  candidate, a count that exceeds 1 when repeats outnumber new candidates;
+  ``pending_per_candidate`` counts repeats merged into a candidate still waiting,
+  ``reinforced_per_candidate`` the repeats kept as more evidence of an approved memory.
 - **matching**: of the matcher's automatic outcomes (merged into a card, suppressed as
   a rejected repeat, reinforcing an approved memory), those a reviewer checked (listed
   at the end of a review or by ``%npc_review --auto``, put back, or merged into a card
@@ -32,7 +38,7 @@ it stood then, from the audit log (``store.analysis.rewind``).
 
 Each frame with a rate also carries ``n`` (the rate's denominator) and ``ci_low`` /
 ``ci_high``, a 95% interval for the rate the method is named after: Wilson's score
-interval for a proportion, the Poisson score interval for the re-proposal rate (repeats
+interval for a proportion, the Poisson score interval for repeats per candidate (repeats
 may outnumber new candidates). The ``plot_*`` methods draw them (``plots.py``); shown by
 itself, ``nb.metrics`` lists its methods with the first line of each docstring.
 """
@@ -47,7 +53,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from .._foundations.arguments import unknown_choice
+from .._foundations.arguments import checked_methods, unknown_choice
+from .._foundations.tables import kinds_of, with_missing_as_na
 from ..errors import NpcError
 from ..store.analysis import analytics
 from ..store.memories.predicates import Moment
@@ -59,14 +66,27 @@ if TYPE_CHECKING:
 
     from ..store import Store
 
-__all__ = ["Metrics"]
+__all__ = ["REPEATS_NOTE", "Metrics"]
 
 SITTING_GAP_MS = 5 * 60 * 1000
+#: What repeats_per_candidate is, kept in its frame's ``attrs``.
+REPEATS_NOTE = (
+    "repeats of already decided content per new candidate: a count per candidate, not "
+    "a share, so it exceeds 1 when repeats outnumber new candidates (one rejected idea "
+    "can come back many times)"
+)
+_REPEAT_KINDS = ("rejected", "approved", "pending", "reinforced")
+_OLD_REPEAT_COLUMNS = {
+    "repeats_per_candidate": "reproposal_rate",
+    **{f"{kind}_per_candidate": f"{kind}_rate" for kind in _REPEAT_KINDS},
+}
 
 
+@checked_methods()
 class Metrics:
     """The metrics of one project store (``Project.metrics``); ``moment_of`` turns an
-    ``as_of`` (a snapshot, its id or label, a time) into the moment of that store."""
+    ``as_of`` (a snapshot, its id or label, a time) into the moment of that store. A
+    wrong argument type is an ArgumentError naming what to pass."""
 
     def __init__(
         self, store: Store, moment_of: Callable[[Any], Moment | None] = lambda _: None
@@ -77,11 +97,11 @@ class Metrics:
     def approval_rate(self, by: str | Sequence[str] = (), as_of: Any = None) -> pd.DataFrame:
         """Share of decided candidates approved (as proposed or edited), with its 95% CI.
 
-        Proposed, decided, approved, edited, rejected, open, mean_text_change, the
-        approval, rejection and edit rates, and the approval rate's n (decided) and
-        95% Wilson interval (ci_low, ci_high)."""
+        Proposed, decided, approved, edited, other_wording, rejected, open,
+        mean_text_change, the approval, rejection and edit rates, and the approval
+        rate's n (decided) and 95% Wilson interval (ci_low, ci_high)."""
         frame = self._outcomes(by, as_of)
-        return _with_interval(frame, "approval_rate", "approved", "decided")
+        return _shown(_with_interval(frame, "approval_rate", "approved", "decided"))
 
     def rejection_rate(self, by: str | Sequence[str] = (), as_of: Any = None) -> pd.DataFrame:
         """Share of decided candidates rejected, with its 95% CI.
@@ -89,17 +109,18 @@ class Metrics:
         Decided, rejected, rejection_rate, n (decided) and its 95% Wilson interval."""
         frame = self._outcomes(by, as_of)
         frame = frame[[*_dimensions("memories", by), "decided", "rejected", "rejection_rate"]]
-        return _with_interval(frame, "rejection_rate", "rejected", "decided")
+        return _shown(_with_interval(frame, "rejection_rate", "rejected", "decided"))
 
     def edit_rate(self, by: str | Sequence[str] = (), as_of: Any = None) -> pd.DataFrame:
-        """Share of decided candidates approved with changed text, with its 95% CI.
+        """Share of decided candidates approved with the reviewer's own text, with its 95% CI.
 
-        Decided, approved, edited, edit_rate, mean_text_change (of the edited ones), n
+        Decided, approved, edited, other_wording (approved as another wording the model
+        proposed: not an edit), edit_rate, mean_text_change (of the edited ones), n
         (decided) and the edit rate's 95% Wilson interval."""
         frame = self._outcomes(by, as_of)
-        columns = ["decided", "approved", "edited", "edit_rate", "mean_text_change"]
-        frame = frame[[*_dimensions("memories", by), *columns]]
-        return _with_interval(frame, "edit_rate", "edited", "decided")
+        counts = ["decided", "approved", "edited", "other_wording"]
+        frame = frame[[*_dimensions("memories", by), *counts, "edit_rate", "mean_text_change"]]
+        return _shown(_with_interval(frame, "edit_rate", "edited", "decided"))
 
     def _outcomes(self, by: str | Sequence[str], as_of: Any) -> pd.DataFrame:
         frame = analytics.outcomes(self._store, _dimensions("memories", by), self._moment_of(as_of))
@@ -108,25 +129,39 @@ class Metrics:
         frame["edit_rate"] = _rate(frame["edited"], frame["decided"])
         return frame
 
-    def reproposal_rate(self, by: str | Sequence[str] = (), as_of: Any = None) -> pd.DataFrame:
-        """Repeats of already decided content per new candidate, with its 95% CI.
+    def repeats_per_candidate(
+        self, by: str | Sequence[str] = (), as_of: Any = None
+    ) -> pd.DataFrame:
+        """Repeats of already decided content per new candidate (may exceed 1), with its 95% CI.
 
-        New candidates, re-proposals by kind and their rates per new candidate, n (new
-        candidates) and the re-proposal rate's 95% score interval (Poisson: repeats may
-        outnumber new candidates)."""
+        A count per candidate, not a share: one rejected idea can come back many times,
+        so repeats may outnumber new candidates. New candidates, re-proposals by kind
+        (rejected, approved, pending, reinforced), repeats_per_candidate (rejected and
+        approved repeats / new candidates), each kind per candidate, n (new candidates)
+        and a 95% Poisson score interval."""
         dims, moment = _dimensions("reproposals", by), self._moment_of(as_of)
         new = analytics.outcomes(self._store, dims, moment)[[*dims, "proposed"]]
         repeats = analytics.reproposals(self._store, dims, moment)
         frame = _merge(new.rename(columns={"proposed": "new_candidates"}), repeats, dims)
         decided_repeats = frame["rejected"] + frame["approved"]
-        frame["reproposal_rate"] = _rate(decided_repeats, frame["new_candidates"])
-        for kind in ("rejected", "approved", "pending", "reinforced"):
-            frame[f"{kind}_rate"] = _rate(frame[kind], frame["new_candidates"])
-        # Repeats may outnumber new candidates (a rejected idea can come back many
-        # times), so this rate is a count per candidate, not a proportion.
+        frame["repeats_per_candidate"] = _rate(decided_repeats, frame["new_candidates"])
+        for kind in _REPEAT_KINDS:
+            frame[f"{kind}_per_candidate"] = _rate(frame[kind], frame["new_candidates"])
         frame["n"] = frame["new_candidates"]
         frame["ci_low"], frame["ci_high"] = poisson_score_interval(decided_repeats, frame["n"])
+        frame = _shown(frame)
+        frame.attrs["repeats_per_candidate"] = REPEATS_NOTE
         return frame
+
+    def reproposal_rate(self, by: str | Sequence[str] = (), as_of: Any = None) -> pd.DataFrame:
+        """The old name of repeats_per_candidate, kept working, with the old column names.
+
+        The same frame, its columns named as before (reproposal_rate, rejected_rate,
+        approved_rate, pending_rate, reinforced_rate). It is a count per new candidate,
+        not a share, and may exceed 1: prefer ``repeats_per_candidate``, whose name says
+        so. No warning: notebooks and tests that run with warnings as errors keep
+        working."""
+        return self.repeats_per_candidate(by, as_of).rename(columns=_OLD_REPEAT_COLUMNS)
 
     def matching(
         self, by: str | Sequence[str] = ("matcher", "verdict"), as_of: Any = None
@@ -139,7 +174,7 @@ class Metrics:
         frame = analytics.matching(self._store, dims, self._moment_of(as_of))
         frame["right"] = frame["checked"] - frame["put_back"]
         frame["precision"] = _rate(frame["right"], frame["checked"])
-        return _with_interval(frame, "precision", "right", "checked")
+        return _shown(_with_interval(frame, "precision", "right", "checked"))
 
     def backlog(self, period: str = "day", as_of: Any = None) -> pd.DataFrame:
         """Candidates proposed, closed, and still waiting at the end of each period.
@@ -164,7 +199,7 @@ class Metrics:
     def time_to_decision(self, by: str | Sequence[str] = (), as_of: Any = None) -> pd.DataFrame:
         """Hours from proposal to decision: median, mean and 90th percentile."""
         dims = _dimensions("memories", by)
-        return analytics.time_to_decision(self._store, dims, self._moment_of(as_of))
+        return _shown(analytics.time_to_decision(self._store, dims, self._moment_of(as_of)))
 
     def reviewer_throughput(
         self, by: str | Sequence[str] = "reviewer", as_of: Any = None
@@ -180,11 +215,11 @@ class Metrics:
         batches = analytics.batch_approvals(self._store, dims, moment)
         merged = _merge(frame, batches, dims)
         merged["active_minutes"] = merged["active_minutes"].fillna(0.0)
-        return merged
+        return _shown(merged)
 
     def injections_per_memory(self, as_of: Any = None) -> pd.DataFrame:
         """Each approved memory: how many prompts it went into, first and last time."""
-        return analytics.injections_per_memory(self._store, self._moment_of(as_of))
+        return _shown(analytics.injections_per_memory(self._store, self._moment_of(as_of)))
 
     # -- plots (matplotlib, imported on first use; each returns its Axes) ----------------
 
@@ -203,13 +238,15 @@ class Metrics:
     ) -> Axes:
         """Any rate per period with its 95% CI, one series per value of ``by``.
 
-        ``rate`` is approval_rate, rejection_rate, edit_rate, reproposal_rate or
-        precision (of the matcher)."""
+        ``rate`` is approval_rate, rejection_rate, edit_rate, repeats_per_candidate
+        (its old name reproposal_rate too) or precision (of the matcher)."""
+        if rate == "reproposal_rate":  # the old name
+            rate = "repeats_per_candidate"
         if rate not in _RATE_PLOTS:
             raise NpcError(f"Cannot plot {rate!r}; plot any of {', '.join(_RATE_PLOTS)}.")
         method, fraction = _RATE_PLOTS[rate]
         frame = getattr(self, method)(by=[period, *([by] if by else [])])
-        name = rate.replace("_", " ").replace("reproposal", "re-proposal").capitalize()
+        name = rate.replace("_", " ").capitalize()
         return plots.rate_points(
             frame,
             rate,
@@ -217,7 +254,7 @@ class Metrics:
             by,
             title=f"{name} by {by}" if by else name,
             ylabel=f"{fraction} (95% CI)",
-            proportion=rate != "reproposal_rate",
+            proportion=rate != "repeats_per_candidate",
             ax=ax,
         )
 
@@ -235,7 +272,7 @@ class Metrics:
     def plot_reproposals(self, period: str = "week", ax: Axes | None = None) -> Axes:
         """Re-proposals per period, stacked by what they repeated."""
         return plots.count_bars(
-            self.reproposal_rate(by=period),
+            self.repeats_per_candidate(by=period),
             ["rejected", "approved", "pending"],
             period,
             title="Re-proposals by kind",
@@ -270,7 +307,7 @@ _RATE_PLOTS = {
     "approval_rate": ("approval_rate", "approved / decided"),
     "rejection_rate": ("rejection_rate", "rejected / decided"),
     "edit_rate": ("edit_rate", "edited / decided"),
-    "reproposal_rate": ("reproposal_rate", "repeats / new candidate"),
+    "repeats_per_candidate": ("repeats_per_candidate", "repeats / new candidate"),
     "precision": ("matching", "right / checked"),
 }
 
@@ -310,6 +347,12 @@ def _dimensions(source: str, by: str | Sequence[str]) -> list[str]:
     if len(set(names)) != len(names):
         raise NpcError(f"Group by each dimension once, not {names}.")
     return names
+
+
+def _shown(frame: pd.DataFrame) -> pd.DataFrame:
+    """A metric as returned: a missing group value or undefined rate is ``<NA>``, the one
+    marker of every table npc_nb returns (``_tables``); numbers stay numbers."""
+    return with_missing_as_na(frame, kinds_of(frame))
 
 
 def _rate(numerator: pd.Series, denominator: pd.Series) -> pd.Series:

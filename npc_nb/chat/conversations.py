@@ -20,6 +20,7 @@ from .._foundations.ids import new_id
 from .._foundations.markup import plain_text
 from .._foundations.results import Reply
 from .._foundations.settings import Settings
+from .._foundations.tables import with_missing_as_na
 from ..errors import ConfigError, NpcError
 from ..memory.core import MemoryCore
 from ..models import offline
@@ -86,7 +87,8 @@ class Conversations:
             for b in team.broken
             if b.name is not None and b.name not in self._defined
         ]
-        return pd.DataFrame(rows, columns=[*columns, "error"])
+        frame = pd.DataFrame(rows, columns=[*columns, "error"])
+        return with_missing_as_na(frame, dict.fromkeys(frame.columns, "text"))
 
     def persona(self, name: str) -> Persona:
         """The persona called ``name``: Python definitions first, then team files, else ad
@@ -164,7 +166,8 @@ class Conversations:
         return conversation_id
 
     def _notices(self, persona: Persona, team: Team) -> list[str]:
-        """Said once per ad-hoc persona: it is not defined, and which name was likely meant."""
+        """Said once per ad-hoc persona: it is not defined, and which name was likely
+        meant (a defined persona, or one with memories)."""
         if not persona.adhoc or persona.name in self._announced:
             return []
         self._announced.add(persona.name)
@@ -172,7 +175,9 @@ class Conversations:
             f"{persona.name} is not defined (no npc_team/{persona.name}.npc, no "
             f"nb.npc({persona.name!r}, ...)): using a generic research-assistant persona."
         )
+        remembered, _ = chat_log.persona_names(self._turns.store)
         known = {*team.personas, *self._defined, *(b.name for b in team.broken if b.name)}
+        known = (known | remembered) - {persona.name}
         if meant := closest_names(persona.name, known):
             notice += f" Did you mean {' or '.join(meant)}?"
         return [notice]

@@ -10,8 +10,6 @@ the review session and the chat service receive it (or its methods) explicitly.
 
 from __future__ import annotations
 
-import functools
-import getpass
 import inspect
 import threading
 from collections.abc import Callable
@@ -25,11 +23,13 @@ from rapidfuzz import fuzz
 
 from .._foundations.results import ApproveAllPreview, CandidateOutcome, DecisionResult, Snapshot
 from .._foundations.settings import Settings
+from .._foundations.settings.reviewer import default_reviewer
 from .._foundations.tables import Kind
 from .._foundations.terms import content_terms
 from .._foundations.utc import utc_now
 from ..errors import CandidateError, ConfigError, DecisionError
 from ..store import Store, Stores
+from ..store.conversations import chat_log
 from ..store.memories import events, memory_rows, reproposal_rows
 from ..store.memories.predicates import Moment
 from ..vocabulary import APPROVED_STATUSES, DECISIONS
@@ -64,6 +64,7 @@ AUTOMATIC_KINDS: dict[str, Kind] = {
     "memory_id": "text",
     "memory_text": "text",
     "memory_status": "text",
+    "memory_initial_text": "text",
     "npc": "text",
     "conversation_id": "text",
     "listed_at": "time",
@@ -109,12 +110,25 @@ class MemoryCore:
 
     def actor(self, by: str | None) -> str:
         """Who a decision is recorded for: ``by``, else the reviewer setting, else the
-        database role on a shared store, else the OS user."""
+        database role on a shared store, else the default reviewer (``settings.reviewer``:
+        the OS user, or git's user.name on a shared account such as root)."""
         if by is None:
-            return self.settings.reviewer or self.stores.project.default_actor() or _os_user()
+            return (
+                self.settings.reviewer
+                or self.stores.project.default_actor()
+                or default_reviewer().name
+            )
         if not isinstance(by, str) or not by.strip():
             raise DecisionError("by= must be a non-empty reviewer name.")
         return by.strip()
+
+    def unnamed_reviewer(self, by: str | None) -> str | None:
+        """The shared account (root, jovyan) decisions would be recorded under because
+        nobody said who reviews, else None: a front end then says how to set a name."""
+        if by is not None or self.settings.reviewer or self.stores.project.default_actor():
+            return None
+        default = default_reviewer()
+        return default.name if default.shared_account else None
 
     # -- candidates ---------------------------------------------------------------------
 
@@ -177,6 +191,11 @@ class MemoryCore:
         if not isinstance(message_id, str):
             return None
         return memory_rows.message_content(self.stores.project, message_id)
+
+    def conversation_starts(self, conversation_ids: list[str]) -> dict[str, dict]:
+        """{id: ``npc`` and ``started_at``} of these conversations, for a card to name
+        them by (those not in the project store left out)."""
+        return chat_log.conversation_starts(self.stores.project, conversation_ids)
 
     def _source_text(self, message_id: str | None) -> str | None:
         if message_id is None:
@@ -304,7 +323,15 @@ class MemoryCore:
         def wording(store: Store, memory: dict) -> str:
             return variants.variant_text(store, memory, variant)
 
-        return self._decide("edit", memory_id, by, context, text_of=wording, reconsider=reconsider)
+        return self._decide(
+            "approve",
+            memory_id,
+            by,
+            context,
+            text_of=wording,
+            reconsider=reconsider,
+            wording=str(variant),
+        )
 
     def reject(
         self,
@@ -366,7 +393,7 @@ class MemoryCore:
         **args: Any,
     ) -> DecisionResult:
         """Plan and apply one decision on the memory's row as read now; ``text_of`` gives
-        an edit's text from that row (a merged wording of the card)."""
+        the approved text from that row (a merged wording of the card)."""
         unknown = set(context) - set(ReviewContext.__annotations__)
         if unknown:
             raise DecisionError(
@@ -508,14 +535,6 @@ def _check_time_spent(spent: object) -> None:
         isinstance(spent, bool) or not isinstance(spent, int | float) or spent < 0
     ):
         raise DecisionError(f"time_spent must be seconds (a number >= 0), not {spent!r}.")
-
-
-@functools.cache
-def _os_user() -> str:
-    try:
-        return getpass.getuser()
-    except (OSError, KeyError):
-        return "unknown"
 
 
 def _wanted(filters: dict[str, Any]) -> dict[str, Any]:

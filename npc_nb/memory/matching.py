@@ -36,6 +36,7 @@ from .._foundations.terms import (
     NUMBER,
     NUMBER_WORDS,
     WORD,
+    as_written,
     content_sequence,
     content_terms,
     stem,
@@ -237,7 +238,8 @@ def _lexical_judgement(candidate: str, memory: str) -> tuple[Judgement, bool]:
         swapped = len(theirs - ours) <= 1
         rewording = len(unexplained) <= 1 and not swapped
     if theirs < ours and len(ours & theirs) >= 2:
-        return Judgement("update", score, f"adds: {', '.join(sorted(unexplained))}"), rewording
+        added = ", ".join(as_written(candidate, sorted(unexplained)))
+        return Judgement("update", score, f"adds: {added}"), rewording
     return Judgement("different", score), rewording
 
 

@@ -26,8 +26,10 @@ from IPython.core.magic import (
     no_var_expand,
 )
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from IPython.utils.process import arg_split
 
 from .._foundations.results import Reply, reply_html, reply_plain
+from .._foundations.suggestions import did_you_mean
 from .._foundations.text import clean_text
 from ..errors import ModelCallError, NpcError
 from .interpolation import interpolate
@@ -59,6 +61,38 @@ def _as_usage_errors(model_option: str | None = None) -> Iterator[None]:
         raise UsageError(str(exc.instead(instead))) from exc
     except (NpcError, duckdb.Error) as exc:
         raise UsageError(str(exc)) from exc
+
+
+def parse_options(magic: Any, line: str) -> Any:
+    """``parse_argstring``, except that an option the magic does not know is a
+    UsageError naming the closest one it does (``--modle``: did you mean ``--model``?)."""
+    try:
+        return parse_argstring(magic, line)
+    except UsageError:
+        unknown, known = _unknown_option(magic.parser, line)
+        if unknown is None:
+            raise
+        raise UsageError(
+            f"Unknown option {unknown}.{did_you_mean(unknown, known, show=str)} "
+            f"Options: {', '.join(known)}."
+        ) from None
+
+
+def _unknown_option(parser: Any, line: str) -> tuple[str | None, list[str]]:
+    """The first option-like word of ``line`` that is none of the parser's options (nor,
+    as argparse allows, an abbreviation of a long one), and the long options."""
+    options = list(parser._option_string_actions)
+    known = sorted(o for o in options if o.startswith("--"))
+    for word in arg_split(line, strict=False):
+        name = word.split("=", 1)[0]
+        if not name.startswith("-") or name == "-" or re.fullmatch(r"-[\d.]+", name):
+            continue
+        if name.startswith("--"):
+            if not any(option.startswith(name) for option in known):
+                return name, known
+        elif name[:2] not in options:
+            return name, known
+    return None, known
 
 
 _LITERALS = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|--[^\n]*|/\*.*?\*/", re.S)
@@ -135,7 +169,7 @@ class NpcMagics(Magics):
     @cell_magic
     def npc(self, line: str, cell: str) -> Reply:
         """Talk to a persona: the cell is the message; the reply streams in below."""
-        args = parse_argstring(self.npc, line)
+        args = parse_options(self.npc, line)
         with _as_usage_errors(model_option="--model"), self._loading_line() as live:
             message = interpolate(cell, self._shell.user_ns) if args.vars else cell
             result = self.project.chat(
@@ -213,7 +247,7 @@ class NpcMagics(Magics):
         """
         if cell is None and re.match(r"\s*(-o\b|--output\b|--write\b)", line):
             raise UsageError("Options go on a cell: %%npc_sql -o NAME --write, then the SQL.")
-        args = parse_argstring(self.npc_sql, line) if cell is not None else None
+        args = parse_options(self.npc_sql, line) if cell is not None else None
         sql = cell if cell is not None else line
         with _as_usage_errors():
             frame = self.project.sql(
@@ -240,7 +274,7 @@ class NpcMagics(Magics):
         """Draw the knowledge graph of approved memories inline (offline): by default the
         light renderer (the graph as data, ~20-60 KB a drawing); with --pyvis the same
         drawing as a pyvis network (a whole offline page, ~0.7 MB a drawing)."""
-        args = parse_argstring(self.npc_graph, line)
+        args = parse_options(self.npc_graph, line)
         draw = self.project.pyvis_network if args.pyvis else self.project.show_graph
         with _as_usage_errors():
             return draw(
@@ -270,7 +304,7 @@ class NpcMagics(Magics):
     @line_magic
     def npc_review(self, line: str) -> Any:
         """Open the review panel: one candidate at a time, single keys a r e s d u ?"""
-        args = parse_argstring(self.npc_review, line)
+        args = parse_options(self.npc_review, line)
         filters = dict(npc=args.npc, category=args.category, conversation=args.conversation)
         with _as_usage_errors():
             if args.list:
@@ -293,7 +327,7 @@ class NpcMagics(Magics):
     def npc_retry(self, line: str) -> Any:
         """Queue failed extraction jobs again with the current settings (after fixing
         what made them fail, e.g. %npc_config extraction_model=...)."""
-        args = parse_argstring(self.npc_retry, line)
+        args = parse_options(self.npc_retry, line)
         with _as_usage_errors():
             self.project.extraction.retry(args.job)
             return self.project.extraction.status()

@@ -105,8 +105,14 @@ def matching(store: Store, by: Sequence[str], moment: Moment | None = None) -> p
     )
 
 
+#: An approval with the reviewer's own text. Another wording the model proposed for the
+#: card is not one (``other_wording``), also where an older npc_nb recorded it as an edit.
+_EDITED = "((outcome = 'edited' AND NOT other_wording) OR (outcome = 'superseded' AND edited))"
+
+
 def outcomes(store: Store, by: Sequence[str], moment: Moment | None = None) -> pd.DataFrame:
-    """Per group: proposed, decided, approved, edited, rejected, open, mean text change.
+    """Per group: proposed, decided, approved, edited, other_wording (approved as
+    another wording the model proposed for the card), rejected, open, mean text change.
 
     Only proposed memories count (not the versions a supersede creates); a superseded
     one was approved before it was revised.
@@ -120,12 +126,11 @@ def outcomes(store: Store, by: Sequence[str], moment: Moment | None = None) -> p
             count(*) FILTER (WHERE outcome <> 'open')::BIGINT AS decided,
             count(*) FILTER (WHERE outcome IN ('approved', 'edited', 'superseded'))::BIGINT
                 AS approved,
-            count(*) FILTER (WHERE outcome = 'edited'
-                             OR (outcome = 'superseded' AND edited))::BIGINT AS edited,
+            count(*) FILTER (WHERE {_EDITED})::BIGINT AS edited,
+            count(*) FILTER (WHERE other_wording)::BIGINT AS other_wording,
             count(*) FILTER (WHERE outcome = 'rejected')::BIGINT AS rejected,
             count(*) FILTER (WHERE outcome = 'open')::BIGINT AS open,
-            avg(text_change) FILTER (WHERE outcome = 'edited'
-                                     OR (outcome = 'superseded' AND edited)) AS mean_text_change
+            avg(text_change) FILTER (WHERE {_EDITED}) AS mean_text_change
         FROM v_memories WHERE origin = 'extracted' {group} {_order(by)}""",
     )
 

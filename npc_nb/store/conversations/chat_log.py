@@ -5,11 +5,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from ..contract import Connection, Store, insert_row, rows
+from ..contract import Connection, Store, insert_row, one_of, rows
 from ..memories.predicates import VISIBLE, Moment, memories_at
 
 __all__ = [
     "conversation",
+    "conversation_starts",
     "few_shot_examples",
     "history",
     "injected_versions",
@@ -26,14 +27,27 @@ def conversation(store: Store, conversation_id: str) -> dict | None:
     return found[0] if found else None
 
 
-def persona_names(store: Store) -> set[str]:
-    """Every persona the store knows: one that has memories or has been talked to."""
+def conversation_starts(store: Store, conversation_ids: list[str]) -> dict[str, dict]:
+    """{id: its persona (``npc``) and ``started_at``} of those of these conversations
+    the store holds, in one read: what a review card names a conversation by."""
+    if not conversation_ids:
+        return {}
+    listed, params = one_of("id", sorted(set(conversation_ids)), "conversation")
+    with store.read() as con:
+        found = rows(con, f"SELECT id, npc, started_at FROM conversations WHERE {listed}", params)
+    return {row["id"]: row for row in found}
+
+
+def persona_names(store: Store) -> tuple[set[str], set[str]]:
+    """The personas the store knows: those that have memories, and those only talked
+    to (a mistyped name in a cell is one of these until something is remembered)."""
     with store.read() as con:
         found = con.execute(
-            "SELECT npc FROM memories WHERE npc IS NOT NULL "
-            "UNION SELECT npc FROM conversations WHERE npc IS NOT NULL"
+            "SELECT DISTINCT npc, true FROM memories WHERE npc IS NOT NULL "
+            "UNION SELECT DISTINCT npc, false FROM conversations WHERE npc IS NOT NULL"
         ).fetchall()
-    return {name for (name,) in found}
+    remembered = {name for name, has_memories in found if has_memories}
+    return remembered, {name for name, _ in found} - remembered
 
 
 def message(store: Store, message_id: str) -> dict | None:
