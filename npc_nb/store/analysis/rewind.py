@@ -77,10 +77,26 @@ def _names(sql: str) -> set[str]:
     return set(re.findall(r"\b(?:FROM|JOIN)\s+(\w+)", sql, re.I))
 
 
+#: Words that may follow a table in FROM or JOIN and are not its alias.
+_NOT_ALIAS = (
+    "where|join|left|right|inner|outer|full|cross|natural|positional|asof|on|using|group|"
+    "order|limit|offset|union|except|intersect|having|window|qualify|sample|tablesample"
+)
+_ALIASED = re.compile(rf"\s+(?:as\b|(?!(?:{_NOT_ALIAS})\b)[a-z_]\w*)", re.I)
+
+
 def _pointed(sql: str, names: set[str]) -> str:
-    """``sql`` with each ``FROM name`` / ``JOIN name`` of ``names`` reading its stand-in."""
+    """``sql`` with each ``FROM name`` / ``JOIN name`` of ``names`` reading its stand-in,
+    under the table's own name where the query gives it no alias, so that a column
+    qualified by the table's name (``memories.id``) still finds it."""
     pattern = r"\b(FROM|JOIN)(\s+)(" + "|".join(sorted(names, key=len, reverse=True)) + r")\b"
-    return re.sub(pattern, lambda m: f"{m[1]}{m[2]}{_PREFIX}{m[3]}", sql, flags=re.I)
+
+    def stand_in(match: re.Match[str]) -> str:
+        aliased = _ALIASED.match(sql, match.end())
+        own = "" if aliased else f" AS {match[3]}"
+        return f"{match[1]}{match[2]}{_PREFIX}{match[3]}{own}"
+
+    return re.sub(pattern, stand_in, sql, flags=re.I)
 
 
 def rewound(sql: str, moment: Moment | None) -> tuple[str, dict[str, Any]]:
