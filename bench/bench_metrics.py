@@ -52,7 +52,9 @@ def main() -> None:
         "approval_rate(by=[model, week])": lambda: metrics.approval_rate(by=["model", "week"]),
         "rejection_rate(by=npc)": lambda: metrics.rejection_rate(by="npc"),
         "edit_rate(by=category)": lambda: metrics.edit_rate(by="category"),
-        "reproposal_rate(by=prompt_version)": lambda: metrics.reproposal_rate(by="prompt_version"),
+        "repeats_per_candidate(by=prompt_version)": lambda: metrics.repeats_per_candidate(
+            by="prompt_version"
+        ),
         "backlog(day)": lambda: metrics.backlog("day"),
         "time_to_decision(by=model)": lambda: metrics.time_to_decision(by="model"),
         "reviewer_throughput()": lambda: metrics.reviewer_throughput(),
@@ -64,7 +66,7 @@ def main() -> None:
             begin = time.perf_counter()
             frame = run()
             samples.append(time.perf_counter() - begin)
-        print(f"{label:<36} {statistics.median(samples):6.3f} s   ({len(frame):,} rows)")
+        print(f"{label:<42} {statistics.median(samples):6.3f} s   ({len(frame):,} rows)")
 
 
 if __name__ == "__main__":

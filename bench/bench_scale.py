@@ -66,12 +66,14 @@ HEAVY_REPEAT = 3
 
 
 def metric_calls(nb: npc_nb.Project) -> dict[str, Callable[[], Any]]:
-    """Every public metric of ``nb.metrics`` (plots left out), called with its defaults."""
+    """Every public metric of ``nb.metrics`` (plots and deprecated names left out),
+    called with its defaults."""
     metrics = nb.metrics
     return {
         f"metrics.{name}()": getattr(metrics, name)
-        for name, _ in inspect.getmembers(type(metrics), inspect.isfunction)
+        for name, method in inspect.getmembers(type(metrics), inspect.isfunction)
         if not name.startswith(("_", "plot"))
+        and not (method.__doc__ or "").startswith("Deprecated")
     }
 
 

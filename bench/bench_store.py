@@ -258,11 +258,11 @@ FROM (
 EVENTS_SQL = """
 INSERT INTO memory_events
 SELECT nextval('memory_event_seq'), id, recorded_at, 'model:bench', 'propose', NULL,
-       'pending_approval', NULL, final_text, NULL, NULL, NULL, 0, NULL, NULL, NULL
+       'pending_approval', NULL, final_text, NULL, NULL, NULL, 0, NULL, NULL, NULL, NULL
 FROM memories;
 INSERT INTO memory_events
 SELECT nextval('memory_event_seq'), id, decided_at, 'bench', 'approve', 'pending_approval',
-       status, final_text, final_text, NULL, NULL, NULL, 60000, NULL, NULL, NULL
+       status, final_text, final_text, NULL, NULL, NULL, 60000, NULL, NULL, NULL, NULL
 FROM memories WHERE status <> 'pending_approval';
 """
 

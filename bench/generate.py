@@ -273,7 +273,7 @@ EVENTS_SQL = """
 INSERT INTO memory_events
 SELECT row_number() OVER (ORDER BY occurred_at, memory_id, step) AS seq, memory_id,
     occurred_at, actor, action, from_status, to_status, text_before, text_after, NULL, NULL,
-    NULL, lead_time_ms, time_spent_ms, review_session, NULL
+    NULL, lead_time_ms, time_spent_ms, review_session, NULL, NULL
 FROM (
     SELECT id AS memory_id, recorded_at AS occurred_at, 0 AS step,
         'model:' || extractor_model AS actor, 'propose' AS action, NULL AS from_status,

@@ -1,7 +1,7 @@
 """npc_nb: long-term memory for LLM personas that a person approves before it counts.
 
     import npc_nb
-    nb = npc_nb.open()                      # the project's store, created on first use
+    nb = npc_nb.open()                      # the project's store, created by its first write
     out = nb.add_candidate("We use DuckDB for the store", category="decision", npc="analyst")
     nb.approve(out.memory_id)
     print(nb.context("analyst"))            # the <npc-memory> block: approved memories only
@@ -33,11 +33,18 @@ from .errors import (
 from .vocabulary import CATEGORIES, DECISIONS, SCOPES, STATUSES
 
 if TYPE_CHECKING:
-    from ._foundations.results import ApproveAllPreview, CandidateOutcome, DecisionResult, Reply
+    from ._foundations.results import (
+        ApproveAllPreview,
+        CandidateOutcome,
+        DecisionResult,
+        Reply,
+        Snapshot,
+    )
     from ._foundations.settings import Settings, load_settings
-    from ._project import Project, open_project
+    from ._project import Project, import_bundle, open_project
     from .chat.personas import Persona
     from .memory.block import MemoryBlock, StreamScrubber, scrub_memory_tags
+    from .notebook.provenance import provenance
 
     open = open_project
 
@@ -54,11 +61,14 @@ _LAZY = {
     "Persona": "chat.personas",
     "Project": "_project",
     "open_project": "_project",
+    "import_bundle": "_project",
     "open": "_project",
     "ApproveAllPreview": "_foundations.results",
     "CandidateOutcome": "_foundations.results",
     "DecisionResult": "_foundations.results",
     "Reply": "_foundations.results",
+    "Snapshot": "_foundations.results",
+    "provenance": "notebook.provenance",
 }
 
 
@@ -77,13 +87,26 @@ install_module_aliases()  # npc_nb.metrics, npc_nb.config, ...: the paths of ear
 
 def load_ipython_extension(ipython: Any) -> None:
     """``%load_ext npc_nb``: register the magics (importing neither litellm nor widgets),
-    and start loading the model client on a background thread, so that the first
-    ``%%npc`` cell does not wait for it."""
+    show an NpcError raised in a cell as its message and the cell's line, without
+    npc_nb's own frames, and start loading the model client on a background thread, so
+    that the first ``%%npc`` cell does not wait for it."""
     from .models import preload
-    from .notebook.magics import NpcMagics
+    from .notebook import tracebacks
+    from .notebook.magics import NpcMagics, reply_with_provenance
 
     ipython.register_magics(NpcMagics)
+    tracebacks.register(ipython)
+    # A reply's output (%%npc's, or nb.chat's) carries its provenance in its metadata.
+    bundles = ipython.display_formatter.mimebundle_formatter
+    bundles.for_type_by_name("npc_nb._foundations.results", "Reply", reply_with_provenance)
     preload.start()
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    """``%unload_ext npc_nb``: NpcErrors get IPython's full traceback again."""
+    from .notebook import tracebacks
+
+    tracebacks.unregister(ipython)
 
 
 __all__ = [
@@ -107,14 +130,17 @@ __all__ = [
     "QueryError",
     "Reply",
     "Settings",
+    "Snapshot",
     "StoreError",
     "StoreLockedError",
     "StreamScrubber",
     "SymlinkedStoreError",
     "UnknownFilterError",
     "UnknownMemoryError",
+    "import_bundle",
     "load_settings",
     "open",
     "open_project",
+    "provenance",
     "scrub_memory_tags",
 ]

@@ -66,7 +66,7 @@ MOVED = {
     "npc_nb._arguments": "npc_nb._foundations.arguments",
     "npc_nb._results": "npc_nb._foundations.results",
     "npc_nb._settings": "npc_nb._foundations.settings",
-    "npc_nb._settings_view": "npc_nb._foundations.settings_view",
+    "npc_nb._settings_view": "npc_nb._foundations.settings.view",
     "npc_nb._locations": "npc_nb._foundations.locations",
     "npc_nb._store_url": "npc_nb._foundations.store_url",
     "npc_nb._tables": "npc_nb._foundations.tables",

@@ -1,7 +1,7 @@
 """The domain errors: one small tree, every message says how to fix the problem.
 
     NpcError
-    ├── ArgumentError          a public method got an argument of the wrong kind
+    ├── ArgumentError          a public method got an argument of the wrong type
     ├── ConfigError            a settings source holds an unknown key or a bad value
     ├── CandidateError         a proposed memory is unusable (empty, too long, bad category)
     ├── DecisionError          an unknown decision, or a transition that makes no sense
@@ -9,23 +9,25 @@
     ├── UnknownFilterError     a filter names a value outside its closed set, or no persona
     ├── UnknownMemoryError     no memory has that id (also a KeyError)
     ├── ModelCallError         a model call failed (missing key, rate limit, timeout, ...)
+    │   └── UnrecordedCallError  model_replay="replay", and this request was never recorded
     ├── QueryError             a caller's SQL failed, or would write on the read-only path
     └── StoreError             the store file cannot be used
         ├── StoreLockedError   another process kept the file locked past the timeout
         └── SymlinkedStoreError  the store path is a symlink, so writes are refused
 
-Which class a mistake raises: the concern of the method that was called decides. Any
-value that is not a memory id where one is expected raises ``UnknownMemoryError``. A
-wrong argument to a method that proposes memories (``add_candidate``, ``edit``,
-``supersede``) is a ``CandidateError``; to a decision (``approve``, ``reject``, ...,
-``undo``, ``approve_all``) or to the decision-history reader ``memories`` a
-``DecisionError``; SQL is a ``QueryError``; settings, personas, paths and the memory
-block's cap (``context``) a ``ConfigError``; a model call a ``ModelCallError``; the store file a
-``StoreError``. Any other public method given an argument of the wrong type raises
-``ArgumentError``. A filter (``category=``, ``scope=``, ``status=``, ``npc=`` of a
-reader or a review) whose value is not one of those that exist raises
-``UnknownFilterError``, whichever method took it. Every one of them is an ``NpcError``,
-so ``except npc_nb.NpcError`` catches every mistake npc_nb reports.
+Which class a mistake raises. An argument of the wrong type (``nb.context(None)``) is
+an ``ArgumentError``, a ``TypeError``, whichever public method took it; any value that
+is not a memory id where one is expected raises ``UnknownMemoryError``. For a value of
+the right type that cannot be used, the concern of the method that was called decides:
+a method that proposes memories (``add_candidate``, ``edit``, ``supersede``) raises a
+``CandidateError``; a decision (``approve``, ``reject``, ..., ``undo``,
+``approve_all``) or the decision-history reader ``memories`` a ``DecisionError``; SQL a
+``QueryError``; settings, personas, paths and the memory block's cap (``context``) a
+``ConfigError``; a model call a ``ModelCallError``; the store file a ``StoreError``;
+any other method an ``ArgumentError``. A filter (``category=``, ``scope=``,
+``status=``, ``npc=`` of a reader or a review) whose value is not one of those that
+exist raises ``UnknownFilterError``, whichever method took it. Every one of them is an
+``NpcError``, so ``except npc_nb.NpcError`` catches every mistake npc_nb reports.
 
 Front ends (magics, widgets) translate these at the edge; the core never prints and
 returns None instead of raising.
@@ -47,6 +49,7 @@ __all__ = [
     "SymlinkedStoreError",
     "UnknownFilterError",
     "UnknownMemoryError",
+    "UnrecordedCallError",
 ]
 
 
@@ -148,3 +151,9 @@ class ModelCallError(NpcError):
         if self.alternative is None:
             return self
         return ModelCallError(self.cause, model=self.model, kind=self.kind, alternative=alternative)
+
+
+class UnrecordedCallError(ModelCallError):
+    """``model_replay="replay"``, and no reply was recorded for this exact request (its
+    fingerprint): the model was not called. The message names the caller (the cell, the
+    persona, the extraction) and the fingerprint."""

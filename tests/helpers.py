@@ -107,3 +107,17 @@ def cell(ip: Any, source: str) -> Any:
 def magics_project(ip: Any) -> npc_nb.Project:
     """The Project the npc_nb magics in shell ``ip`` work on."""
     return ip.magics_manager.registry["NpcMagics"].project
+
+
+def run_cli(*argv: str, cwd: Path, keys: str = "a\n") -> subprocess.CompletedProcess[str]:
+    """``npc-nb`` run as a program in ``cwd`` with ``keys`` as its input, this
+    checkout's package on its path."""
+    return subprocess.run(
+        [sys.executable, "-m", "npc_nb.cli", *argv],
+        cwd=cwd,
+        input=keys,
+        text=True,
+        capture_output=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        timeout=PATIENCE * 4,
+    )

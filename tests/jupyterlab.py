@@ -105,6 +105,10 @@ def jupyterlab(base: Path, env: dict[str, str]) -> Iterator[Lab]:
         "IPYTHONDIR": str(dirs["ipython"]),
         "JUPYTERLAB_SETTINGS_DIR": str(dirs["settings"]),
         "JUPYTERLAB_WORKSPACES_DIR": str(dirs["workspaces"]),
+        # In a virtual environment Jupyter looks in the environment's data folder
+        # first, where pip copied the renderer as it was at install time; the lab's own
+        # data folder (this checkout's build, linked above) must come first.
+        "JUPYTER_PREFER_ENV_PATH": "0",
     }
     command = [
         sys.executable,

@@ -89,16 +89,17 @@ def test_wrong_input_loses_nothing(nb: npc_nb.Project) -> None:
     ("call", "error"),
     [
         (lambda nb, m: nb.defer(m, until="tomorrow"), npc_nb.DecisionError),
-        (lambda nb, m: nb.set_validity(m, valid_from=42), npc_nb.DecisionError),
+        (lambda nb, m: nb.set_validity(m, valid_from=42), npc_nb.ArgumentError),
         (lambda nb, m: nb.memories(as_of="last week"), npc_nb.DecisionError),
         (lambda nb, m: nb.context("analyst", max_chars=50), npc_nb.ConfigError),
-        (lambda nb, m: nb.context("analyst", max_chars="1000"), npc_nb.ConfigError),
+        (lambda nb, m: nb.context("analyst", max_chars="1000"), npc_nb.ArgumentError),
         (
             lambda nb, m: nb.add_candidate("bad \ud800 text", category="fact", npc="a"),
             npc_nb.CandidateError,
         ),
-        (lambda nb, m: nb.add_candidate("x", category="fact", npc=["a"]), npc_nb.CandidateError),
-        (lambda nb, m: nb.approve(m, time_spent="2"), npc_nb.DecisionError),
+        (lambda nb, m: nb.add_candidate("x", category="fact", npc=["a"]), npc_nb.ArgumentError),
+        (lambda nb, m: nb.approve(m, time_spent="2"), npc_nb.ArgumentError),
+        (lambda nb, m: nb.approve(m, time_spent=float("nan")), npc_nb.DecisionError),
         (lambda nb, m: nb.decide(m, "approve", text="x"), npc_nb.DecisionError),
     ],
 )
@@ -110,3 +111,28 @@ def test_bad_arguments_are_domain_errors_and_change_nothing(
         call(nb, memory)
     assert status_of(nb, memory) == "pending_approval"
     assert len(nb.decisions()) == 1
+
+
+@pytest.mark.parametrize(
+    ("call", "named"),
+    [
+        (lambda nb: nb.context(None), "context(): npc must be a string, not None."),
+        (lambda nb: nb.context_block(None), "context_block(): npc must be a string"),
+        (lambda nb: nb.persona(None), "persona(): name must be a string, not None."),
+        (lambda nb: nb.npc("critic", directive=None), "npc(): directive must be a string"),
+        (lambda nb: nb.chat(None, "hello"), "chat(): npc must be a string, not None."),
+        (lambda nb: nb.add_candidate(None, category="fact", npc="a"), "text must be a string"),
+        (lambda nb: nb.reject(propose(nb, "x"), reason=3), "reason must be a string or None"),
+        (lambda nb: nb.metrics.approval_rate(by=None), "approval_rate(): by must be a string"),
+        (lambda nb: nb.metrics.backlog(None), "backlog(): period must be a string, not None."),
+    ],
+)
+def test_an_argument_of_the_wrong_type_is_a_type_error_whatever_the_method(
+    nb: npc_nb.Project, call, named: str
+) -> None:
+    """context(None) was a ConfigError (the method's concern), metrics' by=None a bare
+    TypeError from pandas: a wrong type is an ArgumentError, a TypeError, everywhere."""
+    with pytest.raises(npc_nb.ArgumentError) as raised:
+        call(nb)
+    assert type(raised.value) is npc_nb.ArgumentError and isinstance(raised.value, TypeError)
+    assert named in str(raised.value)

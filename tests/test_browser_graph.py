@@ -16,6 +16,7 @@ import pytest
 import npc_nb
 from npc_nb.graph.view import MIME_TYPE
 from tests.jupyterlab import ARTIFACTS, Lab, browser_page, jupyterlab, run_all_cells
+from tests.test_browser_layout import HIDDEN
 
 pytestmark = pytest.mark.browser
 
@@ -94,6 +95,7 @@ def test_the_graph_draws_in_jupyterlab_with_the_network_blocked(tmp_path: Path) 
             run_all_cells(page, 2)
             graph = wait_until_drawn(page, 1, "graph-in-jupyterlab")
             boxes = graph.evaluate(OVER_BOXES)
+            hidden = graph.evaluate(HIDDEN)
             memory = next(n for n in node_ids(graph) if "Notes" in label_of(graph, n))
             at = graph.evaluate(NODE_ON_PAGE, memory)
             page.mouse.move(at["x"], at["y"])
@@ -108,8 +110,9 @@ def test_the_graph_draws_in_jupyterlab_with_the_network_blocked(tmp_path: Path) 
     # Nothing left the lab: the drawing library came with the renderer.
     assert blocked == [], blocked
     assert not [u for u in requested if urlsplit(u).netloc not in ("", lab_host)], requested
-    # No label over a category box.
+    # No label over a category box; in this small graph nothing over anything.
     assert boxes["boxes"] == 1 and boxes["over"] == [], boxes
+    assert hidden["overlapping"] == hidden["underArrows"] == hidden["underLabels"] == [], hidden
     # The hostile memory is text: in the tooltip, in the UI's font, and no element made.
     assert tooltip["text"].startswith(HOSTILE), tooltip
     assert tooltip["elements"] == 0 and markup == 0, tooltip

@@ -302,10 +302,12 @@ def _kernel_gone_shows_static_summary(page: object, lab: object) -> None:
     page.reload()  # type: ignore[attr-defined]
     summary = page.wait_for_selector(".npc-review-static-summary", timeout=60_000)  # type: ignore[attr-defined]
     assert summary.is_visible()
-    # Only a live panel hides the summary (with a style it adds); none is left to do so.
+    # Only a live panel hides the summary (with a style it adds, which starts with the
+    # summary's class); none is left to do so. (The summary's own style hides the dead
+    # widget's output, not itself.)
     hiding = page.evaluate(  # type: ignore[attr-defined]
         "() => [...document.querySelectorAll('style')]"
-        ".filter(s => s.textContent.includes('.npc-static-')).length"
+        ".filter(s => s.textContent.startsWith('.npc-static-')).length"
     )
     assert hiding == 0
     text = summary.inner_text()

@@ -219,29 +219,29 @@ def test_evidence_is_checked_against_its_source_message(nb: npc_nb.Project) -> N
 
 
 @pytest.mark.parametrize(
-    ("kwargs", "message"),
+    ("kwargs", "message", "error"),
     [
-        ({"text": ""}, "empty"),
-        ({"text": "   \n "}, "empty"),
-        ({"text": "x" * 2001}, "limit is 2,000"),
-        ({"text": 42}, "must be a string"),
-        ({"text": "bad \x1b[2J text"}, "control character"),
-        ({"category": "opinion"}, "Unknown category 'opinion'"),
-        ({"scope": "planet"}, "Unknown scope"),
-        ({"npc": None}, "needs npc="),
-        ({"scope": "team"}, "needs team="),
-        ({"confidence": 1.5}, "from 0 to 1"),
-        ({"confidence": "high"}, "number from 0 to 1"),
-        ({"source_message_id": "nope"}, "No message with id 'nope'"),
+        ({"text": ""}, "empty", npc_nb.CandidateError),
+        ({"text": "   \n "}, "empty", npc_nb.CandidateError),
+        ({"text": "x" * 2001}, "limit is 2,000", npc_nb.CandidateError),
+        ({"text": 42}, "must be a string", npc_nb.ArgumentError),
+        ({"text": "bad \x1b[2J text"}, "control character", npc_nb.CandidateError),
+        ({"category": "opinion"}, "Unknown category 'opinion'", npc_nb.CandidateError),
+        ({"scope": "planet"}, "Unknown scope", npc_nb.CandidateError),
+        ({"npc": None}, "needs npc=", npc_nb.CandidateError),
+        ({"scope": "team"}, "needs team=", npc_nb.CandidateError),
+        ({"confidence": 1.5}, "from 0 to 1", npc_nb.CandidateError),
+        ({"confidence": "high"}, "number from 0 to 1", npc_nb.ArgumentError),
+        ({"source_message_id": "nope"}, "No message with id 'nope'", npc_nb.CandidateError),
     ],
 )
 def test_bad_candidates_are_refused_clearly_and_change_nothing(
-    nb: npc_nb.Project, kwargs: dict, message: str
+    nb: npc_nb.Project, kwargs: dict, message: str, error: type
 ) -> None:
     keep = propose(nb, "Something already pending")
     fields = {"text": "A fine statement", "category": "fact", "npc": "analyst"} | kwargs
     text = fields.pop("text")
-    with pytest.raises(npc_nb.CandidateError, match=message):
+    with pytest.raises(error, match=message):  # a wrong type: ArgumentError
         nb.add_candidate(text, **fields)
     assert list(nb.memories()["id"]) == [keep]
     assert len(nb.decisions()) == 1

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import npc_nb
 from npc_nb.cli import main
-from tests.helpers import PATIENCE, propose, status_of
+from tests.helpers import PATIENCE, propose, run_cli, status_of
 
 #: Two facts, each with a second wording merged into its card: on such a card the key
 #: 2 approves the second wording, and 1 the first.
@@ -334,3 +334,74 @@ class Terminal:
             self.process.kill()
             self.process.wait()
         os.close(self.master)
+
+
+def test_review_in_a_folder_with_no_store_says_how_to_start_one_and_creates_nothing(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    folder = tmp_path / "new-study"
+    folder.mkdir()
+    result = run_cli("review", cwd=folder)
+    assert result.returncode == 2, result.stderr
+    assert result.stdout == (
+        f"npc-nb: No npc_nb store in {folder} ({folder / '.npc_nb' / 'memory.duckdb'}): "
+        "nothing has been proposed in this project yet. Start one in a notebook "
+        "(%load_ext npc_nb, then a %%npc cell) or pass --project DIR for another project.\n"
+    )
+    assert "create=True" not in result.stdout
+    assert list(folder.iterdir()) == [] and not isolated_home.exists()
+
+
+def test_a_mistyped_project_folder_gets_command_line_advice(tmp_path: Path) -> None:
+    result = run_cli("review", "--project", str(tmp_path / "typo"), cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stdout.startswith(f"npc-nb: No folder {tmp_path / 'typo'}: --project DIR")
+    assert "create=True" not in result.stdout and not (tmp_path / "typo").exists()
+
+
+def test_project_name_without_a_server_store_is_refused(
+    nb: npc_nb.Project, project_dir: Path
+) -> None:
+    propose(nb, "a candidate")
+    result = run_cli("review", "--project-name", "wetland", cwd=project_dir)
+    assert result.returncode == 2
+    assert "--project-name names a project on a PostgreSQL server (--store URL)" in result.stdout
+
+
+def test_moving_from_a_folder_with_no_store_says_so_and_creates_nothing(tmp_path: Path) -> None:
+    empty, target = tmp_path / "empty", tmp_path / "target"
+    empty.mkdir()
+    target.mkdir()
+    result = run_cli("migrate-store", str(empty), str(target), cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stdout.startswith(
+        f"npc-nb: No npc_nb store in {empty} ({empty / '.npc_nb' / 'memory.duckdb'}): "
+        "nothing has been proposed in this project yet."
+    )
+    assert list(empty.iterdir()) == [] and list(target.iterdir()) == []
+
+
+def test_a_review_as_root_says_how_to_record_a_name(
+    nb: npc_nb.Project, project_dir: Path, monkeypatch, tmp_path: Path
+) -> None:
+    from npc_nb._foundations.settings.reviewer import default_reviewer
+
+    memory = propose(nb, "terminal candidate recorded as root")
+    for variable in ("NPC_NB_REVIEWER", "GIT_CONFIG_GLOBAL", "XDG_CONFIG_HOME", "USER"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))  # no git user.name there
+    monkeypatch.setenv("LOGNAME", "root")
+    default_reviewer.cache_clear()
+    try:
+        out = io.StringIO()
+        assert main(["review", "--project", str(project_dir)], io.StringIO("a\n"), out) == 0
+        named = io.StringIO()
+        propose(nb, "terminal candidate with a name")
+        main(["review", "--project", str(project_dir), "--by", "ada"], io.StringIO("a\n"), named)
+    finally:
+        default_reviewer.cache_clear()
+    assert "Decisions are recorded as root, a shared account that names nobody: pass --by NAME" in (
+        out.getvalue()
+    )
+    assert "shared account" not in named.getvalue()
+    assert nb.decisions(memory)["actor"].iloc[-1] == "root"

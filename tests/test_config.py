@@ -55,6 +55,37 @@ def test_unknown_argument_is_named() -> None:
         npc_nb.open(colour="blue")
 
 
+def test_a_mistyped_setting_names_the_closest_one_wherever_it_was_set(
+    project_dir: Path, config_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with pytest.raises(
+        npc_nb.ConfigError, match=r"unknown setting 'modle' \(did you mean 'model'\?\)"
+    ):
+        npc_nb.open(project_dir, modle="openai/gpt-4o-mini")
+    config_file.write_text("lock_timout = 3\n")
+    with pytest.raises(npc_nb.ConfigError, match=r"did you mean 'lock_timeout'\?"):
+        load_settings()
+    config_file.write_text("")
+    monkeypatch.setenv("NPC_NB_REVIEWR", "ada")
+    with pytest.raises(
+        npc_nb.ConfigError, match=r"NPC_NB_REVIEWR\. Did you mean NPC_NB_REVIEWER\?"
+    ):
+        load_settings()
+    monkeypatch.delenv("NPC_NB_REVIEWR")
+    project = npc_nb.open(project_dir)
+    try:
+        with pytest.raises(npc_nb.ConfigError) as raised:
+            project.configure(history_mesages=4)
+        assert str(raised.value).startswith(
+            "Unknown setting 'history_mesages'. Did you mean 'history_messages'? Known settings: "
+        )
+        with pytest.raises(npc_nb.ConfigError) as raised:
+            project.configure(colour="blue")  # close to no setting: no guess
+        assert "Did you mean" not in str(raised.value)
+    finally:
+        project.close()
+
+
 @pytest.mark.parametrize(
     ("content", "message"),
     [

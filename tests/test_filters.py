@@ -74,6 +74,23 @@ def test_a_persona_filter_must_name_a_persona_that_exists(nb: npc_nb.Project) ->
             call()
 
 
+def test_a_mistyped_persona_is_not_offered_back_as_a_choice(nb: npc_nb.Project) -> None:
+    propose(nb, "We decided to use DuckDB", npc="analyst")  # ad hoc, with a memory
+    reply = nb.chat("analsyt", "What did we pick?")  # a typo: answered, and told so
+    (notice,) = reply.notices
+    assert "analsyt is not defined" in notice and "Did you mean analyst?" in notice
+    with pytest.raises(npc_nb.UnknownFilterError) as raised:
+        nb.review_queue(npc="analist")
+    assert str(raised.value) == (
+        "Unknown persona 'analist'. Did you mean 'analyst'? Use one of: analyst."
+    )
+    assert nb.memories(npc="analsyt").empty  # talked to: a real name, nothing remembered
+    nb.chat("writer", "We decided to submit to Ibis.")
+    nb.extraction.wait()  # the writer now has a memory: listed from now on
+    with pytest.raises(npc_nb.UnknownFilterError, match=r"Use one of: analyst, writer\.$"):
+        nb.memories(npc="nobody")
+
+
 def test_with_no_persona_anywhere_the_error_says_there_is_none(nb: npc_nb.Project) -> None:
     with pytest.raises(npc_nb.UnknownFilterError, match="there is no persona yet"):
         nb.review_queue(npc="analyst")
@@ -95,6 +112,7 @@ def test_npc_review_with_a_mistyped_category_is_a_usage_error(shell: Interactive
 def test_the_command_line_review_refuses_a_mistyped_category(
     nb: npc_nb.Project, project_dir: Path
 ) -> None:
+    propose(nb, "a candidate, so the store exists")
     out = io.StringIO()
     argv = ["review", "--project", str(project_dir), "--category", "decisions"]
     assert main(argv, io.StringIO(""), out) == 2

@@ -257,3 +257,33 @@ def test_offline_concepts_are_things_not_verbs_or_roles(nb: npc_nb.Project) -> N
             "zenodo archive",
         )
     }
+
+
+def test_tooltips_say_memory_for_one_and_memories_for_more(nb: npc_nb.Project) -> None:
+    for text in (
+        "We decided to use DuckDB for the ringing database",
+        "The ringing database is backed up to Zenodo",
+    ):
+        nb.approve(propose(nb, text, category="decision"))
+    data = nb.show_graph().data()
+    titles = {node["label"]: node["title"] for node in data["nodes"]}
+    assert titles["DuckDB"] == "DuckDB: in 1 approved memory"
+    assert titles["ringing database"] == "ringing database: in 2 approved memories"
+    edges = {edge["title"] for edge in data["edges"]}
+    assert "mentions (1 memory)" in edges and not any("1 memories" in t for t in edges)
+
+
+def test_the_fallback_picture_labels_every_dot_memories_included(nb: npc_nb.Project) -> None:
+    from npc_nb.graph import picture, style
+
+    for text in (
+        "We decided to use DuckDB for the ringing database",
+        "The ringing database is backed up to Zenodo",
+    ):
+        nb.approve(propose(nb, text, category="decision"))
+    graph = nb.show_graph().graph
+    drawn = picture.figure(graph).axes[0].texts
+    labels = [text.get_text() for text in drawn]
+    assert len(labels) == graph.number_of_nodes()  # one label a node, memories included
+    assert {"We decided to use DuckDB…", "The ringing database is…"} <= set(labels)
+    assert all(len(label) <= style.MEMORY_LABEL_CHARS for label in labels)

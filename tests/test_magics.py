@@ -85,6 +85,37 @@ def test_missing_persona_name_is_a_usage_error(shell: InteractiveShell) -> None:
         cell(shell, "%%npc\nhello")
 
 
+@pytest.mark.parametrize(
+    ("source", "meant"),
+    [
+        ("%%npc analyst --modle npc_nb/offline\nhello", "--model"),
+        ("%%npc analyst --no-stram\nhello", "--no-stream"),
+        ("%npc_graph --foccus DuckDB", "--focus"),
+        ("%npc_review --lsit", "--list"),
+        ("%%npc_sql -o frame --wirte\nSELECT 1", "--write"),
+    ],
+)
+def test_a_mistyped_option_names_the_closest_one(
+    shell: InteractiveShell, source: str, meant: str
+) -> None:
+    typo = source.split("--")[-1].split()[0]
+    with pytest.raises(UsageError) as raised:
+        cell(shell, source)
+    message = str(raised.value)
+    assert message.startswith(f"Unknown option --{typo}. Did you mean {meant}? Options: ")
+    assert magics_project(shell).sql("SELECT * FROM messages").empty  # nothing was sent
+
+
+def test_an_option_close_to_none_is_named_without_a_guess(shell: InteractiveShell) -> None:
+    with pytest.raises(UsageError) as raised:
+        cell(shell, "%%npc analyst --xyzzy\nhello")
+    assert str(raised.value) == (
+        "Unknown option --xyzzy. Options: --model, --new, --no-stream, --vars."
+    )
+    reply = cell(shell, "%%npc analyst --mod npc_nb/offline\nhello")  # argparse's abbreviation
+    assert reply.text.endswith("You said: hello")
+
+
 def test_new_starts_a_fresh_conversation(shell: InteractiveShell) -> None:
     first = cell(shell, "%%npc analyst\none")
     second = cell(shell, "%%npc analyst\ntwo")
@@ -129,6 +160,9 @@ def test_status_and_config(shell: InteractiveShell) -> None:
     assert (settings.history_messages, settings.reviewer) == (4, "ada")
     with pytest.raises(UsageError, match="known setting"):
         cell(shell, "%npc_config colour=blue")
+    with pytest.raises(UsageError, match=r"Unknown setting 'modle'\. Did you mean 'model'\?"):
+        cell(shell, "%npc_config modle=openai/gpt-4o-mini")
+    assert settings.model is None
     with pytest.raises(UsageError, match="history_messages"):
         cell(shell, "%npc_config history_messages=lots")
     assert settings.history_messages == 4

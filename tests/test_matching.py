@@ -516,13 +516,13 @@ def test_new_cards_are_neighbours_at_once_and_other_kernels_cards_are_never_miss
     )
 
 
-def test_reproposal_rate_counts_reinforcements(open_with) -> None:
+def test_repeats_per_candidate_counts_reinforcements(open_with) -> None:
     nb = open_with()
     nb.approve(add(nb, "We use DuckDB for the store.").memory_id)
     add(nb, "We use DuckDB for the store, as discussed.")
-    frame = nb.metrics.reproposal_rate()
+    frame = nb.metrics.repeats_per_candidate()
     assert frame["reinforced"].tolist() == [1] and frame["approved"].tolist() == [1]
-    assert frame["reinforced_rate"].tolist() == [1.0]
+    assert frame["reinforced_per_candidate"].tolist() == [1.0]
 
 
 def test_content_terms_are_the_same_when_threads_stem_at_once() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -39,9 +40,10 @@ def row(frame, **keys) -> dict:
 
 
 def test_no_memories_gives_zero_counts_and_undefined_rates(nb: npc_nb.Project) -> None:
-    (record,) = nb.metrics.approval_rate().to_dict("records")
+    frame = nb.metrics.approval_rate()
+    (record,) = frame.to_dict("records")
     assert (record["proposed"], record["decided"]) == (0, 0)
-    assert math.isnan(record["approval_rate"])
+    assert frame["approval_rate"].iloc[0] is pd.NA  # undefined: <NA>, as every missing value
     assert nb.metrics.approval_rate(by="model").empty
     assert nb.metrics.backlog().empty
 
@@ -51,7 +53,7 @@ def test_only_skips_decide_nothing(nb: npc_nb.Project) -> None:
         nb.skip(propose(nb, f"candidate number {n} skipped"))
     (record,) = nb.metrics.approval_rate().to_dict("records")
     assert (record["proposed"], record["decided"], record["open"]) == (3, 0, 3)
-    assert math.isnan(record["approval_rate"]) and math.isnan(record["rejection_rate"])
+    assert pd.isna(record["approval_rate"]) and pd.isna(record["rejection_rate"])
 
 
 def test_rates_by_model_match_hand_counts(nb: npc_nb.Project) -> None:
@@ -78,6 +80,29 @@ def test_rates_by_model_match_hand_counts(nb: npc_nb.Project) -> None:
     assert m1["mean_text_change"] == pytest.approx(0.2)
     assert (m2["decided"], m2["approval_rate"], m2["open"]) == (2, 1.0, 0)
     assert str(frame["proposed"].dtype) == "int64"
+
+
+def test_another_wording_the_model_proposed_is_approved_not_edited(nb: npc_nb.Project) -> None:
+    topics = ("ringing", "weather", "survey")
+    fact, wording = "We store the {} data in DuckDB.", "Note: we store the {} data in DuckDB."
+    cards = [propose(nb, fact.format(topic), model="m1") for topic in topics]
+    for topic in topics:
+        merged = nb.add_candidate(wording.format(topic), category="fact", npc="analyst",
+                                  model="m1")  # fmt: skip
+        assert merged.action == "merged", merged
+    variants = nb.reproposals().set_index("memory_id")["id"]
+    nb.approve(cards[0], variant=variants[cards[0]])  # approved as the other wording
+    # An older npc_nb recorded that as an edit to the wording's text: told by the data.
+    old_style = nb.reproposals().set_index("id").loc[variants[cards[1]], "proposed_text"]
+    nb.edit(cards[1], old_style)
+    nb.edit(cards[2], "We keep the ringing data in a DuckDB file.")  # the reviewer's own text
+    edit = row(nb.metrics.edit_rate(by="model"), model="m1")
+    assert (edit["decided"], edit["approved"], edit["edited"], edit["other_wording"]) == (
+        3, 3, 1, 2,
+    )  # fmt: skip
+    assert edit["edit_rate"] == pytest.approx(1 / 3)
+    approval = row(nb.metrics.approval_rate(by="model"), model="m1")
+    assert (approval["approval_rate"], approval["other_wording"]) == (1.0, 2)
 
 
 def test_rate_frames_carry_n_and_a_wilson_interval(nb: npc_nb.Project) -> None:
@@ -114,15 +139,19 @@ def test_an_undefined_rate_has_no_interval(nb: npc_nb.Project) -> None:
     nb.skip(propose(nb, "skipped, so nothing decided"))
     (record,) = nb.metrics.approval_rate().to_dict("records")
     assert record["n"] == 0
-    assert math.isnan(record["ci_low"]) and math.isnan(record["ci_high"])
+    assert pd.isna(record["ci_low"]) and pd.isna(record["ci_high"])
 
 
 def test_reproposal_interval_allows_more_repeats_than_candidates(nb: npc_nb.Project) -> None:
     nb.reject(propose(nb, "the user likes jazz music"))
     for text in ["The user likes jazz music.", "the user likes jazz music", "USER LIKES JAZZ"]:
         nb.add_candidate(text, category="fact", npc="analyst")
-    (record,) = nb.metrics.reproposal_rate().to_dict("records")
-    assert (record["reproposal_rate"], record["n"]) == (3.0, 1)
+    frame = nb.metrics.repeats_per_candidate()
+    (record,) = frame.to_dict("records")
+    assert (record["repeats_per_candidate"], record["n"]) == (3.0, 1)
+    assert (
+        "exceeds 1 when repeats outnumber new candidates" in frame.attrs["repeats_per_candidate"]
+    )  # the frame says why it may exceed 1
     # Poisson score interval, (x + z²/2 ± z·sqrt(x + z²/4)) / n with x = 3, n = 1.
     assert (record["ci_low"], record["ci_high"]) == (
         pytest.approx(1.0203, abs=1e-4), pytest.approx(8.8212, abs=1e-4),
@@ -168,7 +197,7 @@ def test_a_superseded_memory_still_counts_as_approved_once(nb: npc_nb.Project) -
     assert (record["proposed"], record["decided"], record["approved"]) == (1, 1, 1)
 
 
-def test_reproposal_rate_splits_by_what_was_repeated(nb: npc_nb.Project) -> None:
+def test_repeats_per_candidate_splits_by_what_was_repeated(nb: npc_nb.Project) -> None:
     approved = propose(nb, "the lab meets on mondays", model="m1")
     rejected = propose(nb, "the user likes jazz music", model="m1")
     propose(nb, "pending fact about ringing", model="m1")
@@ -184,11 +213,25 @@ def test_reproposal_rate_splits_by_what_was_repeated(nb: npc_nb.Project) -> None
     ]:
         outcome = nb.add_candidate(text, category="fact", npc="analyst", model="m1")
         assert outcome.action == action, (text, outcome)
-    record = row(nb.metrics.reproposal_rate(by="model"), model="m1")
+    record = row(nb.metrics.repeats_per_candidate(by="model"), model="m1")
     assert (record["new_candidates"], record["reproposals"]) == (4, 5)
     assert (record["rejected"], record["approved"], record["pending"]) == (3, 1, 1)
-    assert record["reproposal_rate"] == pytest.approx(4 / 4)
-    assert record["pending_rate"] == pytest.approx(1 / 4)
+    assert record["repeats_per_candidate"] == pytest.approx(4 / 4)
+    assert record["pending_per_candidate"] == pytest.approx(1 / 4)
+
+
+def test_the_old_name_reproposal_rate_still_works_with_its_old_columns(
+    nb: npc_nb.Project,
+) -> None:
+    nb.reject(propose(nb, "the user likes jazz music"))
+    nb.add_candidate("The user likes jazz music.", category="fact", npc="analyst")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the old name warns of nothing
+        old = nb.metrics.reproposal_rate()
+    new = nb.metrics.repeats_per_candidate()
+    assert old["reproposal_rate"].tolist() == new["repeats_per_candidate"].tolist() == [1.0]
+    assert old["rejected_rate"].tolist() == new["rejected_per_candidate"].tolist()
+    assert "reproposal_rate" not in new.columns and "rejected_rate" not in new.columns
 
 
 def test_backlog_over_days(nb: npc_nb.Project) -> None:
@@ -272,7 +315,7 @@ def test_unknown_dimension_is_a_clear_error(nb: npc_nb.Project) -> None:
     with pytest.raises(npc_nb.NpcError, match="Cannot group by 'colour'"):
         nb.metrics.approval_rate(by="colour")
     with pytest.raises(npc_nb.NpcError, match="Cannot group by 'reviewer'"):
-        nb.metrics.reproposal_rate(by="reviewer")
+        nb.metrics.repeats_per_candidate(by="reviewer")
 
 
 # -- the views and exports ---------------------------------------------------------------

@@ -1,6 +1,7 @@
-"""The tables the API returns mark a missing value one way per kind of column: <NA> in
-text, integer, float and boolean columns, NaT in times, None in list columns; never NaN
-next to <NA>, and a column's dtype does not depend on whether its rows hold a value."""
+"""The tables the API returns mark a missing value one way: <NA>, in every column but
+times (NaT, so date arithmetic keeps working); never NaN or None next to <NA>, in the
+record tables, the metrics, the graph's frames and the personas alike, and a column's
+dtype does not depend on whether its rows hold a value."""
 
 from __future__ import annotations
 
@@ -23,9 +24,11 @@ def assert_one_marker_per_kind(frame: pd.DataFrame) -> None:
                 assert dtype.na_value is pd.NA, name  # not pandas' NaN-backed str dtype
         elif pd.api.types.is_datetime64_any_dtype(dtype):
             assert all(value is pd.NaT for value in missing), name
-        else:
-            assert pd.api.types.is_object_dtype(dtype), f"{name}: {dtype}"
-            assert all(value is None for value in missing), name
+        elif pd.api.types.is_object_dtype(dtype):
+            assert all(value is pd.NA for value in missing), name
+        else:  # numpy numbers and booleans: no missing value is possible, so none is
+            assert pd.api.types.is_numeric_dtype(dtype) and not missing, f"{name}: {dtype}"
+            assert not pd.api.types.is_float_dtype(dtype), f"{name}: NaN-able {dtype}"
 
 
 def tables(nb: npc_nb.Project) -> dict[str, pd.DataFrame]:
@@ -36,6 +39,24 @@ def tables(nb: npc_nb.Project) -> dict[str, pd.DataFrame]:
         "reproposals": nb.reproposals(),
         "jobs": nb.extraction.jobs(),
         "automatic_outcomes": nb.automatic_outcomes(),
+    }
+
+
+def other_frames(nb: npc_nb.Project) -> dict[str, pd.DataFrame]:
+    """The metrics (grouped by model, which a hand-made candidate lacks), the graph's
+    frames and the personas: built in pandas, where NaN and None crept in."""
+    nodes, edges = nb.graph_frames()
+    metrics = nb.metrics
+    return {
+        "approval_rate": metrics.approval_rate(by="model"),
+        "repeats_per_candidate": metrics.repeats_per_candidate(by="model"),
+        "matching": metrics.matching(),
+        "time_to_decision": metrics.time_to_decision(by="model"),
+        "reviewer_throughput": metrics.reviewer_throughput(),
+        "injections_per_memory": metrics.injections_per_memory(),
+        "graph nodes": nodes,
+        "graph edges": edges,
+        "personas": nb.personas(),
     }
 
 
@@ -59,6 +80,28 @@ def test_every_table_marks_missing_values_one_way_per_kind(worked: npc_nb.Projec
         assert not frame.empty, name
         assert frame.isna().any().any(), name  # the check below has something to check
         assert_one_marker_per_kind(frame)
+
+
+def test_metrics_graph_frames_and_personas_show_missing_values_as_na_too(
+    worked: npc_nb.Project,
+) -> None:
+    """Before, a metric grouped by model showed a hand-made candidate's model as NaN
+    (None in some metrics), an undefined rate as NaN, a persona's missing model as None
+    and the graph's nodes NaN for the attributes a node kind lacks."""
+    worked.npc("critic", directive="You question every claim.")  # no model, no error
+    worked.skip(propose(worked, "Nothing about this is decided"))  # an undefined rate
+    worked.approve(propose(worked, "We keep the ringing data in DuckDB"))  # a graph
+    frames = other_frames(worked)
+    for name, frame in frames.items():
+        assert not frame.empty, name
+        assert_one_marker_per_kind(frame)
+        shown = frame.to_string()
+        assert "NaN" not in shown and "None" not in shown, f"{name}:\n{shown}"
+    assert frames["approval_rate"]["model"].isna().any()  # the hand-made candidates' group
+    assert frames["matching"]["precision"].isna().all()  # nothing checked yet: undefined
+    assert frames["personas"].isna().any().any() and frames["graph nodes"].isna().any().any()
+    rate = frames["approval_rate"]["approval_rate"]
+    assert rate.to_numpy(dtype=float, na_value=float("nan")).dtype == float  # for numpy
 
 
 def test_the_audit_log_never_mixes_nan_and_na(worked: npc_nb.Project) -> None:

@@ -14,10 +14,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import npc_nb
-from npc_nb._foundations.store_url import project_schema
+from npc_nb._foundations.store_url import project_schema, redact
 from npc_nb.store.moving.move import migrate_store
 from npc_nb.store.schema.pg_migrations import apply_pg_migrations
-from tests.helpers import propose
+from tests.helpers import propose, run_cli, status_of
 from tests.postgres import PostgresServer
 
 #: Two 60-character names that differ only in their last character.
@@ -166,5 +166,52 @@ def test_an_old_schema_that_records_its_plain_name_is_left_to_it(
     try:
         assert schema_of(nb) == project_schema("Größe-Studie")
         assert nb.review_queue().empty
+    finally:
+        nb.close()
+
+
+def schemas(url: str) -> set[str]:
+    with psycopg.connect(url, autocommit=True) as con:
+        found = con.execute("SELECT schema_name FROM information_schema.schemata")
+        return {row[0] for row in found.fetchall()}
+
+
+def test_reviewing_a_project_the_server_does_not_hold_lists_those_it_does_and_creates_nothing(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    for name in ("wetland", "Größe-Studie"):
+        open_project(tmp_path, postgres_url, name).close()
+    with psycopg.connect(postgres_url, autocommit=True) as con:
+        apply_pg_migrations(con, "npc_legacy")  # made before records: listed by its schema
+    before = schemas(postgres_url)
+    folder = tmp_path / "elsewhere"
+    folder.mkdir()
+    named = run_cli("review", "--store", postgres_url, "--project-name", "x", cwd=folder)
+    assert named.returncode == 2, named.stderr
+    assert named.stdout == (
+        f"npc-nb: No project 'x' in {redact(postgres_url)}. Projects there: Größe-Studie, "
+        "npc_legacy, wetland. Pass --project-name NAME.\n"
+    )
+    unnamed = run_cli("review", "--store", postgres_url, cwd=folder)  # the folder's name
+    assert unnamed.returncode == 2, unnamed.stderr
+    assert unnamed.stdout.startswith(f"npc-nb: No project 'elsewhere' in {redact(postgres_url)}.")
+    assert schemas(postgres_url) == before
+    assert list(folder.iterdir()) == []
+
+
+def test_review_names_the_server_project_from_a_folder_of_another_name(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    nb = open_project(tmp_path, postgres_url, "wetland")
+    try:
+        memory = propose(nb, "Counts are made at dawn")
+        checkout = tmp_path / "my-laptop-copy"
+        checkout.mkdir()
+        argv = ("review", "--store", postgres_url, "--project-name", "wetland", "--by", "ada")
+        result = run_cli(*argv, cwd=checkout, keys="a\nq\n")
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert "Counts are made at dawn" in result.stdout
+        assert status_of(nb, memory) == "human-approved"
+        assert list(checkout.iterdir()) == []
     finally:
         nb.close()

@@ -42,6 +42,26 @@ def test_the_core_api_works_on_postgresql(project_dir: Path, postgres_url: str) 
     assert not (project_dir / ".npc_nb" / "memory.duckdb").exists()  # nothing embedded
 
 
+def test_another_wording_is_approved_and_named_on_postgresql(
+    project_dir: Path, postgres_url: str
+) -> None:
+    nb = open_shared(project_dir, postgres_url)
+    try:
+        card = propose(nb, "We use DuckDB for analysis")
+        merged = nb.add_candidate("Note: we use DuckDB for analysis.", category="fact",
+                                  npc="analyst")  # fmt: skip
+        assert merged.action == "merged"
+        variant = nb.reproposals()["id"].item()
+        nb.approve(card, variant=variant)
+        assert status_of(nb, card) == "human-approved"
+        assert nb.decisions()["wording"].tolist()[-1] == variant
+        shown = nb.sql("SELECT edited, other_wording FROM v_memories").to_dict("records")
+        assert shown == [{"edited": False, "other_wording": True}]
+        assert nb.metrics.edit_rate()[["edited", "other_wording"]].values.tolist() == [[0, 1]]
+    finally:
+        nb.close()
+
+
 def test_a_project_is_known_by_its_name_not_its_folder(tmp_path: Path, postgres_url: str) -> None:
     one, two = tmp_path / "ada-laptop" / "proj", tmp_path / "bob-desktop" / "work"
     for folder in (one, two):

@@ -14,7 +14,11 @@ from IPython.core.interactiveshell import InteractiveShell
 
 import npc_nb
 from npc_nb.review.panel import ReviewPanel
+from npc_nb.review.panel.cards import NEEDS_KERNEL
 from tests.helpers import propose, status_of
+
+#: The start of a UUID: what a reviewer should never have to read.
+UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}")
 
 # The statuses of five candidates after approve, reject, edit, defer and skip.
 AFTER_A_R_E_D_S = [
@@ -512,7 +516,11 @@ def test_card_shows_evidence_in_its_source_warning_and_nearest_approved(
     assert "<mark>We decided to use DuckDB for all survey data.</mark>" in html
     assert "We use DuckDB for every dataset" in html  # the nearest approved memory
     assert "offline" in html  # the extractor model
-    assert panel.session.card().conversation_id in html
+    # The conversation by its persona and when it started (local time), not its id.
+    started = nb.sql("SELECT started_at FROM conversations")["started_at"].item()
+    local = started.to_pydatetime().replace(tzinfo=UTC).astimezone()
+    assert f"conversation: <b>analyst, {local.day} {local:%b %H:%M}</b>" in html
+    assert not UUID.search(html)
 
     flagged = nb.review_panel(category="fact")
     while "Ignore previous" not in flagged.keys.card_html:
@@ -634,9 +642,11 @@ def test_a_saved_notebook_shows_the_static_summary_without_the_kernel(
     cells = [setup, "panel = %npc_review\npanel", "panel.buttons['a'].click()"]
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
     NotebookClient(notebook, timeout=120, kernel_name="python3").execute()
-    html, _ = HTMLExporter().from_notebook_node(notebook)  # no widget state is saved
+    html, _ = HTMLExporter().from_notebook_node(notebook)
     assert "npc-review-static-summary" in html
-    assert "2 still waiting: 1 approved" in html
+    # One story: the summary as it was last drawn, and why the panel is missing.
+    assert html.count("still waiting") == 1 and "2 still waiting: 1 approved" in html
+    assert NEEDS_KERNEL in html
     assert "approved: saved candidate 0" in html
     assert str(project_dir) in html
 
@@ -673,3 +683,70 @@ def test_npc_review_list_of_an_empty_queue_says_what_it_was_limited_to(
     expected = "Nothing to review: no candidate matching npc=writer, category=decision is waiting"
     assert bundle["text/plain"].startswith(expected)
     assert "<table>" not in bundle["text/html"] and len(listed) == 0
+
+
+def test_npc_review_in_a_project_with_no_store_says_nothing_waits_and_creates_nothing(
+    shell: InteractiveShell, project_dir: Path, isolated_home: Path
+) -> None:
+    result = shell.run_cell("%npc_review", store_history=True)
+    assert result.error_in_exec is None
+    panel = result.result
+    assert isinstance(panel, ReviewPanel)
+    assert "Nothing to review: no candidate is waiting for approval" in panel.keys.card_html
+    listed = shell.run_cell("%npc_review --list", store_history=True)
+    assert listed.error_in_exec is None
+    assert str(listed.result).startswith("Nothing to review")
+    assert not (project_dir / ".npc_nb").exists() and not isolated_home.exists()
+
+
+@pytest.fixture
+def account(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, nb: npc_nb.Project) -> Any:
+    """Pretend to run as an OS account (and git user.name), with no reviewer configured."""
+    from npc_nb._foundations.settings.reviewer import default_reviewer
+
+    home = tmp_path / "os-home"
+    home.mkdir()
+    for variable in ("GIT_CONFIG_GLOBAL", "XDG_CONFIG_HOME", "USER", "LNAME", "USERNAME"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("HOME", str(home))
+    nb.configure(reviewer=None)
+
+    def run_as(name: str, git_name: str | None = None) -> None:
+        monkeypatch.setenv("LOGNAME", name)
+        if git_name is not None:
+            (home / ".gitconfig").write_text(f'[core]\n\tname = x\n[user]\n\tname = "{git_name}"\n')
+        default_reviewer.cache_clear()
+
+    yield run_as
+    default_reviewer.cache_clear()
+
+
+def test_a_shared_account_is_told_how_to_record_a_name(
+    nb: npc_nb.Project, queued: list[str], account: Any
+) -> None:
+    account("root")
+    panel = nb.review_panel()
+    note = panel.reviewer_note.value
+    assert panel.reviewer_note.layout.display != "none"
+    assert "Decisions are recorded as <b>root</b>" in note
+    assert "npc_nb.open(reviewer=&quot;ada&quot;)" in note and "NPC_NB_REVIEWER=ada" in note
+    assert "%npc_config reviewer=ada" in note and "%npc_review --by ada" in note
+    key(panel, "a")
+    assert events(nb, queued[0])[-1]["actor"] == "root"
+    named = nb.review_panel(by="ada")  # a name given: nothing to say
+    assert named.reviewer_note.value == "" and named.reviewer_note.layout.display == "none"
+
+
+def test_the_default_reviewer_is_a_readable_name(
+    nb: npc_nb.Project, queued: list[str], account: Any
+) -> None:
+    account("root", git_name="Ada Lovelace")  # a container with git's user.name set
+    panel = nb.review_panel()
+    assert panel.reviewer_note.value == ""
+    key(panel, "a")
+    assert events(nb, queued[0])[-1]["actor"] == "Ada Lovelace"
+    assert "Ada Lovelace (git user.name)" in str(nb.settings)
+    account("ada")  # a personal account is the person, as before
+    panel = nb.review_panel()
+    key(panel, "a")
+    assert events(nb, queued[1])[-1]["actor"] == "ada" and panel.reviewer_note.value == ""

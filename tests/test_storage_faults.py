@@ -53,8 +53,10 @@ print("ACKNOWLEDGED:", " ".join(acknowledged))
 READ_ONLY = """
 import sys
 import npc_nb
+nb = npc_nb.open(sys.argv[1])  # opening writes nothing, so it works
+print("READ:", len(nb.memories()), "memories")
 try:
-    npc_nb.open(sys.argv[1])
+    nb.add_candidate("a first fact", category="fact", npc="analyst")
 except npc_nb.StoreError as exc:
     print("REFUSED:", exc)
 """
@@ -109,6 +111,7 @@ def test_a_read_only_project_folder_is_a_clear_error(shared_tmp: Path) -> None:
     if user is None:
         project.chmod(0o555)
     output = _run(READ_ONLY, str(project), user=user, home=home)
+    assert "READ: 0 memories" in output
     assert "REFUSED: Cannot create the store folder" in output
     assert "Permission denied" in output
     assert not (project / ".npc_nb").exists()

@@ -16,8 +16,12 @@ from npc_nb.store.schema import migrations
 from tests.helpers import REPO, propose, run_python
 
 
-def test_open_creates_the_store_in_the_project_folder(nb: npc_nb.Project, project_dir) -> None:
+def test_the_first_write_creates_the_store_in_the_project_folder(
+    nb: npc_nb.Project, project_dir
+) -> None:
     assert nb.store_path == project_dir / ".npc_nb" / "memory.duckdb"
+    assert not nb.store_path.exists()
+    propose(nb, "the first candidate")
     assert nb.store_path.exists()
 
 
@@ -110,7 +114,7 @@ def test_symlinked_store_file_is_refused_on_write(nb: npc_nb.Project, tmp_path: 
 def test_a_held_lock_raises_store_locked_error_naming_the_file(
     project_dir: Path, isolated_home: Path
 ) -> None:
-    project = npc_nb.open(project_dir, lock_timeout=0.3)
+    project = npc_nb.open(project_dir, lock_timeout=0.3, create=True)
     project.close()
     holder = run_python(
         f"""
@@ -153,7 +157,7 @@ def test_an_idle_kernel_does_not_keep_the_lock(project_dir: Path, isolated_home:
 
 @pytest.mark.slow
 def test_a_busy_kernel_does_not_lock_out_another(project_dir: Path, isolated_home: Path) -> None:
-    npc_nb.open(project_dir).close()
+    npc_nb.open(project_dir, create=True).close()
     stop = project_dir / "stop-writing"
     # A kernel that is never idle: it writes without pause until the test tells it to stop
     # (or, as a safety net, for two minutes), so it would keep the lock forever if the
@@ -199,7 +203,7 @@ def test_a_busy_kernel_does_not_lock_out_another(project_dir: Path, isolated_hom
 def test_four_processes_writing_at_once_lose_nothing(
     project_dir: Path, isolated_home: Path
 ) -> None:
-    npc_nb.open(project_dir).close()
+    npc_nb.open(project_dir, create=True).close()
     script = f"""
         import sys, npc_nb
         # Exact repeats only: every numbered fact is its own memory.

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import io
 import stat
+import subprocess
 from pathlib import Path
 
+import duckdb
 import pytest
 
 import npc_nb
@@ -125,3 +127,97 @@ def test_a_relative_home_survives_a_change_of_directory(
     assert "global fact" in nb.context("analyst")
     assert not (project_dir / "relative-home").exists()
     nb.close()
+
+
+def test_opening_a_folder_creates_nothing_and_every_read_finds_an_empty_store(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    folder = tmp_path / "field-notes"
+    folder.mkdir()
+    nb = npc_nb.open(folder)
+    made = npc_nb.open(tmp_path / "made", create=True)  # an empty store that exists
+    try:
+        for read in ("memories", "decisions", "reproposals", "review_queue"):
+            frame, expected = getattr(nb, read)(), getattr(made, read)()
+            assert frame.empty
+            assert frame.dtypes.to_dict() == expected.dtypes.to_dict(), read
+        assert nb.metrics.approval_rate().dtypes.equals(made.metrics.approval_rate().dtypes)
+        assert nb.context("analyst") == ""
+        assert nb.sql("SELECT count(*) AS n FROM v_memories")["n"].item() == 0
+        assert nb.extraction.status() == made.extraction.status()
+        assert "0 memory candidate(s)" in str(nb.status())
+        exported = nb.export(tmp_path / "out")
+        read = duckdb.execute("SELECT count(*) FROM read_parquet(?)", [str(exported["memories"])])
+        assert read.fetchone() == (0,)
+        assert nb.approve_all().count == 0 and nb.graph().number_of_nodes() == 0
+        assert list(folder.iterdir()) == []
+        assert not isolated_home.exists()  # nor the user store
+    finally:
+        nb.close()
+        made.close()
+    assert list(folder.iterdir()) == []
+
+
+def test_the_first_write_creates_the_store_with_a_gitignore(tmp_path: Path) -> None:
+    folder = tmp_path / "field-notes"
+    folder.mkdir()
+    nb = npc_nb.open(folder)
+    memory = propose(nb, "We count birds at dawn")
+    assert nb.store_path.exists()
+    assert (folder / ".npc_nb" / ".gitignore").read_text().splitlines()[-1] == "*"
+    nb.approve(memory)
+    assert "We count birds at dawn" in nb.context("analyst")
+    nb.close()
+
+
+def test_create_true_creates_the_store_at_once(tmp_path: Path) -> None:
+    existing = tmp_path / "existing"
+    existing.mkdir()
+    for folder in (existing, tmp_path / "new" / "project"):
+        nb = npc_nb.open(folder, create=True)
+        assert nb.store_path == folder / ".npc_nb" / "memory.duckdb"
+        assert nb.store_path.exists()
+        assert (folder / ".npc_nb" / ".gitignore").exists()
+        nb.close()
+
+
+def test_git_add_takes_nothing_from_the_stores(tmp_path: Path, isolated_home: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.org"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    (repo / "analysis.py").write_text("print('hello')\n")
+    nb = npc_nb.open(repo)
+    nb.approve(propose(nb, "a project fact"))
+    nb.approve(propose(nb, "a global fact", scope="global", npc=None))
+    nb.chat("analyst", "We decided to use DuckDB.", model="npc_nb/offline")
+    nb.extraction.wait()
+    nb.close()
+    subprocess.run([*git, "add", "."], check=True)
+    staged = subprocess.run(
+        [*git, "diff", "--cached", "--name-only"], check=True, capture_output=True, text=True
+    ).stdout.split()
+    assert staged == ["analysis.py"]
+    assert (isolated_home / ".gitignore").read_text().splitlines()[-1] == "*"  # the user store
+
+
+def test_a_store_made_before_the_gitignore_gets_one_on_its_next_write(
+    nb: npc_nb.Project, project_dir: Path
+) -> None:
+    propose(nb, "an early fact")
+    nb.close()
+    ignore = project_dir / ".npc_nb" / ".gitignore"
+    ignore.unlink()
+    again = npc_nb.open(project_dir)
+    propose(again, "a later fact")
+    assert ignore.read_text().splitlines()[-1] == "*"
+    again.close()
+
+
+def test_a_gitignore_of_ones_own_in_the_store_folder_is_kept(project_dir: Path) -> None:
+    (project_dir / ".npc_nb").mkdir()
+    (project_dir / ".npc_nb" / ".gitignore").write_text("memory.duckdb*\n")
+    nb = npc_nb.open(project_dir)
+    propose(nb, "a fact")
+    nb.close()
+    assert (project_dir / ".npc_nb" / ".gitignore").read_text() == "memory.duckdb*\n"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
@@ -65,15 +66,26 @@ def test_the_queue_has_one_row_per_card_counting_its_wordings(nb: npc_nb.Project
     assert queue.loc[single, "variants"] == 1
 
 
-def test_approving_a_variant_keeps_the_cards_wording_as_initial_text(nb: npc_nb.Project) -> None:
+def test_approving_another_wording_approves_the_models_wording_and_names_it(
+    nb: npc_nb.Project,
+) -> None:
     card, variants = card_with_variants(nb)
     result = nb.approve(card, by="ada", variant=variants[1])
-    assert result.decision == "edit"
+    assert result.decision == "approve"
     row = nb.memories().set_index("id").loc[card]
     assert (row["initial_text"], row["final_text"]) == (FACT, WORDINGS[1])
-    assert row["status"] == "human-edited"
-    assert events_of(nb, card)[-1][:4] == ("edit", "ada", "human-edited", WORDINGS[1])
+    assert row["status"] == "human-approved"  # the model's wording, approved: not an edit
+    assert events_of(nb, card)[-1][:4] == ("approve", "ada", "human-approved", WORDINGS[1])
+    assert nb.decisions(card)["wording"].tolist()[-1] == variants[1]
     assert WORDINGS[1] in nb.context("analyst")
+    shown = nb.sql("SELECT outcome, edited, other_wording FROM v_memories WHERE id = ?", [card])
+    assert shown.to_dict("records") == [
+        {"outcome": "approved", "edited": False, "other_wording": True}
+    ]
+    nb.undo(by="ada")  # as any approval: the card's own wording comes back, pending
+    row = nb.memories().set_index("id").loc[card]
+    assert (row["status"], row["final_text"]) == ("pending_approval", FACT)
+    assert WORDINGS[1] not in nb.context("analyst")
 
 
 def test_a_wrong_variant_id_is_refused_and_changes_nothing(nb: npc_nb.Project) -> None:
@@ -189,7 +201,7 @@ def test_matching_precision_comes_from_the_reviewers_corrections(nb: npc_nb.Proj
     assert merged["precision"] == 0.5
     assert merged["matcher"] == "offline"
     assert after.loc["suppressed", "checked"] == 0
-    assert after.loc["suppressed", "precision"] != after.loc["suppressed", "precision"]  # NaN
+    assert pd.isna(after.loc["suppressed", "precision"])  # nothing checked: undefined, <NA>
     with pytest.raises(npc_nb.NpcError, match="Cannot group by"):
         nb.metrics.matching(by="colour")
 
@@ -199,10 +211,19 @@ def test_a_review_decides_a_three_wording_card_with_one_key(nb: npc_nb.Project) 
     panel = nb.review_panel(by="ada")
     assert "3 wordings of this fact" in panel.keys.card_html
     panel._on_key("3", panel.keys.card_id)
-    assert "npc-error" not in panel.status.value
+    assert panel.status.value == f"approve as wording 3: {WORDINGS[1]}"
     row = nb.memories().set_index("id").loc[card]
-    assert (row["status"], row["final_text"]) == ("human-edited", WORDINGS[1])
-    assert panel.session.tally["edited"] == 1
+    assert (row["status"], row["final_text"]) == ("human-approved", WORDINGS[1])
+    assert (panel.session.tally["approved"], panel.session.tally["edited"]) == (1, 0)
+    assert str(panel.session.summary()).startswith("Review finished: 1 approved (1 as another")
+    assert "1 approved (1 as another wording) · 0 edited" in panel.tally.value
+    assert f"approved as wording 3: {WORDINGS[1]}" in panel.keys.card_html
+    panel._on_key("u", "")
+    assert panel.status.value == (
+        f"undo: {FACT} (was approved as wording 3, \u201c{WORDINGS[1]}\u201d; back in the queue)"
+    )
+    assert panel.keys.card_id == card and "3 wordings of this fact" in panel.keys.card_html
+    assert panel.session.tally["approved"] == 0
 
 
 def test_a_review_splits_with_x_then_the_number(nb: npc_nb.Project) -> None:
@@ -266,7 +287,8 @@ def test_npc_nb_review_approves_a_wording_and_puts_back_at_the_end(
     assert "3 wordings of this fact" in text
     assert "Decided automatically since the last review:" in text
     memories = nb.memories().set_index("final_text")
-    assert memories.loc[WORDINGS[0], "status"] == "human-edited"
+    assert memories.loc[WORDINGS[0], "status"] == "human-approved"
+    assert "Review finished: 2 approved (1 as another wording)" in text
     assert memories.loc["Note: the batch size is 32.", "status"] == "human-approved"
     assert card in memories["id"].tolist()
 

@@ -6,7 +6,8 @@ What lives here: ``text`` and ``terms`` (normalising, hashing, flags, content te
 ``utc`` (the one conversion of a moment to naive UTC), ``ids`` (UUIDv7), ``markup``
 (text shown as data, never markup), ``json_items`` (a model's JSON answer, item by item),
 ``arguments`` (checked arguments of the public methods), ``results`` (what the API
-returns), ``settings`` and ``settings_view`` (the one settings model and its table),
+returns), ``settings`` (the one settings model, its table and the default reviewer),
+``suggestions`` (the closest known name to a mistyped one),
 ``locations`` and ``store_url`` (where a store is: a folder, or a PostgreSQL URL),
 ``tables`` (missing values in returned tables) and ``redact`` (credentials out of all
 that is shown or stored).

@@ -1,10 +1,12 @@
 """Checking a public method's arguments against its type hints, at the API's edge.
 
-A researcher calling ``nb.context(3)`` or ``nb.approve(None)`` should read what to pass,
-not a ``TypeError`` from deep inside pandas or DuckDB. ``checked_methods`` wraps every
-public method of a class so that an argument whose type does not match its annotation
-raises ``ArgumentError`` naming the method, the parameter and what it accepts. Text must
-be valid Unicode (no lone surrogates) and numbers finite; ``bool`` is not an ``int``.
+A researcher calling ``nb.context(None)`` or ``nb.approve(None)`` should read what to
+pass, not a ``TypeError`` from deep inside pandas or DuckDB. ``checked_methods`` wraps
+every public method of a class so that an argument whose type does not match its
+annotation raises ``ArgumentError`` (a ``TypeError``, whatever the method) naming the
+method, the parameter and what it accepts. Text must be valid Unicode (no lone
+surrogates) and numbers finite, else the method's own error class; ``bool`` is not an
+``int``.
 ``Annotated[float | None, "a number from 0 to 1"]`` gives a parameter its own words, and
 an error class in the metadata its own error (``Annotated[str, ..., UnknownMemoryError]``).
 A filter from a closed set (``Category``, ``Scope``, ``StatusFilter``: ``OneOf`` in the
@@ -16,7 +18,6 @@ method, not on every call.
 
 from __future__ import annotations
 
-import difflib
 import functools
 import inspect
 import math
@@ -31,8 +32,11 @@ from typing import Annotated, Any, TypeVar
 
 from ..errors import ArgumentError, NpcError, UnknownFilterError, UnknownMemoryError
 from ..vocabulary import CATEGORIES, SCOPES, STATUSES
+from .results import Snapshot
+from .suggestions import did_you_mean
 
 __all__ = [
+    "AsOf",
     "Category",
     "MemoryId",
     "OneOf",
@@ -64,6 +68,11 @@ class OneOf:
 #: A filter by category, scope, or status (``"approved"``: the approval predicate).
 Category = Annotated[str, OneOf("category", CATEGORIES)]
 Scope = Annotated[str, OneOf("scope", SCOPES)]
+#: A state of the memory to read at: a snapshot (or its id or label: a string), a time.
+AsOf = Annotated[
+    datetime | Snapshot,
+    "a Snapshot, its id or label, or a time (a datetime, a date or an ISO 8601 string)",
+]
 StatusFilter = Annotated[str, OneOf("status", ("approved", *STATUSES))]
 
 
@@ -77,9 +86,7 @@ def unknown_choice(
     lead = lead or f"Unknown {what} {value!r}"
     if not choices:
         return UnknownFilterError(f"{lead}: there is no {what} yet.")
-    lowered = {choice.lower(): choice for choice in choices}
-    close = difflib.get_close_matches(value.lower(), list(lowered), n=1, cutoff=0.6)
-    guess = f" Did you mean {lowered[close[0]]!r}?" if close else ""
+    guess = did_you_mean(value, choices)
     return UnknownFilterError(f"{lead}.{guess} Use one of: {', '.join(choices)}.")
 
 
@@ -87,8 +94,11 @@ def checked_methods(
     errors: Mapping[str, type[NpcError]] | None = None,
 ) -> Callable[[type[T]], type[T]]:
     """A class decorator: wrap every public method (its bases' included) with argument
-    checks. ``errors`` names the error class of a method's concern (``{"approve":
-    DecisionError}``); other methods raise ``ArgumentError``."""
+    checks. An argument of the wrong type is an ``ArgumentError`` (a ``TypeError``) in
+    every method. ``errors`` names the error class of a method's concern (``{"approve":
+    DecisionError}``), raised for a call it cannot bind (a misspelt keyword) and for a
+    value of the right type it cannot use (a lone surrogate, a NaN); other methods raise
+    ``ArgumentError`` for those too."""
 
     def decorate(cls: type[T]) -> type[T]:
         for klass in reversed(cls.__mro__[:-1]):
@@ -114,8 +124,8 @@ def _checked(method: Callable[..., Any], error: type[NpcError]) -> Callable[...,
             raise error(f"{method.__name__}(): {exc}.") from None
         try:
             _check_bound(method, signature, bound.arguments)
-        except ArgumentError as exc:  # the method's concern decides the class
-            raise (exc if error is ArgumentError else error(str(exc))) from None
+        except _UnusableValue as exc:  # the right type: the method's concern decides
+            raise error(str(exc)) from None
         return method(*args, **kwargs)
 
     wrapper.__npc_checked__ = True  # type: ignore[attr-defined]  # a marker on the function
@@ -165,13 +175,20 @@ def _check_keywords(method: Callable[..., Any], hint: Any, values: dict[str, Any
         check_value(f"{method.__name__}(): {key}", value, hint)
 
 
+class _UnusableValue(ArgumentError):
+    """A value of the right type that no method can use (text that is not valid
+    Unicode, a number that is not finite): ``checked_methods`` raises it as the error of
+    the method's concern (a CandidateError from ``add_candidate``)."""
+
+
 def check_value(where: str, value: Any, hint: Any) -> None:
-    """Raise ArgumentError if ``value`` does not fit ``hint`` (or the error class an
-    ``Annotated`` hint names, e.g. UnknownMemoryError for a memory id)."""
+    """Raise ArgumentError if ``value`` is not of the type ``hint`` names (or the error
+    class an ``Annotated`` hint names, e.g. UnknownMemoryError for a memory id)."""
     problem = _problem(value, hint)
     if problem is not None:
         message = f"{where} must be {_describe(hint)}, not {_show(value)}{problem}."
-        raise _own_error(hint)(message)
+        own = _own_error(hint)
+        raise (_UnusableValue if problem and own is ArgumentError else own)(message)
     closed = _one_of(hint)
     if closed is not None and isinstance(value, str) and value not in closed.values:
         raise unknown_choice(closed.what, value, closed.values)

@@ -13,6 +13,13 @@ user store (JupyterLab started in ``~`` with no marker) is refused. A symlinked 
 folder or file could make a write land in somebody else's store, so writes through one
 are refused too. Store folders are private (0700), store files 0600: memories are
 personal data.
+
+Opening a project creates nothing (``check_store_dir`` only looks at a folder that is
+already there); the store folder is made when something is first written
+(``ensure_store_dir``), and it then holds a ``.gitignore`` of ``*``, as a virtual
+environment does: the store keeps raw chats, and ``git add .`` in the project must
+never take them along by accident. A store made before that gets the file the next
+time npc_nb opens it.
 """
 
 from __future__ import annotations
@@ -24,10 +31,13 @@ from pathlib import Path
 from ..errors import ConfigError, StoreError, SymlinkedStoreError
 
 __all__ = [
+    "GITIGNORE",
     "STORE_DIR",
     "STORE_FILE",
+    "check_store_dir",
     "ensure_store_dir",
     "find_project_root",
+    "keep_out_of_git",
     "make_private",
     "make_wal_private",
     "output_path",
@@ -119,8 +129,8 @@ def store_path(folder: Path) -> Path:
 
 
 def ensure_store_dir(folder: Path) -> Path:
-    """Create the store folder if needed (private); refuse if it or a store file is a
-    symlink."""
+    """Create the store folder if needed (private, with its ``.gitignore``); refuse if
+    it or a store file is a symlink."""
     refuse_symlinks(folder)
     try:
         folder.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
@@ -130,7 +140,38 @@ def ensure_store_dir(folder: Path) -> Path:
             "write there, or open a project in a folder you own."
         ) from exc
     make_private(folder)
+    keep_out_of_git(folder)
     return folder
+
+
+def check_store_dir(folder: Path) -> None:
+    """At open, a store folder that is already there: refused if it (or a store file)
+    is a symlink, made private. Nothing is created."""
+    if folder.is_dir() or folder.is_symlink():
+        refuse_symlinks(folder)
+        make_private(folder)
+
+
+#: What a store folder's ``.gitignore`` says (``*`` ignores the file itself too).
+GITIGNORE = (
+    "# Created by npc_nb: this folder is a memory store (raw chats included) and stays out\n"
+    "# of git. To share memories on purpose: nb.export(), npc-nb migrate-store, or a lab\n"
+    "# store (store=postgresql://...).\n"
+    "*\n"
+)
+
+
+def keep_out_of_git(folder: Path) -> None:
+    """Write ``folder/.gitignore`` unless one is there (see the module docstring). Never
+    through a symlink, never over a file the user wrote; a folder npc_nb may not write
+    to is left as it is."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        descriptor = os.open(folder / ".gitignore", flags, FILE_MODE)
+    except OSError:  # there already (or a symlink), or not ours to write
+        return
+    with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+        file.write(GITIGNORE)
 
 
 def make_private(folder: Path) -> None:

@@ -5,7 +5,8 @@ The forms: a URL's userinfo (``scheme://user:password@host``, the user name kept
 secret parameter in its query or fragment (``?password=``, ``&sslpassword=``,
 ``api_key=``, ``token=``, ...: ``is_secret_name``), libpq's ``key=value`` connection
 strings (``host=h password=p``), a quoted ``'name': 'value'`` pair, and an unencoded
-``@`` inside a password (``postgresql://ada:p@ss@host/db``).
+``@`` inside a password (``postgresql://ada:p@ss@host/db``), and SQL's ``PASSWORD
+'...'`` (``CREATE ROLE ... PASSWORD``, which a server's error may quote back).
 
 A URL is read every way it could be meant, and whatever any reading calls a secret is
 hidden: the password runs from the first ``:`` to the *last* ``@`` (libpq stops at the
@@ -75,6 +76,9 @@ _QUOTED_PAIR = re.compile(
 # A quoted token with an ``@`` (no URL): ``'ss@127.0.0.1'`` when libpq split a
 # password at its first ``@``. Everything up to the last ``@`` goes.
 _QUOTED_AT = re.compile(r"(?P<q>['\"])(?:(?!://)[^'\"\s])*@(?P<rest>[^'\"\s@]*)(?P=q)")
+# SQL's ``PASSWORD 'secret'`` (``E'...'`` too; ``''`` and ``\'`` inside), as a server's
+# error quotes back the line of a ``CREATE ROLE`` or ``ALTER ROLE``.
+_SQL_PASSWORD = re.compile(r"(?i)(?P<word>\bpassword\s+)(?P<e>e?)'(?:''|\\.|[^'\\])*'?")
 
 
 def is_secret_name(name: str, *, in_url: bool = True) -> bool:
@@ -153,11 +157,12 @@ def _redact_pairs(text: str) -> str:
 def redact_text(text: str, *known: str) -> str:
     """``text`` (an engine's error, a log line) with every credential hidden: the
     ``known`` secrets first (a URL's password, from ``url_secrets``), then every URL,
-    connection-string pair and quoted ``...@host`` token in it."""
+    connection-string pair, quoted ``...@host`` token and SQL ``PASSWORD '...'`` in it."""
     for secret in sorted({k for k in known if len(k) >= MIN_KNOWN}, key=len, reverse=True):
         text = text.replace(secret, HIDDEN)
     text = _URL_IN_TEXT.sub(lambda found: redact_url(found.group()), text)
     text = _redact_pairs(text)
+    text = _SQL_PASSWORD.sub(rf"\g<word>\g<e>'{HIDDEN}'", text)
     return _QUOTED_AT.sub(rf"\g<q>{HIDDEN}@\g<rest>\g<q>", text)
 
 

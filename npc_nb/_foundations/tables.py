@@ -1,10 +1,11 @@
-"""Missing values in the tables the API returns: one marker per kind of column.
+"""Missing values in the tables the API returns: ``<NA>``, except in times (``NaT``).
 
-DuckDB and pandas left alone mix three markers in one table: ``NaN`` in text and float
+DuckDB and pandas left alone mix four markers in one table: ``NaN`` in text and float
 columns, ``<NA>`` in nullable integer and boolean ones, ``None`` in a column that happens
-to hold no value at all. So every record table the API returns (memories, decisions,
-re-proposals, extraction jobs, the review queue) is converted by the kind of each
-column, not by what its rows happen to hold:
+to hold no value at all, ``NaT`` in times. So every table the API returns (memories,
+decisions, re-proposals, extraction jobs, the review queue, the metrics, the graph's
+frames, the personas) is converted by the kind of each column, not by what its rows
+happen to hold:
 
 ========  ==================  ================
 kind      dtype               missing value
@@ -13,12 +14,15 @@ text      ``string``          ``pd.NA``
 int       ``Int64``           ``pd.NA``
 float     ``Float64``         ``pd.NA``
 bool      ``boolean``         ``pd.NA``
+other     ``object``          ``pd.NA`` (lists)
 time      ``datetime64[us]``  ``NaT``
-other     ``object``          ``None`` (lists)
 ========  ==================  ================
 
-``pd.isna`` is true for every one of them. Metrics are numeric summaries, not records:
-they keep ``NaN`` where a rate is undefined.
+Times keep numpy's datetimes, whose only missing value is ``NaT``: that is what keeps
+date arithmetic, ``.dt`` and resampling working (pandas' nullable alternative needs
+pyarrow). Every other column shows ``<NA>``, and ``pd.isna`` is true for all of them;
+``numpy.asarray`` of a ``Float64`` column still gives floats (``NaN`` for ``<NA>``).
+``nb.sql()`` returns what DuckDB gives for your own query, unconverted.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from typing import Literal
 
 import pandas as pd
 
-__all__ = ["Kind", "kind_of_sql_type", "with_missing_as_na"]
+__all__ = ["Kind", "kind_of_sql_type", "kinds_of", "with_missing_as_na"]
 
 Kind = Literal["text", "int", "float", "bool", "time", "other"]
 
@@ -72,5 +76,24 @@ def with_missing_as_na(frame: pd.DataFrame, kinds: Mapping[str, Kind]) -> pd.Dat
             converted[column] = values.astype(_DTYPES[kind])
         else:
             objects = values.astype(object)
-            converted[column] = objects.where(objects.notna(), None)
+            converted[column] = objects.where(objects.notna(), pd.NA)
     return frame.assign(**converted) if converted else frame
+
+
+def kinds_of(frame: pd.DataFrame, **named: Kind) -> dict[str, Kind]:
+    """The kind of each column of a frame built in Python (a metric, the graph's
+    frames), read from its dtype and values: a float column is a float, an object or
+    text column whose values are all text (or missing) is text, other object columns
+    are "other"; ``named`` says it where the values cannot (a column with no value)."""
+    kinds: dict[str, Kind] = {}
+    for column, values in frame.items():
+        if column in named:
+            kinds[str(column)] = named[str(column)]
+        elif pd.api.types.is_float_dtype(values.dtype):
+            kinds[str(column)] = "float"
+        elif isinstance(values.dtype, pd.StringDtype):
+            kinds[str(column)] = "text"
+        elif pd.api.types.is_object_dtype(values.dtype):
+            text = all(isinstance(value, str) for value in values.dropna())
+            kinds[str(column)] = "text" if text else "other"
+    return kinds

@@ -25,6 +25,7 @@ __all__ = [
     "NUMBER",
     "NUMBER_WORDS",
     "WORD",
+    "as_written",
     "content_sequence",
     "content_terms",
     "joined_terms",
@@ -142,3 +143,17 @@ def content_sequence(text: str) -> tuple[str, ...]:
     """The content stems of ``text`` in the order they occur."""
     kept = [_DIGITS.get(w, w) for w in words(text) if w not in _NOT_CONTENT]
     return tuple(stem(kept))
+
+
+def as_written(text: str, terms: Iterable[str]) -> list[str]:
+    """Each of ``terms`` as the word of ``text`` it stands for, as written there: a
+    stem ("analysi") as the word stemmed to it ("analysis"), a folded word ("duckdb")
+    as written ("DuckDB"). A term no word of ``text`` gives is kept as it is."""
+    as_word: dict[str, str] = {}
+    as_stem: dict[str, str] = {}
+    for word in WORD.findall(text):
+        for folded in words(word):
+            as_word.setdefault(folded, word)
+        for term in content_sequence(word):
+            as_stem.setdefault(term, word)
+    return [as_word.get(term) or as_stem.get(term) or term for term in terms]

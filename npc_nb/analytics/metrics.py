@@ -1,23 +1,29 @@
 """Metrics of the memory process, each a pandas DataFrame grouped as you ask.
 
     nb.metrics.approval_rate(by="model")
-    nb.metrics.reproposal_rate(by=["prompt_version", "week"])
+    nb.metrics.repeats_per_candidate(by=["prompt_version", "week"])
     nb.metrics.backlog(period="day")
 
 Group by any of: model, provider, prompt_version, npc, team, category, scope, reviewer,
-day, week, month (``reviewer`` is not available for re-proposals). Rates are NaN where
-their denominator is 0: "no decisions yet" is not a rate of zero. The definitions:
+day, week, month (``reviewer`` is not available for re-proposals). Rates are ``<NA>``
+where their denominator is 0: "no decisions yet" is not a rate of zero (rates are
+``Float64`` columns; ``numpy.asarray`` gives them as floats, ``NaN`` for ``<NA>``). The
+definitions:
 
 - **approval rate**: (approved + edited) / decided, over proposed memories (versions a
   supersede creates are not proposals). A superseded memory counts as approved: it was,
   before it was revised. Undone decisions do not count: what counts is the status now.
-- **rejection rate**: rejected / decided. **edit rate**: approved with changed text /
-  decided; ``mean_text_change`` is the mean normalised Levenshtein distance between
-  proposed and approved text of those (0 = unchanged, 1 = all different).
-- **re-proposal rate**: repeats of already decided content (matching a rejected or an
-  approved memory) per new candidate; ``pending_rate`` counts repeats merged into a
-  candidate still waiting, ``reinforced_rate`` the repeats kept as more evidence of an
-  approved memory.
+- **rejection rate**: rejected / decided. **edit rate**: approved with the reviewer's
+  own text / decided; ``mean_text_change`` is the mean normalised Levenshtein distance
+  between proposed and approved text of those (0 = unchanged, 1 = all different).
+  Approving another wording the model proposed for a card (a merged variant) is not an
+  edit: ``other_wording`` counts those, among the approved (also those an older npc_nb
+  recorded as edits, told by their text).
+- **repeats per candidate** (``reproposal_rate`` before, a name kept working): repeats
+  of already decided content (matching a rejected or an approved memory) per new
+  candidate, a count that exceeds 1 when repeats outnumber new candidates;
+  ``pending_per_candidate`` counts repeats merged into a candidate still waiting,
+  ``reinforced_per_candidate`` the repeats kept as more evidence of an approved memory.
 - **matching**: of the matcher's automatic outcomes (merged into a card, suppressed as
   a rejected repeat, reinforcing an approved memory), those a reviewer checked (listed
   at the end of a review or by ``%npc_review --auto``, put back, or merged into a card
@@ -30,9 +36,12 @@ their denominator is 0: "no decisions yet" is not a rate of zero. The definition
 - **reviewer throughput**: cards per minute of active review (gaps over 5 minutes are
   breaks), and the median time per card.
 
+Every metric takes ``as_of=`` (a snapshot, its id or label, or a time): the metric as
+it stood then, from the audit log (``store.analysis.rewind``).
+
 Each frame with a rate also carries ``n`` (the rate's denominator) and ``ci_low`` /
 ``ci_high``, a 95% interval for the rate the method is named after: Wilson's score
-interval for a proportion, the Poisson score interval for the re-proposal rate (repeats
+interval for a proportion, the Poisson score interval for repeats per candidate (repeats
 may outnumber new candidates). The ``plot_*`` methods draw them (``plots.py``); shown by
 itself, ``nb.metrics`` lists its methods with the first line of each docstring.
 """
@@ -41,15 +50,17 @@ from __future__ import annotations
 
 import html
 import inspect
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
-from .._foundations.arguments import unknown_choice
+from .._foundations.arguments import checked_methods, unknown_choice
+from .._foundations.tables import kinds_of, with_missing_as_na
 from ..errors import NpcError
 from ..store.analysis import analytics
+from ..store.memories.predicates import Moment
 from . import plots
 from .intervals import poisson_score_interval, wilson_interval
 from .recall import neighbour_recall
@@ -59,74 +70,108 @@ if TYPE_CHECKING:
 
     from ..store import Store
 
-__all__ = ["Metrics"]
+__all__ = ["REPEATS_NOTE", "Metrics"]
 
 SITTING_GAP_MS = 5 * 60 * 1000
+#: What repeats_per_candidate is, kept in its frame's ``attrs``.
+REPEATS_NOTE = (
+    "repeats of already decided content per new candidate: a count per candidate, not "
+    "a share, so it exceeds 1 when repeats outnumber new candidates (one rejected idea "
+    "can come back many times)"
+)
+_REPEAT_KINDS = ("rejected", "approved", "pending", "reinforced")
+_OLD_REPEAT_COLUMNS = {
+    "repeats_per_candidate": "reproposal_rate",
+    **{f"{kind}_per_candidate": f"{kind}_rate" for kind in _REPEAT_KINDS},
+}
 
 
+@checked_methods()
 class Metrics:
-    """The metrics of one project store (``Project.metrics``)."""
+    """The metrics of one project store (``Project.metrics``); ``moment_of`` turns an
+    ``as_of`` (a snapshot, its id or label, a time) into the moment of that store. A
+    wrong argument type is an ArgumentError naming what to pass."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(
+        self, store: Store, moment_of: Callable[[Any], Moment | None] = lambda _: None
+    ) -> None:
         self._store = store
+        self._moment_of = moment_of
 
-    def approval_rate(self, by: str | Sequence[str] = ()) -> pd.DataFrame:
+    def approval_rate(self, by: str | Sequence[str] = (), as_of: Any = None) -> pd.DataFrame:
         """Share of decided candidates approved (as proposed or edited), with its 95% CI.
 
-        Proposed, decided, approved, edited, rejected, open, mean_text_change, the
-        approval, rejection and edit rates, and the approval rate's n (decided) and
-        95% Wilson interval (ci_low, ci_high)."""
-        return _with_interval(self._outcomes(by), "approval_rate", "approved", "decided")
+        Proposed, decided, approved, edited, other_wording, rejected, open,
+        mean_text_change, the approval, rejection and edit rates, and the approval
+        rate's n (decided) and 95% Wilson interval (ci_low, ci_high)."""
+        frame = self._outcomes(by, as_of)
+        return _shown(_with_interval(frame, "approval_rate", "approved", "decided"))
 
-    def rejection_rate(self, by: str | Sequence[str] = ()) -> pd.DataFrame:
+    def rejection_rate(self, by: str | Sequence[str] = (), as_of: Any = None) -> pd.DataFrame:
         """Share of decided candidates rejected, with its 95% CI.
 
         Decided, rejected, rejection_rate, n (decided) and its 95% Wilson interval."""
-        frame = self._outcomes(by)
+        frame = self._outcomes(by, as_of)
         frame = frame[[*_dimensions("memories", by), "decided", "rejected", "rejection_rate"]]
-        return _with_interval(frame, "rejection_rate", "rejected", "decided")
+        return _shown(_with_interval(frame, "rejection_rate", "rejected", "decided"))
 
-    def edit_rate(self, by: str | Sequence[str] = ()) -> pd.DataFrame:
-        """Share of decided candidates approved with changed text, with its 95% CI.
+    def edit_rate(self, by: str | Sequence[str] = (), as_of: Any = None) -> pd.DataFrame:
+        """Share of decided candidates approved with the reviewer's own text, with its 95% CI.
 
-        Decided, approved, edited, edit_rate, mean_text_change (of the edited ones), n
+        Decided, approved, edited, other_wording (approved as another wording the model
+        proposed: not an edit), edit_rate, mean_text_change (of the edited ones), n
         (decided) and the edit rate's 95% Wilson interval."""
-        frame = self._outcomes(by)
-        columns = ["decided", "approved", "edited", "edit_rate", "mean_text_change"]
-        frame = frame[[*_dimensions("memories", by), *columns]]
-        return _with_interval(frame, "edit_rate", "edited", "decided")
+        frame = self._outcomes(by, as_of)
+        counts = ["decided", "approved", "edited", "other_wording"]
+        frame = frame[[*_dimensions("memories", by), *counts, "edit_rate", "mean_text_change"]]
+        return _shown(_with_interval(frame, "edit_rate", "edited", "decided"))
 
-    def _outcomes(self, by: str | Sequence[str]) -> pd.DataFrame:
-        frame = analytics.outcomes(self._store, _dimensions("memories", by))
+    def _outcomes(self, by: str | Sequence[str], as_of: Any) -> pd.DataFrame:
+        frame = analytics.outcomes(self._store, _dimensions("memories", by), self._moment_of(as_of))
         frame["approval_rate"] = _rate(frame["approved"], frame["decided"])
         frame["rejection_rate"] = _rate(frame["rejected"], frame["decided"])
         frame["edit_rate"] = _rate(frame["edited"], frame["decided"])
         return frame
 
-    def reproposal_rate(self, by: str | Sequence[str] = ()) -> pd.DataFrame:
-        """Repeats of already decided content per new candidate, with its 95% CI.
+    def repeats_per_candidate(
+        self, by: str | Sequence[str] = (), as_of: Any = None
+    ) -> pd.DataFrame:
+        """Repeats of already decided content per new candidate (may exceed 1), with its 95% CI.
 
-        New candidates, re-proposals by kind and their rates per new candidate, n (new
-        candidates) and the re-proposal rate's 95% score interval (Poisson: repeats may
-        outnumber new candidates)."""
-        dims = _dimensions("reproposals", by)
-        new = analytics.outcomes(self._store, dims)[[*dims, "proposed"]]
-        repeats = analytics.reproposals(self._store, dims)
+        A count per candidate, not a share: one rejected idea can come back many times,
+        so repeats may outnumber new candidates. New candidates, re-proposals by kind
+        (rejected, approved, pending, reinforced), repeats_per_candidate (rejected and
+        approved repeats / new candidates), each kind per candidate, n (new candidates)
+        and a 95% Poisson score interval."""
+        dims, moment = _dimensions("reproposals", by), self._moment_of(as_of)
+        new = analytics.outcomes(self._store, dims, moment)[[*dims, "proposed"]]
+        repeats = analytics.reproposals(self._store, dims, moment)
         frame = _merge(new.rename(columns={"proposed": "new_candidates"}), repeats, dims)
         decided_repeats = frame["rejected"] + frame["approved"]
-        frame["reproposal_rate"] = _rate(decided_repeats, frame["new_candidates"])
-        for kind in ("rejected", "approved", "pending", "reinforced"):
-            frame[f"{kind}_rate"] = _rate(frame[kind], frame["new_candidates"])
-        # Repeats may outnumber new candidates (a rejected idea can come back many
-        # times), so this rate is a count per candidate, not a proportion.
+        frame["repeats_per_candidate"] = _rate(decided_repeats, frame["new_candidates"])
+        for kind in _REPEAT_KINDS:
+            frame[f"{kind}_per_candidate"] = _rate(frame[kind], frame["new_candidates"])
         frame["n"] = frame["new_candidates"]
         frame["ci_low"], frame["ci_high"] = poisson_score_interval(decided_repeats, frame["n"])
+        frame = _shown(frame)
+        frame.attrs["repeats_per_candidate"] = REPEATS_NOTE
         return frame
+
+    def reproposal_rate(self, by: str | Sequence[str] = (), as_of: Any = None) -> pd.DataFrame:
+        """The old name of repeats_per_candidate, kept working, with the old column names.
+
+        The same frame, its columns named as before (reproposal_rate, rejected_rate,
+        approved_rate, pending_rate, reinforced_rate). It is a count per new candidate,
+        not a share, and may exceed 1: prefer ``repeats_per_candidate``, whose name says
+        so. No warning: notebooks and tests that run with warnings as errors keep
+        working."""
+        return self.repeats_per_candidate(by, as_of).rename(columns=_OLD_REPEAT_COLUMNS)
 
     def matching(
         self,
         by: str | Sequence[str] = ("matcher", "verdict"),
         labels: pd.DataFrame | Mapping[str, str] | None = None,
+        as_of: Any = None,
     ) -> pd.DataFrame:
         """How often the matcher's automatic outcomes were right, and what judging cost.
 
@@ -136,24 +181,24 @@ class Metrics:
         per judged candidate), failures, and with ``labels`` (text -> fact) the
         neighbour recall (recall_n, recall_found, neighbour_recall; NaN without)."""
         dims = _dimensions("matching", by)
-        frame = analytics.matching(self._store, dims)
+        frame = analytics.matching(self._store, dims, self._moment_of(as_of))
         frame["right"] = frame["checked"] - frame["put_back"]
         frame["precision"] = _rate(frame["right"], frame["checked"])
         frame = _with_interval(frame, "precision", "right", "checked")
         frame = _join(frame, analytics.judging(self._store, dims), dims)
         if labels is None:
             frame["neighbour_recall"] = np.nan
-            return frame
+            return _shown(frame)
         candidates, memories = analytics.judged_candidates(self._store)
-        return _join(frame, neighbour_recall(candidates, memories, labels, dims), dims)
+        return _shown(_join(frame, neighbour_recall(candidates, memories, labels, dims), dims))
 
-    def backlog(self, period: str = "day") -> pd.DataFrame:
+    def backlog(self, period: str = "day", as_of: Any = None) -> pd.DataFrame:
         """Candidates proposed, closed, and still waiting at the end of each period.
 
         Per hour, day, week or month, with empty periods filled in."""
         if period not in analytics.PERIODS:
             raise unknown_choice("period", str(period), analytics.PERIODS)
-        frame = analytics.backlog(self._store, period)
+        frame = analytics.backlog(self._store, period, self._moment_of(as_of))
         if frame.empty:
             return frame
         full = pd.date_range(
@@ -167,27 +212,30 @@ class Metrics:
         frame = frame.astype("int64").rename_axis("period").reset_index()
         return frame
 
-    def time_to_decision(self, by: str | Sequence[str] = ()) -> pd.DataFrame:
+    def time_to_decision(self, by: str | Sequence[str] = (), as_of: Any = None) -> pd.DataFrame:
         """Hours from proposal to decision: median, mean and 90th percentile."""
-        return analytics.time_to_decision(self._store, _dimensions("memories", by))
+        dims = _dimensions("memories", by)
+        return _shown(analytics.time_to_decision(self._store, dims, self._moment_of(as_of)))
 
-    def reviewer_throughput(self, by: str | Sequence[str] = "reviewer") -> pd.DataFrame:
+    def reviewer_throughput(
+        self, by: str | Sequence[str] = "reviewer", as_of: Any = None
+    ) -> pd.DataFrame:
         """Cards per minute of active review, and median seconds per card, per reviewer.
 
         Cards decided, active minutes, cards per minute, median seconds per card, and
         batch approvals, per group (default: per reviewer)."""
-        dims = _dimensions("decisions", by)
-        frame = analytics.reviewer_activity(self._store, dims, SITTING_GAP_MS)
+        dims, moment = _dimensions("decisions", by), self._moment_of(as_of)
+        frame = analytics.reviewer_activity(self._store, dims, SITTING_GAP_MS, moment)
         frame["active_minutes"] = frame.pop("active_ms") / 60_000
         frame["cards_per_minute"] = _rate(frame["cards"], frame["active_minutes"])
-        batches = analytics.batch_approvals(self._store, dims)
+        batches = analytics.batch_approvals(self._store, dims, moment)
         merged = _merge(frame, batches, dims)
         merged["active_minutes"] = merged["active_minutes"].fillna(0.0)
-        return merged
+        return _shown(merged)
 
-    def injections_per_memory(self) -> pd.DataFrame:
+    def injections_per_memory(self, as_of: Any = None) -> pd.DataFrame:
         """Each approved memory: how many prompts it went into, first and last time."""
-        return analytics.injections_per_memory(self._store)
+        return _shown(analytics.injections_per_memory(self._store, self._moment_of(as_of)))
 
     # -- plots (matplotlib, imported on first use; each returns its Axes) ----------------
 
@@ -206,13 +254,15 @@ class Metrics:
     ) -> Axes:
         """Any rate per period with its 95% CI, one series per value of ``by``.
 
-        ``rate`` is approval_rate, rejection_rate, edit_rate, reproposal_rate or
-        precision (of the matcher)."""
+        ``rate`` is approval_rate, rejection_rate, edit_rate, repeats_per_candidate
+        (its old name reproposal_rate too) or precision (of the matcher)."""
+        if rate == "reproposal_rate":  # the old name
+            rate = "repeats_per_candidate"
         if rate not in _RATE_PLOTS:
             raise NpcError(f"Cannot plot {rate!r}; plot any of {', '.join(_RATE_PLOTS)}.")
         method, fraction = _RATE_PLOTS[rate]
         frame = getattr(self, method)(by=[period, *([by] if by else [])])
-        name = rate.replace("_", " ").replace("reproposal", "re-proposal").capitalize()
+        name = rate.replace("_", " ").capitalize()
         return plots.rate_points(
             frame,
             rate,
@@ -220,7 +270,7 @@ class Metrics:
             by,
             title=f"{name} by {by}" if by else name,
             ylabel=f"{fraction} (95% CI)",
-            proportion=rate != "reproposal_rate",
+            proportion=rate != "repeats_per_candidate",
             ax=ax,
         )
 
@@ -238,7 +288,7 @@ class Metrics:
     def plot_reproposals(self, period: str = "week", ax: Axes | None = None) -> Axes:
         """Re-proposals per period, stacked by what they repeated."""
         return plots.count_bars(
-            self.reproposal_rate(by=period),
+            self.repeats_per_candidate(by=period),
             ["rejected", "approved", "pending"],
             period,
             title="Re-proposals by kind",
@@ -251,9 +301,7 @@ class Metrics:
 
     def __repr__(self) -> str:
         lines = [f"  {name}({args}): {summary}" for name, args, summary in _catalogue()]
-        return "nb.metrics: each returns a DataFrame (plot_* a matplotlib Axes)\n" + "\n".join(
-            lines
-        )
+        return f"nb.metrics: {_CAPTION}\n" + "\n".join(lines)
 
     def _repr_mimebundle_(self, **_: object) -> dict[str, str]:
         rows = "".join(
@@ -261,7 +309,7 @@ class Metrics:
             f"<td {_LEFT}>{html.escape(summary)}</td></tr>"
             for name, args, summary in _catalogue()
         )
-        caption = "<code>nb.metrics</code>: each returns a DataFrame (plot_* a matplotlib Axes)"
+        caption = f"<code>nb.metrics</code>: {html.escape(_CAPTION)}"
         return {
             "text/plain": repr(self),
             "text/html": f"<div><p>{caption}</p><table>{rows}</table></div>",
@@ -275,9 +323,15 @@ _RATE_PLOTS = {
     "approval_rate": ("approval_rate", "approved / decided"),
     "rejection_rate": ("rejection_rate", "rejected / decided"),
     "edit_rate": ("edit_rate", "edited / decided"),
-    "reproposal_rate": ("reproposal_rate", "repeats / new candidate"),
+    "repeats_per_candidate": ("repeats_per_candidate", "repeats / new candidate"),
     "precision": ("matching", "right / checked"),
 }
+
+
+_CAPTION = (
+    "each returns a DataFrame (plot_* a matplotlib Axes); every metric also takes "
+    "as_of= (a snapshot, its id or label, or a time)"
+)
 
 
 def _catalogue() -> list[tuple[str, str, str]]:
@@ -287,7 +341,9 @@ def _catalogue() -> list[tuple[str, str, str]]:
     for name, member in vars(Metrics).items():
         if name.startswith("_") or not callable(member):
             continue
-        parameters = list(inspect.signature(member).parameters.values())[1:]
+        parameters = [  # as_of: every metric takes it, as the caption says
+            p for p in list(inspect.signature(member).parameters.values())[1:] if p.name != "as_of"
+        ]
         args = ", ".join(p.name if p.default is p.empty else f"{p.name}={p.default!r}"
                          for p in parameters)  # fmt: skip
         doc = inspect.getdoc(member) or ""
@@ -307,6 +363,12 @@ def _dimensions(source: str, by: str | Sequence[str]) -> list[str]:
     if len(set(names)) != len(names):
         raise NpcError(f"Group by each dimension once, not {names}.")
     return names
+
+
+def _shown(frame: pd.DataFrame) -> pd.DataFrame:
+    """A metric as returned: a missing group value or undefined rate is ``<NA>``, the one
+    marker of every table npc_nb returns (``_tables``); numbers stay numbers."""
+    return with_missing_as_na(frame, kinds_of(frame))
 
 
 def _rate(numerator: pd.Series, denominator: pd.Series) -> pd.Series:

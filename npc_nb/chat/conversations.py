@@ -20,9 +20,11 @@ from .._foundations.ids import new_id
 from .._foundations.markup import plain_text
 from .._foundations.results import Reply
 from .._foundations.settings import Settings
+from .._foundations.tables import with_missing_as_na
 from ..errors import ConfigError, NpcError
 from ..memory.core import MemoryCore
 from ..models import offline
+from ..models.recording import Recorder
 from ..store import Store
 from ..store.conversations import chat_log
 from .extraction import Extraction
@@ -44,13 +46,14 @@ class Conversations:
         store: Store,
         memory: MemoryCore,
         extraction: Extraction,
+        recorder: Recorder,
     ) -> None:
         self.root = root
         self.project = project
         self.settings = settings
         self._memory = memory
         self._extraction = extraction
-        self._turns = TurnContext(project, settings, store, memory, extraction)
+        self._turns = TurnContext(project, settings, store, memory, extraction, recorder)
         self._defined: dict[str, Persona] = {}
         self._conversations: dict[str, str] = {}
         self._announced: set[str] = set()
@@ -84,7 +87,8 @@ class Conversations:
             for b in team.broken
             if b.name is not None and b.name not in self._defined
         ]
-        return pd.DataFrame(rows, columns=[*columns, "error"])
+        frame = pd.DataFrame(rows, columns=[*columns, "error"])
+        return with_missing_as_na(frame, dict.fromkeys(frame.columns, "text"))
 
     def persona(self, name: str) -> Persona:
         """The persona called ``name``: Python definitions first, then team files, else ad
@@ -162,7 +166,8 @@ class Conversations:
         return conversation_id
 
     def _notices(self, persona: Persona, team: Team) -> list[str]:
-        """Said once per ad-hoc persona: it is not defined, and which name was likely meant."""
+        """Said once per ad-hoc persona: it is not defined, and which name was likely
+        meant (a defined persona, or one with memories)."""
         if not persona.adhoc or persona.name in self._announced:
             return []
         self._announced.add(persona.name)
@@ -170,7 +175,9 @@ class Conversations:
             f"{persona.name} is not defined (no npc_team/{persona.name}.npc, no "
             f"nb.npc({persona.name!r}, ...)): using a generic research-assistant persona."
         )
+        remembered, _ = chat_log.persona_names(self._turns.store)
         known = {*team.personas, *self._defined, *(b.name for b in team.broken if b.name)}
+        known = (known | remembered) - {persona.name}
         if meant := closest_names(persona.name, known):
             notice += f" Did you mean {' or '.join(meant)}?"
         return [notice]
@@ -191,6 +198,8 @@ class Conversations:
             notes=list(team.notes),
             alerts=self._turns.store.alerts(),
             matching=self._memory.matching_status(),
+            pinned=pinned.status_line() if (pinned := self._memory.pinned()) else None,
+            model_replay=self.settings.model_replay,
         )
 
 
@@ -209,7 +218,8 @@ def _describe(context: TeamContext) -> str:
 class Status:
     """What ``%npc_status`` shows. ``broken`` holds the error of each team file that
     cannot be used; ``team_context`` describes the team's ``.ctx`` file, if any;
-    ``alerts`` what the store reports (decision notices it did not confirm)."""
+    ``alerts`` what the store reports (decision notices it did not confirm); ``pinned``
+    the status line of the snapshot the memory is pinned to, if any."""
 
     project: str
     store: str
@@ -222,6 +232,8 @@ class Status:
     notes: list[str] = field(default_factory=list)
     alerts: list[str] = field(default_factory=list)
     matching: str | None = None  # who judges re-proposals, and the model judge's work
+    pinned: str | None = None  # "memory pinned to 'v1', 2026-12-04 10:31, 412 memories"
+    model_replay: str = "off"
 
     @property
     def waiting_line(self) -> str:
@@ -242,6 +254,11 @@ class Status:
             lines.append(f"matching:  {self.matching}")
         if self.team_context:
             lines.append(f"team:      {self.team_context}")
+        if self.pinned:
+            lines.append(f"memory:    {self.pinned}")
+        if self.model_replay != "off":
+            verb = "recorded" if self.model_replay == "record" else "replayed from the store"
+            lines.append(f"replies:   {verb} (model_replay={self.model_replay!r})")
         lines += _labelled("note:", self.notes)
         lines += _labelled("BROKEN:", self.broken)
         lines += _labelled("WARNING:", self.alerts)

@@ -10,11 +10,13 @@ nowhere gets an ad-hoc persona with a generic research-assistant directive.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from html import escape
 
+from .._foundations.markup import plain_text
+from .._foundations.suggestions import closest
 from ..errors import ConfigError
 from .npcpy_yaml import TeamFile, quoted
 
@@ -76,6 +78,19 @@ class Persona:
     def adhoc(self) -> bool:
         return self.source == "ad-hoc"
 
+    def _repr_mimebundle_(self, **_: object) -> dict[str, str]:
+        """In a notebook: "persona analyst (defined in Python): its directive", not the
+        dataclass's repr; the directive is shown as text."""
+        where = {"python": "defined in Python", "ad-hoc": "ad hoc"}.get(
+            self.source, f"from {self.source}"
+        )
+        model = f", model {self.model_name}" if self.model_name else ""
+        head = f"persona {self.name} ({where}{model})"
+        return {
+            "text/plain": plain_text(f"{head}: {self.directive}"),
+            "text/html": f"<p><b>{escape(head)}</b>: {escape(self.directive)}</p>",
+        }
+
     @property
     def model_name(self) -> str | None:
         """The litellm model string, provider-prefixed when the file names a provider."""
@@ -100,7 +115,7 @@ def validate_name(name: object) -> str:
 
 def closest_names(name: str, known: Iterable[str]) -> list[str]:
     """The defined names a mistyped ``name`` most likely meant, best first (at most 3)."""
-    return difflib.get_close_matches(name, list(known), n=3, cutoff=0.75)
+    return closest(name, known, n=3, cutoff=0.75)
 
 
 def persona_from_file(
@@ -119,7 +134,7 @@ def persona_from_file(
     path = file.path
     unknown = [k for k in file.key_names() if k not in _KEYS and k not in IGNORED_NPCPY_KEYS]
     if unknown:
-        guess = difflib.get_close_matches(unknown[0], [*_KEYS, *IGNORED_NPCPY_KEYS], n=1)
+        guess = closest(unknown[0], [*_KEYS, *IGNORED_NPCPY_KEYS])
         meant = f" (did you mean {guess[0]!r}?)" if guess else ""
         raise ConfigError(
             f"{path}: unknown key {quoted(unknown[0])}{meant}. npc_nb reads "

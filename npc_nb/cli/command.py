@@ -1,8 +1,12 @@
 """The ``npc-nb`` command: its parser, and which subcommand runs.
 
-``npc-nb review`` (``review``) reviews candidates with single keys; ``npc-nb
-migrate-store`` (``migrate``) copies a store into another. Both talk to the user through
-``console``. Errors the user can fix (``NpcError``) are printed with exit status 2.
+``npc-nb review`` (``review``) reviews candidates with single keys, in a project opened
+as it is (``opening``: nothing is created); ``npc-nb migrate-store`` (``migrate``)
+copies a store into another; ``npc-nb grant`` and ``npc-nb revoke`` (``grants``) give a
+database role access to a project on a shared store, or take it back; ``npc-nb import``
+and ``npc-nb export`` (``transfer``) move memories in and out. All talk to the user
+through ``console``. Errors the user can fix (``NpcError``) are printed on one line,
+with exit status 2.
 """
 
 from __future__ import annotations
@@ -13,8 +17,12 @@ from typing import IO
 
 from ..errors import NpcError
 from .console import Console
+from .grants import add_grant_commands, grant_command
 from .migrate import add_migrate_store, migrate_store
+from .opening import open_to_review
+from .options import add_project_options
 from .review import review_session
+from .transfer import add_transfer, run_export, run_import
 
 __all__ = ["main"]
 
@@ -26,10 +34,7 @@ def main(
     parser = argparse.ArgumentParser(prog="npc-nb", description="npc_nb from a terminal.")
     commands = parser.add_subparsers(dest="command", required=True)
     review = commands.add_parser("review", help="review memory candidates with single keys")
-    review.add_argument("--project", help="project folder (default: found from here)")
-    review.add_argument(
-        "--store", help="a shared store, postgresql://user@host:port/db (default: the file)"
-    )
+    add_project_options(review)
     review.add_argument("--npc", help="only this persona's candidates")
     review.add_argument("--category", help="only this category")
     review.add_argument("--conversation", help="only candidates from this conversation id")
@@ -41,15 +46,20 @@ def main(
         "review: put any back as its own card and decide it",
     )
     add_migrate_store(commands)
+    add_transfer(commands)
+    add_grant_commands(commands)
     args = parser.parse_args(argv)
     console = Console(stdin or sys.stdin, stdout or sys.stdout)
     if args.command == "migrate-store":
         return migrate_store(args, console)
+    if args.command == "import":
+        return run_import(args, console)
+    if args.command == "export":
+        return run_export(args, console)
+    if args.command in ("grant", "revoke"):
+        return grant_command(args, console)
     try:
-        from .._project import open_project
-
-        shared = {"store": args.store} if args.store else {}
-        project = open_project(args.project, **shared)
+        project = open_to_review(args)
         session = project.review_session(
             npc=args.npc,
             category=args.category,

@@ -11,6 +11,7 @@ from typing import Any
 
 from ..errors import NpcError
 from .console import Console
+from .opening import refuse_absent_source
 
 __all__ = ["add_migrate_store", "migrate_store"]
 
@@ -22,7 +23,13 @@ def add_migrate_store(commands: Any) -> None:
     )
     move.add_argument("source", metavar="FROM", help="a project folder or a PostgreSQL URL")
     move.add_argument("target", metavar="TO", help="a project folder or a PostgreSQL URL")
-    move.add_argument("--project", help="the project's name, for an end that is a URL")
+    move.add_argument(
+        "--project-name",
+        "--project",
+        dest="project",
+        metavar="NAME",
+        help="the project's name, for an end that is a URL",
+    )
     move.add_argument(
         "--user",
         action="store_true",
@@ -37,8 +44,12 @@ def add_migrate_store(commands: Any) -> None:
 def migrate_store(args: argparse.Namespace, console: Console) -> int:
     """``npc-nb migrate-store FROM TO``: the move, then its summary (rows per table)."""
     from ..store.moving.move import migrate_store as move
+    from ..store.moving.move import store_end
 
     try:
+        for end in (args.source, args.target):  # a URL without --project, ... first
+            store_end(end, project=args.project, user=args.user)
+        refuse_absent_source(args.source, user=args.user)
         moved = move(
             args.source, args.target, project=args.project, user=args.user, force=args.force
         )

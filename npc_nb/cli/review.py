@@ -43,6 +43,11 @@ def review_session(session: ReviewSession, console: Console) -> None:
     summary and wait: u undoes the last decision (its card comes back), q quits."""
     if session.remaining:
         console.say(f"{session.remaining} candidate(s) waiting. {HELP}")
+    if account := session.unnamed_reviewer:
+        console.say(
+            f"Decisions are recorded as {account}, a shared account that names nobody: "
+            "pass --by NAME, or set NPC_NB_REVIEWER=NAME."
+        )
     try:
         while True:
             while (card := session.card()) is not None:
@@ -89,12 +94,14 @@ def _put_back(console: Console, session: ReviewSession) -> bool:
     listed = session.automatic()
     if not listed:
         return False
+    from ..review import automatic_target  # the review is loaded by now
+
     console.say("\nDecided automatically since the last review:")
     for number, entry in enumerate(listed, start=1):
-        done = f" [put back as card {entry['requeued_as']}]" if entry.get("requeued_as") else ""
+        done = " [put back as its own card]" if entry.get("requeued_as") else ""
         line = (
-            f"  {number}: {entry['proposed_text']} ({entry['outcome']}: "
-            f"{entry['memory_text']!r}, {entry['matcher']}){done}"
+            f"  {number}: {entry['proposed_text']} ({automatic_target(entry)}; "
+            f"{entry['matcher']}){done}"
         )
         console.say(str(_for_terminal(line)))
     choice = console.line("  number to put back as its own card (empty ends): ").strip()
@@ -165,10 +172,13 @@ def _split(console: Console, session: ReviewSession, shown: str) -> None:
     number = console.answer(prompt, lambda typed: _wording(typed, card), cancel=("", "-"))
     if number is None:
         return
+    from ..review import card_name  # the review is loaded by now
+
     with session.lock:
         if _still_shown(console, session, shown):
-            new_card = session.split(number)
-            console.say(f"  split off as its own card {new_card}, later in this review")
+            session.split(number)
+            split = card_name(card.wordings[number - 1])
+            console.say(f"  split off as its own card {split}, later in this review")
 
 
 def _wording(typed: str, card: Card) -> int:

@@ -22,11 +22,13 @@ from typing import TYPE_CHECKING, Any
 import networkx as nx
 import pandas as pd
 
+from .._foundations.tables import kinds_of, with_missing_as_na
 from .._foundations.text import content_hash
 from .._foundations.utc import utc_now
 from ..errors import ModelCallError, NpcError
 from ..models import gateway
 from ..store.graph import graph_nodes, graph_sql
+from ..store.memories.predicates import Moment
 from . import concepts
 
 if TYPE_CHECKING:
@@ -93,7 +95,7 @@ def _refusals(problems: list[str]) -> str | None:
 
 
 def approved_versions(
-    store: Store, npc: str | None, category: str | None, as_of: datetime | None
+    store: Store, npc: str | None, category: str | None, as_of: datetime | Moment | None
 ) -> pd.DataFrame:
     rows = graph_sql.approved_rows(store, npc, category, as_of)
     if as_of is not None and not rows.empty:  # that moment's text, so that moment's hash
@@ -107,7 +109,7 @@ def drawn_graph(
     *,
     npc: str | None = None,
     category: str | None = None,
-    as_of: datetime | None = None,
+    as_of: datetime | Moment | None = None,
     focus: str | None = None,
     depth: int = 2,
     limit: int | None = None,
@@ -176,7 +178,8 @@ def _short(text: str, limit: int = 48) -> str:
 
 def graph_frames(graph: nx.MultiDiGraph) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(nodes, edges) DataFrames: one row per node with its attributes, one per edge
-    with source, target, relation and the supporting memory ids."""
+    with source, target, relation and the supporting memory ids; an attribute a node
+    does not have (a persona's text) is ``<NA>``."""
     nodes = pd.DataFrame([{"node": n, **data} for n, data in graph.nodes(data=True)])
     edges = pd.DataFrame(
         [
@@ -191,7 +194,8 @@ def graph_frames(graph: nx.MultiDiGraph) -> tuple[pd.DataFrame, pd.DataFrame]:
         ],
         columns=["source", "target", "relation", "memory_ids", "support"],
     )
-    return nodes, edges
+    node_kinds = kinds_of(nodes, model="text", support="int", reviewer="text", text="text")
+    return with_missing_as_na(nodes, node_kinds), with_missing_as_na(edges, kinds_of(edges))
 
 
 def to_graphml(graph: nx.MultiDiGraph, path: Any) -> None:

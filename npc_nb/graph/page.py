@@ -97,7 +97,7 @@ def styled_network(graph: nx.MultiDiGraph, height: int = 640, note: str = "") ->
     for node, data in graph.nodes(data=True):
         net.add_node(
             node,
-            label=str(data["label"]),
+            label=style.node_label(data),
             title=style.node_title(data),
             mass=4 if data["kind"] == "category" else 1,
             font={"face": _FONT, "size": 11 if data["kind"] == "memory" else 13},

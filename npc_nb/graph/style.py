@@ -13,10 +13,12 @@ from typing import TypedDict
 
 __all__ = [
     "CATEGORY_COLOURS",
+    "MEMORY_LABEL_CHARS",
     "NodeLook",
     "edge_label",
     "edge_title",
     "edge_width",
+    "node_label",
     "node_style",
     "node_title",
 ]
@@ -33,6 +35,9 @@ OTHER_COLOUR = "#bab0ac"
 _KIND_COLOURS = {"persona": "#3b3b58", "concept": "#9c9ede"}  # others: their category's
 _KIND_SHAPES = {"persona": ("star", 22.0), "category": ("box", 14.0), "memory": ("dot", 9.0)}
 _UNLABELLED_RELATIONS = ("mentions", "in category", "remembers")
+#: A memory's label: its first words, at most this many characters (the tooltip holds
+#: the whole text). A longer label covered the concepts around it in a small graph.
+MEMORY_LABEL_CHARS = 28
 
 
 class NodeLook(TypedDict):
@@ -54,6 +59,23 @@ def node_style(data: dict) -> NodeLook:
     return {"color": colour, "shape": shape, "size": size}
 
 
+def node_label(data: dict) -> str:
+    """The text written by a node: a persona's, category's or concept's name (at most
+    40 characters), a memory's first words."""
+    label = str(data["label"])
+    return _first_words(label) if data["kind"] == "memory" else label[:40]
+
+
+def _first_words(text: str, limit: int = MEMORY_LABEL_CHARS) -> str:
+    """The words of ``text`` that fit in ``limit`` characters, "…" when cut."""
+    text = text.removesuffix("…")
+    if len(text) <= limit:
+        return text
+    head = text[: limit - 1]
+    cut = head.rsplit(" ", 1)[0] if " " in head else head
+    return cut.rstrip(" ,;:.") + "…"
+
+
 def node_title(data: dict) -> str:
     """A node's tooltip: a memory's text and provenance, a concept's support."""
     if data["kind"] == "memory":
@@ -62,8 +84,13 @@ def node_title(data: dict) -> str:
             f"proposed by {data['model'] or 'hand'} · approved by {data['reviewer']}"
         )
     if data["kind"] == "concept":
-        return f"{data['label']}: in {data['support']} approved memories"
+        return f"{data['label']}: in {_memories(data['support'], 'approved ')}"
     return str(data["label"])
+
+
+def _memories(count: int, kind: str = "") -> str:
+    """How many memories, in words: 1 approved memory, 3 approved memories."""
+    return f"{count} {kind}{'memory' if count == 1 else 'memories'}"
 
 
 def edge_label(data: dict) -> str:
@@ -73,7 +100,7 @@ def edge_label(data: dict) -> str:
 
 
 def edge_title(data: dict) -> str:
-    return f"{data['relation']} ({len(data['memory_ids'])} memories)"
+    return f"{data['relation']} ({_memories(len(data['memory_ids']))})"
 
 
 def edge_width(data: dict) -> float:

@@ -102,7 +102,7 @@ def _node(key: str, data: dict) -> dict[str, Any]:
     return {
         "id": key,
         "kind": data["kind"],
-        "label": str(data["label"]),
+        "label": style.node_label(data),
         "title": style.node_title(data),
         **style.node_style(data),
     }

@@ -10,11 +10,10 @@ the review session and the chat service receive it (or its methods) explicitly.
 
 from __future__ import annotations
 
-import functools
-import getpass
 import inspect
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TypedDict, Unpack
@@ -22,15 +21,18 @@ from typing import Any, TypedDict, Unpack
 import pandas as pd
 from rapidfuzz import fuzz
 
-from .._foundations.results import ApproveAllPreview, CandidateOutcome, DecisionResult
+from .._foundations.results import ApproveAllPreview, CandidateOutcome, DecisionResult, Snapshot
 from .._foundations.settings import Settings
+from .._foundations.settings.reviewer import default_reviewer
 from .._foundations.tables import Kind
 from .._foundations.terms import content_terms
 from .._foundations.utc import utc_now
 from ..errors import CandidateError, ConfigError, DecisionError
 from ..store import Store, Stores
 from ..store.analysis.analytics import judging_totals
+from ..store.conversations import chat_log
 from ..store.memories import events, memory_rows, reproposal_rows
+from ..store.memories.predicates import Moment
 from ..vocabulary import APPROVED_STATUSES, DECISIONS
 from . import candidates, decisions, transitions, variants
 from .block import MemoryBlock, block_room, query_terms, render_block
@@ -46,6 +48,8 @@ from .queue import (
     queue_rows,
     review_queue,
 )
+from .ranking import ApprovedSet
+from .snapshots import Snapshots, State
 
 __all__ = ["AUTOMATIC_KINDS", "MemoryCore", "ReviewContext"]
 
@@ -61,6 +65,7 @@ AUTOMATIC_KINDS: dict[str, Kind] = {
     "memory_id": "text",
     "memory_text": "text",
     "memory_status": "text",
+    "memory_initial_text": "text",
     "npc": "text",
     "conversation_id": "text",
     "listed_at": "time",
@@ -98,6 +103,7 @@ class MemoryCore:
         self._indexes: dict[Path, NeighbourIndex] = {}
         self._indexes_lock = threading.Lock()  # the extraction worker and a panel's loader
         self._matching: tuple[Any, Matching] | None = None
+        self.snapshots = Snapshots(stores, self.actor)
 
     @property
     def store_path(self) -> Path | str:
@@ -105,12 +111,25 @@ class MemoryCore:
 
     def actor(self, by: str | None) -> str:
         """Who a decision is recorded for: ``by``, else the reviewer setting, else the
-        database role on a shared store, else the OS user."""
+        database role on a shared store, else the default reviewer (``settings.reviewer``:
+        the OS user, or git's user.name on a shared account such as root)."""
         if by is None:
-            return self.settings.reviewer or self.stores.project.default_actor() or _os_user()
+            return (
+                self.settings.reviewer
+                or self.stores.project.default_actor()
+                or default_reviewer().name
+            )
         if not isinstance(by, str) or not by.strip():
             raise DecisionError("by= must be a non-empty reviewer name.")
         return by.strip()
+
+    def unnamed_reviewer(self, by: str | None) -> str | None:
+        """The shared account (root, jovyan) decisions would be recorded under because
+        nobody said who reviews, else None: a front end then says how to set a name."""
+        if by is not None or self.settings.reviewer or self.stores.project.default_actor():
+            return None
+        default = default_reviewer()
+        return default.name if default.shared_account else None
 
     # -- candidates ---------------------------------------------------------------------
 
@@ -189,6 +208,11 @@ class MemoryCore:
             return None
         return memory_rows.message_content(self.stores.project, message_id)
 
+    def conversation_starts(self, conversation_ids: list[str]) -> dict[str, dict]:
+        """{id: ``npc`` and ``started_at``} of these conversations, for a card to name
+        them by (those not in the project store left out)."""
+        return chat_log.conversation_starts(self.stores.project, conversation_ids)
+
     def _source_text(self, message_id: str | None) -> str | None:
         if message_id is None:
             return None
@@ -238,22 +262,50 @@ class MemoryCore:
     # -- the memory block -----------------------------------------------------------------
 
     def context_block(
-        self, npc: str, *, team: str | None = None, query: str | None = None, max_chars: Any = None
+        self,
+        npc: str,
+        *,
+        team: str | None = None,
+        query: str | None = None,
+        max_chars: Any = None,
+        as_of: State = None,
     ) -> MemoryBlock:
-        """The memory block for ``npc`` with the ids of the memories in it."""
+        """The memory block for ``npc`` with the ids of the memories in it, now or at
+        ``as_of`` (a snapshot or a time; by default the pinned snapshot, if any)."""
         cap = max_chars if max_chars is not None else self.settings.context_max_chars
         if isinstance(cap, bool) or not isinstance(cap, int) or block_room(cap) < 1:
             raise ConfigError(
                 f"max_chars must be a whole number of at least {block_room(0) * -1 + 1} "
                 f"(room for the block's own tags), not {cap!r}."
             )
-        approved = self.cache.approved(list(self.stores.existing()), npc, team)
+        state = as_of if as_of is not None else self.pinned()
+        approved = self._approved(npc, team, state)
         selected = approved.select(query_terms(query), block_room(cap))
-        return render_block(selected, len(approved), cap)
+        block = render_block(selected, len(approved), cap)
+        if isinstance(state, Snapshot):
+            return replace(block, snapshot=state.id, as_of=state.taken_at)
+        return replace(block, as_of=state or utc_now())
 
     def approved_versions(self, npc: str, team: str | None) -> dict[str, str]:
-        """{id: text hash} of the approved memories ``npc`` may see now."""
-        return self.cache.approved(list(self.stores.existing()), npc, team).versions
+        """{id: text hash} of the approved memories ``npc`` may see now (at the pinned
+        snapshot, if any)."""
+        return self._approved(npc, team, self.pinned()).versions
+
+    def _approved(self, npc: str, team: str | None, state: State) -> ApprovedSet:
+        if state is None:
+            return self.cache.approved(list(self.stores.existing()), npc, team)
+        return self.snapshots.approved(state, npc, team)
+
+    def pinned(self) -> Snapshot | None:
+        """The snapshot every read of the memory block is pinned to (the ``pin``
+        setting), or None."""
+        pin = self.settings.pin
+        return None if pin is None else self.snapshots.find(pin)
+
+    def pinned_moment(self) -> Moment | None:
+        """The pinned snapshot as a moment of the project's store (None: not pinned)."""
+        pinned = self.pinned()
+        return None if pinned is None else Moment(pinned.taken_at, pinned.event_seq)
 
     # -- decisions ------------------------------------------------------------------------
 
@@ -287,7 +339,15 @@ class MemoryCore:
         def wording(store: Store, memory: dict) -> str:
             return variants.variant_text(store, memory, variant)
 
-        return self._decide("edit", memory_id, by, context, text_of=wording, reconsider=reconsider)
+        return self._decide(
+            "approve",
+            memory_id,
+            by,
+            context,
+            text_of=wording,
+            reconsider=reconsider,
+            wording=str(variant),
+        )
 
     def reject(
         self,
@@ -349,7 +409,7 @@ class MemoryCore:
         **args: Any,
     ) -> DecisionResult:
         """Plan and apply one decision on the memory's row as read now; ``text_of`` gives
-        an edit's text from that row (a merged wording of the card)."""
+        the approved text from that row (a merged wording of the card)."""
         unknown = set(context) - set(ReviewContext.__annotations__)
         if unknown:
             raise DecisionError(
@@ -491,14 +551,6 @@ def _check_time_spent(spent: object) -> None:
         isinstance(spent, bool) or not isinstance(spent, int | float) or spent < 0
     ):
         raise DecisionError(f"time_spent must be seconds (a number >= 0), not {spent!r}.")
-
-
-@functools.cache
-def _os_user() -> str:
-    try:
-        return getpass.getuser()
-    except (OSError, KeyError):
-        return "unknown"
 
 
 def _wanted(filters: dict[str, Any]) -> dict[str, Any]:

@@ -150,6 +150,7 @@ def _event(
         "time_spent_ms": round(time_spent * 1000) if time_spent is not None else None,
         "review_session": audit.get("session"),
         "state_before": dump_state(memory),
+        "wording": change.wording,
     }
 
 

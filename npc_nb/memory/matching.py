@@ -43,7 +43,12 @@ from typing import Any, Literal, cast
 from rapidfuzz import fuzz
 
 from .._foundations.settings import OFFLINE_MODEL
-from .._foundations.terms import content_sequence, content_terms, words
+from .._foundations.terms import (
+    as_written,
+    content_sequence,
+    content_terms,
+    words,
+)
 from .._foundations.text import normalise
 from .._foundations.values import read_values, value_changes
 from ..errors import ConfigError
@@ -240,7 +245,8 @@ def _lexical_judgement(candidate: str, memory: str) -> tuple[Judgement, bool]:
         swapped = len(theirs - ours) <= 1
         rewording = len(unexplained) <= 1 and not swapped
     if theirs < ours and len(ours & theirs) >= 2:
-        return Judgement("update", score, f"adds: {', '.join(sorted(unexplained))}"), rewording
+        added = ", ".join(as_written(candidate, sorted(unexplained)))
+        return Judgement("update", score, f"adds: {added}"), rewording
     return Judgement("different", score), rewording
 
 

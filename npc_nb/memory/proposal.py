@@ -42,7 +42,7 @@ from rapidfuzz import fuzz
 
 from .._foundations.ids import new_id
 from .._foundations.results import CandidateOutcome
-from .._foundations.terms import content_terms
+from .._foundations.terms import as_written, content_terms
 from .._foundations.text import content_hash, normalise
 from .._foundations.utc import utc_now
 from ..store import Connection, Store
@@ -353,7 +353,7 @@ def _queue(
                 return _record(target, con, candidate, match, "exact", 100.0)
             if recheck and _changed(con, target, judged):
                 return None
-        memory_id, now = new_id(), utc_now()
+        memory_id, now = new_id(), candidate.recorded_at or utc_now()
         best = judged[0].judgement if judged else None
         verdict = nearest.judgement.verdict if nearest else (best.verdict if best else None)
         row = memory_row(memory_id, candidate, now) | {
@@ -390,12 +390,13 @@ def _differs_note(judged: _Judged, candidate: Candidate) -> str:
 
 
 def _word_changes(candidate: str, memory: str) -> str:
+    """The words one says and the other does not, as written there (not their stems)."""
     ours, theirs = content_terms(candidate), content_terms(memory)
     parts = []
     if added := ours - theirs:
-        parts.append(f"adds {', '.join(sorted(added))}")
+        parts.append(f"adds {', '.join(as_written(candidate, sorted(added)))}")
     if dropped := theirs - ours:
-        parts.append(f"leaves out {', '.join(sorted(dropped))}")
+        parts.append(f"leaves out {', '.join(as_written(memory, sorted(dropped)))}")
     return "; ".join(parts) or "worded as a change"
 
 

@@ -91,6 +91,7 @@ class Change:
     reason: str | None = None
     new_row: dict | None = None  # set when the decision creates a memory (supersede)
     undoes: int | None = None
+    wording: str | None = None  # an approval of a card's other wording: its re-proposal id
 
     @property
     def to_status(self) -> str:
@@ -122,10 +123,17 @@ def _plan_approve(
     now: datetime,
     reconsider: bool = False,
     action: str = "approve",
+    text: str | None = None,
+    wording: str | None = None,
     **_: Any,
 ) -> Change:
+    """Approve as the card reads, or (``wording``, ``text``) with another wording the
+    model proposed for it: an approval of that wording, not an edit by the reviewer."""
     _require_open(memory, "approve", reconsider)
-    return Change(memory, action, _decided(actor, now, APPROVED))
+    changes = _decided(actor, now, APPROVED)
+    if text is not None and text != memory["final_text"]:
+        changes |= _text_fields(text, memory["initial_text"])
+    return Change(memory, action, changes, wording=wording)
 
 
 def _plan_reject(

@@ -3,9 +3,10 @@ back in front of a reviewer.
 
 A candidate the matcher judged the same as a pending one is *merged*: its wording is
 kept as a variant of that card (a ``reproposals`` row) and the card asks once. The
-reviewer may approve a variant's wording instead of the card's (an edit: the card's
-wording stays as the initial text), or split a variant that is a different fact into a
-card of its own. The same call, ``requeue``, puts back a suppressed or reinforced
+reviewer may approve a variant's wording instead of the card's (an approval of the
+model's other wording, not an edit: the card's wording stays as the initial text, the
+event names the variant in ``wording``), or split a variant that is a different fact
+into a card of its own. The same call, ``requeue``, puts back a suppressed or reinforced
 repeat as its own card. Either way a label records that the matcher was wrong there:
 the lab's own measure of its matcher (``metrics.matching``).
 """

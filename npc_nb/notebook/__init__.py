@@ -1,1 +1,3 @@
-"""The notebook front end: the IPython magics and opt-in ``{name}`` interpolation."""
+"""The notebook front end: the IPython magics, opt-in ``{name}`` interpolation, how an
+NpcError raised in a cell is shown, and ``provenance`` (what each ``%%npc`` cell of a
+saved notebook was built on)."""

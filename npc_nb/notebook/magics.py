@@ -1,4 +1,5 @@
-"""IPython front end: ``%load_ext npc_nb``, then ``%%npc``, ``%npc_status``, ``%npc_config``.
+"""IPython front end: ``%load_ext npc_nb``, then ``%%npc``, ``%npc_status``, ``%npc_config``,
+``%npc_pin``, ``%npc_diff``.
 
 Each magic parses its arguments, calls one Project method and displays the result.
 Domain errors become ``UsageError`` (IPython shows them without a traceback). The reply
@@ -25,8 +26,10 @@ from IPython.core.magic import (
     no_var_expand,
 )
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from IPython.utils.process import arg_split
 
 from .._foundations.results import Reply, reply_html, reply_plain
+from .._foundations.suggestions import did_you_mean
 from .._foundations.text import clean_text
 from ..errors import ModelCallError, NpcError
 from .interpolation import interpolate
@@ -34,7 +37,7 @@ from .interpolation import interpolate
 if TYPE_CHECKING:
     from .._project import Project
 
-__all__ = ["NpcMagics"]
+__all__ = ["NpcMagics", "reply_with_provenance"]
 
 _UPDATE_EVERY = 0.05
 #: Shown in a ``%%npc`` cell while the model client is still loading (first turn only).
@@ -58,6 +61,38 @@ def _as_usage_errors(model_option: str | None = None) -> Iterator[None]:
         raise UsageError(str(exc.instead(instead))) from exc
     except (NpcError, duckdb.Error) as exc:
         raise UsageError(str(exc)) from exc
+
+
+def parse_options(magic: Any, line: str) -> Any:
+    """``parse_argstring``, except that an option the magic does not know is a
+    UsageError naming the closest one it does (``--modle``: did you mean ``--model``?)."""
+    try:
+        return parse_argstring(magic, line)
+    except UsageError:
+        unknown, known = _unknown_option(magic.parser, line)
+        if unknown is None:
+            raise
+        raise UsageError(
+            f"Unknown option {unknown}.{did_you_mean(unknown, known, show=str)} "
+            f"Options: {', '.join(known)}."
+        ) from None
+
+
+def _unknown_option(parser: Any, line: str) -> tuple[str | None, list[str]]:
+    """The first option-like word of ``line`` that is none of the parser's options (nor,
+    as argparse allows, an abbreviation of a long one), and the long options."""
+    options = list(parser._option_string_actions)
+    known = sorted(o for o in options if o.startswith("--"))
+    for word in arg_split(line, strict=False):
+        name = word.split("=", 1)[0]
+        if not name.startswith("-") or name == "-" or re.fullmatch(r"-[\d.]+", name):
+            continue
+        if name.startswith("--"):
+            if not any(option.startswith(name) for option in known):
+                return name, known
+        elif name[:2] not in options:
+            return name, known
+    return None, known
 
 
 _LITERALS = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|--[^\n]*|/\*.*?\*/", re.S)
@@ -88,6 +123,12 @@ def _live_bundle(shown: str, notices: list[str]) -> dict[str, str]:
         "text/plain": reply_plain(shown, notices=notices),
         "text/html": reply_html(shown, notices=notices),
     }
+
+
+def reply_with_provenance(reply: Reply) -> tuple[dict[str, str], dict[str, Any]]:
+    """A reply as a cell shows it, with what it was built on in the output's metadata
+    (``{"npc_nb": Reply.provenance()}``), so a saved notebook says what each cell saw."""
+    return reply._repr_mimebundle_(), {"npc_nb": reply.provenance()}
 
 
 @magics_class
@@ -128,7 +169,7 @@ class NpcMagics(Magics):
     @cell_magic
     def npc(self, line: str, cell: str) -> Reply:
         """Talk to a persona: the cell is the message; the reply streams in below."""
-        args = parse_argstring(self.npc, line)
+        args = parse_options(self.npc, line)
         with _as_usage_errors(model_option="--model"), self._loading_line() as live:
             message = interpolate(cell, self._shell.user_ns) if args.vars else cell
             result = self.project.chat(
@@ -140,7 +181,8 @@ class NpcMagics(Magics):
                 where=self._where(),
             )
             reply = result if isinstance(result, Reply) else self._show_stream(result, live)
-            reply.footnotes.append(self.project.status().waiting_line)
+            if reply.snapshot is None:  # a pinned reply shows what it stood on, nothing live
+                reply.footnotes.append(self.project.status().waiting_line)
             reply.retry_hint = "%npc_retry"
         return reply
 
@@ -205,7 +247,7 @@ class NpcMagics(Magics):
         """
         if cell is None and re.match(r"\s*(-o\b|--output\b|--write\b)", line):
             raise UsageError("Options go on a cell: %%npc_sql -o NAME --write, then the SQL.")
-        args = parse_argstring(self.npc_sql, line) if cell is not None else None
+        args = parse_options(self.npc_sql, line) if cell is not None else None
         sql = cell if cell is not None else line
         with _as_usage_errors():
             frame = self.project.sql(
@@ -232,7 +274,7 @@ class NpcMagics(Magics):
         """Draw the knowledge graph of approved memories inline (offline): by default the
         light renderer (the graph as data, ~20-60 KB a drawing); with --pyvis the same
         drawing as a pyvis network (a whole offline page, ~0.7 MB a drawing)."""
-        args = parse_argstring(self.npc_graph, line)
+        args = parse_options(self.npc_graph, line)
         draw = self.project.pyvis_network if args.pyvis else self.project.show_graph
         with _as_usage_errors():
             return draw(
@@ -262,7 +304,7 @@ class NpcMagics(Magics):
     @line_magic
     def npc_review(self, line: str) -> Any:
         """Open the review panel: one candidate at a time, single keys a r e s d u ?"""
-        args = parse_argstring(self.npc_review, line)
+        args = parse_options(self.npc_review, line)
         filters = dict(npc=args.npc, category=args.category, conversation=args.conversation)
         with _as_usage_errors():
             if args.list:
@@ -285,10 +327,37 @@ class NpcMagics(Magics):
     def npc_retry(self, line: str) -> Any:
         """Queue failed extraction jobs again with the current settings (after fixing
         what made them fail, e.g. %npc_config extraction_model=...)."""
-        args = parse_argstring(self.npc_retry, line)
+        args = parse_options(self.npc_retry, line)
         with _as_usage_errors():
             self.project.extraction.retry(args.job)
             return self.project.extraction.status()
+
+    @magic_arguments()
+    @argument(
+        "snapshot",
+        nargs="?",
+        help="a snapshot's label or id; now: take a snapshot and pin to it; off: unpin",
+    )
+    @line_magic
+    def npc_pin(self, line: str) -> None:
+        """Pin this kernel's memory to a snapshot: every %%npc turn (and nb.chat) injects
+        the memory as it stood then. %npc_pin LABEL|ID|now|off; alone, shows the pin."""
+        args = parse_argstring(self.npc_pin, line)
+        with _as_usage_errors():
+            if args.snapshot is not None:
+                self.project.configure(pin=args.snapshot)
+            pinned = self.project.status().pinned
+        print(pinned or "memory not pinned: every turn reads the memory as it is")
+
+    @magic_arguments()
+    @argument("a", help="the earlier state: a snapshot's label or id, or an ISO 8601 time")
+    @argument("b", nargs="?", help="the later state (default: now)")
+    @line_magic
+    def npc_diff(self, line: str) -> Any:
+        """What changed in the approved memory between two states: %npc_diff a [b]"""
+        args = parse_argstring(self.npc_diff, line)
+        with _as_usage_errors():
+            return self.project.diff(args.a, args.b)
 
     @no_var_expand
     @line_magic

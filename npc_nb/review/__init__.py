@@ -3,17 +3,28 @@
 The one surface the front ends import (the panel, ``npc-nb review``, the facade):
 ``ReviewSession`` (``session``: the state of one review, its decisions and undo),
 ``Card`` and ``Nearest`` (``card``: a card as shown), ``Summary``, ``Decided`` and
-``TALLY_KINDS`` (``summary``: the tally and the end screen). Beside them: ``dates`` (the
-one reader of a typed defer date), ``queue_table`` (``%npc_review --list``) and
-``panel/`` (the ipywidgets view, the only importer of ipywidgets and anywidget, loaded
-on first use).
+``TALLY_KINDS`` (``summary``: the tally and the end screen), ``card_name`` and
+``automatic_target`` (``names``: how a review names things, by text and time, never by
+id). Beside them: ``dates`` (the one reader of a typed defer date), ``queue_table``
+(``%npc_review --list``) and ``panel/`` (the ipywidgets view, the only importer of
+ipywidgets and anywidget, loaded on first use).
 
 A service beside chat, graph and analytics: it may import the memory core, the store's
 seam and its notices, and the foundations; never the facade or a front end.
 """
 
 from .card import Card, Nearest
+from .names import automatic_target, card_name
 from .session import ReviewSession
 from .summary import TALLY_KINDS, Decided, Summary
 
-__all__ = ["TALLY_KINDS", "Card", "Decided", "Nearest", "ReviewSession", "Summary"]
+__all__ = [
+    "TALLY_KINDS",
+    "Card",
+    "Decided",
+    "Nearest",
+    "ReviewSession",
+    "Summary",
+    "automatic_target",
+    "card_name",
+]

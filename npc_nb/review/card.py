@@ -8,13 +8,22 @@ of a review (``card_from_row``); its ``__str__`` is the terminal's layout. The s
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from .._foundations.text import find_evidence
 from ..memory.variants import Variant
+from .names import conversation_name, shortened
 
-__all__ = ["Card", "Nearest", "card_from_row", "evidence_span", "text_or_none"]
+__all__ = [
+    "Card",
+    "Nearest",
+    "card_from_row",
+    "conversation_ids",
+    "evidence_span",
+    "text_or_none",
+]
 
 
 @dataclass(frozen=True)
@@ -47,12 +56,24 @@ class Card:
     total: int
     nearest: tuple[Nearest, ...]
     updates: str | None = None  # the approved memory this candidate would replace
-    differs: str | None = None  # what it asserts differently from its nearest memory
+    #: What it asserts differently from its nearest memory: that memory's status now,
+    #: its text, the words as written (``names.differs_line``).
+    differs: str | None = None
     updates_text: str | None = None  # that memory's text, to show beside the candidate
     variants: tuple[Variant, ...] = ()  # other wordings merged into this card
     #: The nearest memories are still being looked for (the neighbour index is loading
     #: behind a panel that opened without waiting for it): ``nearest`` is empty for now.
     nearest_pending: bool = False
+    #: (conversation id, how a reviewer knows it: persona and start) of the card's
+    #: conversation and its wordings' (``names.conversation_name``).
+    conversation_names: tuple[tuple[str, str], ...] = ()
+
+    def conversation_name(self, conversation_id: str | None) -> str:
+        """A conversation of this card as a reviewer knows it ("none" for none)."""
+        if conversation_id is None:
+            return "none"
+        named = dict(self.conversation_names)
+        return named.get(conversation_id) or conversation_name(None)
 
     @property
     def wordings(self) -> tuple[str, ...]:
@@ -77,10 +98,11 @@ class Card:
         if len(self.wordings) > 1:
             lines.append(f"  {len(self.wordings)} wordings of this fact (1 is shown above):")
             lines += [
-                f"    {n}: {v.text}  ({_when(v)})" for n, v in enumerate(self.variants, start=2)
+                f"    {n}: {v.text}  ({self.proposed(v)})"
+                for n, v in enumerate(self.variants, start=2)
             ]
         if self.updates:
-            lines.append(f"  proposed update: approving it replaces memory {self.updates}")
+            lines.append(f"  proposed update: approving it replaces {self.replaces}")
             if self.updates_text:
                 lines.append(f"    now: {self.updates_text}")
                 lines.append(f"    new: {self.text}")
@@ -93,6 +115,19 @@ class Card:
             lines.append("  ~ still looking for similar approved memories")
         return "\n".join(lines)
 
+    @property
+    def replaces(self) -> str:
+        """The memory a proposed update replaces, by its text."""
+        if self.updates_text is None:
+            return "an approved memory (no longer in the store)"
+        return f"the approved memory \u201c{shortened(self.updates_text)}\u201d"
+
+    def proposed(self, variant: Variant) -> str:
+        """When and in which conversation a wording was proposed."""
+        where = variant.conversation_id
+        named = f", {self.conversation_name(where)}" if where else ""
+        return f"proposed {variant.recorded_at:%Y-%m-%d %H:%M}{named}"
+
 
 def card_from_row(
     row: dict[str, Any],
@@ -103,10 +138,13 @@ def card_from_row(
     nearest: tuple[Nearest, ...],
     nearest_pending: bool,
     updates_text: str | None,
+    differs: str | None = None,
+    conversations: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Card:
     """The card of a queue row (``MemoryCore.queue_rows``), with what the session read
     beside it: the source message, the nearest approved memories, the updated memory's
-    text, and where the card stands in the review."""
+    text, the line of what differs, the conversations (``conversation_ids``: their
+    ``npc`` and ``started_at``), and where the card stands in the review."""
     confidence = row["confidence"]
     return Card(
         memory_id=row["id"],
@@ -127,20 +165,26 @@ def card_from_row(
         nearest=nearest,
         nearest_pending=nearest_pending,
         updates=text_or_none(row.get("updates")),
-        differs=text_or_none(row.get("differs")),
+        differs=differs,
         updates_text=updates_text,
         variants=row["wordings"],  # read with the row
+        conversation_names=tuple(
+            (found, conversation_name((conversations or {}).get(found)))
+            for found in conversation_ids(row)
+        ),
     )
+
+
+def conversation_ids(row: dict[str, Any]) -> list[str]:
+    """The conversations a queue row's card names: its own and its wordings'."""
+    found = [text_or_none(row["conversation_id"])]
+    found += [variant.conversation_id for variant in row["wordings"]]
+    return list(dict.fromkeys(c for c in found if c))
 
 
 def evidence_span(evidence: str | None, source: str | None) -> tuple[int, int] | None:
     """Where ``evidence`` sits in ``source`` (the one evidence matcher, ``find_evidence``)."""
     return find_evidence(evidence, source)
-
-
-def _when(variant: Variant) -> str:
-    where = f", conversation {variant.conversation_id}" if variant.conversation_id else ""
-    return f"{variant.recorded_at:%Y-%m-%d %H:%M}{where}"
 
 
 def text_or_none(value: Any) -> str | None:

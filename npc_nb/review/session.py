@@ -33,9 +33,10 @@ from ..memory.core import MemoryCore
 from ..memory.queue import queue_filters
 from ..store.notices import DecisionNotice
 from ..vocabulary import OPEN_STATUSES
-from .card import Card, Nearest, card_from_row, evidence_span, text_or_none
+from .card import Card, Nearest, card_from_row, conversation_ids, evidence_span, text_or_none
 from .dates import defer_time as typed_defer_time
-from .summary import TALLY_KINDS, Decided, Summary, count_kinds
+from .names import card_name, differs_line, done_as
+from .summary import KIND_OF, TALLY_KINDS, Decided, Summary, count_kinds, count_other_wordings
 
 __all__ = [
     "TALLY_KINDS",
@@ -47,26 +48,11 @@ __all__ = [
     "evidence_span",
 ]
 
-_KIND_OF = {
-    "approve": "approved",
-    "edit": "edited",
-    "reject": "rejected",
-    "skip": "skipped",
-    "defer": "deferred",
-}
 NEAREST_LIMIT = 3
 #: Cards read ahead at a time: a queue holds every open id in order, but reads a card's
 #: row only when it comes near the front (opening a queue of 100,000 reads 32 rows).
 READ_AHEAD = 32
 NEAREST_MIN_SIMILARITY = 60.0
-#: How a notice's new status reads in "... was approved by bob elsewhere".
-_DONE_AS = {
-    "human-approved": "approved",
-    "human-edited": "approved with an edit",
-    "human-rejected": "rejected",
-    "deferred": "deferred",
-    "superseded": "replaced by a newer version",
-}
 
 
 _P = ParamSpec("_P")
@@ -140,6 +126,12 @@ class ReviewSession:
         for store in {id(s): s for s in (stores.project, stores.user)}.values():
             store.subscribe(self._heard)
 
+    @property
+    def unnamed_reviewer(self) -> str | None:
+        """The shared account (root) this review's decisions are recorded under because
+        nobody named the reviewer, else None."""
+        return self.memory.unnamed_reviewer(self.by)
+
     # -- decisions made elsewhere -------------------------------------------------------
 
     def watch(self, callback: Callable[[str], None]) -> None:
@@ -183,7 +175,7 @@ class ReviewSession:
             self._drop(memory_id)
             self._generation += 1
             self._read_front()
-        done = _DONE_AS.get(notice.status or "", f"changed to {notice.status}")
+        done = done_as(notice.status)
         return (
             f"\u201c{text}\u201d was {done} by {notice.actor or 'someone'} "
             "elsewhere; it left this review."
@@ -288,23 +280,21 @@ class ReviewSession:
     def tally(self) -> dict[str, int]:
         """Cards per kind of decision in this review, each card counted once, by its latest
         decision (skipped then approved is one approved; undone ones no longer count)."""
-        return count_kinds(self._outcomes())
+        return count_kinds(self._outcomes().values())
 
     @property
     def decided(self) -> int:
         """Cards this review has decided for good (their latest decision is not a skip)."""
-        return sum(kind != "skipped" for kind in self._outcomes().values())
+        return sum(decided.kind != "skipped" for decided in self._outcomes().values())
 
     @property
     def undoable(self) -> bool:
         """Whether this review has a decision that undo could take back."""
         return bool(self._steps)
 
-    def _outcomes(self) -> dict[str, str]:
-        """Each card this review touched, with the kind of its latest decision."""
-        return {
-            memory_id: step.decided.kind for step in self._steps for memory_id in step.memory_ids
-        }
+    def _outcomes(self) -> dict[str, Decided]:
+        """Each card this review touched, with its latest decision."""
+        return {memory_id: step.decided for step in self._steps for memory_id in step.memory_ids}
 
     @_locked
     def card_text(self) -> str:
@@ -327,6 +317,7 @@ class ReviewSession:
 
     def _read_card(self, memory_id: str, *, nearest_pending: bool = False) -> Card:
         row = self._rows[memory_id]
+        updates, differs = text_or_none(row.get("updates")), text_or_none(row.get("differs"))
         return card_from_row(
             row,
             source=self.memory.source_message(row["source_message_id"]),
@@ -334,7 +325,9 @@ class ReviewSession:
             total=self.decided + len(self._queue),
             nearest=() if nearest_pending else self._nearest(row),
             nearest_pending=nearest_pending,
-            updates_text=self._updated_text(text_or_none(row.get("updates"))),
+            updates_text=(self._current(updates) or {}).get("final_text"),
+            differs=differs and differs_line(differs, row["final_text"], self._current),
+            conversations=self.memory.conversation_starts(conversation_ids(row)),
         )
 
     def look_ahead(self) -> None:
@@ -353,11 +346,13 @@ class ReviewSession:
     @_locked
     def approve_wording(self, number: int) -> DecisionResult:
         """Approve the current card with its wording ``number`` (1 is the card's own, 2
-        and up its merged variants, as ``Card.wordings``): another wording is an edit."""
+        and up its merged variants, as ``Card.wordings``): another wording is approved
+        as the model proposed it (not an edit), and the tally says so."""
         card = self._card_for_wording(number, "approve")
         if number == 1:
             return self.decide("approve")
-        return self.decide("approve", variant=card.variants[number - 2].reproposal_id)
+        variant = card.variants[number - 2].reproposal_id
+        return self._decide("approve", {"variant": variant}, wording=number)
 
     @_locked
     def split(self, number: int) -> str:
@@ -396,7 +391,8 @@ class ReviewSession:
             )
         entry = listed[number - 1]
         if entry.get("requeued_as"):
-            raise DecisionError(f"Already put back as card {entry['requeued_as']}.")
+            put_back = card_name(str(entry["proposed_text"]))
+            raise DecisionError(f"Already put back as its own card {put_back}.")
         entry["requeued_as"] = self.memory.requeue(entry["id"], self.by)
         self._reread([entry["requeued_as"]])
         return entry["requeued_as"]
@@ -412,11 +408,12 @@ class ReviewSession:
             )
         return card
 
-    def _updated_text(self, memory_id: str | None) -> str | None:
+    def _current(self, memory_id: str | None) -> dict[str, Any] | None:
+        """A memory's status and text as they are now (None if it is not there)."""
         if memory_id is None:
             return None
         try:
-            return self._stored_text(memory_id)
+            return self.memory.stores.locate(memory_id, columns="status, final_text")[1]
         except NpcError:
             return None
 
@@ -446,10 +443,16 @@ class ReviewSession:
         It is refused if somebody changed the candidate since it was read (another
         kernel, reviewer or cell): a decision applies only to what the reviewer saw.
         """
+        return self._decide(decision, extra)
+
+    def _decide(
+        self, decision: str, extra: dict[str, Any], *, wording: int | None = None
+    ) -> DecisionResult:
+        """``decide``; ``wording``: the number of the card's other wording approved."""
         memory_id = self.current
         if memory_id is None:
             raise DecisionError("Nothing left to review: the queue is empty.")
-        if decision not in _KIND_OF:
+        if decision not in KIND_OF:
             raise DecisionError(
                 f"Unknown decision {decision!r}; use approve, reject, edit, skip or defer."
             )
@@ -474,9 +477,10 @@ class ReviewSession:
             self._shown_at = self.clock()
             raise
         # An edit that changes nothing is stored as an approval: count what was stored.
-        kind = _KIND_OF[result.decision] if result.decision in _KIND_OF else _KIND_OF[decision]
-        if kind == "edited":  # the text the reviewer approved, as stored
-            decided = Decided(kind, self._stored_text(memory_id), before=row["final_text"])
+        kind = KIND_OF.get(result.decision, KIND_OF[decision])
+        if kind == "edited" or wording is not None:  # the text approved, as stored
+            stored = self._stored_text(memory_id)
+            decided = Decided(kind, stored, before=row["final_text"], wording=wording)
         else:
             decided = Decided(kind, row["final_text"])
         event = (memory_id, result.event_seqs[0]) if result.event_seqs else None
@@ -552,6 +556,7 @@ class ReviewSession:
     @_locked
     def summary(self) -> Summary:
         last = tuple(step.decided for step in reversed(self._steps[-5:]))
+        latest = self._outcomes().values()
         spent = [step.spent for step in self._steps if step.spent is not None]
         return Summary(
             tally=self.tally,
@@ -562,6 +567,7 @@ class ReviewSession:
             last=last,
             store_path=str(self.memory.store_path),
             filters=self.filters,
+            other_wordings=count_other_wordings(latest),
         )
 
     @property

@@ -8,11 +8,20 @@ them; nothing here reads the store.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-__all__ = ["TALLY_KINDS", "Decided", "Summary", "count_kinds"]
+__all__ = ["KIND_OF", "TALLY_KINDS", "Decided", "Summary", "count_kinds", "count_other_wordings"]
 
 TALLY_KINDS = ("approved", "edited", "rejected", "skipped", "deferred")
+#: The tally's kind of each decision a card can get.
+KIND_OF = {
+    "approve": "approved",
+    "edit": "edited",
+    "reject": "rejected",
+    "skip": "skipped",
+    "defer": "deferred",
+}
 
 
 @dataclass(frozen=True)
@@ -21,14 +30,24 @@ class Decided:
 
     kind: str  # one of TALLY_KINDS
     text: str  # the memory's text after the decision: an edit's new text
-    before: str | None = None  # the text an edit replaced
+    before: str | None = None  # the text an edit (or another wording) replaced
+    #: Approved as the card's wording number ``wording`` (2 and up: another wording the
+    #: model proposed for it, an approval, not an edit); None otherwise.
+    wording: int | None = None
 
     def __str__(self) -> str:
+        if self.wording is not None:
+            return f"{self.kind} as wording {self.wording}: {self.text}"
         return f"{self.kind}: {self.text}"
 
     @property
     def undo_line(self) -> str:
         """The line that says this decision was undone, naming the text it left."""
+        if self.wording is not None:
+            return (
+                f"undo: {self.before} (was approved as wording {self.wording}, "
+                f"\u201c{self.text}\u201d; back in the queue)"
+            )
         if self.before is not None:
             return f"undo: {self.before} (was edited to \u201c{self.text}\u201d; back in the queue)"
         return f"undo: {self.text} (was {self.kind}; back in the queue)"
@@ -46,6 +65,8 @@ class Summary:
     last: tuple[Decided, ...]  # newest first
     store_path: str
     filters: str = ""  # what the review was limited to ("npc=analyst"), "" for everything
+    #: Of the approved, how many as another wording the model proposed for the card.
+    other_wordings: int = 0
 
     @property
     def finished(self) -> bool:
@@ -63,7 +84,7 @@ class Summary:
                 f"Nothing to review: no candidate{limited} is waiting for approval. "
                 f"Store: {self.store_path}"
             )
-        done = ", ".join(f"{self.tally[k]} {k}" for k in TALLY_KINDS if self.tally[k])
+        done = ", ".join(self.counted(k) for k in TALLY_KINDS if self.tally[k])
         head = "Review finished" if self.finished else f"{self.remaining} still waiting"
         pace = (
             f", median {self.seconds_per_card:.1f} s a card"
@@ -75,13 +96,25 @@ class Summary:
             f"Store: {self.store_path}"
         )
 
+    def counted(self, kind: str) -> str:
+        """One kind's count in words: "3 approved (1 as another wording)"."""
+        counted = f"{self.tally[kind]} {kind}"
+        if kind == "approved" and self.other_wordings:
+            counted += f" ({self.other_wordings} as another wording)"
+        return counted
 
-def count_kinds(outcomes: dict[str, str]) -> dict[str, int]:
-    """Cards per kind of decision, from each card's latest kind (``TALLY_KINDS``)."""
+
+def count_kinds(latest: Iterable[Decided]) -> dict[str, int]:
+    """Cards per kind of decision, from each card's latest decision (``TALLY_KINDS``)."""
     counts = dict.fromkeys(TALLY_KINDS, 0)
-    for kind in outcomes.values():
-        counts[kind] += 1
+    for decided in latest:
+        counts[decided.kind] += 1
     return counts
+
+
+def count_other_wordings(latest: Iterable[Decided]) -> int:
+    """Cards approved as another wording, from each card's latest decision."""
+    return sum(decided.wording is not None for decided in latest)
 
 
 def _duration(seconds: float) -> str:

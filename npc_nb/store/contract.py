@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -27,8 +27,10 @@ import duckdb
 import pandas as pd
 
 from .._foundations.tables import kind_of_sql_type, with_missing_as_na
+from ..errors import ConfigError
 
 if TYPE_CHECKING:
+    from .._foundations.results import RoleAccess
     from .._foundations.settings import Settings
     from .memories.known_rows import KnownRows
     from .notices import DecisionNotice
@@ -55,6 +57,9 @@ TABLES = (
     "conversations",
     "messages",
     "extraction_jobs",
+    "snapshots",
+    "model_recordings",
+    "imported_records",
 )
 
 
@@ -143,11 +148,20 @@ class Store(ABC):
     memory_inserts: int
     #: How many times the store was (re)opened by this process (``mark``).
     connections: int
+    #: Whether a caller's ``allow_write`` SQL runs on a server, in its own dialect
+    #: (``run_writes``), rather than in DuckDB (``write``).
+    writes_on_server: ClassVar[bool] = False
 
     @property
     @abstractmethod
     def exists(self) -> bool:
         """Whether the store has been created."""
+
+    def create(self) -> None:
+        """Create the store now if it does not exist yet (else its first write does)."""
+        if not self.exists:
+            with self.write():
+                pass
 
     @abstractmethod
     def release(self) -> None:
@@ -235,6 +249,11 @@ class Store(ABC):
         """What the user should know about this store now (``%npc_status``)."""
 
     @abstractmethod
+    def hold_decisions(self, con: Connection) -> None:
+        """Keep every decision from committing until ``con``'s transaction ends, so the
+        audit log's newest event then is exact (a snapshot)."""
+
+    @abstractmethod
     def lock_text(self, con: Connection, digest: str) -> None:
         """Serialise proposals of the same text until ``con``'s transaction ends."""
 
@@ -255,6 +274,43 @@ class Store(ABC):
     @abstractmethod
     def configure(self, settings: Settings) -> None:
         """Apply ``settings``' timeouts to the running store."""
+
+    def copy_rows(
+        self, con: Connection, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]
+    ) -> None:
+        """Insert many ``rows`` into ``table`` (a quoted name from this package) inside
+        ``con``'s transaction: in batches here; PostgreSQL copies them (``COPY``)."""
+        listed = ", ".join('"' + c.replace('"', '""') + '"' for c in columns)
+        sql = f"INSERT INTO {table} ({listed}) VALUES ({', '.join('?' for _ in columns)})"
+        batch: list[Sequence[Any]] = []
+        for row in rows:
+            batch.append(row)
+            if len(batch) >= 1000:
+                con.executemany(sql, batch)
+                batch = []
+        if batch:
+            con.executemany(sql, batch)
+
+    def run_writes(
+        self, sql: str, params: Any, before: Callable[[Connection], None]
+    ) -> pd.DataFrame:
+        """A caller's write SQL, run by the server in one transaction that starts with
+        ``before`` (npc_nb's own statements); only where ``writes_on_server``."""
+        raise NotImplementedError("a caller's writes run in DuckDB here (write())")
+
+    def grant(self, role: str, level: str | None, *, project: str) -> RoleAccess:
+        """Give the database role ``role`` exactly ``level`` in ``project`` (reader or
+        reviewer; None takes every grant away); only a shared store has roles."""
+        raise ConfigError(NO_ROLES)
+
+
+#: Why a store without database roles cannot grant or revoke, and what to do instead.
+NO_ROLES = (
+    "Roles exist only on a shared PostgreSQL store (store='postgresql://...'); this "
+    "project's store is a DuckDB file, protected by its file permissions (private to your "
+    "OS user). To share the project with a lab, copy it to PostgreSQL with npc-nb "
+    "migrate-store, open it there, then grant."
+)
 
 
 def frame(cursor: Any) -> pd.DataFrame:

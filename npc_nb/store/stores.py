@@ -2,8 +2,9 @@
 server, with ``store=URL``) and the user's file for ``global`` scope, which stays
 personal on every backend.
 
-The user store is created only when a global memory is first written, so a project
-that never uses global scope never touches ``~/.npc_nb``. A memory id is looked up in
+Neither file is created before something is written to it: the project's by its first
+write (a candidate, a chat), the user's when a global memory is first written, so a
+project that never uses global scope never touches ``~/.npc_nb``. A memory id is looked up in
 the project store first, then the user store; ids are UUIDv7 strings, unique across both.
 """
 
@@ -31,9 +32,15 @@ class Stores:
         user_folder: Path,
         settings: Settings,
         project_name: str | None = None,
+        *,
+        create_schema: bool = True,
     ) -> None:
+        """``create_schema``: whether a shared store may create the project's schema
+        (a command that only reads or reviews must not); the file is created by its
+        first write either way."""
+        name = project_name or project_folder.parent.name
         self.project = (
-            _shared_store(settings.store, project_name or project_folder.parent.name, settings)
+            _shared_store(settings.store, name, settings, create_schema)
             if settings.store
             else FileStore.shared(project_folder, settings)
         )
@@ -77,13 +84,13 @@ class Stores:
         self.user.configure(settings)
 
 
-def _shared_store(url: str, project: str, settings: Settings) -> Store:
+def _shared_store(url: str, project: str, settings: Settings, create: bool) -> Store:
     """The project's schema on the PostgreSQL server at ``url``, which must record this
-    project's name (``pg_project``)."""
+    project's name (``pg_project``); created if need be unless not ``create``."""
     from .server.database import PostgresStore  # psycopg only when a shared store is used
 
     try:
         schema = project_schema(project)
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
-    return PostgresStore.shared_pg(url, schema, settings, project)
+    return PostgresStore.shared_pg(url, schema, settings, project, create=create)

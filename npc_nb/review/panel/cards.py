@@ -10,15 +10,20 @@ from __future__ import annotations
 from html import escape
 
 from ..._foundations.results import ApproveAllPreview
-from .. import TALLY_KINDS, Card, Decided, Summary
+from ..._foundations.settings.reviewer import how_to_name_yourself
+from .. import TALLY_KINDS, Card, Decided, Summary, automatic_target
 
 __all__ = [
     "KEY_HELP",
+    "NEEDS_KERNEL",
     "automatic_html",
     "card_html",
+    "error_html",
     "help_html",
     "preview_html",
+    "reviewer_note_html",
     "static_summary_html",
+    "static_summary_text",
     "summary_html",
     "tally_html",
 ]
@@ -34,7 +39,7 @@ KEY_HELP = (
         "an ISO date such as 2026-12-31 (refused if it cannot be read or has passed)",
     ),
     ("u", "undo the last decision or approve-all batch"),
-    ("1-9", "approve the card with that wording (another wording is recorded as an edit)"),
+    ("1-9", "approve the card with that wording (the model's wording: not an edit)"),
     ("x", "then 1-9: split that wording off as a card of its own"),
     ("1-9 at the end", "put that automatic outcome back in the queue as its own card"),
     ("?", "show or hide this help"),
@@ -57,9 +62,7 @@ def card_html(card: Card, *, splitting: bool = False) -> str:
     if card.updates:
         parts.append(
             '<div class="npc-card-update"><b>Proposed update:</b> approving it replaces '
-            f"approved memory <code>{escape(card.updates)}</code>; undo restores both."
-            + _side_by_side(card)
-            + "</div>"
+            f"{escape(card.replaces)}; undo restores both." + _side_by_side(card) + "</div>"
         )
     if card.differs:
         parts.append(f'<div class="npc-card-differs">{escape(card.differs)}</div>')
@@ -68,7 +71,7 @@ def card_html(card: Card, *, splitting: bool = False) -> str:
         ("persona", card.who),
         ("scope", card.scope),
         ("confidence", f"{card.confidence:.2f}" if card.confidence is not None else "n/a"),
-        ("conversation", card.conversation_id or "none"),
+        ("conversation", card.conversation_name(card.conversation_id)),
         ("extracted by", card.extractor_model or "unknown"),
     ]
     parts.append(
@@ -85,11 +88,10 @@ def _wordings_html(card: Card, splitting: bool) -> str:
     """The card's wordings, numbered as their keys."""
     rows = [f"<li><kbd>1</kbd> {escape(card.text)} <small>(shown above)</small></li>"]
     for number, variant in enumerate(card.variants, start=2):
-        where = f", conversation {variant.conversation_id}" if variant.conversation_id else ""
         flagged = f" <b>flagged {escape(', '.join(variant.flags))}</b>" if variant.flags else ""
         rows.append(
-            f"<li><kbd>{number}</kbd> {escape(variant.text)} <small>(proposed "
-            f"{variant.recorded_at:%Y-%m-%d %H:%M}{escape(where)}){flagged}</small></li>"
+            f"<li><kbd>{number}</kbd> {escape(variant.text)} <small>"
+            f"({escape(card.proposed(variant))}){flagged}</small></li>"
         )
     how = (
         "<b>Split:</b> press the number of the wording that is a different fact (x cancels)."
@@ -120,20 +122,11 @@ def automatic_html(listed: list[dict]) -> str:
         return "<div>Nothing was decided automatically since the last review.</div>"
     rows = []
     for number, entry in enumerate(listed, start=1):
-        what = {
-            "merged": "merged into the card",
-            "suppressed": "suppressed as a repeat of rejected",
-            "reinforced": "reinforced approved",
-        }.get(entry["outcome"], entry["outcome"])
-        done = (
-            f" <b>put back as card {escape(str(entry['requeued_as']))}</b>"
-            if entry.get("requeued_as")
-            else ""
-        )
+        done = " <b>put back as its own card</b>" if entry.get("requeued_as") else ""
         key = f"<kbd>{number}</kbd> " if number <= 9 else ""
         rows.append(
-            f"<li>{key}{escape(str(entry['proposed_text']))} <small>({escape(what)} "
-            f"\u201c{escape(str(entry['memory_text']))}\u201d, {escape(str(entry['matcher']))}, "
+            f"<li>{key}{escape(str(entry['proposed_text']))} <small>("
+            f"{escape(automatic_target(entry))}; {escape(str(entry['matcher']))}, "
             f"score {entry['similarity']:.0f})</small>{done}</li>"
         )
     return (
@@ -184,7 +177,7 @@ def _nearest_html(card: Card) -> str:
 
 def tally_html(summary: Summary) -> str:
     """The live tally: each kind of decision, and how many cards are left."""
-    counts = " · ".join(f"{summary.tally[kind]} {kind}" for kind in TALLY_KINDS)
+    counts = " · ".join(summary.counted(kind) for kind in TALLY_KINDS)
     return f'<div class="npc-tally">{counts} · {summary.remaining} to go</div>'
 
 
@@ -194,6 +187,19 @@ def help_html() -> str:
     return (
         '<div class="npc-help"><b>Keys</b> (click the panel first so it has focus; '
         f"they never reach the notebook):<ul>{rows}</ul></div>"
+    )
+
+
+def reviewer_note_html(account: str | None) -> str:
+    """Above the card when decisions would be recorded under a shared account (root in
+    a container): whose name they carry, and how to record yours; "" otherwise."""
+    if account is None:
+        return ""
+    return (
+        f'<div class="npc-review-note">Decisions are recorded as <b>{escape(account)}</b>, '
+        "a shared account that names nobody. To record your name: "
+        f"{escape(how_to_name_yourself())}, or <code>%npc_review --by ada</code> for "
+        "this review.</div>"
     )
 
 
@@ -223,18 +229,52 @@ def summary_html(summary: Summary) -> str:
 
 
 def _decided_html(decided: Decided) -> str:
-    """One of the last decisions: what it left, and an edit's old text struck through."""
-    line = f"{escape(decided.kind)}: {escape(decided.text)}"
+    """One of the last decisions: what it left, and an edit's old text struck through
+    (another wording's: the card's own wording, not struck: nobody changed it)."""
+    line = escape(str(decided))
     if decided.before is None:
         return line
+    if decided.wording is not None:
+        return f"{line} <small>(the card's own wording: {escape(decided.before)})</small>"
     return f"{line} <small>(was <del>{escape(decided.before)}</del>)</small>"
 
 
+#: What a saved review cell says while its review was still open: a panel needs its kernel.
+NEEDS_KERNEL = (
+    "This review panel needs its kernel: it was open when the notebook was saved. "
+    "Decisions made are in the store; run the cell again to continue."
+)
+
+
 def static_summary_html(summary: Summary, panel_id: str) -> str:
-    """The saved fallback; the panel's front end hides it while that panel is live."""
+    """The saved fallback; the panel's front end hides it while that panel is live.
+
+    It tells the cell's story on its own once the panel cannot be drawn: the review's
+    summary, and while cards were still waiting, why the panel is missing. Its style
+    hides the panel's own output when that holds no widget (JupyterLab's "Error
+    displaying widget: model not found" in a notebook reopened without its kernel):
+    the output just before this one, holding no element, only that text.
+    """
+    panel = escape(panel_id)
+    why = "" if summary.finished else f"<p><i>{escape(NEEDS_KERNEL)}</i></p>"
     return (
-        f'<div class="npc-review-static-summary npc-static-{escape(panel_id)}">'
-        "<p><i>npc_nb review panel (it needs a running kernel; run the cell again to "
-        "continue reviewing).</i></p>"
-        f"{summary_html(summary)}</div>"
+        f"<style>.jp-OutputArea-child:has(+ .jp-OutputArea-child .npc-static-{panel}) > "
+        ".jp-OutputArea-output:not(:has(*)) { display: none; }</style>"
+        f'<div class="npc-review-static-summary npc-static-{panel}">'
+        f"{why}{summary_html(summary)}</div>"
     )
+
+
+def static_summary_text(summary: Summary) -> str:
+    """The saved fallback as plain text (a terminal, a viewer without HTML)."""
+    return str(summary) if summary.finished else f"{NEEDS_KERNEL}\n{summary}"
+
+
+def error_html(message: str, details: str | None = None) -> str:
+    """An error in the panel's status line, with its traceback folded away if given."""
+    more = (
+        f"<details><summary>traceback</summary><pre>{escape(details)}</pre></details>"
+        if details
+        else ""
+    )
+    return f'<div class="npc-error">{escape(message, quote=False)}{more}</div>'

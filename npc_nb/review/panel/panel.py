@@ -12,7 +12,9 @@ saying who decided it (ipykernel sends widget updates from any thread); the sess
 lock keeps that redraw and a key press from interleaving. Errors are rendered into the
 panel (``print`` from a callback is invisible in JupyterLab). Beside the panel a static
 summary is displayed and kept current; hidden while the panel is live, it is what a
-saved notebook shows once the kernel is gone.
+saved notebook shows once the kernel is gone, the one story the cell tells there: the
+panel's own output carries nothing else, and the summary's style hides JupyterLab's
+"model not found" in its place (``cards.static_summary_html``).
 """
 
 from __future__ import annotations
@@ -31,13 +33,16 @@ from IPython.display import DisplayHandle, display
 
 from ...errors import NpcError
 from ...store import in_background
-from .. import ReviewSession, Summary
+from .. import ReviewSession, Summary, card_name
 from .cards import (
     automatic_html,
     card_html,
+    error_html,
     help_html,
     preview_html,
+    reviewer_note_html,
     static_summary_html,
+    static_summary_text,
     summary_html,
     tally_html,
 )
@@ -108,21 +113,28 @@ class ReviewPanel:
     def _build(self) -> None:
         self.position = w.HTML()
         self.tally = w.HTML()
-        self.progress = w.IntProgress(min=0, layout=w.Layout(width="100%"))
+        self.progress = w.IntProgress(min=0, layout=w.Layout(width="auto"))  # see edit_box
         self._build_editor()
         self._build_controls()
         self.inputs = w.HBox([self.reason, self.defer_until])
         self._build_confirm()
         self.help = w.HTML(help_html(), layout=w.Layout(display="none"))
         self.status = w.HTML()
+        note = reviewer_note_html(self.session.unnamed_reviewer)
+        self.reviewer_note = w.HTML(note, layout=w.Layout(display=None if note else "none"))
         self.widget = w.VBox(
             [
+                self.reviewer_note,
                 w.HBox([self.position, self.tally]),
                 self.progress,
                 self.keys,
                 self.editor,
                 self.inputs,
-                w.HBox([*self.buttons.values(), self.approve_all]),
+                # Wrapped, never cut short, in a narrow notebook (both side bars open).
+                w.HBox(
+                    [*self.buttons.values(), self.approve_all],
+                    layout=w.Layout(flex_flow="row wrap"),
+                ),
                 self.confirm_box,
                 self.help,
                 self.status,
@@ -138,7 +150,9 @@ class ReviewPanel:
         }
 
     def _build_editor(self) -> None:
-        self.edit_box = w.Textarea(layout=w.Layout(width="100%", height="5em"))
+        # "auto" in the flex column: the full width less its margins ("100%" plus the
+        # margins overflowed the panel by 4px, a horizontal scrollbar).
+        self.edit_box = w.Textarea(layout=w.Layout(width="auto", height="5em"))
         self.save_edit = self._button(
             "Approve edit (Ctrl+Enter)", "success", "npc-button-save_edit", self._submit_edit
         )
@@ -240,7 +254,7 @@ class ReviewPanel:
         try:
             self.session.memory.load_neighbours()
         except Exception as exc:  # shown in the panel: nothing else would report it
-            error = _error_html(
+            error = error_html(
                 f"Could not load the store's index of approved memories: {exc!r}",
                 traceback.format_exc(),
             )
@@ -260,16 +274,16 @@ class ReviewPanel:
     # -- display -------------------------------------------------------------------------
 
     def _ipython_display_(self) -> None:
+        # The widget, and for a viewer without it (untrusted, nbconvert) nothing: a text
+        # of its own would be a second story, frozen when the cell ran. The static
+        # output below tells the story, kept current.
+        display({WIDGET_VIEW: _view(self.widget), "text/html": ""}, raw=True)
         summary = self.session.summary()
-        display(
-            {WIDGET_VIEW: _view(self.widget), "text/plain": f"npc_nb review panel: {summary}"},
-            raw=True,
-        )
         self._static.append(display(self._static_bundle(summary), raw=True, display_id=True))
 
     def _static_bundle(self, summary: Summary) -> dict[str, str]:
         html = static_summary_html(summary, self.keys.panel_id)
-        return {"text/html": html, "text/plain": str(summary)}
+        return {"text/html": html, "text/plain": static_summary_text(summary)}
 
     # -- messages from the browser --------------------------------------------------------
 
@@ -329,16 +343,19 @@ class ReviewPanel:
         """A number key: approve that wording, split it off (after x), or, when the
         review is finished, put that automatic outcome back as its own card."""
         if self.session.current is None:
-            new_card = self.session.requeue(number)
-            return f"Put back as its own card {new_card}: decide it now."
-        if self._splitting == self.session.current:
-            self._splitting = None
-            new_card = self.session.split(number)
-            return f"Split wording {number} off as its own card {new_card} (later in this review)."
+            self.session.requeue(number)
+            put_back = card_name(self.session.automatic()[number - 1]["proposed_text"])
+            return f"Put back as its own card {put_back}: decide it now."
         card = self.session.card()
         wordings = card.wordings if card is not None else ()
+        if self._splitting == self.session.current:
+            self._splitting = None
+            self.session.split(number)
+            split = card_name(wordings[number - 1])
+            return f"Split wording {number} off as its own card {split} (later in this review)."
         result = self.session.approve_wording(number)
-        return f"{result.decision}: {wordings[number - 1]}"
+        which = f" as wording {number}" if number > 1 else ""
+        return f"{result.decision}{which}: {wordings[number - 1]}"
 
     def _toggle_split(self) -> str:
         card = self.session.card()
@@ -370,9 +387,9 @@ class ReviewPanel:
                 self._close_preview()  # a preview is only confirmed right after it is shown
             status = escape(action() or "", quote=False)
         except NpcError as exc:
-            status = _error_html(str(exc))
+            status = error_html(str(exc))
         except Exception as exc:  # shown, not swallowed: the traceback goes into the panel
-            status = _error_html(f"Unexpected error: {exc!r}", traceback.format_exc())
+            status = error_html(f"Unexpected error: {exc!r}", traceback.format_exc())
         finally:
             self._busy = False
             self._render(status)
@@ -501,7 +518,7 @@ class ReviewPanel:
         try:
             html, card_id = self._redraw(), self.session.current or ""
         except Exception as exc:  # a failing store read must not leave the panel stuck
-            status += _error_html(f"Could not draw the next card: {exc!r}", traceback.format_exc())
+            status += error_html(f"Could not draw the next card: {exc!r}", traceback.format_exc())
         finally:
             self.status.value = status
             with self.keys.hold_sync():
@@ -571,15 +588,6 @@ class _DeferBox(w.Text):
     code (as the date picker it replaced did), kept as its ISO text."""
 
     value = traitlets.CUnicode(help="String value").tag(sync=True)
-
-
-def _error_html(message: str, details: str | None = None) -> str:
-    more = (
-        f"<details><summary>traceback</summary><pre>{escape(details)}</pre></details>"
-        if details
-        else ""
-    )
-    return f'<div class="npc-error">{escape(message, quote=False)}{more}</div>'
 
 
 def _refuse(message: str) -> None:

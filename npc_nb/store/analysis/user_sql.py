@@ -7,7 +7,9 @@ statement-type check before it only gives the common mistake a clearer message. 
 PostgreSQL store the store also refuses functions that would send SQL of the caller's
 own to the server (``Store.vet_read_only``). With
 ``allow_write`` the statements run in one transaction of npc_nb's own, and the decision
-generation moves, so every cache re-reads.
+generation moves, so every cache re-reads. On a PostgreSQL store the server runs them
+itself, in PostgreSQL's dialect (``Store.run_writes``): DuckDB, which parses the
+statements on a file, cannot parse ``GRANT`` and much else a lab's owner runs there.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import pandas as pd
 
 from ..._foundations.store_url import redact_text
 from ...errors import QueryError
-from ..contract import Store, frame
+from ..contract import Connection, Store, frame
 from ..notices import EVERYTHING
 
 __all__ = ["run_sql"]
@@ -37,6 +39,8 @@ Params = Sequence[Any] | dict[str, Any] | None
 
 def run_sql(store: Store, sql: str, params: Params, *, allow_write: bool) -> pd.DataFrame:
     """Run a caller's SQL; unless ``allow_write``, only reads, and nothing persists."""
+    if allow_write and store.writes_on_server:
+        return store.run_writes(_text(sql), params, lambda con: _rewritten(store, con))
     statements = _statements(sql)
     if not allow_write:
         writes = [s.type.name for s in statements if s.type not in _READ_ONLY_STATEMENTS]
@@ -57,18 +61,27 @@ def run_sql(store: Store, sql: str, params: Params, *, allow_write: bool) -> pd.
             "of its own, committed only if all of them succeed."
         )
     with _query_errors(store, read_only=False), store.write() as con:
-        # On a shared store the statements run in PostgreSQL, as the connecting role.
         result = frame(con.execute(sql, params or ()))
-        store.bump_generation(con, rewrite=True)  # the statements may have changed anything
-        store.announce(con, EVERYTHING)
+        _rewritten(store, con)
         return result
 
 
-def _statements(sql: object) -> list[Any]:
+def _rewritten(store: Store, con: Connection) -> None:
+    """The statements may have changed anything: a new epoch, so every cache re-reads."""
+    store.bump_generation(con, rewrite=True)
+    store.announce(con, EVERYTHING)
+
+
+def _text(sql: object) -> str:
     if not isinstance(sql, str):
         raise QueryError(f"The query must be SQL text (a str), not {type(sql).__name__}.")
+    return sql
+
+
+def _statements(sql: object) -> list[Any]:
+    text = _text(sql)
     with _query_errors(None, read_only=False):
-        statements = duckdb.extract_statements(sql)
+        statements = duckdb.extract_statements(text)
     if not statements:
         raise QueryError(
             "The query is empty; write a SQL statement (e.g. SELECT * FROM v_memories)."

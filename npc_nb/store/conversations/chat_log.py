@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
-from ..contract import Connection, Store, insert_row, rows
-from ..memories.predicates import VISIBLE
+from ..contract import Connection, Store, insert_row, one_of, rows
+from ..memories.predicates import VISIBLE, Moment, memories_at
 
 __all__ = [
     "conversation",
+    "conversation_starts",
     "few_shot_examples",
     "history",
     "injected_versions",
@@ -25,14 +27,27 @@ def conversation(store: Store, conversation_id: str) -> dict | None:
     return found[0] if found else None
 
 
-def persona_names(store: Store) -> set[str]:
-    """Every persona the store knows: one that has memories or has been talked to."""
+def conversation_starts(store: Store, conversation_ids: list[str]) -> dict[str, dict]:
+    """{id: its persona (``npc``) and ``started_at``} of those of these conversations
+    the store holds, in one read: what a review card names a conversation by."""
+    if not conversation_ids:
+        return {}
+    listed, params = one_of("id", sorted(set(conversation_ids)), "conversation")
+    with store.read() as con:
+        found = rows(con, f"SELECT id, npc, started_at FROM conversations WHERE {listed}", params)
+    return {row["id"]: row for row in found}
+
+
+def persona_names(store: Store) -> tuple[set[str], set[str]]:
+    """The personas the store knows: those that have memories, and those only talked
+    to (a mistyped name in a cell is one of these until something is remembered)."""
     with store.read() as con:
         found = con.execute(
-            "SELECT npc FROM memories WHERE npc IS NOT NULL "
-            "UNION SELECT npc FROM conversations WHERE npc IS NOT NULL"
+            "SELECT DISTINCT npc, true FROM memories WHERE npc IS NOT NULL "
+            "UNION SELECT DISTINCT npc, false FROM conversations WHERE npc IS NOT NULL"
         ).fetchall()
-    return {name for (name,) in found}
+    remembered = {name for name, has_memories in found if has_memories}
+    return remembered, {name for name, _ in found} - remembered
 
 
 def message(store: Store, message_id: str) -> dict | None:
@@ -109,21 +124,31 @@ def injected_versions(store: Store, message_ids: list[str]) -> dict[str, list[tu
 
 
 def few_shot_examples(
-    store: Store, npc: str, team: str | None, per_kind: int
+    store: Store, npc: str, team: str | None, per_kind: int, as_of: Moment | None = None
 ) -> dict[str, list[dict]]:
-    """Recent reviewer judgements visible to ``npc``: approved, edited, rejected."""
+    """Recent reviewer judgements visible to ``npc``: approved, edited, rejected (as
+    they stood at ``as_of``, when given: a pinned kernel's)."""
     kinds = {
         "approved": "status = 'human-approved'",
         "edited": "status = 'human-edited' AND initial_text <> final_text",
         "rejected": "status = 'human-rejected'",
     }
+    source, params = "memories", dict[str, Any]()
+    if as_of is not None:
+        state, params = memories_at(as_of, _EXAMPLE_COLUMNS)
+        source = f"({state}) AS as_of"
     examples = {}
     with store.read() as con:
         for kind, condition in kinds.items():
             examples[kind] = rows(
                 con,
-                "SELECT initial_text, final_text, category FROM memories "
-                f"WHERE {condition} AND {VISIBLE} ORDER BY decided_at DESC LIMIT $n",
-                {"npc": npc, "team": team, "n": per_kind},
+                f"SELECT initial_text, final_text, category FROM {source} "
+                f"WHERE {condition} AND {VISIBLE} ORDER BY decided_at DESC, id LIMIT $n",
+                params | {"npc": npc, "team": team, "n": per_kind},
             )
     return examples
+
+
+_EXAMPLE_COLUMNS = (
+    "id", "initial_text", "final_text", "category", "status", "decided_at", "scope", "npc", "team"
+)  # fmt: skip

@@ -2,7 +2,8 @@
 
 ``database`` (``FileStore``: the store contract on one file; connections, transactions,
 the decision generation), ``lease`` (the connection held while busy, released when
-idle, retried when locked) and ``faults`` (a damaged, unreadable or full file as a
+idle, retried when locked), ``empty`` (a file not created yet, read as an empty store:
+the first write creates it) and ``faults`` (a damaged, unreadable or full file as a
 StoreError that names it).
 
 It may import the store's shared modules (``contract``, ``generation``, ``notices``,

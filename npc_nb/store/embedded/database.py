@@ -7,6 +7,10 @@ file (global scope). Callers get plain dicts and DataFrames back, never live rel
 so no result keeps the file lock (``lease``). Writes happen inside ``write()``, one
 transaction: a status change and its audit event commit together or not at all. A
 damaged, unreadable or full file is a StoreError that names it (``faults``).
+
+Nothing is created until something is written: while the file does not exist, reads
+are served by an empty store in memory (``empty``), and the first ``write()`` (or
+``create()``) makes the folder, the file and its schema.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from ..generation import DECISION_SQL, decision_params, rewrite_sql
 from ..memories.known_rows import KnownRows
 from ..notices import DecisionNotice
 from ..schema.migrations import apply_migrations
+from .empty import empty_read_only, empty_store
 from .faults import STORAGE_ERRORS, is_storage_fault, storage_fault, write_fault
 from .lease import ConnectionLease
 
@@ -74,6 +79,7 @@ class FileStore(Store):
         # Whether a cache read the decision generation since it last moved: until one
         # does, the token in the file is still one nobody has seen (``bump_generation``).
         self._generation_read = False
+        self._created = False  # see ``exists``
         self._lease = ConnectionLease(
             self.path,
             lock_timeout=settings.lock_timeout,
@@ -86,7 +92,11 @@ class FileStore(Store):
 
     @property
     def exists(self) -> bool:
-        return self.path.exists()
+        """Whether the file has been created (by this process or another). Once it has,
+        it stays: a file removed meanwhile is made again by the next use, as before."""
+        if not self._created:
+            self._created = self.path.exists()
+        return self._created
 
     def release(self) -> None:
         """Close the file now so another process can take the lock at once."""
@@ -104,8 +114,21 @@ class FileStore(Store):
 
     @contextmanager
     def read(self) -> Iterator[Connection]:
+        """A connection for reading: the file's, or while it does not exist an empty
+        store's (``empty``), which creates nothing."""
+        if not self.exists:
+            with empty_store() as con:
+                yield con
+            return
+        with self._file() as con:
+            yield con
+
+    @contextmanager
+    def _file(self) -> Iterator[Connection]:
+        """The file's connection, the folder and the file created if need be."""
         try:
             with self._lease.connection() as con:
+                self._created = True
                 yield con
         except STORAGE_ERRORS as exc:
             if not is_storage_fault(exc, self.path):
@@ -120,8 +143,9 @@ class FileStore(Store):
 
     @contextmanager
     def write(self) -> Iterator[Connection]:
-        """One transaction: everything inside commits together or not at all."""
-        with self.read() as con:
+        """One transaction: everything inside commits together or not at all. The first
+        one creates the store."""
+        with self._file() as con:
             con.execute("BEGIN TRANSACTION")
             self._writes += 1
             try:
@@ -191,7 +215,12 @@ class FileStore(Store):
 
     @contextmanager
     def read_only(self) -> Iterator[Connection]:
-        """A connection of its own that cannot change anything (a caller's SQL)."""
+        """A connection of its own that cannot change anything (a caller's SQL); while
+        the file does not exist, an empty store of its own (``empty``)."""
+        if not self.exists:
+            with empty_read_only() as con:
+                yield con
+            return
         with self._lease.read_only_connection() as con:
             try:
                 yield con
@@ -227,6 +256,10 @@ class FileStore(Store):
         """What the user should know about this store now (``%npc_status``): nothing,
         for the embedded file."""
         return []
+
+    def hold_decisions(self, con: Connection) -> None:
+        """Keep every decision from committing until ``con``'s transaction ends: a
+        write transaction has the file to itself already."""
 
     def lock_text(self, con: Connection, digest: str) -> None:
         """Serialise proposals of the same text until ``con``'s transaction ends: the

@@ -62,14 +62,15 @@ def open_variants(store: Store, memory_ids: list[str]) -> dict[str, list[dict]]:
 
 def automatic(store: Store, *, unlisted_only: bool, npc: str | None = None) -> list[dict]:
     """Automatic outcomes not put back, oldest first, each with the memory it matched
-    (``memory_text``, ``memory_status``); only those never listed if ``unlisted_only``,
-    only ``npc``'s if given."""
+    (``memory_text``, ``memory_status``, and ``memory_initial_text``: a card's own
+    wording); only those never listed if ``unlisted_only``, only ``npc``'s if given."""
     with store.read() as con:
         return rows(
             con,
             "SELECT r.id, r.recorded_at, r.outcome, r.verdict, r.matcher, r.similarity, "
             "r.proposed_text, r.memory_id, m.final_text AS memory_text, "
-            "m.status AS memory_status, r.npc, r.conversation_id, r.listed_at "
+            "m.status AS memory_status, m.initial_text AS memory_initial_text, r.npc, "
+            "r.conversation_id, r.listed_at "
             "FROM reproposals r LEFT JOIN memories m ON m.id = r.memory_id "
             f"WHERE r.outcome = ANY($outcomes) AND {_UNLABELLED} "
             "AND (NOT $unlisted_only OR r.listed_at IS NULL) "

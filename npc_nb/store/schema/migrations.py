@@ -18,16 +18,30 @@ themselves from the audit log, and a migration writes no events.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 import duckdb
 
 from ..._foundations.redact import has_credentials, strip_credentials
 from ..._foundations.utc import utc_now
 from ...errors import StoreError
-from ...vocabulary import APPROVED_STATUSES, CATEGORIES, EVENT_ACTIONS, SCOPES, STATUSES
+from ...vocabulary import (
+    APPROVED_STATUSES,
+    CATEGORIES,
+    EVENT_ACTIONS,
+    IMPORT_OUTCOMES,
+    IMPORT_SOURCES,
+    SCOPES,
+    STATUSES,
+)
 
-__all__ = ["MIGRATIONS", "apply_migrations", "endpoint_without_credentials", "migration"]
+__all__ = [
+    "MIGRATIONS",
+    "RUNS_TABLES",
+    "apply_migrations",
+    "endpoint_without_credentials",
+    "migration",
+]
 
 Migration = Callable[[duckdb.DuckDBPyConnection], None]
 MIGRATIONS: list[Migration] = []
@@ -42,8 +56,12 @@ def migration(fn: Migration) -> Migration:
     return fn
 
 
-def apply_migrations(con: duckdb.DuckDBPyConnection) -> list[str]:
-    """Bring the schema up to date; return the names applied now."""
+def apply_migrations(
+    con: duckdb.DuckDBPyConnection, *, only: Collection[str] | None = None
+) -> list[str]:
+    """Bring the schema up to date; return the names applied now. ``only`` applies just
+    those migrations (a bundle's data is loaded into the schema it was written at, then
+    brought up to date like any store: ``store.bundle``)."""
     con.execute(
         "CREATE TABLE IF NOT EXISTS _migrations (name VARCHAR PRIMARY KEY, applied_at TIMESTAMP)"
     )
@@ -56,7 +74,7 @@ def apply_migrations(con: duckdb.DuckDBPyConnection) -> list[str]:
         )
     applied = []
     for step in MIGRATIONS:
-        if step.__name__ in recorded:
+        if step.__name__ in recorded or (only is not None and step.__name__ not in only):
             continue
         con.execute("BEGIN TRANSACTION")
         try:
@@ -579,8 +597,123 @@ def m015_proposal_locks(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("CREATE TABLE proposal_locks (text_hash VARCHAR PRIMARY KEY)")
 
 
+#: Whether a decided memory's text is a wording the model proposed for its card (a
+#: merged re-proposal) rather than the reviewer's own: ``v_memories.other_wording``.
+OTHER_WORDING = (
+    "(status <> 'pending_approval' AND status <> 'deferred' "
+    "AND initial_text <> final_text AND EXISTS (SELECT 1 FROM reproposals r "
+    "WHERE r.memory_id = memories.id AND r.outcome = 'merged' "
+    "AND r.proposed_text = memories.final_text))"
+)
+
+
 @migration
-def m016_rehash_values(con: duckdb.DuckDBPyConnection) -> None:
+def m016_approved_wording(con: duckdb.DuckDBPyConnection) -> None:
+    # Approving another wording of a card (a merged re-proposal: the model's wording, not
+    # the reviewer's) is an approval of that wording: status human-approved, and the
+    # event names the wording (its re-proposal id). Earlier ones were recorded as edits;
+    # the audit log is append-only and is not rewritten: v_memories tells them by their
+    # data (the approved text is a wording merged into the card), old and new alike, so
+    # ``edited`` counts only the reviewer's own text. No memory row changes: no new epoch.
+    con.execute("ALTER TABLE memory_events ADD COLUMN wording VARCHAR")
+    con.execute(
+        f"""CREATE OR REPLACE VIEW v_memories AS
+        SELECT id, npc, team, scope, category, status,
+            CASE status
+                WHEN 'human-approved' THEN 'approved' WHEN 'human-edited' THEN 'edited'
+                WHEN 'human-rejected' THEN 'rejected' WHEN 'superseded' THEN 'superseded'
+                ELSE 'open' END AS outcome,
+            CASE WHEN supersedes IS NULL THEN 'extracted' ELSE 'revision' END AS origin,
+            initial_text, final_text,
+            initial_text <> final_text AND NOT {OTHER_WORDING} AS edited,
+            {OTHER_WORDING} AS other_wording,
+            coalesce(text_change, 0.0) AS text_change,
+            flags, len(flags) > 0 AS flagged, confidence,
+            extractor_model AS model, provider, prompt_version,
+            conversation_id, source_message_id, evidence, evidence_verified,
+            recorded_at, decided_at, decided_by AS reviewer,
+            date_diff('millisecond', recorded_at, decided_at) AS decision_lead_ms,
+            valid_from, valid_to, supersedes, superseded_by, superseded_at, defer_until
+        FROM memories"""
+    )
+    con.execute(
+        """CREATE OR REPLACE VIEW v_decisions AS
+        SELECT e.seq, e.memory_id, e.occurred_at, e.actor AS reviewer, e.action,
+            e.from_status, e.to_status, e.text_before, e.text_after, e.reason, e.batch_id,
+            e.undoes,
+            EXISTS (SELECT 1 FROM memory_events u WHERE u.undoes = e.seq) AS undone,
+            e.lead_time_ms, e.time_spent_ms, e.review_session, e.wording,
+            m.npc, m.team, m.scope, m.category, m.extractor_model AS model, m.provider,
+            m.prompt_version
+        FROM memory_events e LEFT JOIN memories m ON m.id = e.memory_id"""
+    )
+
+
+@migration
+def m017_imported_records(con: duckdb.DuckDBPyConnection) -> None:
+    # Where imported memories came from: one row per record of another tool (npcpy,
+    # mem0, Letta) that was read, keyed by the source and the record's own id, so the
+    # same file imported again imports nothing new. It names the memory the record
+    # became or matched, what happened to it, and the source's provenance as JSON.
+    con.execute(
+        f"""CREATE TABLE imported_records (
+            source VARCHAR NOT NULL {_one_of("source", IMPORT_SOURCES)},
+            source_key VARCHAR NOT NULL,
+            memory_id VARCHAR NOT NULL,
+            outcome VARCHAR NOT NULL {_one_of("outcome", IMPORT_OUTCOMES)},
+            source_file VARCHAR,
+            source_time TIMESTAMP,
+            details VARCHAR,
+            imported_by VARCHAR NOT NULL,
+            imported_at TIMESTAMP NOT NULL,
+            PRIMARY KEY (source, source_key)
+        )"""
+    )
+
+
+#: The tables of ``m018_reproducible_runs``, in SQL both engines take as it is.
+RUNS_TABLES = (
+    # A snapshot is a row, not a copy: the audit log is append-only, so the memories as
+    # they stood are rebuilt from it. ``event_seq`` is the last event of this store the
+    # snapshot includes (exact, unlike a time: events may share a microsecond, and
+    # kernels' clocks differ), ``user_event_seq`` the same in the user's store (global
+    # scope). Labels are unique per project; any number of snapshots may have none.
+    """CREATE TABLE snapshots (
+        id VARCHAR PRIMARY KEY,
+        label VARCHAR UNIQUE,
+        taken_at TIMESTAMP NOT NULL,
+        taken_by VARCHAR NOT NULL,
+        event_seq BIGINT NOT NULL,
+        user_event_seq BIGINT NOT NULL,
+        content_hash VARCHAR NOT NULL,
+        memories BIGINT NOT NULL
+    )""",
+    # Every recorded call is kept; a replay serves the newest one of its fingerprint.
+    """CREATE TABLE model_recordings (
+        id VARCHAR PRIMARY KEY,
+        fingerprint VARCHAR NOT NULL,
+        model VARCHAR NOT NULL,
+        caller VARCHAR,
+        request VARCHAR NOT NULL,
+        reply VARCHAR NOT NULL,
+        prompt_tokens BIGINT,
+        completion_tokens BIGINT,
+        recorded_at TIMESTAMP NOT NULL
+    )""",
+    "CREATE INDEX model_recordings_fingerprint ON model_recordings (fingerprint)",
+)
+
+
+@migration
+def m018_reproducible_runs(con: duckdb.DuckDBPyConnection) -> None:
+    """Reproducible runs: snapshots (a named store time and the hash of what was approved
+    then) and recorded model replies (keyed by a fingerprint of the request)."""
+    for statement in RUNS_TABLES:
+        con.execute(statement)
+
+
+@migration
+def m019_rehash_values(con: duckdb.DuckDBPyConnection) -> None:
     # Normalisation no longer changes a value: a sign, an exponent (superscripts,
     # <sup>, **), subscript digits and a unit symbol's case are kept ("10⁵" was "105",
     # "-20 °C" was "20 °C", "5 MW" was "5 mw"), and combining marks on Latin letters
@@ -642,7 +775,7 @@ def rehashed_rows(rows: list[tuple]) -> list[tuple]:
 
 
 @migration
-def m017_judged_neighbours(con: duckdb.DuckDBPyConnection) -> None:
+def m020_judged_neighbours(con: duckdb.DuckDBPyConnection) -> None:
     # Matching keeps what it did with each candidate. A memory keeps its sentence vector
     # (match_vector: the dense half of the neighbour index, computed once at insert;
     # rows from before are embedded on the first load of the index and written back),

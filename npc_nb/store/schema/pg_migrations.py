@@ -31,15 +31,29 @@ from typing import Any
 from ..._foundations.settings import Settings
 from ..._foundations.utc import utc_now
 from ...errors import StoreError
-from ...vocabulary import CATEGORIES, EVENT_ACTIONS, SCOPES, STATUSES
+from ...vocabulary import (
+    CATEGORIES,
+    EVENT_ACTIONS,
+    IMPORT_OUTCOMES,
+    IMPORT_SOURCES,
+    SCOPES,
+    STATUSES,
+)
 from .migrations import (
     JUDGING_COLUMNS,
     MIGRATIONS,
     REHASHED_COLUMNS,
+    RUNS_TABLES,
     endpoint_without_credentials,
     rehashed_rows,
 )
-from .pg_project import claim_schema, record_settled, refuse_legacy_twin, schema_exists
+from .pg_project import (
+    claim_schema,
+    record_settled,
+    refuse_legacy_twin,
+    refuse_unknown_project,
+    schema_exists,
+)
 
 __all__ = [
     "DEFAULT_LOCK_TIMEOUT",
@@ -85,20 +99,26 @@ def apply_pg_migrations(
     *,
     project: str | None = None,
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+    create: bool = True,
+    where: str = "this server",
 ) -> list[str]:
     """Bring ``schema`` up to date on a psycopg connection (autocommit); return the
     migration names applied now. ``schema`` is a safe identifier (``project_schema``).
     With ``project`` (its name, as ``project_name`` gives it) the schema records the
-    project it holds and is refused if it records another (``pg_project``)."""
+    project it holds and is refused if it records another (``pg_project``). Unless
+    ``create``, a schema that does not exist is never created: a StoreError lists the
+    projects ``where`` (the server, as shown) holds."""
     if project is not None:
         refuse_legacy_twin(con, schema, project)
+    if not create:
+        refuse_unknown_project(con, schema, project or schema, where)
     if _recorded(con, schema) >= {m.__name__ for m in MIGRATIONS} and (
         project is None or record_settled(con, schema, project)
     ):
         return []  # the common case: no lock, no DDL
     try:
         with con.transaction():
-            return _migrate(con, schema, project, lock_timeout)
+            return _migrate(con, schema, project, lock_timeout, None if create else where)
     except Exception as exc:
         if getattr(exc, "sqlstate", None) == LOCK_NOT_AVAILABLE:
             raise StoreError(
@@ -111,10 +131,15 @@ def apply_pg_migrations(
         raise
 
 
-def _migrate(con: Any, schema: str, project: str | None, lock_timeout: float) -> list[str]:
-    """The migrations ``schema`` lacks, in the caller's transaction, under the lock."""
+def _migrate(
+    con: Any, schema: str, project: str | None, lock_timeout: float, existing_at: str | None
+) -> list[str]:
+    """The migrations ``schema`` lacks, in the caller's transaction, under the lock;
+    with ``existing_at`` (the server, as shown) a schema dropped meanwhile is refused."""
     con.execute("SELECT set_config('lock_timeout', %s, true)", [lock_timeout_setting(lock_timeout)])
     con.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", ["npc_nb:" + schema])
+    if existing_at is not None:
+        refuse_unknown_project(con, schema, project or schema, existing_at)
     if not schema_exists(con, schema):  # IF NOT EXISTS would still need CREATE on the database
         con.execute(f"CREATE SCHEMA {schema}")
     con.execute(f"SET LOCAL search_path TO {schema}")
@@ -197,49 +222,6 @@ def p014_endpoints_without_credentials(con: Any) -> None:
 def p015_proposal_locks(con: Any) -> None:
     """The rows proposals of one text lock (``PostgresStore.lock_text``)."""
     con.execute("CREATE TABLE proposal_locks (text_hash VARCHAR PRIMARY KEY)")
-
-
-@pg_migration("m016_rehash_values")
-def p016_rehash_values(con: Any) -> None:
-    """Hashes, normalised texts and terms recomputed as on DuckDB (values kept)."""
-    rows = con.execute(
-        "SELECT id, initial_text, final_text, initial_hash, final_hash, norm_text, match_text "
-        "FROM memories"
-    ).fetchall()
-    changed = rehashed_rows(rows)
-    if not changed:
-        return
-    con.execute(
-        "CREATE TEMP TABLE rehashed (id VARCHAR, old_final VARCHAR, new_initial VARCHAR, "
-        "new_final VARCHAR, new_norm VARCHAR, new_terms VARCHAR) ON COMMIT DROP"
-    )
-    with con.cursor().copy(f"COPY rehashed ({', '.join(REHASHED_COLUMNS)}) FROM STDIN") as copy:
-        for row in changed:
-            copy.write_row(row)
-    con.execute(
-        "UPDATE memories SET initial_hash = r.new_initial, final_hash = r.new_final, "
-        "norm_text = r.new_norm, match_text = r.new_terms FROM rehashed r WHERE memories.id = r.id"
-    )
-    for table in ("context_injections", "concept_extractions", "memory_concepts",
-                  "concept_relations"):  # fmt: skip
-        con.execute(
-            f"UPDATE {table} SET memory_hash = r.new_final FROM rehashed r "
-            f"WHERE {table}.memory_id = r.id AND {table}.memory_hash = r.old_final"
-        )
-
-
-@pg_migration("m017_judged_neighbours")
-def p017_judged_neighbours(con: Any) -> None:
-    """What matching records of a candidate, as on DuckDB (vectors as bytea)."""
-    for statement in (
-        "ALTER TABLE memories ADD COLUMN match_vector BYTEA",
-        "ALTER TABLE memories ADD COLUMN matcher VARCHAR",
-        "ALTER TABLE memories ADD COLUMN verdict VARCHAR",
-        *JUDGING_COLUMNS.format(table="memories").split(";"),
-        *JUDGING_COLUMNS.format(table="reproposals").split(";"),
-        "ALTER TABLE reproposals ADD COLUMN match_error VARCHAR",
-    ):
-        con.execute(statement.replace(" DOUBLE", " DOUBLE PRECISION"))
 
 
 _SCHEMA = [
@@ -437,3 +419,96 @@ _SCHEMA = [
         labelled_at TIMESTAMP NOT NULL
     )""",
 ]
+
+
+@pg_migration("m016_approved_wording")
+def p016_approved_wording(con: Any) -> None:
+    """The event's approved wording, as on DuckDB (the views are DuckDB's, see above)."""
+    con.execute("ALTER TABLE memory_events ADD COLUMN wording VARCHAR")
+
+
+@pg_migration("m017_imported_records")
+def p017_imported_records(con: Any) -> None:
+    """Where imported memories came from, as on DuckDB."""
+    con.execute(
+        f"""CREATE TABLE imported_records (
+            source VARCHAR NOT NULL {_one_of("source", IMPORT_SOURCES)},
+            source_key VARCHAR NOT NULL,
+            memory_id VARCHAR NOT NULL,
+            outcome VARCHAR NOT NULL {_one_of("outcome", IMPORT_OUTCOMES)},
+            source_file VARCHAR,
+            source_time TIMESTAMP,
+            details VARCHAR,
+            imported_by VARCHAR NOT NULL,
+            imported_at TIMESTAMP NOT NULL,
+            PRIMARY KEY (source, source_key)
+        )"""
+    )
+
+
+@pg_migration("m018_reproducible_runs")
+def p018_reproducible_runs(con: Any) -> None:
+    """Snapshots and recorded model replies, as on DuckDB (the same statements), and
+    append-only like the audit log, for every role."""
+    for statement in RUNS_TABLES:
+        con.execute(statement)
+    con.execute(_APPEND_ONLY)
+    for table in ("snapshots", "model_recordings"):
+        con.execute(
+            f"CREATE TRIGGER {table}_no_change BEFORE UPDATE OR DELETE ON {table} "
+            "FOR EACH ROW EXECUTE FUNCTION npc_nb_append_only()"
+        )
+        con.execute(
+            f"CREATE TRIGGER {table}_no_truncate BEFORE TRUNCATE ON {table} "
+            "FOR EACH STATEMENT EXECUTE FUNCTION npc_nb_append_only()"
+        )
+
+
+_APPEND_ONLY = """CREATE FUNCTION npc_nb_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        RAISE EXCEPTION '% is append-only: % is refused', TG_TABLE_NAME, TG_OP
+            USING ERRCODE = 'insufficient_privilege';
+    END $$"""
+
+
+@pg_migration("m019_rehash_values")
+def p019_rehash_values(con: Any) -> None:
+    """Hashes, normalised texts and terms recomputed as on DuckDB (values kept)."""
+    rows = con.execute(
+        "SELECT id, initial_text, final_text, initial_hash, final_hash, norm_text, match_text "
+        "FROM memories"
+    ).fetchall()
+    changed = rehashed_rows(rows)
+    if not changed:
+        return
+    con.execute(
+        "CREATE TEMP TABLE rehashed (id VARCHAR, old_final VARCHAR, new_initial VARCHAR, "
+        "new_final VARCHAR, new_norm VARCHAR, new_terms VARCHAR) ON COMMIT DROP"
+    )
+    with con.cursor().copy(f"COPY rehashed ({', '.join(REHASHED_COLUMNS)}) FROM STDIN") as copy:
+        for row in changed:
+            copy.write_row(row)
+    con.execute(
+        "UPDATE memories SET initial_hash = r.new_initial, final_hash = r.new_final, "
+        "norm_text = r.new_norm, match_text = r.new_terms FROM rehashed r WHERE memories.id = r.id"
+    )
+    for table in ("context_injections", "concept_extractions", "memory_concepts",
+                  "concept_relations"):  # fmt: skip
+        con.execute(
+            f"UPDATE {table} SET memory_hash = r.new_final FROM rehashed r "
+            f"WHERE {table}.memory_id = r.id AND {table}.memory_hash = r.old_final"
+        )
+
+
+@pg_migration("m020_judged_neighbours")
+def p020_judged_neighbours(con: Any) -> None:
+    """What matching records of a candidate, as on DuckDB (vectors as bytea)."""
+    for statement in (
+        "ALTER TABLE memories ADD COLUMN match_vector BYTEA",
+        "ALTER TABLE memories ADD COLUMN matcher VARCHAR",
+        "ALTER TABLE memories ADD COLUMN verdict VARCHAR",
+        *JUDGING_COLUMNS.format(table="memories").split(";"),
+        *JUDGING_COLUMNS.format(table="reproposals").split(";"),
+        "ALTER TABLE reproposals ADD COLUMN match_error VARCHAR",
+    ):
+        con.execute(statement.replace(" DOUBLE", " DOUBLE PRECISION"))

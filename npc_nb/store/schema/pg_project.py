@@ -17,19 +17,36 @@ project whose schema does not exist yet, while that old schema does and records 
 project, is refused with what to do (rename it to the new name if it holds this
 project, or out of the way), rather than starting an empty schema beside it in silence.
 
+A command that only reads or reviews (``npc-nb review --store URL``) never creates a
+schema: a project whose schema does not exist is refused with the projects the server
+holds (``refuse_unknown_project``), listed by the names their schemas record, or by
+schema name where a schema records none (or this role may not read it).
+
 Every query here reads the catalogs (readable by every role) or the record itself; the
-schema names come from ``project_schema`` (safe identifiers), the project name is bound.
+schema names come from ``project_schema`` (safe identifiers), or from the catalog and
+checked to be such before they reach SQL text; the project name is bound.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ..._foundations.store_url import legacy_schema
 from ..._foundations.utc import utc_now
 from ...errors import StoreError
 
-__all__ = ["claim_schema", "record_settled", "refuse_legacy_twin", "schema_exists"]
+__all__ = [
+    "claim_schema",
+    "project_names",
+    "record_settled",
+    "refuse_legacy_twin",
+    "refuse_unknown_project",
+    "schema_exists",
+]
+
+#: What ``project_schema`` makes (both forms): only such names reach SQL text.
+_PROJECT_SCHEMA = re.compile(r"npc_[a-z0-9_]{1,59}")
 
 _RECORD_TABLE = """CREATE TABLE IF NOT EXISTS _project (
     name VARCHAR NOT NULL,
@@ -117,3 +134,37 @@ def _refuse_other(schema: str, recorded: str, name: str) -> None:
             "setting (NPC_NB_PROJECT, project=); if the schema was renamed by hand, "
             "rename it back."
         )
+
+
+def project_names(con: Any) -> list[str]:
+    """The projects this server holds: each npc_nb schema's recorded name, or the
+    schema's own name where it records none this role can read; sorted."""
+    schemas = con.execute(
+        "SELECT n.nspname FROM pg_namespace n JOIN pg_class c ON c.relnamespace = n.oid "
+        "WHERE c.relname = '_migrations' ORDER BY 1"
+    ).fetchall()
+    names = set()
+    for (schema,) in schemas:
+        if not _PROJECT_SCHEMA.fullmatch(schema):
+            continue  # not one npc_nb made: never into SQL text
+        _, recorded = recorded_name(con, schema)
+        names.add(recorded if recorded is not None else schema)
+    return sorted(names)
+
+
+def refuse_unknown_project(con: Any, schema: str, name: str, where: str) -> None:
+    """A StoreError if ``schema`` (project ``name``'s) does not exist on the server
+    shown as ``where``, listing the projects there; nothing is created."""
+    if schema_exists(con, schema):
+        return
+    projects = project_names(con)
+    if not projects:
+        raise StoreError(
+            f"No project {name!r} in {where}, which holds no npc_nb project yet: a "
+            "project's schema is made when a notebook opens it with npc_nb.open("
+            "store=URL). Check the URL, or pass --project-name NAME."
+        )
+    raise StoreError(
+        f"No project {name!r} in {where}. Projects there: {', '.join(projects)}. "
+        "Pass --project-name NAME."
+    )

@@ -20,7 +20,10 @@ VIEW_COLUMNS: dict[str, dict[str, str]] = {
         "origin": "extracted (proposed by a model or by hand) or revision (made by supersede)",
         "initial_text": "the text as proposed",
         "final_text": "the text as approved, after edits",
-        "edited": "whether the reviewer changed the text (initial_text <> final_text)",
+        "edited": "whether the reviewer wrote new text (initial_text <> final_text, and "
+        "not another wording the model proposed for the card)",
+        "other_wording": "whether it was approved as another wording the model proposed "
+        "for its card (a merged re-proposal's text), not the card's own: not an edit",
         "text_change": "character Levenshtein distance / longer length, initial to final, 0-1",
         "flags": "warnings: instruction-like, contains-url, tool-directive, evidence-not-in-source",
         "flagged": "whether any flag is set",
@@ -61,6 +64,7 @@ VIEW_COLUMNS: dict[str, dict[str, str]] = {
         "lead_time_ms": "milliseconds from the memory's proposal to this event",
         "time_spent_ms": "time the reviewer spent on the card (review panel)",
         "review_session": "review session id (review panel)",
+        "wording": "for an approval of another wording of the card: that wording's re-proposal id",
         "npc": "the memory's persona",
         "team": "the memory's team",
         "scope": "the memory's scope",

@@ -38,8 +38,9 @@ from __future__ import annotations
 import atexit
 import contextlib
 import threading
+import warnings
 import weakref
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, ClassVar, cast
 
@@ -47,6 +48,7 @@ import duckdb
 import pandas as pd
 
 from ..._foundations.redact import url_secrets
+from ..._foundations.results import RoleAccess
 from ..._foundations.settings import Settings
 from ..._foundations.store_url import project_name, redact
 from ...errors import StoreError
@@ -64,8 +66,10 @@ try:
     import psycopg
     from psycopg_pool import ConnectionPool
 
+    from . import write_sql
     from .faults import StoreFacts, first_line, store_error
     from .presence import Presence
+    from .roles import set_access
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise StoreError(
         "A PostgreSQL store needs psycopg 3 and psycopg-pool: pip install 'npc_nb[postgres]'."
@@ -103,23 +107,38 @@ class PostgresStore(Store):
         weakref.WeakValueDictionary()
     )
     sole_writer: ClassVar[bool] = False  # other clients write while a transaction runs
+    writes_on_server: ClassVar[bool] = True  # a caller's write SQL is PostgreSQL's
 
     @classmethod
     def shared_pg(
-        cls, url: str, schema: str, settings: Settings, project: str | None = None
+        cls,
+        url: str,
+        schema: str,
+        settings: Settings,
+        project: str | None = None,
+        *,
+        create: bool = True,
     ) -> PostgresStore:
         with cls._shared_lock:
             store = cls._pg_shared.get((url, schema))
             if store is None:
-                store = cls._pg_shared[(url, schema)] = cls(url, schema, settings, project)
+                store = cls(url, schema, settings, project, create=create)
+                cls._pg_shared[(url, schema)] = store
             store.configure(settings)
             return store
 
     def __init__(
-        self, url: str, schema: str, settings: Settings, project: str | None = None
+        self,
+        url: str,
+        schema: str,
+        settings: Settings,
+        project: str | None = None,
+        *,
+        create: bool = True,
     ) -> None:
         """``project``: the name ``schema`` must record (``pg_project``); None for a
-        schema opened by its name alone."""
+        schema opened by its name alone. Unless ``create``, a schema that does not exist
+        is refused, never created (a command that only reads or reviews)."""
         self.url, self.schema = url, schema
         self.path = f"{redact(url)} (schema {schema})"  # type: ignore[assignment]
         self.role = "?"
@@ -145,6 +164,8 @@ class PostgresStore(Store):
                     schema,
                     project=None if project is None else project_name(project),
                     lock_timeout=self.lock_timeout,
+                    create=create,
+                    where=redact(url),
                 )
                 self.role = str(raw.execute("SELECT current_user").fetchone()[0])  # type: ignore[index]
         except psycopg.Error as exc:
@@ -247,29 +268,66 @@ class PostgresStore(Store):
             self._held.con = None
 
     @contextmanager
-    def write(self) -> Iterator[Connection]:
-        """One transaction: everything inside commits together or not at all."""
+    def write(self, *, reset_session: bool = False) -> Iterator[Connection]:
+        """One transaction: everything inside commits together or not at all. With
+        ``reset_session`` the session is reset afterwards (``DISCARD ALL``: settings back
+        to the pool's own, roles, listens, prepared statements and temporary tables
+        gone), for a transaction that ran a caller's SQL."""
         if getattr(self._held, "con", None) is not None:
             raise StoreError("A store write cannot start inside another store operation.")
         self._reads += 1
         try:
-            with self._pool.connection() as raw, raw.transaction(), self._holding(raw) as con:
-                if self.lock_timeout != self._session_lock_timeout:  # changed since opening
-                    con.execute(
-                        "SELECT set_config('lock_timeout', ?, true)",
-                        [lock_timeout_setting(self.lock_timeout)],
-                    )
-                yield con
+            with self._pool.connection() as raw:
+                try:
+                    with raw.transaction(), self._holding(raw) as con:
+                        if self.lock_timeout != self._session_lock_timeout:  # changed since
+                            con.execute(
+                                "SELECT set_config('lock_timeout', ?, true)",
+                                [lock_timeout_setting(self.lock_timeout)],
+                            )
+                        yield con
+                finally:
+                    if reset_session:
+                        with contextlib.suppress(psycopg.Error):  # a broken one is dropped
+                            raw.execute("DISCARD ALL")
         except psycopg.Error as exc:
             raise self._error(exc) from None
         finally:
             # This process's own change is visible at once, before its notice arrives.
             self._forget_generation()
 
+    def run_writes(
+        self, sql: str, params: Any, before: Callable[[Connection], None]
+    ) -> pd.DataFrame:
+        """A caller's write SQL, in PostgreSQL's dialect, run by the server as the
+        connecting role (``write_sql``); ``before`` first, so that no ``SET`` of the
+        caller's can redirect it. The server's warnings are told once it committed."""
+        statements, values = write_sql.prepare(sql, params)
+        with self.write(reset_session=True) as con:
+            before(con)
+            raw = cast(PgConnection, con).raw
+            result, said = write_sql.run(raw, statements, values, url_secrets(self.url))
+        for warning in said:
+            warnings.warn(warning, UserWarning, stacklevel=4)
+        return result
+
+    def grant(self, role: str, level: str | None, *, project: str) -> RoleAccess:
+        """Give ``role`` exactly ``level`` in this schema, as its owner (``roles``)."""
+        with self.write() as con:
+            return set_access(
+                cast(PgConnection, con).raw, self.schema, role, level, project=project
+            )
+
     def mark(self) -> tuple[int, int]:
         """Nothing to mark: other clients write at any time (``untouched_since`` is never
         true here)."""
         return (0, 0)
+
+    def hold_decisions(self, con: Connection) -> None:
+        """Take the row of the decision generation until this transaction ends: every
+        decision updates it before it numbers its event, so one under way commits first
+        (and is seen), and one that follows waits, numbered after what is read here."""
+        con.execute("SELECT value FROM store_state WHERE key = 'decision_generation' FOR UPDATE")
 
     def lock_text(self, con: Connection, digest: str) -> None:
         """Serialise, until this transaction ends, every proposal of the same text in
@@ -413,6 +471,16 @@ class PostgresStore(Store):
         """How long to wait for a lock (``lock_timeout``); the release timeout concerns
         the embedded file only."""
         self.lock_timeout = settings.lock_timeout
+
+    def copy_rows(
+        self, con: Connection, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]
+    ) -> None:
+        """Many rows into ``table`` inside ``con``'s transaction, by ``COPY``."""
+        listed = ", ".join('"' + c.replace('"', '""') + '"' for c in columns)
+        raw = cast(PgConnection, con).raw
+        with raw.cursor() as cursor, cursor.copy(f"COPY {table} ({listed}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
 
     def _error(self, exc: Exception) -> StoreError:
         return store_error(

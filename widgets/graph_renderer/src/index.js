@@ -13,6 +13,11 @@ import { DataSet, Network } from "vis-network/standalone";
 export const MIME_TYPE = "application/vnd.npc-nb.graph+json";
 const FALLBACK_FONT = "sans-serif";
 const BOX_MARGIN = 6; // px of free canvas space kept around every category box
+// Up to this many nodes a graph is small enough to be laid out until nothing drawn is
+// hidden: no label over another node, no arrowhead over a concept (see separate()).
+const SMALL_GRAPH = 80;
+const SEPARATE_ROUNDS = 40;
+const LABEL_HALO = 4; // px of background drawn around every label's letters
 
 class GraphView extends Widget {
   constructor(options) {
@@ -71,12 +76,22 @@ class GraphView extends Widget {
     this.network.once("stabilizationIterationsDone", () => this._settle(graph));
   }
 
-  /* Freeze the layout once it has stabilised, with no label over a category box. */
+  /* Freeze the layout once it has stabilised, with no label over a category box; a
+   * small graph also with no label over another node and no arrowhead over a concept. */
   _settle(graph) {
     const network = this.network;
     network.setOptions({ physics: { enabled: false } });
-    const boxes = (graph.nodes || []).filter((n) => n.kind === "category").map((n) => n.id);
-    clearBoxes(network, boxes);
+    const nodes = graph.nodes || [];
+    const boxes = nodes.filter((n) => n.kind === "category").map((n) => n.id);
+    try {
+      if (nodes.length <= SMALL_GRAPH) {
+        separate(network, boxes); // reads vis-network internals (edge geometry)
+      } else {
+        clearBoxes(network, boxes);
+      }
+    } catch (error) {
+      console.warn("npc-nb-graph: layout clean-up skipped", error); // the graph still draws
+    }
     network.fit();
     this.node.dataset.state = "drawn";
   }
@@ -117,7 +132,14 @@ function visNode(node, font) {
     color: String(node.color),
     size: Number(node.size),
     mass: node.kind === "category" ? 4 : 1,
-    font: { face: font.face, color: font.color, size: node.kind === "memory" ? 11 : 13 },
+    font: {
+      face: font.face,
+      color: font.color,
+      size: node.kind === "memory" ? 11 : 13,
+      // The halo (see networkOptions) only where the label is drawn on the canvas: a
+      // box's label sits inside its own colour.
+      strokeWidth: node.shape === "box" ? 0 : LABEL_HALO,
+    },
   };
 }
 
@@ -139,6 +161,8 @@ function networkOptions(font) {
   return {
     autoResize: true,
     interaction: { hover: true, tooltipDelay: 150 },
+    // A halo of the background around a label's letters (strokeWidth, per node): an
+    // edge drawn under a label does not run through its words.
     nodes: { font: { face: font.face, multi: false, strokeColor: font.background } },
     edges: { smooth: { type: "continuous" }, color: { inherit: "from" } },
     physics: {
@@ -174,6 +198,91 @@ function clearBoxes(network, boxes) {
       return;
     }
   }
+}
+
+/* Move nodes until, in this small graph, nothing drawn hides anything else: no node's
+ * drawing (its label included) overlaps another's, and no arrowhead or edge label lies
+ * on a node the edge does not join (vis-network draws both over the nodes). Category
+ * boxes stay put and others move out of them; of two other nodes, the later one moves,
+ * by the shortest step. A step can cause another overlap, which a later round resolves. */
+function separate(network, boxes) {
+  const isBox = new Set(boxes);
+  const ids = network.body.data.nodes.getIds();
+  for (let round = 0; round < SEPARATE_ROUNDS; round++) {
+    network.redraw();
+    const extents = new Map(ids.map((id) => [id, grow(network.getBoundingBox(id), BOX_MARGIN)]));
+    const moved = new Set();
+    const moveOut = (id, area) => {
+      const step = shortestStepOut(area, extents.get(id));
+      const at = network.getPosition(id);
+      network.moveNode(id, at.x + step.x, at.y + step.y);
+      extents.set(id, shift(extents.get(id), step));
+      moved.add(id);
+    };
+    for (let i = 0; i < ids.length; i++) {
+      for (let j = i + 1; j < ids.length; j++) {
+        const [still, mover] = isBox.has(ids[j]) ? [ids[j], ids[i]] : [ids[i], ids[j]];
+        if (!isBox.has(mover) && overlaps(extents.get(still), extents.get(mover))) {
+          moveOut(mover, extents.get(still));
+        }
+      }
+    }
+    for (const arrow of [...arrowheads(network), ...edgeLabels(network)]) {
+      for (const id of ids) {
+        const joined = id === arrow.from || id === arrow.to;
+        if (!joined && !isBox.has(id) && overlaps(arrow.area, extents.get(id))) {
+          moveOut(id, arrow.area);
+        }
+      }
+    }
+    if (!moved.size) {
+      return;
+    }
+  }
+}
+
+/* Where each edge's arrowhead is drawn: the square around the point where the edge
+ * meets its target's border, as wide as the arrow is long (15 px and 3 line widths,
+ * vis-network's own arrow length) in every direction. */
+function arrowheads(network) {
+  const ctx = network.canvas.frame.canvas.getContext("2d");
+  const found = [];
+  for (const edge of Object.values(network.body.edges)) {
+    if (!edge.connected || edge.from === edge.to) {
+      continue;
+    }
+    const via = edge.edgeType._getViaCoordinates();
+    const tip = edge.edgeType._findBorderPosition(edge.to, ctx, { via });
+    const size = 15 + 3 * (Number(edge.options.width) || 1);
+    const area = { left: tip.x - size, right: tip.x + size, top: tip.y - size, bottom: tip.y + size };
+    found.push({ from: edge.fromId, to: edge.toId, area });
+  }
+  return found;
+}
+
+/* Where each written edge label is drawn (as of the last redraw), with its edge's ends. */
+function edgeLabels(network) {
+  const found = [];
+  for (const edge of Object.values(network.body.edges)) {
+    const size = edge.labelModule && edge.labelModule.size;
+    if (edge.connected && edge.options.label && size && size.width) {
+      const area = grow(
+        { left: size.left, right: size.left + size.width, top: size.top, bottom: size.top + size.height },
+        2,
+      );
+      found.push({ from: edge.fromId, to: edge.toId, area });
+    }
+  }
+  return found;
+}
+
+function shift(box, step) {
+  return {
+    left: box.left + step.x,
+    right: box.right + step.x,
+    top: box.top + step.y,
+    bottom: box.bottom + step.y,
+  };
 }
 
 function shortestStepOut(area, drawn) {

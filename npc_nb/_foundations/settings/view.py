@@ -1,21 +1,22 @@
 """Settings as a table: one setting a line, the value in effect, where it came from.
 
 A setting left at ``None`` means "fall back to something": the table shows what is
-actually used (``model``: the offline demo model; ``reviewer``: the OS user), so nobody
-reads ``model=None`` and wonders which model answers. Credentials never belong in
-settings, but a value can still carry one by accident (a URL with ``user:password@``
-or ``?password=``); ``redact`` shows it as ``***``. Every value is escaped in the HTML.
+actually used (``model``: the offline demo model; ``reviewer``: the default reviewer),
+so nobody reads ``model=None`` and wonders which model answers. Credentials never
+belong in settings, but a value can still carry one by accident (a URL with
+``user:password@`` or ``?password=``); ``redact`` shows it as ``***``. Every value is
+escaped in the HTML.
 """
 
 from __future__ import annotations
 
-import getpass
 import html
 from collections.abc import Mapping
 from typing import NamedTuple
 
-from .markup import terminal_text
-from .redact import redact_text
+from ..markup import terminal_text
+from ..redact import redact_text
+from .reviewer import default_reviewer
 
 __all__ = ["SettingRow", "settings_html", "settings_rows", "settings_text"]
 
@@ -33,7 +34,7 @@ def settings_rows(
     model = values.get("model") or offline_model
     fallbacks = {
         "model": f"{offline_model} (the offline demo model)",
-        "reviewer": f"{_os_user()} (the OS user)",
+        "reviewer": _default_reviewer(),
         "match_model": f"{model} (the model setting)",
         "concept_model": f"{model} (the model setting)",
         "extraction_model": "each turn's own model",
@@ -75,8 +76,10 @@ def settings_html(rows: list[SettingRow]) -> str:
     return f'<table class="npc-nb-settings"><thead>{head}</thead><tbody>{cells}</tbody></table>'
 
 
-def _os_user() -> str:
-    try:
-        return getpass.getuser()
-    except (OSError, KeyError):
-        return "unknown"
+def _default_reviewer() -> str:
+    """The reviewer in effect when none is set: "ada (the OS user)", "Ada Lovelace (git
+    user.name)", or a shared account with how to name yourself instead."""
+    default = default_reviewer()
+    if default.shared_account:
+        return f"{default.name} (the OS user, a shared account: set reviewer= to your name)"
+    return f"{default.name} ({default.source})"

@@ -14,7 +14,7 @@ import os
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from dotenv import dotenv_values
 from pydantic import Field, PrivateAttr, ValidationError, field_validator
@@ -25,12 +25,21 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-from ..errors import ConfigError
-from .locations import user_home
-from .settings_view import SettingRow, settings_html, settings_rows, settings_text
-from .store_url import check_store_url, redact, redact_text
+from ...errors import ConfigError
+from ..locations import user_home
+from ..results import Snapshot
+from ..store_url import check_store_url, redact, redact_text
+from ..suggestions import closest, did_you_mean
+from .view import SettingRow, settings_html, settings_rows, settings_text
 
-__all__ = ["OFFLINE_MODEL", "Settings", "config_file_path", "load_settings", "user_home"]
+__all__ = [
+    "OFFLINE_MODEL",
+    "Settings",
+    "config_file_path",
+    "load_settings",
+    "unknown_setting",
+    "user_home",
+]
 
 #: The built-in offline demo model: what runs when no model is configured.
 OFFLINE_MODEL = "npc_nb/offline"
@@ -53,7 +62,11 @@ class Settings(BaseSettings):
     )
 
     model: str | None = Field(None, description="litellm model name used when a persona has none")
-    reviewer: str | None = Field(None, description="actor recorded on decisions (default: OS user)")
+    reviewer: str | None = Field(
+        None,
+        description="actor recorded on decisions (default: the OS user; on root or jovyan, "
+        "git's user.name if set)",
+    )
     context_max_chars: int = Field(32_000, ge=200, description="cap of the memory block")
     near_duplicate_threshold: float = Field(
         80.0,
@@ -113,6 +126,26 @@ class Settings(BaseSettings):
         None,
         description="the project's name in a shared store (default: the project folder's name)",
     )
+    pin: str | None = Field(
+        None,
+        description="a snapshot's label or id: every memory block is read as it stood then "
+        "('now' takes a snapshot and pins to it; 'off' or None: the memory as it is)",
+    )
+    model_replay: Literal["off", "record", "replay"] = Field(
+        "off",
+        description="'record' keeps every model call's reply in the store; 'replay' answers "
+        "each call from those recordings, never calling the model (an unrecorded call "
+        "is an error)",
+    )
+
+    @field_validator("pin", mode="before")
+    @classmethod
+    def _pin(cls, value: object) -> object:
+        if isinstance(value, Snapshot):
+            return value.id
+        if value is None or (isinstance(value, str) and value.strip().lower() in ("", "off")):
+            return None
+        return value.strip() if isinstance(value, str) else value
 
     @field_validator("store")
     @classmethod
@@ -239,9 +272,26 @@ def _refuse_unknown(variables: dict[str, Any], where: str) -> None:
     unknown = sorted(k for k in variables if k.startswith(ENV_PREFIX) and k not in known)
     if unknown:
         raise ConfigError(
-            f"Unknown setting in {where}: {', '.join(unknown)}. "
+            f"Unknown setting in {where}: {', '.join(unknown)}."
+            f"{_guess_variable(unknown[0], known)} "
             f"Known settings: {', '.join(sorted(known))}."
         )
+
+
+def _guess_variable(variable: str, known: set[str]) -> str:
+    """ " Did you mean NPC_NB_MODEL?" for NPC_NB_MODLE: judged without the prefix that
+    every variable shares, so that it does not make a far name look close."""
+    names = [name.removeprefix(ENV_PREFIX) for name in known]
+    return did_you_mean(variable.removeprefix(ENV_PREFIX), names, show=ENV_PREFIX.__add__)
+
+
+def unknown_setting(key: str) -> ConfigError:
+    """The error for a setting name that is none of ``Settings``' fields (``configure``,
+    ``%npc_config``): it names the closest, if one is close, and lists them all."""
+    return ConfigError(
+        f"Unknown setting {key!r}.{did_you_mean(key, Settings.model_fields)} "
+        f"Known settings: {', '.join(Settings.model_fields)}."
+    )
 
 
 def _describe(exc: ValidationError, path: Path) -> str:
@@ -249,7 +299,9 @@ def _describe(exc: ValidationError, path: Path) -> str:
     for error in exc.errors():
         key = ".".join(str(part) for part in error["loc"]) or "(settings)"
         if error["type"] == "extra_forbidden":
-            problems.append(f"unknown setting {key!r}")
+            guess = closest(key, Settings.model_fields)
+            meant = f" (did you mean {guess[0]!r}?)" if guess else ""
+            problems.append(f"unknown setting {key!r}{meant}")
         else:
             shown = redact_text(repr(error.get("input")))
             problems.append(f"{key} = {shown}: {redact_text(error['msg'])}")
