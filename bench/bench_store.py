@@ -47,7 +47,7 @@ from table import paired, percentiles
 import npc_nb
 from npc_nb._foundations.terms import content_terms, joined_terms
 from npc_nb.memory.block import query_terms
-from npc_nb.memory.embedding import DIMENSIONS, embed
+from npc_nb.memory.lookup.embedding import DIMENSIONS, embed
 
 PERSONAS = 10
 LINE_OVERHEAD = 24  # "- [scope/category] " and the newline, roughly

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 import npc_nb
 from npc_nb._foundations.terms import content_terms, split_terms
-from npc_nb.memory import neighbours
-from npc_nb.memory.neighbours import NeighbourIndex
+from npc_nb.memory.lookup import neighbours
+from npc_nb.memory.lookup.neighbours import NeighbourIndex
 from npc_nb.store.memories import memory_rows
 from npc_nb.store.memories.predicates import visible_to
 
@@ -325,7 +325,7 @@ def test_the_dense_path_never_shows_another_personas_memory(project_dir: Path) -
 def test_a_memorys_vector_is_stored_with_it_and_never_computed_again(
     project_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from npc_nb.memory import embedding
+    from npc_nb.memory.lookup import embedding
 
     nb = npc_nb.open(project_dir, matcher=_Recorder())
     first = nb.add_candidate(_TARGET, category="fact", npc="caroline").memory_id

@@ -37,8 +37,8 @@ from ..vocabulary import APPROVED_STATUSES, DECISIONS
 from . import candidates, decisions, transitions, variants
 from .block import MemoryBlock, block_room, query_terms, render_block
 from .cache import DecisionCache
+from .lookup.neighbours import NeighbourIndex
 from .matching import Matcher, offline_for, resolve_matcher
-from .neighbours import NeighbourIndex
 from .proposal import Matching, propose
 from .queue import (
     QUEUE_KINDS,

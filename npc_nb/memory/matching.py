@@ -52,7 +52,7 @@ from .._foundations.terms import (
 from .._foundations.text import normalise
 from .._foundations.values import read_values, value_changes
 from ..errors import ConfigError
-from .embedding import similarities
+from .lookup.embedding import similarities
 
 __all__ = [
     "VERDICTS",

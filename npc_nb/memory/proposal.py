@@ -49,9 +49,9 @@ from ..store import Connection, Store
 from ..store.contract import insert_row
 from ..store.memories import events, memory_rows
 from .candidates import Candidate, memory_row, proposal_event, reproposal_row
-from .embedding import embed
+from .lookup.embedding import embed
+from .lookup.neighbours import NeighbourIndex
 from .matching import JudgeFailed, Judgement, Matcher, Usage, ask_measured, guard
-from .neighbours import NeighbourIndex
 
 __all__ = ["MATCH_KIND", "Matching", "propose"]
 

@@ -32,7 +32,7 @@ from ..vocabulary import (
     REJECTED,
     SUPERSEDED,
 )
-from .embedding import blob
+from .lookup.embedding import blob
 
 __all__ = [
     "MUTABLE",

@@ -26,7 +26,7 @@ from ..store import Store, Stores
 from ..store.memories import events, memory_rows, reproposal_rows
 from ..store.memories.reproposal_rows import AUTOMATIC_OUTCOMES
 from ..vocabulary import PENDING
-from .embedding import blob
+from .lookup.embedding import blob
 
 __all__ = ["Variant", "card_variants", "cards_variants", "requeue", "variant_text"]
 

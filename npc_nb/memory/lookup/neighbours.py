@@ -40,11 +40,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._foundations.terms import split_terms
-from ..errors import StoreError
-from ..store import Store
-from ..store.memories import memory_rows
-from ..store.memories.predicates import visible_to
+from ..._foundations.terms import split_terms
+from ...errors import StoreError
+from ...store import Store
+from ...store.memories import memory_rows
+from ...store.memories.predicates import visible_to
 from .dense import DenseVectors, fuse
 from .embedding import embed, from_blobs
 
