@@ -16,6 +16,8 @@ DuckDB connection for the store, the bare model call for a chat turn) and the ra
                        ``%load_ext`` times
 - ``bench_memory.py``  peak RSS of a kernel: ``%load_ext``, a 100-turn conversation, the
                        review panel open on a 100k store
+- ``bench_snapshot.py`` ``snapshot()`` and a pinned ``context()`` at 100k approved
+                       memories, against today's warm context
 
 ``--quick`` runs tiny sizes (a smoke test for CI, not figures to quote).
 """
@@ -81,14 +83,16 @@ def main() -> None:
         scale = ["--sizes", *map(str, args.sizes or [1_000]), "--repeat", "3"]
         review = ["--size", "2000", "--pending", "200", "--presses", "3", "--paced", "1"]
         chat, memory = ["--cells", "3"], ["--turns", "3", "--memories", "2000"]
+        snapshot = ["--memories", "2000", "--repeat", "3"]
     else:
         scale = ["--sizes", *map(str, args.sizes or DEFAULT_SIZES)]
         review = ["--presses", "15", "--paced", "3"]
-        chat, memory = [], []
+        chat, memory, snapshot = [], [], []
     rows = run("bench_scale.py", scale, folder)
     rows += run("bench_review.py", review, folder)
     rows += run("bench_chat.py", chat, folder)
     rows += run("bench_memory.py", memory, folder)
+    rows += run("bench_snapshot.py", snapshot, folder)
     took = time.perf_counter() - started
     today = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d")
     print(

@@ -33,12 +33,19 @@ from .errors import (
 from .vocabulary import CATEGORIES, DECISIONS, SCOPES, STATUSES
 
 if TYPE_CHECKING:
-    from ._foundations.results import ApproveAllPreview, CandidateOutcome, DecisionResult, Reply
+    from ._foundations.results import (
+        ApproveAllPreview,
+        CandidateOutcome,
+        DecisionResult,
+        Reply,
+        Snapshot,
+    )
     from ._foundations.settings import Settings, load_settings
-    from ._project import Project, open_project
+    from ._project import Project, import_bundle, open_project
     from .analytics.agreement import agreement
     from .chat.personas import Persona
     from .memory.block import MemoryBlock, StreamScrubber, scrub_memory_tags
+    from .notebook.provenance import provenance
 
     open = open_project
 
@@ -55,12 +62,15 @@ _LAZY = {
     "Persona": "chat.personas",
     "Project": "_project",
     "open_project": "_project",
+    "import_bundle": "_project",
     "open": "_project",
     "ApproveAllPreview": "_foundations.results",
     "CandidateOutcome": "_foundations.results",
     "DecisionResult": "_foundations.results",
     "Reply": "_foundations.results",
     "agreement": "analytics.agreement",
+    "Snapshot": "_foundations.results",
+    "provenance": "notebook.provenance",
 }
 
 
@@ -84,10 +94,13 @@ def load_ipython_extension(ipython: Any) -> None:
     that the first ``%%npc`` cell does not wait for it."""
     from .models import preload
     from .notebook import tracebacks
-    from .notebook.magics import NpcMagics
+    from .notebook.magics import NpcMagics, reply_with_provenance
 
     ipython.register_magics(NpcMagics)
     tracebacks.register(ipython)
+    # A reply's output (%%npc's, or nb.chat's) carries its provenance in its metadata.
+    bundles = ipython.display_formatter.mimebundle_formatter
+    bundles.for_type_by_name("npc_nb._foundations.results", "Reply", reply_with_provenance)
     preload.start()
 
 
@@ -119,6 +132,7 @@ __all__ = [
     "QueryError",
     "Reply",
     "Settings",
+    "Snapshot",
     "StoreError",
     "StoreLockedError",
     "StreamScrubber",
@@ -126,8 +140,10 @@ __all__ = [
     "UnknownFilterError",
     "UnknownMemoryError",
     "agreement",
+    "import_bundle",
     "load_settings",
     "open",
     "open_project",
+    "provenance",
     "scrub_memory_tags",
 ]

@@ -13,14 +13,17 @@ from __future__ import annotations
 import atexit
 import functools
 import html
+import os
 import weakref
 from datetime import datetime
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Annotated, Any, Literal, Unpack
 
 import pandas as pd
 
 from ._foundations.arguments import (
+    AsOf,
     Category,
     MemoryId,
     Scope,
@@ -28,35 +31,54 @@ from ._foundations.arguments import (
     checked_methods,
     unknown_choice,
 )
-from ._foundations.locations import STORE_DIR, check_store_dir, find_project_root, user_home
+from ._foundations.locations import (
+    STORE_DIR,
+    check_store_dir,
+    ensure_store_dir,
+    find_project_root,
+    user_home,
+)
 from ._foundations.results import (
     ApproveAllPreview,
     CandidateOutcome,
     DecisionResult,
     RoleAccess,
+    Snapshot,
 )
 from ._foundations.settings import Settings, load_settings, unknown_setting
 from ._foundations.tables import with_missing_as_na
-from ._foundations.utc import to_utc
+from .analytics.diff import diff_frame
 from .analytics.export import export_review_log, export_tables
 from .analytics.metrics import Metrics
 from .chat.conversations import Conversations, Status
 from .chat.extraction import Extraction
 from .chat.personas import Persona
-from .errors import CandidateError, ConfigError, DecisionError
+from .errors import CandidateError, ConfigError, DecisionError, NpcError
 from .graph.knowledge import KnowledgeGraph
+from .interop.service import Interop
+from .interop.summary import BundleImport, ImportSummary
 from .memory import transitions
 from .memory.block import MemoryBlock
 from .memory.core import AUTOMATIC_KINDS, MemoryCore, ReviewContext
 from .memory.queue import QUEUE_KINDS, VOTE_QUEUE_KINDS, queue_filters
+from .memory.snapshots import State
 from .models.judge import ModelJudge
+from .models.recording import Recorder
 from .review import ReviewSession
 from .store import Stores
 from .store.analysis import frames
 from .store.analysis.user_sql import run_sql
 from .store.conversations import chat_log
+from .store.memories.predicates import Moment
 
-__all__ = ["Project", "ReviewContext", "latest_project", "open_existing", "open_project"]
+__all__ = [
+    "Project",
+    "ReviewContext",
+    "import_bundle",
+    "latest_project",
+    "open_existing",
+    "open_project",
+]
 
 _latest: weakref.ref[Project] | None = None
 
@@ -94,6 +116,34 @@ def _opened(project: Project) -> Project:
     return project
 
 
+def import_bundle(
+    path: str | os.PathLike[str],
+    project_dir: str | Path | None,
+    *,
+    create: bool = False,
+    into_nonempty: bool = False,
+    **settings: Any,
+) -> BundleImport:
+    """Load a bundle (``nb.export_bundle``) into the project at ``project_dir``, which
+    must be empty unless ``into_nonempty`` (then rows already there are skipped and
+    counted); ``create=True`` creates the folder, as a project of its own, and
+    ``store=URL`` imports into a shared store. Everything is written in one
+    transaction, or nothing."""
+    for name, value in (("create", create), ("into_nonempty", into_nonempty)):
+        if not isinstance(value, bool):
+            raise ConfigError(f"import_bundle(): {name} must be True or False, not {value!r}.")
+    if not isinstance(path, str | os.PathLike):
+        raise ConfigError(f"import_bundle(): path must be a file path, not {path!r}.")
+    if create and project_dir is not None and not Path(project_dir).expanduser().exists():
+        # A new folder is a project of its own, not part of a project it sits in.
+        ensure_store_dir(Path(project_dir).expanduser() / STORE_DIR)
+    project = open_project(project_dir, create=create, **settings)
+    try:
+        return project._interop.import_bundle(path, into_nonempty=into_nonempty)
+    finally:
+        project.close()
+
+
 def latest_project() -> Project | None:
     """The Project opened last in this process, if it is still in use."""
     return _latest() if _latest is not None else None
@@ -123,7 +173,10 @@ _DECISIONS = (
 @checked_methods(
     {name: DecisionError for name in (*_DECISIONS, "memories")}
     | {name: CandidateError for name in ("add_candidate", "edit", "supersede")}
-    | {name: ConfigError for name in ("context", "context_block", "npc", "persona", "configure")}
+    | {
+        name: ConfigError
+        for name in ("context", "context_block", "npc", "persona", "configure", "snapshot", "diff")
+    }
 )
 class Project:
     """One project's memory: personas and chat, candidates, review, context, queries."""
@@ -142,17 +195,31 @@ class Project:
         self._stores = Stores(
             root / STORE_DIR, user_home(), settings, self.name, create_schema=not existing_only
         )
-        self._memory = MemoryCore(self._stores, settings, self.name, _model_judge)
         store = self._stores.project
-        self._extraction = Extraction(store, settings, self._memory.add_candidate)
-        self._chat = Conversations(root, self.name, settings, store, self._memory, self._extraction)
+        self._recorder = Recorder(store, settings)
+        self._memory = MemoryCore(
+            self._stores, settings, self.name, functools.partial(_model_judge, self._recorder)
+        )
+        self._extraction = Extraction(
+            store,
+            settings,
+            self._memory.add_candidate,
+            recorder=self._recorder,
+            pinned=self._memory.pinned_moment,
+        )
+        self._chat = Conversations(
+            root, self.name, settings, store, self._memory, self._extraction, self._recorder
+        )
         self._graph = KnowledgeGraph(store, settings)
+        self._interop = Interop(self._memory, self._stores, self.name, _version())
         if create:
             store.create()
         if store.exists:
             with store.read():
                 pass  # open and migrate now, so a broken store fails at open()
         self._memory.matching()  # so does a matcher setting that names nothing usable
+        # So does a pin to no snapshot of the project; pin='now' takes one now.
+        self.settings.pin = self._memory.snapshots.pin_value(self.settings.pin)
         _open_projects.add(self)
         self._extraction.recover()  # jobs a killed kernel left behind
 
@@ -169,8 +236,9 @@ class Project:
     @functools.cached_property
     def metrics(self) -> Metrics:
         """Approval, rejection, edit and re-proposal rates, backlog, time to decision,
-        reviewer throughput and memory use, as DataFrames (see ``npc_nb.analytics``)."""
-        return Metrics(self._stores.project)
+        reviewer throughput and memory use, as DataFrames (see ``npc_nb.analytics``);
+        each takes ``as_of=`` (a snapshot, its id or label, or a time)."""
+        return Metrics(self._stores.project, self._project_moment)
 
     def close(self) -> None:
         """Stop the extraction worker (waiting at most about 2 s; a job still in a model
@@ -196,6 +264,8 @@ class Project:
                 setattr(trial, key, value)  # validated on assignment
             except ValueError as exc:  # pydantic's ValidationError
                 raise ConfigError(f"{key}={value!r}: {_first_error(exc)}") from None
+        if "pin" in settings:  # checked last: pin='now' takes a snapshot
+            trial.pin = self._memory.snapshots.pin_value(trial.pin)
         for key in settings:
             setattr(self.settings, key, getattr(trial, key))
             self.settings.mark_source(key, "this session")
@@ -239,9 +309,14 @@ class Project:
         team: str | None = None,
         query: str | None = None,
         max_chars: int | None = None,
+        as_of: AsOf | None = None,
     ) -> MemoryBlock:
-        """The memory block for ``npc`` with the ids of the memories in it."""
-        return self._memory.context_block(npc, team=team, query=query, max_chars=max_chars)
+        """The memory block for ``npc`` with the ids of the memories in it (as it stood
+        at ``as_of``, or at the pinned snapshot; its ``hash`` is what a reply records)."""
+        state = self._state(as_of, ConfigError)
+        return self._memory.context_block(
+            npc, team=team, query=query, max_chars=max_chars, as_of=state
+        )
 
     def context(
         self,
@@ -250,9 +325,39 @@ class Project:
         team: str | None = None,
         query: str | None = None,
         max_chars: int | None = None,
+        as_of: AsOf | None = None,
     ) -> str:
-        """The ``<npc-memory>`` block: approved memories only, most specific scope first."""
-        return self.context_block(npc, team=team, query=query, max_chars=max_chars).text
+        """The ``<npc-memory>`` block: approved memories only, most specific scope first;
+        ``as_of`` (a snapshot, its id or label, or a time) reads it as it stood then."""
+        block = self.context_block(npc, team=team, query=query, max_chars=max_chars, as_of=as_of)
+        return block.text
+
+    # -- snapshots: reproducible runs -------------------------------------------------------
+
+    def snapshot(self, label: str | None = None) -> Snapshot:
+        """Record the memory state now (the store's time, and a hash of every approved
+        memory): ``as_of=`` and the ``pin`` setting read it back exactly, whatever is
+        decided later. ``label`` names it (unique in the project)."""
+        return self._memory.snapshots.take(label)
+
+    def snapshots(self) -> pd.DataFrame:
+        """Every snapshot of the project, oldest first: id, label, taken_at, taken_by,
+        memories (approved then) and hash."""
+        return self._memory.snapshots.frame()
+
+    def diff(self, a: AsOf, b: AsOf | None = None) -> pd.DataFrame:
+        """The approved memories added, removed (rejected, superseded, expired, undone)
+        and changed (edited, revalidated) from state ``a`` to state ``b`` (a snapshot,
+        its id or label, or a time; ``b`` defaults to now), with the decision that did
+        each: one row per change."""
+        return diff_frame(self._memory.snapshots.between(a, b, ConfigError))
+
+    def _state(self, as_of: object, error: type[NpcError]) -> State:
+        """What ``as_of`` names (a snapshot, a time, or now: None); else ``error``."""
+        return self._memory.snapshots.resolve(as_of, error)
+
+    def _project_moment(self, as_of: object, error: type[NpcError] = ConfigError) -> Moment | None:
+        return self._memory.snapshots.project_moment(as_of, error)
 
     # -- review decisions -------------------------------------------------------------------
 
@@ -490,14 +595,15 @@ class Project:
         self,
         status: StatusFilter | None = None,
         npc: str | None = None,
-        as_of: datetime | None = None,
+        as_of: AsOf | None = None,
     ) -> pd.DataFrame:
-        """Memories as a DataFrame; ``status="approved"`` uses the approval predicate."""
+        """Memories as a DataFrame; ``status="approved"`` uses the approval predicate;
+        ``as_of`` (a snapshot, its id or label, or a time) shows them as they stood."""
         self._require_persona(npc)
-        moment = _moment(as_of)
+        state = self._state(as_of, DecisionError)
         return _concat(
-            frames.memories_frame(s, status=status, npc=npc, as_of=moment)
-            for s in self._stores.existing()
+            frames.memories_frame(store, status=status, npc=npc, as_of=moment)
+            for store, moment in self._memory.snapshots.moments(state)
         )
 
     def decisions(self, memory_id: str | None = None) -> pd.DataFrame:
@@ -543,6 +649,35 @@ class Project:
         """Write every decision (not undone) as Prodigy-style JSONL: text, answer
         (accept/reject/ignore), label, annotator, timestamp."""
         return export_review_log(self._stores.project, path)
+
+    # -- memories in and out ---------------------------------------------------------------
+
+    def export_bundle(self, path: str | Path) -> Path:
+        """Write every table of the project (memories, the audit log, re-proposals,
+        conversations, injections, concepts, ...) into one versioned bundle file, which
+        ``npc_nb.import_bundle`` loads losslessly; returns its path."""
+        return self._interop.export_bundle(path)
+
+    def export_to(self, kind: str, path: str | Path) -> Path:
+        """Write the approved memories in another tool's import shape: ``"mem0"``
+        (JSONL for ``Memory.add(**line)``), ``"letta"`` (an agent file, ``.af``) or
+        ``"npcpy"`` (a folder's ``.knowledge.yaml``); returns the file written."""
+        return self._interop.export_to(kind, path)
+
+    def import_npcpy(self, path: str | Path) -> ImportSummary:
+        """Import npcpy's memories (its ``.knowledge.yaml``, or an older npcpy's SQLite
+        ``memory_lifecycle``): its decisions kept, audited as ``imported:npcpy``."""
+        return self._interop.import_npcpy(path)
+
+    def import_mem0(self, path: str | Path, *, trust: bool = False) -> ImportSummary:
+        """Import a mem0 dump (``Memory.get_all()`` as JSON, or its SQLite history) as
+        candidates for review; ``trust=True`` approves them (audited, with a warning)."""
+        return self._interop.import_mem0(path, trust=trust)
+
+    def import_letta(self, path: str | Path, *, trust: bool = False) -> ImportSummary:
+        """Import a Letta agent file's memory blocks and passages as candidates for
+        review; ``trust=True`` approves them (audited, with a warning)."""
+        return self._interop.import_letta(path, trust=trust)
 
     # -- personas and chat ------------------------------------------------------------------
 
@@ -622,14 +757,14 @@ class Project:
         self,
         npc: str | None = None,
         category: Category | None = None,
-        as_of: datetime | None = None,
+        as_of: AsOf | None = None,
     ) -> Any:
         """The graph of approved memories (optionally one persona's, one category's, or as
         it stood at ``as_of``), a networkx ``MultiDiGraph``. Concepts missing for a
         memory's current text are extracted first, by ``concept_model`` (default: the
         model setting, else the offline model), and stored."""
         self._require_persona(npc)
-        return self._graph.graph(npc=npc, category=category, as_of=as_of)
+        return self._graph.graph(npc=npc, category=category, as_of=self._graph_moment(as_of))
 
     def show_graph(
         self,
@@ -638,14 +773,19 @@ class Project:
         *,
         focus: str | None = None,
         depth: int = 2,
-        as_of: datetime | None = None,
+        as_of: AsOf | None = None,
         max_nodes: int = 250,
     ) -> Any:
         """Draw the graph inline (offline). ``focus`` narrows it to the concept's
         neighbourhood within ``depth`` steps; at most ``max_nodes`` nodes are drawn."""
         self._require_persona(npc)
         return self._graph.show_graph(
-            npc, category, focus=focus, depth=depth, as_of=as_of, max_nodes=max_nodes
+            npc,
+            category,
+            focus=focus,
+            depth=depth,
+            as_of=self._graph_moment(as_of),
+            max_nodes=max_nodes,
         )
 
     def pyvis_network(
@@ -655,7 +795,7 @@ class Project:
         *,
         focus: str | None = None,
         depth: int = 2,
-        as_of: datetime | None = None,
+        as_of: AsOf | None = None,
         max_nodes: int = 250,
     ) -> Any:
         """The drawing ``show_graph`` makes, as a ``pyvis.network.Network`` styled like it:
@@ -663,18 +803,23 @@ class Project:
         (each such output carries vis-network, about 0.7 MB)."""
         self._require_persona(npc)
         return self._graph.pyvis_network(
-            npc, category, focus=focus, depth=depth, as_of=as_of, max_nodes=max_nodes
+            npc,
+            category,
+            focus=focus,
+            depth=depth,
+            as_of=self._graph_moment(as_of),
+            max_nodes=max_nodes,
         )
 
     def graph_frames(
         self,
         npc: str | None = None,
         category: Category | None = None,
-        as_of: datetime | None = None,
+        as_of: AsOf | None = None,
     ) -> tuple[pd.DataFrame, pd.DataFrame]:
         """The graph as a (nodes, edges) pair of DataFrames; edges list their memory ids."""
         self._require_persona(npc)
-        return self._graph.graph_frames(npc=npc, category=category, as_of=as_of)
+        return self._graph.graph_frames(npc=npc, category=category, as_of=self._graph_moment(as_of))
 
     def export_graphml(
         self, path: str | Path, npc: str | None = None, category: Category | None = None
@@ -683,21 +828,27 @@ class Project:
         self._require_persona(npc)
         return self._graph.export_graphml(path, npc=npc, category=category)
 
+    def _graph_moment(self, as_of: object) -> Moment | None:
+        return self._project_moment(as_of, DecisionError)
 
-def _model_judge(model: str) -> ModelJudge:
-    """The same-fact judge of ``matcher="model"``, calling ``model`` through the gateway."""
+
+def _version() -> str:
+    try:
+        return version("npc_nb")
+    except PackageNotFoundError:  # a checkout that was never installed
+        return "unknown"
+
+
+def _model_judge(recorder: Recorder, model: str) -> ModelJudge:
+    """The same-fact judge of ``matcher="model"``, calling ``model`` through the gateway
+    (recorded or replayed as ``model_replay`` says)."""
     from .models import gateway  # litellm itself is imported on the first call
 
-    return ModelJudge(model, gateway.complete)
+    def complete(model: str, messages: list[dict], **options: Any) -> Any:
+        recording = recorder.recording("the model judge (matcher='model')")
+        return gateway.complete(model, messages, recording=recording, **options)
 
-
-def _moment(as_of: object) -> datetime | None:
-    if as_of is None:
-        return None
-    try:
-        return to_utc(as_of, name="as_of")
-    except ValueError as exc:
-        raise DecisionError(str(exc)) from exc
+    return ModelJudge(model, complete)
 
 
 def _concat(frames_: Any) -> pd.DataFrame:

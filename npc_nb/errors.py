@@ -9,6 +9,7 @@
     ├── UnknownFilterError     a filter names a value outside its closed set, or no persona
     ├── UnknownMemoryError     no memory has that id (also a KeyError)
     ├── ModelCallError         a model call failed (missing key, rate limit, timeout, ...)
+    │   └── UnrecordedCallError  model_replay="replay", and this request was never recorded
     ├── QueryError             a caller's SQL failed, or would write on the read-only path
     └── StoreError             the store file cannot be used
         ├── StoreLockedError   another process kept the file locked past the timeout
@@ -48,6 +49,7 @@ __all__ = [
     "SymlinkedStoreError",
     "UnknownFilterError",
     "UnknownMemoryError",
+    "UnrecordedCallError",
 ]
 
 
@@ -149,3 +151,9 @@ class ModelCallError(NpcError):
         if self.alternative is None:
             return self
         return ModelCallError(self.cause, model=self.model, kind=self.kind, alternative=alternative)
+
+
+class UnrecordedCallError(ModelCallError):
+    """``model_replay="replay"``, and no reply was recorded for this exact request (its
+    fingerprint): the model was not called. The message names the caller (the cell, the
+    persona, the extraction) and the fingerprint."""

@@ -14,6 +14,8 @@ __all__ = [
     "CATEGORIES",
     "DECISIONS",
     "EVENT_ACTIONS",
+    "IMPORT_OUTCOMES",
+    "IMPORT_SOURCES",
     "OPEN_STATUSES",
     "REVIEW_MODES",
     "SCOPES",
@@ -55,3 +57,17 @@ CATEGORIES: Final = ("decision", "preference", "commitment", "constraint", "open
 SCOPES: Final = ("npc", "team", "project", "global")
 #: Most specific first: the order a read walks and the context block is laid out in.
 SCOPE_RANK: Final = {scope: rank for rank, scope in enumerate(SCOPES)}
+
+#: The other tools whose memories npc_nb imports (``npc_nb.interop``).
+IMPORT_SOURCES: Final = ("npcpy", "mem0", "letta")
+#: What became of an imported record: a new card (``queued``), an automatic outcome of
+#: the matcher, or the decision the source recorded (or ``trust=True`` made).
+IMPORT_OUTCOMES: Final = (
+    "queued",
+    "merged",
+    "suppressed",
+    "reinforced",
+    "approved",
+    "edited",
+    "rejected",
+)

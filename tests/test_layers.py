@@ -34,6 +34,7 @@ LAYERS = {
     "npc_nb.chat": 4,
     "npc_nb.graph": 4,
     "npc_nb.analytics": 4,
+    "npc_nb.interop": 4,  # memories in and out: the bundle, other tools' files, through the gate
     "npc_nb._project": 5,
     "npc_nb.review": 4,  # the review session and its panel: a service with its own view
     "npc_nb.notebook": 6,
@@ -171,13 +172,16 @@ BACKENDS = ("npc_nb.store.embedded", "npc_nb.store.server")
 #: Who may import a backend it is not part of: the store's chooser, the move (it opens
 #: either backend at either end), and the composition root.
 BACKEND_IMPORTERS = ("npc_nb.store.stores", "npc_nb.store.moving", "npc_nb._project")
-#: The rooms written once for both backends: the schema and the table families.
+#: The rooms written once for both backends: the schema, the table families, analysis
+#: and the bundle.
 SHARED_ROOMS = (
     "npc_nb.store.schema",
     "npc_nb.store.memories",
     "npc_nb.store.conversations",
     "npc_nb.store.graph",
     "npc_nb.store.analysis",
+    "npc_nb.store.runs",
+    "npc_nb.store.bundle",  # a bundle's tables in and out, either backend
 )
 #: A folder holding more modules than this is a pile: split it by concern.
 MOST_MODULES_IN_A_FOLDER = 15

@@ -48,7 +48,8 @@ CONTROLS = "controls: " + "".join(chr(c) for c in range(1, 32)) + "\x7f end"
 def seed(nb: npc_nb.Project) -> None:
     """A project with rows in every table: memories in every state, their audit log,
     re-proposals and a match label, a conversation with its injections and extraction
-    job, concepts, all carrying hostile text."""
+    job, a recorded reply and a snapshot, concepts, all carrying hostile text, and
+    imported records."""
     ids = [
         propose(nb, f"{text} #{number}", npc=f"analyst {text[:12]}")
         for number, text in enumerate(HOSTILE)
@@ -69,6 +70,11 @@ def seed(nb: npc_nb.Project) -> None:
     assert nb.extraction.wait(timeout=30).done == 1
     nb.chat("analyst", HOSTILE[4] + CONTROLS)
     nb.extraction.wait(timeout=30)
+    nb.configure(model_replay="record")  # a recorded reply, and a snapshot
+    nb.chat("analyst", HOSTILE[3] + HOSTILE[2])
+    nb.configure(model_replay="off")
+    nb.extraction.wait(timeout=30)
+    nb.snapshot(HOSTILE[1])
     nb.graph()
     nb.sql(  # the offline concept model names no relations
         "INSERT INTO concept_relations SELECT memory_id, memory_hash, concept_key, ?, "
@@ -76,6 +82,7 @@ def seed(nb: npc_nb.Project) -> None:
         [HOSTILE[2]],
         allow_write=True,
     )
+    nb.import_mem0(Path(__file__).parent / "data" / "mem0" / "get_all.json")  # imported_records
 
 
 def vote(nb: npc_nb.Project) -> None:
@@ -139,10 +146,22 @@ def _ordered(found: list[tuple]) -> list[tuple]:
     return sorted(found, key=repr)
 
 
+def _insert_seq_column() -> int:
+    """Where ``insert_seq`` is among the memories' columns (both backends keep one order)."""
+    from npc_nb.store.schema.migrations import apply_migrations
+
+    con = duckdb.connect()
+    apply_migrations(con)
+    columns = [row[0] for row in con.execute("DESCRIBE memories").fetchall()]
+    con.close()
+    return columns.index("insert_seq")
+
+
 def next_numbers(rows: dict[str, list[tuple]]) -> tuple[int, int]:
     """The last audit event's ``seq`` and the last memory's ``insert_seq``."""
     events = max(row[0] for row in rows["memory_events"])
-    inserted = max(row[-6] for row in rows["memories"])  # insert_seq: 6th column from the end
+    position = _insert_seq_column()
+    inserted = max(row[position] for row in rows["memories"])
     return events, inserted
 
 
@@ -196,6 +215,36 @@ def test_a_project_moves_to_postgresql_and_back_row_by_row(
     events, inserted = next_numbers(original)
     for after in (postgres_rows(postgres_url, "moved"), embedded_rows(back)):
         assert next_numbers(after) == (events + 1, inserted + 1)
+
+
+def test_snapshots_pins_and_recorded_replies_move_with_the_project(
+    project_dir: Path, tmp_path: Path, postgres_url: str
+) -> None:
+    """A notebook pinned to a snapshot and replaying its replies runs the same on the
+    moved store, after the original changed: the snapshot is the same state there."""
+    nb = npc_nb.open(project_dir, model_replay="record")
+    nb.approve(propose(nb, "The ringing dataset is due Friday"))
+    snapshot = nb.snapshot("submission-v1")
+    nb.configure(pin="submission-v1")
+    reply = nb.chat("analyst", "When is the dataset due?", new=True)
+    nb.configure(pin=None, model_replay="off")
+    nb.reject(nb.memories(status="approved")["id"].item())
+    nb.close()
+    migrate_store(project_dir, postgres_url, project="moved")
+    back = tmp_path / "back"
+    migrate_store(postgres_url, back, project="moved")
+    for moved in (
+        npc_nb.open(tmp_path, store=postgres_url, project="moved", pin="submission-v1"),
+        npc_nb.open(back, pin=snapshot.id),
+    ):
+        try:
+            moved.configure(model_replay="replay")
+            assert moved.snapshots()["hash"].tolist() == [snapshot.hash]
+            assert moved.context("analyst") == nb.context("analyst", as_of=snapshot) != ""
+            again = moved.chat("analyst", "When is the dataset due?", new=True)
+            assert (again.text, again.block_hash) == (reply.text, reply.block_hash)
+        finally:
+            moved.close()
 
 
 def test_a_project_moves_between_servers_and_between_folders(

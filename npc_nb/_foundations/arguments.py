@@ -32,9 +32,11 @@ from typing import Annotated, Any, TypeVar
 
 from ..errors import ArgumentError, NpcError, UnknownFilterError, UnknownMemoryError
 from ..vocabulary import CATEGORIES, SCOPES, STATUSES
+from .results import Snapshot
 from .suggestions import did_you_mean
 
 __all__ = [
+    "AsOf",
     "Category",
     "MemoryId",
     "OneOf",
@@ -66,6 +68,11 @@ class OneOf:
 #: A filter by category, scope, or status (``"approved"``: the approval predicate).
 Category = Annotated[str, OneOf("category", CATEGORIES)]
 Scope = Annotated[str, OneOf("scope", SCOPES)]
+#: A state of the memory to read at: a snapshot (or its id or label: a string), a time.
+AsOf = Annotated[
+    datetime | Snapshot,
+    "a Snapshot, its id or label, or a time (a datetime, a date or an ISO 8601 string)",
+]
 StatusFilter = Annotated[str, OneOf("status", ("approved", *STATUSES))]
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Literal
 
 from .markup import markdown_html, plain_text
 
@@ -12,7 +13,14 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
-__all__ = ["ApproveAllPreview", "CandidateOutcome", "DecisionResult", "RoleAccess"]
+__all__ = [
+    "ApproveAllPreview",
+    "CandidateOutcome",
+    "DecisionResult",
+    "Reply",
+    "RoleAccess",
+    "Snapshot",
+]
 
 
 @dataclass(frozen=True)
@@ -27,7 +35,8 @@ class CandidateOutcome:
     memory's id in ``updates`` (approving it supersedes that memory). ``verdict``,
     ``matcher`` and ``similarity`` (0-100) say how it was judged, ``differs`` what it
     asserts differently from its nearest memory, ``error`` a matcher that failed (the
-    candidate was queued and nothing lost).
+    candidate was queued and nothing lost; a model judge's candidate was judged by the
+    offline matcher instead).
     """
 
     action: Literal["queued", "merged", "suppressed", "reinforced"]
@@ -127,6 +136,49 @@ class ApproveAllPreview:
 
 
 @dataclass(frozen=True)
+class Snapshot:
+    """The memory state at a moment: ``nb.snapshot()`` records one, every read can be
+    pinned to it (``as_of=``, the ``pin`` setting).
+
+    ``taken_at`` is the store's transaction time (naive UTC), ``hash`` the SHA-256 of
+    every approved memory's id, text, scope and validity then (docs/reproducibility.md
+    gives the algorithm), ``memories`` how many were approved. ``event_seq`` and
+    ``user_event_seq`` are the last audit events it includes, in the project's store and
+    the user's: what makes it exact.
+    """
+
+    id: str
+    label: str | None
+    taken_at: datetime
+    hash: str
+    memories: int
+    taken_by: str = ""
+    event_seq: int = field(default=0, repr=False)
+    user_event_seq: int = field(default=0, repr=False)
+
+    @property
+    def name(self) -> str:
+        """How a status line names it: its label, else its id."""
+        return repr(self.label) if self.label else f"snapshot {self.id}"
+
+    def status_line(self) -> str:
+        """What a pinned turn says: "memory pinned to 'v1', 2026-12-04 10:31, 412 memories"."""
+        count = f"{self.memories} memor{'y' if self.memories == 1 else 'ies'}"
+        return f"memory pinned to {self.name}, {self.taken_at:%Y-%m-%d %H:%M}, {count}"
+
+    def __str__(self) -> str:
+        label = f"{self.label!r} " if self.label else ""
+        return (
+            f"snapshot {label}{self.id}, taken {self.taken_at:%Y-%m-%d %H:%M:%S} UTC by "
+            f"{self.taken_by or 'unknown'}: {self.memories} approved memories, "
+            f"hash {self.hash[:16]}…"
+        )
+
+    def _repr_mimebundle_(self, **_: object) -> dict[str, str]:
+        return {"text/plain": str(self), "text/html": f"<code>{html.escape(str(self))}</code>"}
+
+
+@dataclass(frozen=True)
 class RoleAccess:
     """A database role's access to a project on a shared store after ``grant`` or
     ``revoke``, as the server reports it: ``level`` counts every grant the role holds
@@ -190,6 +242,31 @@ class Reply:
     failed_extraction: str | None = None
     #: How to queue failed extractions again, as the front end showing the reply says it.
     retry_hint: str = "nb.extraction.retry()"
+    #: The snapshot the memory block was read at (its id), None when not pinned.
+    snapshot: str | None = None
+    #: SHA-256 (hex) of the exact memory block in the prompt ("" when there was none).
+    block_hash: str | None = None
+    #: When the block was read: the snapshot's time when pinned, else the turn's (UTC).
+    as_of: datetime | None = None
+    #: What rebuilding the block needs besides: the persona's team and the block's cap.
+    team: str | None = None
+    max_chars: int | None = None
+
+    def provenance(self) -> dict[str, Any]:
+        """What the reply was built on, as plain JSON values: the ``npc_nb`` entry of a
+        ``%%npc`` output's metadata, which ``npc_nb.provenance()`` reads back."""
+        return {
+            "persona": self.npc,
+            "team": self.team,
+            "model": self.model,
+            "snapshot": self.snapshot,
+            "as_of": self.as_of.isoformat() if self.as_of is not None else None,
+            "block_hash": self.block_hash,
+            "memory_ids": list(self.injected),
+            "max_chars": self.max_chars,
+            "message_id": self.message_id,
+            "user_message_id": self.user_message_id,
+        }
 
     @property
     def offline(self) -> bool:

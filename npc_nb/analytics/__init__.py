@@ -1,1 +1,2 @@
-"""Analytics: ``metrics`` (``nb.metrics``) and ``export`` (Parquet, JSONL, Prodigy)."""
+"""Analytics: ``metrics`` (``nb.metrics``), ``export`` (Parquet, JSONL, Prodigy) and
+``diff`` (``nb.diff``: what changed in the approved memory between two states)."""

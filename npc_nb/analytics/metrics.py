@@ -28,10 +28,16 @@ definitions:
   a rejected repeat, reinforcing an approved memory), those a reviewer checked (listed
   at the end of a review or by ``%npc_review --auto``, put back, or merged into a card
   that was then decided) and those put back as wrong (``nb.requeue``); ``precision`` is
-  right / checked. Group also by matcher, verdict and outcome.
+  right / checked. Beside them, over every candidate a matcher judged (queued ones
+  too, outcome ``queued``): the model judge's calls, tokens, mean milliseconds and
+  failures, and, given labels, the neighbour recall (``recall.py``). Group also by
+  matcher, verdict and outcome.
 - **time to decision**: from proposal to the first decision that was not undone.
 - **reviewer throughput**: cards per minute of active review (gaps over 5 minutes are
   breaks), and the median time per card.
+
+Every metric takes ``as_of=`` (a snapshot, its id or label, or a time): the metric as
+it stood then, from the audit log (``store.analysis.rewind``).
 
 Each frame with a rate also carries ``n`` (the rate's denominator) and ``ci_low`` /
 ``ci_high``, a 95% interval for the rate the method is named after: Wilson's score
@@ -44,8 +50,8 @@ from __future__ import annotations
 
 import html
 import inspect
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -54,10 +60,12 @@ from .._foundations.arguments import checked_methods, unknown_choice
 from .._foundations.tables import kinds_of, with_missing_as_na
 from ..errors import NpcError
 from ..store.analysis import analytics
+from ..store.memories.predicates import Moment
 from ..vocabulary import VOTE_DECISIONS
 from . import plots
 from .agreement import agreement
 from .intervals import poisson_score_interval, wilson_interval
+from .recall import neighbour_recall
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -82,47 +90,54 @@ _OLD_REPEAT_COLUMNS = {
 
 @checked_methods()
 class Metrics:
-    """The metrics of one project store (``Project.metrics``); a wrong argument type is
-    an ArgumentError naming what to pass."""
+    """The metrics of one project store (``Project.metrics``); ``moment_of`` turns an
+    ``as_of`` (a snapshot, its id or label, a time) into the moment of that store. A
+    wrong argument type is an ArgumentError naming what to pass."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(
+        self, store: Store, moment_of: Callable[[Any], Moment | None] = lambda _: None
+    ) -> None:
         self._store = store
+        self._moment_of = moment_of
 
-    def approval_rate(self, by: str | Sequence[str] = ()) -> pd.DataFrame:
+    def approval_rate(self, by: str | Sequence[str] = (), as_of: Any = None) -> pd.DataFrame:
         """Share of decided candidates approved (as proposed or edited), with its 95% CI.
 
         Proposed, decided, approved, edited, other_wording, rejected, open,
         mean_text_change, the approval, rejection and edit rates, and the approval
         rate's n (decided) and 95% Wilson interval (ci_low, ci_high)."""
-        return _shown(_with_interval(self._outcomes(by), "approval_rate", "approved", "decided"))
+        frame = self._outcomes(by, as_of)
+        return _shown(_with_interval(frame, "approval_rate", "approved", "decided"))
 
-    def rejection_rate(self, by: str | Sequence[str] = ()) -> pd.DataFrame:
+    def rejection_rate(self, by: str | Sequence[str] = (), as_of: Any = None) -> pd.DataFrame:
         """Share of decided candidates rejected, with its 95% CI.
 
         Decided, rejected, rejection_rate, n (decided) and its 95% Wilson interval."""
-        frame = self._outcomes(by)
+        frame = self._outcomes(by, as_of)
         frame = frame[[*_dimensions("memories", by), "decided", "rejected", "rejection_rate"]]
         return _shown(_with_interval(frame, "rejection_rate", "rejected", "decided"))
 
-    def edit_rate(self, by: str | Sequence[str] = ()) -> pd.DataFrame:
+    def edit_rate(self, by: str | Sequence[str] = (), as_of: Any = None) -> pd.DataFrame:
         """Share of decided candidates approved with the reviewer's own text, with its 95% CI.
 
         Decided, approved, edited, other_wording (approved as another wording the model
         proposed: not an edit), edit_rate, mean_text_change (of the edited ones), n
         (decided) and the edit rate's 95% Wilson interval."""
-        frame = self._outcomes(by)
+        frame = self._outcomes(by, as_of)
         counts = ["decided", "approved", "edited", "other_wording"]
         frame = frame[[*_dimensions("memories", by), *counts, "edit_rate", "mean_text_change"]]
         return _shown(_with_interval(frame, "edit_rate", "edited", "decided"))
 
-    def _outcomes(self, by: str | Sequence[str]) -> pd.DataFrame:
-        frame = analytics.outcomes(self._store, _dimensions("memories", by))
+    def _outcomes(self, by: str | Sequence[str], as_of: Any) -> pd.DataFrame:
+        frame = analytics.outcomes(self._store, _dimensions("memories", by), self._moment_of(as_of))
         frame["approval_rate"] = _rate(frame["approved"], frame["decided"])
         frame["rejection_rate"] = _rate(frame["rejected"], frame["decided"])
         frame["edit_rate"] = _rate(frame["edited"], frame["decided"])
         return frame
 
-    def repeats_per_candidate(self, by: str | Sequence[str] = ()) -> pd.DataFrame:
+    def repeats_per_candidate(
+        self, by: str | Sequence[str] = (), as_of: Any = None
+    ) -> pd.DataFrame:
         """Repeats of already decided content per new candidate (may exceed 1), with its 95% CI.
 
         A count per candidate, not a share: one rejected idea can come back many times,
@@ -130,9 +145,9 @@ class Metrics:
         (rejected, approved, pending, reinforced), repeats_per_candidate (rejected and
         approved repeats / new candidates), each kind per candidate, n (new candidates)
         and a 95% Poisson score interval."""
-        dims = _dimensions("reproposals", by)
-        new = analytics.outcomes(self._store, dims)[[*dims, "proposed"]]
-        repeats = analytics.reproposals(self._store, dims)
+        dims, moment = _dimensions("reproposals", by), self._moment_of(as_of)
+        new = analytics.outcomes(self._store, dims, moment)[[*dims, "proposed"]]
+        repeats = analytics.reproposals(self._store, dims, moment)
         frame = _merge(new.rename(columns={"proposed": "new_candidates"}), repeats, dims)
         decided_repeats = frame["rejected"] + frame["approved"]
         frame["repeats_per_candidate"] = _rate(decided_repeats, frame["new_candidates"])
@@ -144,7 +159,7 @@ class Metrics:
         frame.attrs["repeats_per_candidate"] = REPEATS_NOTE
         return frame
 
-    def reproposal_rate(self, by: str | Sequence[str] = ()) -> pd.DataFrame:
+    def reproposal_rate(self, by: str | Sequence[str] = (), as_of: Any = None) -> pd.DataFrame:
         """The old name of repeats_per_candidate, kept working, with the old column names.
 
         The same frame, its columns named as before (reproposal_rate, rejected_rate,
@@ -152,26 +167,40 @@ class Metrics:
         not a share, and may exceed 1: prefer ``repeats_per_candidate``, whose name says
         so. No warning: notebooks and tests that run with warnings as errors keep
         working."""
-        return self.repeats_per_candidate(by).rename(columns=_OLD_REPEAT_COLUMNS)
+        return self.repeats_per_candidate(by, as_of).rename(columns=_OLD_REPEAT_COLUMNS)
 
-    def matching(self, by: str | Sequence[str] = ("matcher", "verdict")) -> pd.DataFrame:
-        """How often the matcher's automatic outcomes were right, as reviewers judged.
+    def matching(
+        self,
+        by: str | Sequence[str] = ("matcher", "verdict"),
+        labels: pd.DataFrame | Mapping[str, str] | None = None,
+        as_of: Any = None,
+    ) -> pd.DataFrame:
+        """How often the matcher's automatic outcomes were right, and what judging cost.
 
         Automatic, checked, put_back (split + requeued), right, precision (right /
-        checked), n (checked) and the precision's 95% Wilson interval."""
+        checked), n (checked) and the precision's 95% Wilson interval; then over every
+        judged candidate: judged, calls and tokens (the model judge's), latency_ms (mean
+        per judged candidate), failures, and with ``labels`` (text -> fact) the
+        neighbour recall (recall_n, recall_found, neighbour_recall; NaN without)."""
         dims = _dimensions("matching", by)
-        frame = analytics.matching(self._store, dims)
+        frame = analytics.matching(self._store, dims, self._moment_of(as_of))
         frame["right"] = frame["checked"] - frame["put_back"]
         frame["precision"] = _rate(frame["right"], frame["checked"])
-        return _shown(_with_interval(frame, "precision", "right", "checked"))
+        frame = _with_interval(frame, "precision", "right", "checked")
+        frame = _join(frame, analytics.judging(self._store, dims), dims)
+        if labels is None:
+            frame["neighbour_recall"] = np.nan
+            return _shown(frame)
+        candidates, memories = analytics.judged_candidates(self._store)
+        return _shown(_join(frame, neighbour_recall(candidates, memories, labels, dims), dims))
 
-    def backlog(self, period: str = "day") -> pd.DataFrame:
+    def backlog(self, period: str = "day", as_of: Any = None) -> pd.DataFrame:
         """Candidates proposed, closed, and still waiting at the end of each period.
 
         Per hour, day, week or month, with empty periods filled in."""
         if period not in analytics.PERIODS:
             raise unknown_choice("period", str(period), analytics.PERIODS)
-        frame = analytics.backlog(self._store, period)
+        frame = analytics.backlog(self._store, period, self._moment_of(as_of))
         if frame.empty:
             return frame
         full = pd.date_range(
@@ -185,20 +214,23 @@ class Metrics:
         frame = frame.astype("int64").rename_axis("period").reset_index()
         return frame
 
-    def time_to_decision(self, by: str | Sequence[str] = ()) -> pd.DataFrame:
+    def time_to_decision(self, by: str | Sequence[str] = (), as_of: Any = None) -> pd.DataFrame:
         """Hours from proposal to decision: median, mean and 90th percentile."""
-        return _shown(analytics.time_to_decision(self._store, _dimensions("memories", by)))
+        dims = _dimensions("memories", by)
+        return _shown(analytics.time_to_decision(self._store, dims, self._moment_of(as_of)))
 
-    def reviewer_throughput(self, by: str | Sequence[str] = "reviewer") -> pd.DataFrame:
+    def reviewer_throughput(
+        self, by: str | Sequence[str] = "reviewer", as_of: Any = None
+    ) -> pd.DataFrame:
         """Cards per minute of active review, and median seconds per card, per reviewer.
 
         Cards decided, active minutes, cards per minute, median seconds per card, and
         batch approvals, per group (default: per reviewer)."""
-        dims = _dimensions("decisions", by)
-        frame = analytics.reviewer_activity(self._store, dims, SITTING_GAP_MS)
+        dims, moment = _dimensions("decisions", by), self._moment_of(as_of)
+        frame = analytics.reviewer_activity(self._store, dims, SITTING_GAP_MS, moment)
         frame["active_minutes"] = frame.pop("active_ms") / 60_000
         frame["cards_per_minute"] = _rate(frame["cards"], frame["active_minutes"])
-        batches = analytics.batch_approvals(self._store, dims)
+        batches = analytics.batch_approvals(self._store, dims, moment)
         merged = _merge(frame, batches, dims)
         merged["active_minutes"] = merged["active_minutes"].fillna(0.0)
         return _shown(merged)
@@ -256,9 +288,9 @@ class Metrics:
             ylabel="agreement (95% bootstrap CI)", ax=ax,
         )  # fmt: skip
 
-    def injections_per_memory(self) -> pd.DataFrame:
+    def injections_per_memory(self, as_of: Any = None) -> pd.DataFrame:
         """Each approved memory: how many prompts it went into, first and last time."""
-        return _shown(analytics.injections_per_memory(self._store))
+        return _shown(analytics.injections_per_memory(self._store, self._moment_of(as_of)))
 
     # -- plots (matplotlib, imported on first use; each returns its Axes) ----------------
 
@@ -324,9 +356,7 @@ class Metrics:
 
     def __repr__(self) -> str:
         lines = [f"  {name}({args}): {summary}" for name, args, summary in _catalogue()]
-        return "nb.metrics: each returns a DataFrame (plot_* a matplotlib Axes)\n" + "\n".join(
-            lines
-        )
+        return f"nb.metrics: {_CAPTION}\n" + "\n".join(lines)
 
     def _repr_mimebundle_(self, **_: object) -> dict[str, str]:
         rows = "".join(
@@ -334,7 +364,7 @@ class Metrics:
             f"<td {_LEFT}>{html.escape(summary)}</td></tr>"
             for name, args, summary in _catalogue()
         )
-        caption = "<code>nb.metrics</code>: each returns a DataFrame (plot_* a matplotlib Axes)"
+        caption = f"<code>nb.metrics</code>: {html.escape(_CAPTION)}"
         return {
             "text/plain": repr(self),
             "text/html": f"<div><p>{caption}</p><table>{rows}</table></div>",
@@ -361,6 +391,12 @@ _RATE_PLOTS = {
 }
 
 
+_CAPTION = (
+    "each returns a DataFrame (plot_* a matplotlib Axes); every metric also takes "
+    "as_of= (a snapshot, its id or label, or a time)"
+)
+
+
 def _catalogue() -> list[tuple[str, str, str]]:
     """(name, parameters, first docstring line) of every public metric and plot: read
     from the methods themselves, so the list cannot fall behind them."""
@@ -368,7 +404,9 @@ def _catalogue() -> list[tuple[str, str, str]]:
     for name, member in vars(Metrics).items():
         if name.startswith("_") or not callable(member):
             continue
-        parameters = list(inspect.signature(member).parameters.values())[1:]
+        parameters = [  # as_of: every metric takes it, as the caption says
+            p for p in list(inspect.signature(member).parameters.values())[1:] if p.name != "as_of"
+        ]
         args = ", ".join(p.name if p.default is p.empty else f"{p.name}={p.default!r}"
                          for p in parameters)  # fmt: skip
         doc = inspect.getdoc(member) or ""
@@ -405,6 +443,23 @@ def _with_interval(frame: pd.DataFrame, rate: str, count: str, n: str) -> pd.Dat
     frame = frame.assign(n=frame[n])
     frame["ci_low"], frame["ci_high"] = wilson_interval(frame[count], frame["n"])
     return frame
+
+
+def _join(left: pd.DataFrame, right: pd.DataFrame, dims: list[str]) -> pd.DataFrame:
+    """Join two grouped frames whose columns may be rates: a group missing on one side
+    has zero counts (its integer columns) and NaN rates there."""
+    counts = [
+        column
+        for frame in (left, right)
+        for column in frame.columns
+        if column not in dims and pd.api.types.is_integer_dtype(frame[column])
+    ]
+    if not dims:
+        merged = pd.concat([left.reset_index(drop=True), right.reset_index(drop=True)], axis=1)
+    else:
+        merged = left.merge(right, on=dims, how="outer").sort_values(dims).reset_index(drop=True)
+    merged[counts] = merged[counts].fillna(0).astype("int64")
+    return merged
 
 
 def _merge(left: pd.DataFrame, right: pd.DataFrame, dims: list[str]) -> pd.DataFrame:

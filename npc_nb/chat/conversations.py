@@ -24,6 +24,7 @@ from .._foundations.tables import with_missing_as_na
 from ..errors import ConfigError, NpcError
 from ..memory.core import MemoryCore
 from ..models import offline
+from ..models.recording import Recorder
 from ..store import Store
 from ..store.conversations import chat_log
 from .extraction import Extraction
@@ -45,13 +46,14 @@ class Conversations:
         store: Store,
         memory: MemoryCore,
         extraction: Extraction,
+        recorder: Recorder,
     ) -> None:
         self.root = root
         self.project = project
         self.settings = settings
         self._memory = memory
         self._extraction = extraction
-        self._turns = TurnContext(project, settings, store, memory, extraction)
+        self._turns = TurnContext(project, settings, store, memory, extraction, recorder)
         self._defined: dict[str, Persona] = {}
         self._conversations: dict[str, str] = {}
         self._announced: set[str] = set()
@@ -195,6 +197,9 @@ class Conversations:
             broken=[b.error for b in team.broken],
             notes=list(team.notes),
             alerts=self._turns.store.alerts(),
+            matching=self._memory.matching_status(),
+            pinned=pinned.status_line() if (pinned := self._memory.pinned()) else None,
+            model_replay=self.settings.model_replay,
         )
 
 
@@ -213,7 +218,8 @@ def _describe(context: TeamContext) -> str:
 class Status:
     """What ``%npc_status`` shows. ``broken`` holds the error of each team file that
     cannot be used; ``team_context`` describes the team's ``.ctx`` file, if any;
-    ``alerts`` what the store reports (decision notices it did not confirm)."""
+    ``alerts`` what the store reports (decision notices it did not confirm); ``pinned``
+    the status line of the snapshot the memory is pinned to, if any."""
 
     project: str
     store: str
@@ -225,6 +231,9 @@ class Status:
     broken: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     alerts: list[str] = field(default_factory=list)
+    matching: str | None = None  # who judges re-proposals, and the model judge's work
+    pinned: str | None = None  # "memory pinned to 'v1', 2026-12-04 10:31, 412 memories"
+    model_replay: str = "off"
 
     @property
     def waiting_line(self) -> str:
@@ -241,8 +250,15 @@ class Status:
             f"model:     {model}",
             f"personas:  {', '.join(self.personas) or 'none defined (ad hoc on first use)'}",
         ]
+        if self.matching:
+            lines.append(f"matching:  {self.matching}")
         if self.team_context:
             lines.append(f"team:      {self.team_context}")
+        if self.pinned:
+            lines.append(f"memory:    {self.pinned}")
+        if self.model_replay != "off":
+            verb = "recorded" if self.model_replay == "record" else "replayed from the store"
+            lines.append(f"replies:   {verb} (model_replay={self.model_replay!r})")
         lines += _labelled("note:", self.notes)
         lines += _labelled("BROKEN:", self.broken)
         lines += _labelled("WARNING:", self.alerts)

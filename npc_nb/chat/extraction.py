@@ -32,10 +32,12 @@ from .._foundations.results import CandidateOutcome
 from .._foundations.settings import Settings
 from .._foundations.text import clean_text, find_evidence
 from .._foundations.utc import utc_now
-from ..errors import CandidateError, ModelCallError, NpcError
+from ..errors import CandidateError, ModelCallError, NpcError, UnrecordedCallError
 from ..models import gateway, offline
+from ..models.recording import Recorder
 from ..store import Connection, Store, in_background
 from ..store.conversations import chat_log, jobs
+from ..store.memories.predicates import Moment
 from ..vocabulary import CATEGORIES
 from . import prompts
 from .job_credentials import JobCredentials, MissingSecretError
@@ -131,11 +133,19 @@ class Extraction:
     """The extraction queue of one project: report, wait for, cancel, run."""
 
     def __init__(
-        self, store: Store, settings: Settings, propose: Callable[..., CandidateOutcome]
+        self,
+        store: Store,
+        settings: Settings,
+        propose: Callable[..., CandidateOutcome],
+        *,
+        recorder: Recorder | None = None,
+        pinned: Callable[[], Moment | None] = lambda: None,
     ) -> None:
         self._store = store
         self._settings = settings
         self._propose_candidate = propose  # the memory core's add_candidate
+        self._recorder = recorder  # model_replay: extraction follows it too
+        self._pinned = pinned  # a pinned kernel's examples are the snapshot's
         self._idle = threading.Condition()
         self._thread: threading.Thread | None = None
         self._claimed_by = f"{_HOST}:{os.getpid()}"
@@ -347,7 +357,7 @@ class Extraction:
             if isinstance(exc, ModelCallError):  # the way round is a setting, not model=
                 exc = exc.instead(offline.USE_IN_EXTRACTION)
             retry = job["attempts"] < settings.extraction_attempts
-            retry = retry and not isinstance(exc, MissingSecretError)
+            retry = retry and not isinstance(exc, MissingSecretError | UnrecordedCallError)
             jobs.finish(
                 self._store,
                 job["id"],
@@ -366,7 +376,9 @@ class Extraction:
         if user is None or reply is None:
             raise NpcError("the exchange this job refers to is no longer in the store")
         settings = self._settings
-        examples = chat_log.few_shot_examples(self._store, job["npc"], job["team"], per_kind=3)
+        examples = chat_log.few_shot_examples(
+            self._store, job["npc"], job["team"], per_kind=3, as_of=self._pinned()
+        )
         messages = prompts.extraction_messages(
             user["content"], reply["content"], examples, settings.max_memories_per_exchange
         )
@@ -376,7 +388,9 @@ class Extraction:
                 "max_memories": settings.max_memories_per_exchange,
                 "offline_delay": settings.offline_delay,
             }
-        return gateway.complete(job["model"], messages, **options).text
+        caller = f"the extraction of an exchange with {job['npc']} (message {job['message_id']})"
+        recording = self._recorder.recording(caller) if self._recorder is not None else None
+        return gateway.complete(job["model"], messages, recording=recording, **options).text
 
     def retry(self, job_id: str | None = None, **secrets: Any) -> int:
         """Queue failed jobs again (all, or one) with the current settings; returns how

@@ -22,6 +22,7 @@ from ..errors import CandidateError, NpcError
 from ..memory.block import MemoryBlock, StreamScrubber, scrub_memory_tags
 from ..memory.core import MemoryCore
 from ..models import gateway
+from ..models.recording import Completion, Recorder, Recording, ReplayedStream
 from ..store import Store
 from ..store.conversations import chat_log
 from . import prompts
@@ -40,6 +41,7 @@ class TurnContext:
     store: Store  # the project store: conversations, messages, injections, jobs
     memory: MemoryCore  # the memory block, and what is still approved
     extraction: Extraction
+    recorder: Recorder  # model_replay: the turn's call recorded or replayed
     known_conversations: set[str] = field(default_factory=set)
 
 
@@ -58,15 +60,22 @@ class Turn:
     options: dict[str, Any] = field(repr=False)  # may hold api_key, api_base's password
     notices: list[str]
     started: float
+    caller: str = ""  # who makes the model call, as a recording names it
 
     def complete(self) -> Reply:
-        result = gateway.complete(self.model, self.messages, **self.options)
+        recording = self._recording()
+        result = gateway.complete(self.model, self.messages, recording=recording, **self.options)
         return self.finish(scrub_memory_tags(result.text), result)
 
     def stream(self) -> ReplyStream:
-        return ReplyStream(self, gateway.stream(self.model, self.messages, **self.options))
+        recording = self._recording()
+        source = gateway.stream(self.model, self.messages, recording=recording, **self.options)
+        return ReplyStream(self, source)
 
-    def finish(self, text: str, result: gateway.Completion | None) -> Reply:
+    def _recording(self) -> Recording | None:
+        return self.context.recorder.recording(self.caller, block_hash=self.block.hash)
+
+    def finish(self, text: str, result: Completion | None) -> Reply:
         """Store the reply and what its prompt carried; queue extraction."""
         context, now = self.context, utc_now()
         message_id = new_id()
@@ -120,7 +129,19 @@ class Turn:
             self.notices,
             adhoc=self.persona.adhoc,
             failed_extraction=failed,
+            footnotes=self._pinned_line(),
+            snapshot=self.block.snapshot,
+            block_hash=self.block.hash,
+            as_of=self.block.as_of,
+            team=self.persona.team,
+            max_chars=context.settings.context_max_chars,
         )
+
+    def _pinned_line(self) -> list[str]:
+        """The status line of a turn whose memory is pinned to a snapshot."""
+        if self.block.snapshot is None:
+            return []
+        return [self.context.memory.snapshots.find(self.block.snapshot).status_line()]
 
     def _extraction_target(self) -> dict[str, Any]:
         """The configured extraction model at its default endpoint, else this turn's
@@ -138,7 +159,7 @@ class Turn:
 class ReplyStream:
     """Scrubbed text chunks as the model sends them; ``reply`` once the stream ends."""
 
-    def __init__(self, turn: Turn, source: gateway.ModelStream) -> None:
+    def __init__(self, turn: Turn, source: gateway.ModelStream | ReplayedStream) -> None:
         self.turn = turn
         self._source = source
         self._started = False
@@ -212,7 +233,18 @@ def begin_turn(
         options,
         notices,
         started,
+        caller=_caller(persona, where),
     )
+
+
+def _caller(persona: Persona, where: dict[str, Any]) -> str:
+    """The turn as an error names it: the persona, and the cell it came from if known."""
+    cell = where.get("execution_count")
+    path = where.get("notebook_path")
+    place = f"cell [{cell}]" if cell is not None else ""
+    if path:
+        place = f"{place} of {path}" if place else str(path)
+    return f"%%npc {persona.name}" + (f", {place}" if place else "")
 
 
 def _store_user_message(

@@ -3,9 +3,10 @@
 ``npc-nb review`` (``review``) reviews candidates with single keys, in a project opened
 as it is (``opening``: nothing is created); ``npc-nb migrate-store`` (``migrate``)
 copies a store into another; ``npc-nb grant`` and ``npc-nb revoke`` (``grants``) give a
-database role access to a project on a shared store, or take it back. All talk to the
-user through ``console``. Errors the user can fix (``NpcError``) are printed on one
-line, with exit status 2.
+database role access to a project on a shared store, or take it back; ``npc-nb import``
+and ``npc-nb export`` (``transfer``) move memories in and out. All talk to the user
+through ``console``. Errors the user can fix (``NpcError``) are printed on one line,
+with exit status 2.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from .migrate import add_migrate_store, migrate_store
 from .opening import open_to_review
 from .options import add_project_options
 from .review import review_session
+from .transfer import add_transfer, run_export, run_import
 
 __all__ = ["main"]
 
@@ -50,11 +52,16 @@ def main(
         "number decides as that vote says, or decide anew",
     )
     add_migrate_store(commands)
+    add_transfer(commands)
     add_grant_commands(commands)
     args = parser.parse_args(argv)
     console = Console(stdin or sys.stdin, stdout or sys.stdout)
     if args.command == "migrate-store":
         return migrate_store(args, console)
+    if args.command == "import":
+        return run_import(args, console)
+    if args.command == "export":
+        return run_export(args, console)
     if args.command in ("grant", "revoke"):
         return grant_command(args, console)
     try:

@@ -28,6 +28,7 @@ from .._foundations.utc import utc_now
 from ..errors import ModelCallError, NpcError
 from ..models import gateway
 from ..store.graph import graph_nodes, graph_sql
+from ..store.memories.predicates import Moment
 from . import concepts
 
 if TYPE_CHECKING:
@@ -94,7 +95,7 @@ def _refusals(problems: list[str]) -> str | None:
 
 
 def approved_versions(
-    store: Store, npc: str | None, category: str | None, as_of: datetime | None
+    store: Store, npc: str | None, category: str | None, as_of: datetime | Moment | None
 ) -> pd.DataFrame:
     rows = graph_sql.approved_rows(store, npc, category, as_of)
     if as_of is not None and not rows.empty:  # that moment's text, so that moment's hash
@@ -108,7 +109,7 @@ def drawn_graph(
     *,
     npc: str | None = None,
     category: str | None = None,
-    as_of: datetime | None = None,
+    as_of: datetime | Moment | None = None,
     focus: str | None = None,
     depth: int = 2,
     limit: int | None = None,

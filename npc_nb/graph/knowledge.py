@@ -18,6 +18,7 @@ from .._foundations.utc import to_utc
 from ..errors import ConfigError, DecisionError
 from ..models import offline
 from ..store import Store
+from ..store.memories.predicates import Moment
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -37,7 +38,10 @@ class KnowledgeGraph:
         self._settings = settings
 
     def graph(
-        self, npc: str | None = None, category: str | None = None, as_of: datetime | None = None
+        self,
+        npc: str | None = None,
+        category: str | None = None,
+        as_of: datetime | Moment | None = None,
     ) -> nx.MultiDiGraph:
         """The graph of approved memories (optionally one persona's, one category's, or as
         it stood at ``as_of``). Concepts missing for a memory's current text are
@@ -57,7 +61,7 @@ class KnowledgeGraph:
         *,
         focus: str | None = None,
         depth: int = 2,
-        as_of: datetime | None = None,
+        as_of: datetime | Moment | None = None,
         max_nodes: int = 250,
     ) -> GraphView:
         """Draw the graph inline (offline). ``focus`` narrows it to the concept's
@@ -75,7 +79,7 @@ class KnowledgeGraph:
         *,
         focus: str | None = None,
         depth: int = 2,
-        as_of: datetime | None = None,
+        as_of: datetime | Moment | None = None,
         max_nodes: int = 250,
     ) -> PyvisGraph:
         """The drawing ``show_graph`` makes (the same nodes, edges and cut) as a pyvis
@@ -92,7 +96,7 @@ class KnowledgeGraph:
         category: str | None,
         focus: str | None,
         depth: int,
-        as_of: datetime | None,
+        as_of: datetime | Moment | None,
         max_nodes: int,
     ) -> tuple[nx.MultiDiGraph, int]:
         """The graph cut for drawing, and how many nodes the whole graph has."""
@@ -114,7 +118,10 @@ class KnowledgeGraph:
         )
 
     def graph_frames(
-        self, npc: str | None = None, category: str | None = None, as_of: datetime | None = None
+        self,
+        npc: str | None = None,
+        category: str | None = None,
+        as_of: datetime | Moment | None = None,
     ) -> tuple[pd.DataFrame, pd.DataFrame]:
         """The graph as a (nodes, edges) pair of DataFrames; edges list their memory ids."""
         from . import build
@@ -135,9 +142,9 @@ class KnowledgeGraph:
         return self._settings.concept_model or self._settings.model or offline.MODEL
 
 
-def _moment(as_of: object) -> datetime | None:
-    if as_of is None:
-        return None
+def _moment(as_of: object) -> datetime | Moment | None:
+    if as_of is None or isinstance(as_of, Moment):
+        return as_of
     try:
         return to_utc(as_of, name="as_of")
     except ValueError as exc:

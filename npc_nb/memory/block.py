@@ -13,6 +13,7 @@ tag split across two streamed chunks.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -57,13 +58,22 @@ _STOPWORDS = frozenset(
 
 @dataclass(frozen=True)
 class MemoryBlock:
-    """A rendered memory block and the memories in it, in prompt order."""
+    """A rendered memory block and the memories in it, in prompt order; ``snapshot``
+    (an id) and ``as_of`` say which state it was read at (a pinned one, or now)."""
 
     text: str
     memory_ids: list[str] = field(default_factory=list)
     memory_hashes: list[str] = field(default_factory=list)
     truncated: bool = False
     available: int = 0
+    # Where it was read, not what it is: two reads of one block compare equal.
+    snapshot: str | None = field(default=None, compare=False)
+    as_of: datetime | None = field(default=None, compare=False)
+
+    @property
+    def hash(self) -> str:
+        """SHA-256 (hex) of the block's text, as UTF-8: what a reply records."""
+        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
 
     def __str__(self) -> str:
         return self.text

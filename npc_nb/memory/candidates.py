@@ -8,6 +8,7 @@ it (queued, merged, suppressed, reinforced) is ``proposal``'s job.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from .._foundations.ids import new_id
@@ -45,6 +46,8 @@ class Candidate:
     prompt_version: str | None
     confidence: float | None
     flags: tuple[str, ...]
+    #: When the source recorded it (an import keeps another tool's time); None: now.
+    recorded_at: datetime | None = None
 
     @property
     def norm_text(self) -> str:
@@ -216,4 +219,14 @@ def build_candidate(
         prompt_version=fields.get("prompt_version"),
         confidence=confidence,
         flags=tuple(flags),
+        recorded_at=_recorded_at(fields.get("recorded_at")),
     )
+
+
+def _recorded_at(value: object) -> datetime | None:
+    """A source's own time for a candidate (naive UTC), or None."""
+    if value is None:
+        return None
+    if not isinstance(value, datetime) or value.tzinfo is not None:
+        raise CandidateError(f"recorded_at must be a naive UTC datetime, not {value!r}.")
+    return value

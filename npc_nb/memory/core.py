@@ -13,6 +13,7 @@ from __future__ import annotations
 import inspect
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TypedDict, Unpack
@@ -20,7 +21,7 @@ from typing import Any, TypedDict, Unpack
 import pandas as pd
 from rapidfuzz import fuzz
 
-from .._foundations.results import ApproveAllPreview, CandidateOutcome, DecisionResult
+from .._foundations.results import ApproveAllPreview, CandidateOutcome, DecisionResult, Snapshot
 from .._foundations.settings import Settings
 from .._foundations.settings.reviewer import default_reviewer
 from .._foundations.tables import Kind
@@ -28,14 +29,16 @@ from .._foundations.terms import content_terms
 from .._foundations.utc import utc_now
 from ..errors import CandidateError, ConfigError, DecisionError
 from ..store import Store, Stores
+from ..store.analysis.analytics import judging_totals
 from ..store.conversations import chat_log
 from ..store.memories import events, memory_rows, reproposal_rows
+from ..store.memories.predicates import Moment
 from ..vocabulary import APPROVED_STATUSES, DECISIONS
 from . import candidates, decisions, transitions, variants
 from .block import MemoryBlock, block_room, query_terms, render_block
 from .cache import DecisionCache
-from .matching import Matcher, resolve_matcher
-from .neighbours import NeighbourIndex
+from .lookup.neighbours import NeighbourIndex
+from .matching import Matcher, offline_for, resolve_matcher
 from .proposal import Matching, propose
 from .queue import (
     QUEUE_KINDS,
@@ -45,6 +48,8 @@ from .queue import (
     queue_rows,
     review_queue,
 )
+from .ranking import ApprovedSet
+from .snapshots import Snapshots, State
 from .voting import QueueView, VoteDesk
 
 __all__ = ["AUTOMATIC_KINDS", "MemoryCore", "ReviewContext"]
@@ -101,6 +106,7 @@ class MemoryCore:
         self._matching: tuple[Any, Matching] | None = None
         #: Independent review (``review_mode``): votes, adjudication, vote-aware queues.
         self.votes = VoteDesk(stores, settings, self._replaced_by)
+        self.snapshots = Snapshots(stores, self.actor)
 
     @property
     def store_path(self) -> Path | str:
@@ -159,8 +165,23 @@ class MemoryCore:
         )
         if self._matching is None or self._matching[0] != key:
             matcher, name = resolve_matcher(self.settings, self._model_judge)
-            self._matching = (key, Matching(matcher, name, self.index_for))
+            # A model judge that fails leaves its candidate to the offline matcher.
+            fallback = offline_for(self.settings) if name.startswith("model:") else None
+            self._matching = (key, Matching(matcher, name, self.index_for, fallback=fallback))
         return self._matching[1]
+
+    def matching_status(self) -> str:
+        """One line for ``%npc_status``: who judges re-proposals, and what the model judge
+        did in this project (calls, tokens, failures, from the store)."""
+        name, chosen = self.matching().name, self.settings.matcher
+        if not name.startswith("model:"):
+            why = " (auto: no provider model is configured)" if chosen == "auto" else ""
+            return f"{name}{why}"
+        done = judging_totals(self.stores.project)
+        return (
+            f"{name} judge (the offline matcher if it fails) · {done['calls']:,} call(s), "
+            f"{done['tokens']:,} tokens, {done['failures']:,} failure(s)"
+        )
 
     def index_for(self, store: Store) -> NeighbourIndex:
         """This process's neighbour index of ``store`` (one, whichever thread asks)."""
@@ -245,22 +266,50 @@ class MemoryCore:
     # -- the memory block -----------------------------------------------------------------
 
     def context_block(
-        self, npc: str, *, team: str | None = None, query: str | None = None, max_chars: Any = None
+        self,
+        npc: str,
+        *,
+        team: str | None = None,
+        query: str | None = None,
+        max_chars: Any = None,
+        as_of: State = None,
     ) -> MemoryBlock:
-        """The memory block for ``npc`` with the ids of the memories in it."""
+        """The memory block for ``npc`` with the ids of the memories in it, now or at
+        ``as_of`` (a snapshot or a time; by default the pinned snapshot, if any)."""
         cap = max_chars if max_chars is not None else self.settings.context_max_chars
         if isinstance(cap, bool) or not isinstance(cap, int) or block_room(cap) < 1:
             raise ConfigError(
                 f"max_chars must be a whole number of at least {block_room(0) * -1 + 1} "
                 f"(room for the block's own tags), not {cap!r}."
             )
-        approved = self.cache.approved(list(self.stores.existing()), npc, team)
+        state = as_of if as_of is not None else self.pinned()
+        approved = self._approved(npc, team, state)
         selected = approved.select(query_terms(query), block_room(cap))
-        return render_block(selected, len(approved), cap)
+        block = render_block(selected, len(approved), cap)
+        if isinstance(state, Snapshot):
+            return replace(block, snapshot=state.id, as_of=state.taken_at)
+        return replace(block, as_of=state or utc_now())
 
     def approved_versions(self, npc: str, team: str | None) -> dict[str, str]:
-        """{id: text hash} of the approved memories ``npc`` may see now."""
-        return self.cache.approved(list(self.stores.existing()), npc, team).versions
+        """{id: text hash} of the approved memories ``npc`` may see now (at the pinned
+        snapshot, if any)."""
+        return self._approved(npc, team, self.pinned()).versions
+
+    def _approved(self, npc: str, team: str | None, state: State) -> ApprovedSet:
+        if state is None:
+            return self.cache.approved(list(self.stores.existing()), npc, team)
+        return self.snapshots.approved(state, npc, team)
+
+    def pinned(self) -> Snapshot | None:
+        """The snapshot every read of the memory block is pinned to (the ``pin``
+        setting), or None."""
+        pin = self.settings.pin
+        return None if pin is None else self.snapshots.find(pin)
+
+    def pinned_moment(self) -> Moment | None:
+        """The pinned snapshot as a moment of the project's store (None: not pinned)."""
+        pinned = self.pinned()
+        return None if pinned is None else Moment(pinned.taken_at, pinned.event_seq)
 
     # -- decisions ------------------------------------------------------------------------
 

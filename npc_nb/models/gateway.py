@@ -19,8 +19,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from .._foundations.redact import has_credentials, redact_text, strip_credentials, url_secrets
@@ -29,6 +28,7 @@ from ..errors import ModelCallError
 from . import offline
 from .credentials import missing_keys
 from .offline_concepts import offline_concepts
+from .recording import Completion, RecordedCall, Recording, ReplayedStream
 
 __all__ = [
     "ENDPOINT_OPTIONS",
@@ -36,6 +36,7 @@ __all__ = [
     "URL_OPTIONS",
     "Completion",
     "ModelStream",
+    "ReplayedStream",
     "client_loaded",
     "complete",
     "endpoint_options",
@@ -159,26 +160,23 @@ def _quiet_logs() -> None:
             logger.setLevel(logging.WARNING)
 
 
-@dataclass
-class Completion:
-    text: str
-    model: str
-    provider: str
-    prompt_tokens: int | None
-    completion_tokens: int | None
-    latency_ms: float
-
-
 class ModelStream:
-    """Text chunks as they arrive; ``result`` is filled once the stream is exhausted."""
+    """Text chunks as they arrive; ``result`` is filled once the stream is exhausted
+    (and handed to ``on_done``: a recording keeps it)."""
 
     def __init__(
-        self, chunks: Iterator[Any], model: str, started: float, options: dict[str, Any]
+        self,
+        chunks: Iterator[Any],
+        model: str,
+        started: float,
+        options: dict[str, Any],
+        on_done: Callable[[Completion], None] | None = None,
     ) -> None:
         self._chunks = chunks
         self._model = model
         self._options = options
         self._started = started
+        self._on_done = on_done
         self.result: Completion | None = None
 
     def __iter__(self) -> Iterator[str]:
@@ -202,10 +200,26 @@ class ModelStream:
             getattr(usage, "completion_tokens", None),
             (time.perf_counter() - self._started) * 1000,
         )
+        if self._on_done is not None:
+            self._on_done(self.result)
 
 
-def complete(model: str, messages: list[dict], **options: Any) -> Completion:
-    """One completion, not streamed."""
+def complete(
+    model: str, messages: list[dict], *, recording: Recording | None = None, **options: Any
+) -> Completion:
+    """One completion, not streamed; with a ``recording``, recorded or replayed
+    (``recording``)."""
+    if recording is None:
+        return _complete(model, messages, options)
+    call = RecordedCall(recording, model, messages, options, secret_options(options))
+    if recording.mode == "replay":
+        return call.replayed(provider_of(model))
+    result = _complete(model, messages, options)
+    call.keep(result)
+    return result
+
+
+def _complete(model: str, messages: list[dict], options: dict[str, Any]) -> Completion:
     _require_credentials(model, options)
     litellm = _lib()
     started = time.perf_counter()
@@ -224,8 +238,17 @@ def complete(model: str, messages: list[dict], **options: Any) -> Completion:
     )
 
 
-def stream(model: str, messages: list[dict], **options: Any) -> ModelStream:
-    """A streamed completion; the call itself fails fast on a missing key or bad model."""
+def stream(
+    model: str, messages: list[dict], *, recording: Recording | None = None, **options: Any
+) -> ModelStream | ReplayedStream:
+    """A streamed completion; the call itself fails fast on a missing key or bad model.
+    With a ``recording``, recorded when the stream ends, or replayed."""
+    on_done = None
+    if recording is not None:
+        call = RecordedCall(recording, model, messages, options, secret_options(options))
+        if recording.mode == "replay":
+            return ReplayedStream(call.replayed(provider_of(model)))
+        on_done = call.keep
     _require_credentials(model, options)
     litellm = _lib()
     started = time.perf_counter()
@@ -239,7 +262,7 @@ def stream(model: str, messages: list[dict], **options: Any) -> ModelStream:
         )
     except Exception as exc:
         raise _translate(exc, model, options) from None
-    return ModelStream(iter(chunks), model, started, options)
+    return ModelStream(iter(chunks), model, started, options, on_done)
 
 
 def provider_of(model: str) -> str:

@@ -1,2 +1,3 @@
-"""The notebook front end: the IPython magics, opt-in ``{name}`` interpolation, and how
-an NpcError raised in a cell is shown."""
+"""The notebook front end: the IPython magics, opt-in ``{name}`` interpolation, how an
+NpcError raised in a cell is shown, and ``provenance`` (what each ``%%npc`` cell of a
+saved notebook was built on)."""

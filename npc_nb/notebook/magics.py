@@ -1,4 +1,5 @@
-"""IPython front end: ``%load_ext npc_nb``, then ``%%npc``, ``%npc_status``, ``%npc_config``.
+"""IPython front end: ``%load_ext npc_nb``, then ``%%npc``, ``%npc_status``, ``%npc_config``,
+``%npc_pin``, ``%npc_diff``.
 
 Each magic parses its arguments, calls one Project method and displays the result.
 Domain errors become ``UsageError`` (IPython shows them without a traceback). The reply
@@ -36,7 +37,7 @@ from .interpolation import interpolate
 if TYPE_CHECKING:
     from .._project import Project
 
-__all__ = ["NpcMagics"]
+__all__ = ["NpcMagics", "reply_with_provenance"]
 
 _UPDATE_EVERY = 0.05
 #: Shown in a ``%%npc`` cell while the model client is still loading (first turn only).
@@ -124,6 +125,12 @@ def _live_bundle(shown: str, notices: list[str]) -> dict[str, str]:
     }
 
 
+def reply_with_provenance(reply: Reply) -> tuple[dict[str, str], dict[str, Any]]:
+    """A reply as a cell shows it, with what it was built on in the output's metadata
+    (``{"npc_nb": Reply.provenance()}``), so a saved notebook says what each cell saw."""
+    return reply._repr_mimebundle_(), {"npc_nb": reply.provenance()}
+
+
 @magics_class
 class NpcMagics(Magics):
     """The npc_nb magics; one Project per kernel, opened from the working directory."""
@@ -174,7 +181,8 @@ class NpcMagics(Magics):
                 where=self._where(),
             )
             reply = result if isinstance(result, Reply) else self._show_stream(result, live)
-            reply.footnotes.append(self.project.status().waiting_line)
+            if reply.snapshot is None:  # a pinned reply shows what it stood on, nothing live
+                reply.footnotes.append(self.project.status().waiting_line)
             reply.retry_hint = "%npc_retry"
         return reply
 
@@ -334,6 +342,33 @@ class NpcMagics(Magics):
         with _as_usage_errors():
             self.project.extraction.retry(args.job)
             return self.project.extraction.status()
+
+    @magic_arguments()
+    @argument(
+        "snapshot",
+        nargs="?",
+        help="a snapshot's label or id; now: take a snapshot and pin to it; off: unpin",
+    )
+    @line_magic
+    def npc_pin(self, line: str) -> None:
+        """Pin this kernel's memory to a snapshot: every %%npc turn (and nb.chat) injects
+        the memory as it stood then. %npc_pin LABEL|ID|now|off; alone, shows the pin."""
+        args = parse_argstring(self.npc_pin, line)
+        with _as_usage_errors():
+            if args.snapshot is not None:
+                self.project.configure(pin=args.snapshot)
+            pinned = self.project.status().pinned
+        print(pinned or "memory not pinned: every turn reads the memory as it is")
+
+    @magic_arguments()
+    @argument("a", help="the earlier state: a snapshot's label or id, or an ISO 8601 time")
+    @argument("b", nargs="?", help="the later state (default: now)")
+    @line_magic
+    def npc_diff(self, line: str) -> Any:
+        """What changed in the approved memory between two states: %npc_diff a [b]"""
+        args = parse_argstring(self.npc_diff, line)
+        with _as_usage_errors():
+            return self.project.diff(args.a, args.b)
 
     @no_var_expand
     @line_magic

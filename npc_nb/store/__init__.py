@@ -14,10 +14,12 @@ import:
 - ``server/`` a project's schema on PostgreSQL (the lab's backend): the store, its
   dialect, listener, notice checks, presence, read-only vetting, roles;
 - ``schema/`` the tables: both backends' migrations, the views, the generated doc;
-- ``memories/``, ``conversations/``, ``graph/`` the readers and writers of each family
-  of tables, written once for both backends;
+- ``memories/``, ``conversations/``, ``graph/``, ``runs/`` the readers and writers of
+  each family of tables, written once for both backends;
 - ``analysis/`` DataFrames, metrics, exports and a researcher's own SQL;
-- ``moving/`` copying a store into another (``npc-nb migrate-store``).
+- ``moving/`` copying a store into another (``npc-nb migrate-store``);
+- ``bundle/`` a project's tables in and out of a bundle file, and other tools' SQLite
+  files read for an import.
 
 The backends never import each other, and nothing imports a backend but ``stores``
 (which chooses one), the backends themselves and ``moving`` (which reads and writes

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -58,6 +58,9 @@ TABLES = (
     "conversations",
     "messages",
     "extraction_jobs",
+    "snapshots",
+    "model_recordings",
+    "imported_records",
 )
 
 
@@ -247,6 +250,11 @@ class Store(ABC):
         """What the user should know about this store now (``%npc_status``)."""
 
     @abstractmethod
+    def hold_decisions(self, con: Connection) -> None:
+        """Keep every decision from committing until ``con``'s transaction ends, so the
+        audit log's newest event then is exact (a snapshot)."""
+
+    @abstractmethod
     def lock_text(self, con: Connection, digest: str) -> None:
         """Serialise proposals of the same text until ``con``'s transaction ends."""
 
@@ -272,6 +280,22 @@ class Store(ABC):
     @abstractmethod
     def configure(self, settings: Settings) -> None:
         """Apply ``settings``' timeouts to the running store."""
+
+    def copy_rows(
+        self, con: Connection, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]
+    ) -> None:
+        """Insert many ``rows`` into ``table`` (a quoted name from this package) inside
+        ``con``'s transaction: in batches here; PostgreSQL copies them (``COPY``)."""
+        listed = ", ".join('"' + c.replace('"', '""') + '"' for c in columns)
+        sql = f"INSERT INTO {table} ({listed}) VALUES ({', '.join('?' for _ in columns)})"
+        batch: list[Sequence[Any]] = []
+        for row in rows:
+            batch.append(row)
+            if len(batch) >= 1000:
+                con.executemany(sql, batch)
+                batch = []
+        if batch:
+            con.executemany(sql, batch)
 
     def run_writes(
         self, sql: str, params: Any, before: Callable[[Connection], None]

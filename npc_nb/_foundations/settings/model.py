@@ -27,6 +27,7 @@ from pydantic_settings import (
 
 from ...errors import ConfigError
 from ..locations import user_home
+from ..results import Snapshot
 from ..store_url import check_store_url, redact, redact_text
 from ..suggestions import closest, did_you_mean
 from .view import SettingRow, settings_html, settings_rows, settings_text
@@ -75,13 +76,16 @@ class Settings(BaseSettings):
         "the offline matcher lets one differing word be a rewording of the same fact",
     )
     matcher: str | Callable[..., Any] | None = Field(
-        "offline",
-        description="how a re-proposal is judged the same fact as a memory: 'offline', "
+        "auto",
+        description="how a re-proposal is judged the same fact as a memory: 'auto' (the "
+        "model judge when a provider model is configured, else 'offline'), 'offline', "
         "'model' (a judge through litellm), 'package.module:attr', a callable, or "
         "None (exact repeats only)",
     )
     match_model: str | None = Field(
-        None, description="litellm model of matcher='model' (default: model, else offline)"
+        None,
+        description="litellm model of the model judge (matcher 'auto' or 'model'; "
+        "default: model, else offline)",
     )
     max_memory_chars: int = Field(2_000, ge=20, description="longest memory text accepted")
     lock_timeout: float = Field(
@@ -122,6 +126,27 @@ class Settings(BaseSettings):
         None,
         description="the project's name in a shared store (default: the project folder's name)",
     )
+    pin: str | None = Field(
+        None,
+        description="a snapshot's label or id: every memory block is read as it stood then "
+        "('now' takes a snapshot and pins to it; 'off' or None: the memory as it is)",
+    )
+    model_replay: Literal["off", "record", "replay"] = Field(
+        "off",
+        description="'record' keeps every model call's reply in the store; 'replay' answers "
+        "each call from those recordings, never calling the model (an unrecorded call "
+        "is an error)",
+    )
+
+    @field_validator("pin", mode="before")
+    @classmethod
+    def _pin(cls, value: object) -> object:
+        if isinstance(value, Snapshot):
+            return value.id
+        if value is None or (isinstance(value, str) and value.strip().lower() in ("", "off")):
+            return None
+        return value.strip() if isinstance(value, str) else value
+
     review_mode: Literal["single", "independent"] = Field(
         "single",
         description="'single': a reviewer's decision is final; 'independent': reviewers vote "

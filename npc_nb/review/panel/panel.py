@@ -130,7 +130,11 @@ class ReviewPanel:
                 self.keys,
                 self.editor,
                 self.inputs,
-                w.HBox([*self.buttons.values(), self.approve_all]),
+                # Wrapped, never cut short, in a narrow notebook (both side bars open).
+                w.HBox(
+                    [*self.buttons.values(), self.approve_all],
+                    layout=w.Layout(flex_flow="row wrap"),
+                ),
                 self.confirm_box,
                 self.help,
                 self.status,

@@ -1,4 +1,5 @@
-"""SQL for the metrics: every query aggregates in DuckDB and returns a small DataFrame.
+"""SQL for the metrics: every query aggregates in DuckDB and returns a small DataFrame,
+now or as the store stood at a ``Moment`` (``rewind``).
 
 Grouping dimensions are chosen from fixed maps of column expressions, never from
 caller text. Counts are cast to BIGINT so pandas sees integers, not floats.
@@ -7,11 +8,13 @@ caller text. Counts are cast to BIGINT so pandas sees integers, not floats.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import pandas as pd
 
 from ..contract import Store
-from ..memories.predicates import approved_source
+from ..memories.predicates import Moment, approved_source
+from .rewind import rewound
 
 __all__ = [
     "DIMENSIONS",
@@ -19,6 +22,9 @@ __all__ = [
     "agreement_votes",
     "backlog",
     "injections_per_memory",
+    "judged_candidates",
+    "judging",
+    "judging_totals",
     "matching",
     "outcomes",
     "reproposals",
@@ -89,13 +95,15 @@ def _order(by: Sequence[str]) -> str:
     return "ORDER BY " + ", ".join(str(i + 1) for i in range(len(by))) if by else ""
 
 
-def matching(store: Store, by: Sequence[str]) -> pd.DataFrame:
+def matching(store: Store, by: Sequence[str], moment: Moment | None = None) -> pd.DataFrame:
     """Per group of automatic outcomes (merged, suppressed, reinforced): how many there
     were, how many a reviewer checked, and how many a reviewer put back (split off a
     card, or requeued). Checked: listed to a reviewer, put back, or (merged) shown on a
     card that has since been decided."""
     dims, group = _select("matching", by)
-    return store.dataframe(
+    return _frame(
+        store,
+        moment,
         f"""SELECT {dims}
             count(*)::BIGINT AS automatic,
             count(*) FILTER (WHERE checked)::BIGINT AS checked,
@@ -108,8 +116,67 @@ def matching(store: Store, by: Sequence[str]) -> pd.DataFrame:
                 AS checked
             FROM v_reproposals r LEFT JOIN memories m ON m.id = r.memory_id
             WHERE r.outcome IN ('merged', 'suppressed', 'reinforced')
-        ) {group} {_order(by)}"""
+        ) {group} {_order(by)}""",
     )
+
+
+#: Every candidate a matcher judged or looked up neighbours for: re-proposals matched
+#: by a matcher, and queued candidates (``outcome`` 'queued'), with what it cost.
+_JUDGED = """(
+    SELECT id, recorded_at, matcher, verdict, outcome, extractor_model AS model, provider,
+        prompt_version, npc, team, category, scope, proposed_text AS text, match_neighbours,
+        match_calls, match_tokens, match_ms, match_error
+    FROM reproposals WHERE match_type = 'near'
+    UNION ALL
+    SELECT id, recorded_at, matcher, verdict, 'queued' AS outcome, extractor_model AS model,
+        provider, prompt_version, npc, team, category, scope, initial_text AS text,
+        match_neighbours, match_calls, match_tokens, match_ms, match_error
+    FROM memories WHERE matcher IS NOT NULL
+)"""
+
+
+def judging(store: Store, by: Sequence[str]) -> pd.DataFrame:
+    """Per group of judged candidates (queued ones included): how many a matcher judged,
+    the model judge's calls and tokens, the mean milliseconds of judging one, and the
+    matchers' failures (a model judge's fell back to the offline matcher)."""
+    dims, group = _select("matching", by)
+    return store.dataframe(
+        f"""SELECT {dims}
+            count(*) FILTER (WHERE match_ms IS NOT NULL OR match_error IS NOT NULL)::BIGINT
+                AS judged,
+            coalesce(sum(match_calls), 0)::BIGINT AS calls,
+            coalesce(sum(match_tokens), 0)::BIGINT AS tokens,
+            avg(match_ms) AS latency_ms,
+            count(*) FILTER (WHERE match_error IS NOT NULL)::BIGINT AS failures
+        FROM {_JUDGED} {group} {_order(by)}"""
+    )
+
+
+def judging_totals(store: Store) -> dict[str, float]:
+    """The model judge's work over the whole store: calls, tokens, failures."""
+    found = store.dataframe(
+        f"""SELECT coalesce(sum(match_calls), 0)::BIGINT AS calls,
+            coalesce(sum(match_tokens), 0)::BIGINT AS tokens,
+            count(*) FILTER (WHERE match_error IS NOT NULL)::BIGINT AS failures
+        FROM {_JUDGED}"""
+    )
+    return {column: int(found[column].iloc[0]) for column in found.columns}
+
+
+def judged_candidates(store: Store) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """What neighbour recall is measured from: every candidate whose neighbours were
+    looked up (with the ids shown, and each grouping column), and every memory (id,
+    texts, who may see it, when it was recorded and superseded)."""
+    dims = ", ".join(f"{expr} AS {name}" for name, expr in DIMENSIONS["matching"].items())
+    candidates = store.dataframe(
+        f"SELECT id, recorded_at, text, match_neighbours, {dims} FROM {_JUDGED} "
+        "WHERE match_neighbours IS NOT NULL ORDER BY recorded_at, id"
+    )
+    memories = store.dataframe(
+        "SELECT id, initial_text, final_text, scope, npc, team, recorded_at, superseded_at "
+        "FROM memories ORDER BY recorded_at, id"
+    )
+    return candidates, memories
 
 
 #: An approval with the reviewer's own text. Another wording the model proposed for the
@@ -117,7 +184,7 @@ def matching(store: Store, by: Sequence[str]) -> pd.DataFrame:
 _EDITED = "((outcome = 'edited' AND NOT other_wording) OR (outcome = 'superseded' AND edited))"
 
 
-def outcomes(store: Store, by: Sequence[str]) -> pd.DataFrame:
+def outcomes(store: Store, by: Sequence[str], moment: Moment | None = None) -> pd.DataFrame:
     """Per group: proposed, decided, approved, edited, other_wording (approved as
     another wording the model proposed for the card), rejected, open, mean text change.
 
@@ -125,7 +192,9 @@ def outcomes(store: Store, by: Sequence[str]) -> pd.DataFrame:
     one was approved before it was revised.
     """
     dims, group = _select("memories", by)
-    return store.dataframe(
+    return _frame(
+        store,
+        moment,
         f"""SELECT {dims}
             count(*)::BIGINT AS proposed,
             count(*) FILTER (WHERE outcome <> 'open')::BIGINT AS decided,
@@ -136,31 +205,35 @@ def outcomes(store: Store, by: Sequence[str]) -> pd.DataFrame:
             count(*) FILTER (WHERE outcome = 'rejected')::BIGINT AS rejected,
             count(*) FILTER (WHERE outcome = 'open')::BIGINT AS open,
             avg(text_change) FILTER (WHERE {_EDITED}) AS mean_text_change
-        FROM v_memories WHERE origin = 'extracted' {group} {_order(by)}"""
+        FROM v_memories WHERE origin = 'extracted' {group} {_order(by)}""",
     )
 
 
-def reproposals(store: Store, by: Sequence[str]) -> pd.DataFrame:
+def reproposals(store: Store, by: Sequence[str], moment: Moment | None = None) -> pd.DataFrame:
     """Per group: how many re-proposals matched rejected, approved and pending memories,
     and how many reinforced an approved one."""
     dims, group = _select("reproposals", by)
-    return store.dataframe(
+    return _frame(
+        store,
+        moment,
         f"""SELECT {dims}
             count(*)::BIGINT AS reproposals,
             count(*) FILTER (WHERE kind = 'rejected')::BIGINT AS rejected,
             count(*) FILTER (WHERE kind = 'approved')::BIGINT AS approved,
             count(*) FILTER (WHERE kind = 'pending')::BIGINT AS pending,
             count(*) FILTER (WHERE outcome = 'reinforced')::BIGINT AS reinforced
-        FROM v_reproposals {group} {_order(by)}"""
+        FROM v_reproposals {group} {_order(by)}""",
     )
 
 
-def backlog(store: Store, period: str) -> pd.DataFrame:
+def backlog(store: Store, period: str, moment: Moment | None = None) -> pd.DataFrame:
     """Per period: candidates proposed, candidates decided, and the backlog at its end."""
     if period not in PERIODS:  # it goes into the SQL: checked here too
         raise ValueError(f"period must be one of {', '.join(PERIODS)}, not {period!r}")
     open_statuses = "('pending_approval', 'deferred')"
-    return store.dataframe(
+    return _frame(
+        store,
+        moment,
         f"""WITH changes AS (
             SELECT date_trunc('{period}', occurred_at) AS period,
                 count(*) FILTER (WHERE from_status IS NULL
@@ -172,14 +245,16 @@ def backlog(store: Store, period: str) -> pd.DataFrame:
             FROM memory_events GROUP BY 1)
         SELECT period, proposed, closed,
             (sum(change) OVER (ORDER BY period))::BIGINT AS backlog
-        FROM changes ORDER BY period"""
+        FROM changes ORDER BY period""",
     )
 
 
-def time_to_decision(store: Store, by: Sequence[str]) -> pd.DataFrame:
+def time_to_decision(store: Store, by: Sequence[str], moment: Moment | None = None) -> pd.DataFrame:
     """Per group: hours from proposal to the first decision that was not undone."""
     dims, group = _select("memories", by)
-    return store.dataframe(
+    return _frame(
+        store,
+        moment,
         f"""WITH first_decision AS (
             SELECT memory_id, min(occurred_at) AS at FROM memory_events e
             WHERE action IN {_DECISION_ACTIONS} AND {_NOT_UNDONE} GROUP BY memory_id)
@@ -190,11 +265,13 @@ def time_to_decision(store: Store, by: Sequence[str]) -> pd.DataFrame:
             quantile_cont(date_diff('millisecond', recorded_at, f.at), 0.9) / 3.6e6
                 AS p90_hours
         FROM v_memories JOIN first_decision f ON f.memory_id = id
-        WHERE origin = 'extracted' {group} {_order(by)}"""
+        WHERE origin = 'extracted' {group} {_order(by)}""",
     )
 
 
-def reviewer_activity(store: Store, by: Sequence[str], sitting_gap_ms: int) -> pd.DataFrame:
+def reviewer_activity(
+    store: Store, by: Sequence[str], sitting_gap_ms: int, moment: Moment | None = None
+) -> pd.DataFrame:
     """Per group: cards decided, active review time, and the median time per card.
 
     Active time sums the gaps between a reviewer's consecutive cards, leaving out gaps
@@ -204,7 +281,9 @@ def reviewer_activity(store: Store, by: Sequence[str], sitting_gap_ms: int) -> p
     """
     dims, group = _select("decisions", by)
     source = _decision_source(by)
-    return store.dataframe(
+    return _frame(
+        store,
+        moment,
         f"""WITH cards AS (
             SELECT *, date_diff('millisecond', lag(occurred_at) OVER (
                     PARTITION BY reviewer ORDER BY seq), occurred_at) AS gap_ms
@@ -216,7 +295,7 @@ def reviewer_activity(store: Store, by: Sequence[str], sitting_gap_ms: int) -> p
             count(*)::BIGINT AS cards,
             coalesce(sum(active_ms), 0)::BIGINT AS active_ms,
             median(coalesce(time_spent_ms, active_ms)) / 1000.0 AS median_seconds_per_card
-        FROM in_sitting {group} {_order(by)}"""
+        FROM in_sitting {group} {_order(by)}""",
     )
 
 
@@ -230,23 +309,27 @@ def _decision_source(by: Sequence[str]) -> str:
     return "v_decisions"
 
 
-def batch_approvals(store: Store, by: Sequence[str]) -> pd.DataFrame:
+def batch_approvals(store: Store, by: Sequence[str], moment: Moment | None = None) -> pd.DataFrame:
     dims, group = _select("decisions", by)
-    return store.dataframe(
+    return _frame(
+        store,
+        moment,
         f"""SELECT {dims} count(DISTINCT batch_id)::BIGINT AS batch_approvals,
             count(*)::BIGINT AS batch_approved_memories
-        FROM {_decision_source(by)} WHERE action = 'approve_all' {group} {_order(by)}"""
+        FROM {_decision_source(by)} WHERE action = 'approve_all' {group} {_order(by)}""",
     )
 
 
-def injections_per_memory(store: Store) -> pd.DataFrame:
+def injections_per_memory(store: Store, moment: Moment | None = None) -> pd.DataFrame:
     """Every currently approved memory: how many prompts it went into, first and last.
 
     A memory appears at most once in a prompt, so the count is also the number of
     replies it shaped.
     """
-    approved, params = approved_source()
-    return store.dataframe(
+    approved, params = approved_source(moment)
+    return _frame(
+        store,
+        moment,
         f"""WITH used AS (
             SELECT memory_id, count(*)::BIGINT AS injections, min(injected_at) AS first_injected,
                 max(injected_at) AS last_injected
@@ -258,6 +341,14 @@ def injections_per_memory(store: Store) -> pd.DataFrame:
         ORDER BY injections DESC, memory_id""",
         params,
     )
+
+
+def _frame(
+    store: Store, moment: Moment | None, sql: str, params: dict[str, Any] | None = None
+) -> pd.DataFrame:
+    """The query's result, now or as the store stood at ``moment`` (``rewind``)."""
+    query, rewound_params = rewound(sql, moment)
+    return store.dataframe(query, (params or {}) | rewound_params)
 
 
 def agreement_votes(store: Store, by: Sequence[str]) -> pd.DataFrame:

@@ -17,19 +17,20 @@ from datetime import datetime
 import pandas as pd
 
 from ..contract import Store
-from ..memories.predicates import AS_OF, approved_source
+from ..memories.predicates import Moment, approved_source, memories_at
 
 __all__ = ["decisions_frame", "memories_frame", "reproposals_frame", "votes_frame"]
 
 
 def memories_frame(
-    store: Store, *, status: str | None, npc: str | None, as_of: datetime | None
+    store: Store, *, status: str | None, npc: str | None, as_of: datetime | Moment | None
 ) -> pd.DataFrame:
     """Memories (now, or as they stood at ``as_of``), filtered by status and persona."""
     if status == "approved":
         source, params = approved_source(as_of)
     elif as_of is not None:
-        source, params = f"({AS_OF})", {"as_of": as_of}
+        state, params = memories_at(as_of if isinstance(as_of, Moment) else Moment(as_of))
+        source = f"({state}) AS as_of"
     else:
         source, params = "memories", {}
     clauses: list[str] = ["TRUE"]
@@ -37,7 +38,11 @@ def memories_frame(
         if value is not None:
             clauses.append(f"{column} = ${column}")
             params[column] = value
-    sql = f"SELECT * FROM {source} WHERE {' AND '.join(clauses)} ORDER BY recorded_at, id"
+    # The sentence vector is the neighbour index's, bytes no reader wants in a table.
+    sql = (
+        f"SELECT * EXCLUDE (match_vector) FROM {source} WHERE {' AND '.join(clauses)} "
+        "ORDER BY recorded_at, id"
+    )
     return store.table(sql, params)
 
 

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from ..contract import Connection, Store, insert_row, one_of, rows
-from ..memories.predicates import VISIBLE
+from ..memories.predicates import VISIBLE, Moment, memories_at
 
 __all__ = [
     "conversation",
@@ -123,21 +124,31 @@ def injected_versions(store: Store, message_ids: list[str]) -> dict[str, list[tu
 
 
 def few_shot_examples(
-    store: Store, npc: str, team: str | None, per_kind: int
+    store: Store, npc: str, team: str | None, per_kind: int, as_of: Moment | None = None
 ) -> dict[str, list[dict]]:
-    """Recent reviewer judgements visible to ``npc``: approved, edited, rejected."""
+    """Recent reviewer judgements visible to ``npc``: approved, edited, rejected (as
+    they stood at ``as_of``, when given: a pinned kernel's)."""
     kinds = {
         "approved": "status = 'human-approved'",
         "edited": "status = 'human-edited' AND initial_text <> final_text",
         "rejected": "status = 'human-rejected'",
     }
+    source, params = "memories", dict[str, Any]()
+    if as_of is not None:
+        state, params = memories_at(as_of, _EXAMPLE_COLUMNS)
+        source = f"({state}) AS as_of"
     examples = {}
     with store.read() as con:
         for kind, condition in kinds.items():
             examples[kind] = rows(
                 con,
-                "SELECT initial_text, final_text, category FROM memories "
-                f"WHERE {condition} AND {VISIBLE} ORDER BY decided_at DESC LIMIT $n",
-                {"npc": npc, "team": team, "n": per_kind},
+                f"SELECT initial_text, final_text, category FROM {source} "
+                f"WHERE {condition} AND {VISIBLE} ORDER BY decided_at DESC, id LIMIT $n",
+                params | {"npc": npc, "team": team, "n": per_kind},
             )
     return examples
+
+
+_EXAMPLE_COLUMNS = (
+    "id", "initial_text", "final_text", "category", "status", "decided_at", "scope", "npc", "team"
+)  # fmt: skip

@@ -257,6 +257,10 @@ class FileStore(Store):
         for the embedded file."""
         return []
 
+    def hold_decisions(self, con: Connection) -> None:
+        """Keep every decision from committing until ``con``'s transaction ends: a
+        write transaction has the file to itself already."""
+
     def lock_text(self, con: Connection, digest: str) -> None:
         """Serialise proposals of the same text until ``con``'s transaction ends: the
         file lock already does, here."""

@@ -15,7 +15,7 @@ import pandas as pd
 
 from ..._foundations.text import clean_text
 from ..contract import Store
-from ..memories.predicates import approved_source
+from ..memories.predicates import Moment, approved_source
 
 __all__ = [
     "approved_rows",
@@ -27,7 +27,7 @@ __all__ = [
 
 
 def graph_source(
-    npc: str | None, category: str | None, as_of: datetime | None = None
+    npc: str | None, category: str | None, as_of: datetime | Moment | None = None
 ) -> tuple[str, dict[str, Any]]:
     """The approved memories a graph shows (``approved_source``; one persona's or one
     category's when given): a subquery aliased ``approved``, and its parameters."""
@@ -41,7 +41,7 @@ def graph_source(
 
 
 def approved_rows(
-    store: Store, npc: str | None, category: str | None, as_of: datetime | None
+    store: Store, npc: str | None, category: str | None, as_of: datetime | Moment | None
 ) -> pd.DataFrame:
     """The approved memories the graph shows (id, text, hash, persona, category, ...)."""
     source, params = graph_source(npc, category, as_of)

@@ -3,7 +3,8 @@
 
 ``memory_rows`` (the memories table: read, insert, update rows; the operational path,
 in the caller's transaction), ``events`` (the append-only audit log), ``reproposal_rows``
-(re-proposals as the review shows them, and the reviewers' labels), ``known_rows``
+(re-proposals as the review shows them, and the reviewers' labels), ``history`` (the
+memories as they stood at a moment, and the events between two), ``known_rows``
 (rows a DuckDB file's store keeps by id while they are the file's), ``vote_rows`` (the
 votes of independent review and their markers) and ``predicates``
 (who may see a memory, and the one approval predicate every reader goes through).

@@ -7,12 +7,19 @@ are bound as explicit naive-UTC values, never taken from ``now()``, whose meanin
 a session setting a query could change. The ``approved_memories`` view offered for
 analysis is the same predicate with ``timezone('UTC', now())``.
 
-``as_of`` answers "what was the state at that moment" from the audit log alone: the
-status and text of each memory are those of its latest event at or before that time.
+``as_of`` answers "what was the state at that moment" from the audit log alone. A
+``Moment`` names the events it includes: every event up to a sequence number (a
+snapshot's, exact), or every event recorded at or before a time. A memory stood as the
+first event after the moment found it (each decision's event keeps the row's state
+before it, ``state_before``), or as it is now if nothing happened to it since; one whose
+first later event created it did not exist yet. Status, text, validity window,
+supersession and decision time all resolve as they stood, and the validity window is
+read at the moment's clock.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -20,13 +27,16 @@ from ..._foundations.utc import utc_now
 from ...vocabulary import APPROVED_STATUSES
 
 __all__ = [
-    "AS_OF",
+    "MUTABLE_COLUMNS",
     "SCOPE_RANK",
     "SCOPE_RANK_SQL",
     "VISIBLE",
+    "Moment",
     "approved_at",
     "approved_now",
     "approved_source",
+    "included",
+    "memories_at",
     "visible_to",
 ]
 
@@ -40,16 +50,83 @@ SCOPE_RANK_SQL = "CASE scope WHEN 'npc' THEN 0 WHEN 'team' THEN 1 WHEN 'project'
 #: ``SCOPE_RANK_SQL`` for a row in hand (3 for any other scope).
 SCOPE_RANK = {"npc": 0, "team": 1, "project": 2}
 
-#: Every memory as it stood at ``$as_of``: status and text from its latest event then.
-AS_OF = """
-    WITH at_time AS (
-        SELECT memory_id, arg_max(to_status, seq) AS status_at,
-               arg_max(text_after, seq) AS text_at
-        FROM memory_events WHERE occurred_at <= $as_of GROUP BY memory_id
+
+@dataclass(frozen=True)
+class Moment:
+    """A point in one store's history: the events it includes (up to ``seq``, the last
+    event of a snapshot; else every event recorded at or before ``clock``), and
+    ``clock``, the time validity windows are read at."""
+
+    clock: datetime
+    seq: int | None = None
+
+    def params(self, name: str = "as_of") -> dict[str, Any]:
+        """The parameters of ``included(self, name=name)``."""
+        if self.seq is not None:
+            return {f"{name}_seq": self.seq}
+        return {f"{name}_clock": self.clock}
+
+
+def included(moment: Moment, alias: str = "", name: str = "as_of") -> str:
+    """SQL: an audit event (``alias``, if given) is among those ``moment`` includes; its
+    parameters are ``moment.params(name)``."""
+    prefix = f"{alias}." if alias else ""
+    if moment.seq is not None:
+        return f"{prefix}seq <= ${name}_seq"
+    return f"{prefix}occurred_at <= ${name}_clock"
+
+
+#: The columns a decision may change (the memory core's ``transitions.MUTABLE``, held
+#: in agreement by a test) and their SQL types: what ``state_before`` records.
+MUTABLE_COLUMNS = {
+    "status": "VARCHAR",
+    "final_text": "VARCHAR",
+    "final_hash": "VARCHAR",
+    "norm_text": "VARCHAR",
+    "decided_at": "TIMESTAMP",
+    "decided_by": "VARCHAR",
+    "defer_until": "TIMESTAMP",
+    "skipped_at": "TIMESTAMP",
+    "valid_from": "TIMESTAMP",
+    "valid_to": "TIMESTAMP",
+    "superseded_by": "VARCHAR",
+    "superseded_at": "TIMESTAMP",
+    "supersedes": "VARCHAR",
+    "text_change": "FLOAT8",
+    "match_text": "VARCHAR",
+}
+
+
+def memories_at(moment: Moment, columns: tuple[str, ...] | None = None) -> tuple[str, dict]:
+    """Every memory as it stood at ``moment`` (see the module docstring): a query and
+    its parameters. ``columns`` (names of ``memories``) are selected in SQL both engines
+    take; without them, every column (``m.* REPLACE``: DuckDB, the analysis path)."""
+    later = f"NOT ({included(moment)})"
+    first_later = (
+        "SELECT DISTINCT ON (memory_id) memory_id, state_before FROM memory_events "
+        f"WHERE {later} ORDER BY memory_id, seq"
     )
-    SELECT m.* REPLACE (a.status_at AS status, a.text_at AS final_text)
-    FROM memories m JOIN at_time a ON a.memory_id = m.id
-"""
+
+    def column(name: str) -> str:
+        if name not in MUTABLE_COLUMNS:
+            return f"m.{name}"
+        kind = MUTABLE_COLUMNS[name]
+        old = f"CAST(l.state_before AS JSON) ->> '{name}'"
+        return (
+            f"CASE WHEN l.memory_id IS NULL THEN m.{name} ELSE CAST({old} AS {kind}) END AS {name}"
+        )
+
+    if columns is None:
+        replaced = ", ".join(column(name) for name in MUTABLE_COLUMNS)
+        select = f"m.* REPLACE ({replaced})"
+    else:
+        select = ", ".join(column(name) for name in columns)
+    sql = (
+        f"SELECT {select} FROM memories m LEFT JOIN ({first_later}) AS l "
+        "ON l.memory_id = m.id WHERE l.memory_id IS NULL OR l.state_before IS NOT NULL"
+    )
+    return sql, moment.params()
+
 
 _APPROVED_AT = (
     "status = ANY($approved_statuses)"
@@ -65,18 +142,23 @@ def approved_now() -> tuple[str, dict[str, Any]]:
     return f"{_APPROVED_AT} AND superseded_by IS NULL", params
 
 
-def approved_source(as_of: datetime | None = None) -> tuple[str, dict[str, Any]]:
-    """A subquery (aliased ``approved``) of the approved memories now (or at ``as_of``)
-    and its parameters.
-
-    At ``as_of`` the status is that moment's (a memory superseded later was approved
-    then), so ``superseded_by`` is not consulted; the validity window is the current one.
-    """
+def approved_source(
+    as_of: datetime | Moment | None = None, columns: tuple[str, ...] | None = None
+) -> tuple[str, dict[str, Any]]:
+    """A subquery (aliased ``approved``) of the approved memories now (or at ``as_of``,
+    a ``Moment`` or a time) and its parameters; ``columns`` as ``memories_at``."""
     if as_of is None:
         where, now = approved_now()
         return f"(SELECT * FROM memories WHERE {where}) AS approved", now
-    params = {"approved_statuses": list(APPROVED_STATUSES), "moment": as_of, "as_of": as_of}
-    return f"(SELECT * FROM ({AS_OF}) AS as_of WHERE {_APPROVED_AT}) AS approved", params
+    moment = as_of if isinstance(as_of, Moment) else Moment(as_of)
+    if columns is not None:  # what the predicate reads, besides
+        columns = tuple(
+            dict.fromkeys((*columns, "status", "superseded_by", "valid_from", "valid_to"))
+        )
+    state, params = memories_at(moment, columns)
+    params |= {"approved_statuses": list(APPROVED_STATUSES), "moment": moment.clock}
+    where = f"{_APPROVED_AT} AND superseded_by IS NULL"
+    return f"(SELECT * FROM ({state}) AS as_of WHERE {where}) AS approved", params
 
 
 def visible_to(row: dict, npc: str | None, team: str | None) -> bool:

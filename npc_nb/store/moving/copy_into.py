@@ -33,7 +33,10 @@ from ..embedded.faults import STORAGE_ERRORS, is_storage_fault, storage_fault
 from ..schema.migrations import apply_migrations
 
 __all__ = [
+    "NOT_COPIED",
+    "REPLACED",
     "StoreEnd",
+    "catalog_tables",
     "duckdb_file",
     "first_line",
     "into_file",
@@ -82,8 +85,10 @@ def _source_schema(end: StoreEnd) -> str:
     return "main" if end.folder is not None else str(end.schema)
 
 
-def _duck_tables(con: duckdb.DuckDBPyConnection, catalog: str, schema: str) -> dict[str, list]:
-    """Each base table of ``catalog.schema`` and its columns, in column order."""
+def catalog_tables(con: duckdb.DuckDBPyConnection, catalog: str, schema: str) -> dict[str, list]:
+    """Each base table of ``catalog.schema`` and its columns, in column order (but
+    ``NOT_COPIED``): read from the catalog, so a table a later migration adds is found
+    without anyone listing it (a move copies it, a bundle carries it)."""
     found = con.execute(
         "SELECT c.table_name, c.column_name FROM information_schema.columns c "
         "JOIN information_schema.tables t ON t.table_catalog = c.table_catalog "
@@ -146,8 +151,8 @@ def _copy_into_file(
     con: duckdb.DuckDBPyConnection, origin: StoreEnd, target: Path, force: bool
 ) -> tuple[dict[str, int], bool]:
     """The attached source's rows into the target's tables, in one transaction."""
-    target_tables = _duck_tables(con, _current_catalog(con), "main")
-    source_tables = _duck_tables(con, "src", _source_schema(origin))
+    target_tables = catalog_tables(con, _current_catalog(con), "main")
+    source_tables = catalog_tables(con, "src", _source_schema(origin))
     _check_alike(source_tables, target_tables, origin)
     con.execute("BEGIN TRANSACTION")
     try:
@@ -252,7 +257,7 @@ def into_postgres(
             _attach_source(reader, origin)
         except duckdb.Error as exc:
             raise _copy_fault(exc, origin, None) or _unreadable(origin, exc) from None
-        source_tables = _duck_tables(reader, "src", _source_schema(origin))
+        source_tables = catalog_tables(reader, "src", _source_schema(origin))
         reader.execute("BEGIN TRANSACTION")  # one snapshot of the source
         with postgres_connection(end) as con, con.transaction():
             migrated = apply_pg_migrations(con, schema, project=end.project)

@@ -18,7 +18,7 @@ themselves from the audit log, and a migration writes no events.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 import duckdb
 
@@ -29,6 +29,8 @@ from ...vocabulary import (
     APPROVED_STATUSES,
     CATEGORIES,
     EVENT_ACTIONS,
+    IMPORT_OUTCOMES,
+    IMPORT_SOURCES,
     SCOPES,
     STATUSES,
     VOTE_DECISIONS,
@@ -36,6 +38,7 @@ from ...vocabulary import (
 
 __all__ = [
     "MIGRATIONS",
+    "RUNS_TABLES",
     "VOTES_TABLE",
     "apply_migrations",
     "endpoint_without_credentials",
@@ -55,8 +58,12 @@ def migration(fn: Migration) -> Migration:
     return fn
 
 
-def apply_migrations(con: duckdb.DuckDBPyConnection) -> list[str]:
-    """Bring the schema up to date; return the names applied now."""
+def apply_migrations(
+    con: duckdb.DuckDBPyConnection, *, only: Collection[str] | None = None
+) -> list[str]:
+    """Bring the schema up to date; return the names applied now. ``only`` applies just
+    those migrations (a bundle's data is loaded into the schema it was written at, then
+    brought up to date like any store: ``store.bundle``)."""
     con.execute(
         "CREATE TABLE IF NOT EXISTS _migrations (name VARCHAR PRIMARY KEY, applied_at TIMESTAMP)"
     )
@@ -69,7 +76,7 @@ def apply_migrations(con: duckdb.DuckDBPyConnection) -> list[str]:
         )
     applied = []
     for step in MIGRATIONS:
-        if step.__name__ in recorded:
+        if step.__name__ in recorded or (only is not None and step.__name__ not in only):
             continue
         con.execute("BEGIN TRANSACTION")
         try:
@@ -644,7 +651,161 @@ def m016_approved_wording(con: duckdb.DuckDBPyConnection) -> None:
     )
 
 
-#: The votes of independent review (``m017_votes``), the same on both backends: one row
+@migration
+def m017_imported_records(con: duckdb.DuckDBPyConnection) -> None:
+    # Where imported memories came from: one row per record of another tool (npcpy,
+    # mem0, Letta) that was read, keyed by the source and the record's own id, so the
+    # same file imported again imports nothing new. It names the memory the record
+    # became or matched, what happened to it, and the source's provenance as JSON.
+    con.execute(
+        f"""CREATE TABLE imported_records (
+            source VARCHAR NOT NULL {_one_of("source", IMPORT_SOURCES)},
+            source_key VARCHAR NOT NULL,
+            memory_id VARCHAR NOT NULL,
+            outcome VARCHAR NOT NULL {_one_of("outcome", IMPORT_OUTCOMES)},
+            source_file VARCHAR,
+            source_time TIMESTAMP,
+            details VARCHAR,
+            imported_by VARCHAR NOT NULL,
+            imported_at TIMESTAMP NOT NULL,
+            PRIMARY KEY (source, source_key)
+        )"""
+    )
+
+
+#: The tables of ``m018_reproducible_runs``, in SQL both engines take as it is.
+RUNS_TABLES = (
+    # A snapshot is a row, not a copy: the audit log is append-only, so the memories as
+    # they stood are rebuilt from it. ``event_seq`` is the last event of this store the
+    # snapshot includes (exact, unlike a time: events may share a microsecond, and
+    # kernels' clocks differ), ``user_event_seq`` the same in the user's store (global
+    # scope). Labels are unique per project; any number of snapshots may have none.
+    """CREATE TABLE snapshots (
+        id VARCHAR PRIMARY KEY,
+        label VARCHAR UNIQUE,
+        taken_at TIMESTAMP NOT NULL,
+        taken_by VARCHAR NOT NULL,
+        event_seq BIGINT NOT NULL,
+        user_event_seq BIGINT NOT NULL,
+        content_hash VARCHAR NOT NULL,
+        memories BIGINT NOT NULL
+    )""",
+    # Every recorded call is kept; a replay serves the newest one of its fingerprint.
+    """CREATE TABLE model_recordings (
+        id VARCHAR PRIMARY KEY,
+        fingerprint VARCHAR NOT NULL,
+        model VARCHAR NOT NULL,
+        caller VARCHAR,
+        request VARCHAR NOT NULL,
+        reply VARCHAR NOT NULL,
+        prompt_tokens BIGINT,
+        completion_tokens BIGINT,
+        recorded_at TIMESTAMP NOT NULL
+    )""",
+    "CREATE INDEX model_recordings_fingerprint ON model_recordings (fingerprint)",
+)
+
+
+@migration
+def m018_reproducible_runs(con: duckdb.DuckDBPyConnection) -> None:
+    """Reproducible runs: snapshots (a named store time and the hash of what was approved
+    then) and recorded model replies (keyed by a fingerprint of the request)."""
+    for statement in RUNS_TABLES:
+        con.execute(statement)
+
+
+@migration
+def m019_rehash_values(con: duckdb.DuckDBPyConnection) -> None:
+    # Normalisation no longer changes a value: a sign, an exponent (superscripts,
+    # <sup>, **), subscript digits and a unit symbol's case are kept ("10⁵" was "105",
+    # "-20 °C" was "20 °C", "5 MW" was "5 mw"), and combining marks on Latin letters
+    # and a lone lookalike letter are folded. Every stored hash and normalised text is
+    # recomputed, and the content terms (number words are now their digits), so that
+    # old tombstones hold against the same disguises and never against a correction.
+    # Rows keyed by a memory's text hash follow it, as in m008. No cache can hold the
+    # old hashes: a client with older code refuses this store, and this one migrates it
+    # on open, before any cache is filled.
+    import pandas as pd
+
+    rows = con.execute(
+        "SELECT id, initial_text, final_text, initial_hash, final_hash, norm_text, match_text "
+        "FROM memories"
+    ).fetchall()
+    changed = rehashed_rows(rows)
+    if not changed:
+        return
+    frame = pd.DataFrame(changed, columns=list(REHASHED_COLUMNS))
+    con.register("rehashed", frame)
+    try:
+        con.execute(
+            "UPDATE memories SET initial_hash = r.new_initial, final_hash = r.new_final, "
+            "norm_text = r.new_norm, match_text = r.new_terms FROM rehashed r "
+            "WHERE memories.id = r.id"
+        )
+        for table in ("context_injections", "concept_extractions", "memory_concepts",
+                      "concept_relations"):  # fmt: skip
+            con.execute(
+                f"UPDATE {table} SET memory_hash = r.new_final FROM rehashed r "
+                f"WHERE {table}.memory_id = r.id AND {table}.memory_hash = r.old_final"
+            )
+    finally:
+        con.unregister("rehashed")
+
+
+#: What ``rehashed_rows`` gives for each memory whose stored text keys changed.
+REHASHED_COLUMNS = ("id", "old_final", "new_initial", "new_final", "new_norm", "new_terms")
+
+
+def rehashed_rows(rows: list[tuple]) -> list[tuple]:
+    """For memory rows (id, initial text, final text, initial hash, final hash, norm
+    text, match text), the new keys of those today's normalisation keys differently
+    (``REHASHED_COLUMNS``): both backends' rehash migrations write these."""
+    from ..._foundations.terms import content_terms, joined_terms
+    from ..._foundations.text import content_hash, normalise
+
+    changed = []
+    for memory_id, initial, final, initial_hash, final_hash, norm, terms in rows:
+        new = (
+            content_hash(initial),
+            content_hash(final),
+            normalise(final),
+            joined_terms(content_terms(initial) | content_terms(final)),
+        )
+        if new != (initial_hash, final_hash, norm, terms):
+            changed.append((memory_id, final_hash, *new))
+    return changed
+
+
+@migration
+def m020_judged_neighbours(con: duckdb.DuckDBPyConnection) -> None:
+    # Matching keeps what it did with each candidate. A memory keeps its sentence vector
+    # (match_vector: the dense half of the neighbour index, computed once at insert;
+    # rows from before are embedded on the first load of the index and written back),
+    # and a queued candidate, like a re-proposal, keeps who judged it and its verdict,
+    # the ids of the neighbours shown to the matcher (neighbour recall is measured from
+    # them), the model judge's calls, tokens and milliseconds, and, on a re-proposal too,
+    # why a matcher failed (the model judge falls back to the offline matcher).
+    for statement in (
+        "ALTER TABLE memories ADD COLUMN match_vector BLOB",
+        "ALTER TABLE memories ADD COLUMN matcher VARCHAR",
+        "ALTER TABLE memories ADD COLUMN verdict VARCHAR",
+        *JUDGING_COLUMNS.format(table="memories").split(";"),
+        *JUDGING_COLUMNS.format(table="reproposals").split(";"),
+        "ALTER TABLE reproposals ADD COLUMN match_error VARCHAR",
+    ):
+        con.execute(statement)
+
+
+#: What matching records of its work on a candidate, in both tables (both backends).
+JUDGING_COLUMNS = (
+    "ALTER TABLE {table} ADD COLUMN match_neighbours VARCHAR;"
+    "ALTER TABLE {table} ADD COLUMN match_calls INTEGER;"
+    "ALTER TABLE {table} ADD COLUMN match_tokens INTEGER;"
+    "ALTER TABLE {table} ADD COLUMN match_ms DOUBLE"
+)
+
+
+#: The votes of independent review (``m021_votes``), the same on both backends: one row
 #: per vote, never deleted. A vote's own columns are written once; the markers say
 #: what became of it (replaced by the voter's next vote, withdrawn by undo, or settled by
 #: the event that made its round final).
@@ -668,7 +829,8 @@ VOTES_TABLE = f"""CREATE TABLE votes (
     settled_seq BIGINT
 )"""
 
-#: ``memory_events`` as ``m016`` left it: the columns ``m017`` copies into its new table.
+#: ``memory_events`` as ``m016`` left it (``m017`` to ``m020`` kept it): the columns
+#: ``m021`` copies into its new table.
 _EVENT_COLUMNS_M016 = (
     "seq, memory_id, occurred_at, actor, action, from_status, to_status, text_before, "
     "text_after, reason, batch_id, undoes, lead_time_ms, time_spent_ms, review_session, "
@@ -677,7 +839,7 @@ _EVENT_COLUMNS_M016 = (
 
 
 @migration
-def m017_votes(con: duckdb.DuckDBPyConnection) -> None:
+def m021_votes(con: duckdb.DuckDBPyConnection) -> None:
     """Independent review: the ``votes`` table (one row per vote: who, what, the text
     approved or edited and its hash, reason, time spent, review session; markers for a
     vote replaced, withdrawn or settled), the audit log's vote actions (vote,
@@ -689,7 +851,7 @@ def m017_votes(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(VOTES_TABLE)
     con.execute("CREATE INDEX votes_memory ON votes (memory_id)")
     con.execute(
-        f"""CREATE TABLE memory_events_m017 (
+        f"""CREATE TABLE memory_events_m021 (
             seq BIGINT PRIMARY KEY,
             memory_id VARCHAR NOT NULL,
             occurred_at TIMESTAMP NOT NULL,
@@ -711,9 +873,9 @@ def m017_votes(con: duckdb.DuckDBPyConnection) -> None:
         )"""
     )
     con.execute(
-        f"INSERT INTO memory_events_m017 ({_EVENT_COLUMNS_M016}) "
+        f"INSERT INTO memory_events_m021 ({_EVENT_COLUMNS_M016}) "
         f"SELECT {_EVENT_COLUMNS_M016} FROM memory_events"
     )
     con.execute("DROP TABLE memory_events")
-    con.execute("ALTER TABLE memory_events_m017 RENAME TO memory_events")
+    con.execute("ALTER TABLE memory_events_m021 RENAME TO memory_events")
     con.execute("CREATE INDEX memory_events_memory ON memory_events (memory_id)")

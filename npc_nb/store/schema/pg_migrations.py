@@ -31,8 +31,23 @@ from typing import Any
 from ..._foundations.settings import Settings
 from ..._foundations.utc import utc_now
 from ...errors import StoreError
-from ...vocabulary import CATEGORIES, EVENT_ACTIONS, SCOPES, STATUSES
-from .migrations import MIGRATIONS, VOTES_TABLE, endpoint_without_credentials
+from ...vocabulary import (
+    CATEGORIES,
+    EVENT_ACTIONS,
+    IMPORT_OUTCOMES,
+    IMPORT_SOURCES,
+    SCOPES,
+    STATUSES,
+)
+from .migrations import (
+    JUDGING_COLUMNS,
+    MIGRATIONS,
+    REHASHED_COLUMNS,
+    RUNS_TABLES,
+    VOTES_TABLE,
+    endpoint_without_credentials,
+    rehashed_rows,
+)
 from .pg_project import (
     claim_schema,
     record_settled,
@@ -413,8 +428,95 @@ def p016_approved_wording(con: Any) -> None:
     con.execute("ALTER TABLE memory_events ADD COLUMN wording VARCHAR")
 
 
-@pg_migration("m017_votes")
-def p017_votes(con: Any) -> None:
+@pg_migration("m017_imported_records")
+def p017_imported_records(con: Any) -> None:
+    """Where imported memories came from, as on DuckDB."""
+    con.execute(
+        f"""CREATE TABLE imported_records (
+            source VARCHAR NOT NULL {_one_of("source", IMPORT_SOURCES)},
+            source_key VARCHAR NOT NULL,
+            memory_id VARCHAR NOT NULL,
+            outcome VARCHAR NOT NULL {_one_of("outcome", IMPORT_OUTCOMES)},
+            source_file VARCHAR,
+            source_time TIMESTAMP,
+            details VARCHAR,
+            imported_by VARCHAR NOT NULL,
+            imported_at TIMESTAMP NOT NULL,
+            PRIMARY KEY (source, source_key)
+        )"""
+    )
+
+
+@pg_migration("m018_reproducible_runs")
+def p018_reproducible_runs(con: Any) -> None:
+    """Snapshots and recorded model replies, as on DuckDB (the same statements), and
+    append-only like the audit log, for every role."""
+    for statement in RUNS_TABLES:
+        con.execute(statement)
+    con.execute(_APPEND_ONLY)
+    for table in ("snapshots", "model_recordings"):
+        con.execute(
+            f"CREATE TRIGGER {table}_no_change BEFORE UPDATE OR DELETE ON {table} "
+            "FOR EACH ROW EXECUTE FUNCTION npc_nb_append_only()"
+        )
+        con.execute(
+            f"CREATE TRIGGER {table}_no_truncate BEFORE TRUNCATE ON {table} "
+            "FOR EACH STATEMENT EXECUTE FUNCTION npc_nb_append_only()"
+        )
+
+
+_APPEND_ONLY = """CREATE FUNCTION npc_nb_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        RAISE EXCEPTION '% is append-only: % is refused', TG_TABLE_NAME, TG_OP
+            USING ERRCODE = 'insufficient_privilege';
+    END $$"""
+
+
+@pg_migration("m019_rehash_values")
+def p019_rehash_values(con: Any) -> None:
+    """Hashes, normalised texts and terms recomputed as on DuckDB (values kept)."""
+    rows = con.execute(
+        "SELECT id, initial_text, final_text, initial_hash, final_hash, norm_text, match_text "
+        "FROM memories"
+    ).fetchall()
+    changed = rehashed_rows(rows)
+    if not changed:
+        return
+    con.execute(
+        "CREATE TEMP TABLE rehashed (id VARCHAR, old_final VARCHAR, new_initial VARCHAR, "
+        "new_final VARCHAR, new_norm VARCHAR, new_terms VARCHAR) ON COMMIT DROP"
+    )
+    with con.cursor().copy(f"COPY rehashed ({', '.join(REHASHED_COLUMNS)}) FROM STDIN") as copy:
+        for row in changed:
+            copy.write_row(row)
+    con.execute(
+        "UPDATE memories SET initial_hash = r.new_initial, final_hash = r.new_final, "
+        "norm_text = r.new_norm, match_text = r.new_terms FROM rehashed r WHERE memories.id = r.id"
+    )
+    for table in ("context_injections", "concept_extractions", "memory_concepts",
+                  "concept_relations"):  # fmt: skip
+        con.execute(
+            f"UPDATE {table} SET memory_hash = r.new_final FROM rehashed r "
+            f"WHERE {table}.memory_id = r.id AND {table}.memory_hash = r.old_final"
+        )
+
+
+@pg_migration("m020_judged_neighbours")
+def p020_judged_neighbours(con: Any) -> None:
+    """What matching records of a candidate, as on DuckDB (vectors as bytea)."""
+    for statement in (
+        "ALTER TABLE memories ADD COLUMN match_vector BYTEA",
+        "ALTER TABLE memories ADD COLUMN matcher VARCHAR",
+        "ALTER TABLE memories ADD COLUMN verdict VARCHAR",
+        *JUDGING_COLUMNS.format(table="memories").split(";"),
+        *JUDGING_COLUMNS.format(table="reproposals").split(";"),
+        "ALTER TABLE reproposals ADD COLUMN match_error VARCHAR",
+    ):
+        con.execute(statement.replace(" DOUBLE", " DOUBLE PRECISION"))
+
+
+@pg_migration("m021_votes")
+def p021_votes(con: Any) -> None:
     """The votes of independent review, the audit log's vote actions and the vote an
     event records, as on DuckDB (here the CHECK is replaced in place: no copy)."""
     con.execute(VOTES_TABLE)

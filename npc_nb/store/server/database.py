@@ -40,7 +40,7 @@ import contextlib
 import threading
 import warnings
 import weakref
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, ClassVar, cast
 
@@ -323,6 +323,12 @@ class PostgresStore(Store):
         true here)."""
         return (0, 0)
 
+    def hold_decisions(self, con: Connection) -> None:
+        """Take the row of the decision generation until this transaction ends: every
+        decision updates it before it numbers its event, so one under way commits first
+        (and is seen), and one that follows waits, numbered after what is read here."""
+        con.execute("SELECT value FROM store_state WHERE key = 'decision_generation' FOR UPDATE")
+
     def lock_text(self, con: Connection, digest: str) -> None:
         """Serialise, until this transaction ends, every proposal of the same text in
         this project: take the row of ``digest`` in ``proposal_locks`` (inserted the
@@ -482,6 +488,16 @@ class PostgresStore(Store):
         """How long to wait for a lock (``lock_timeout``); the release timeout concerns
         the embedded file only."""
         self.lock_timeout = settings.lock_timeout
+
+    def copy_rows(
+        self, con: Connection, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]
+    ) -> None:
+        """Many rows into ``table`` inside ``con``'s transaction, by ``COPY``."""
+        listed = ", ".join('"' + c.replace('"', '""') + '"' for c in columns)
+        raw = cast(PgConnection, con).raw
+        with raw.cursor() as cursor, cursor.copy(f"COPY {table} ({listed}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
 
     def _error(self, exc: Exception) -> StoreError:
         return store_error(

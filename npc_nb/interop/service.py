@@ -1,0 +1,139 @@
+"""Interop: the service the facade builds for memories in and out.
+
+- ``export_bundle`` / ``import_bundle``: the lossless bundle (``bundle_file``, the
+  store's ``bundle`` room): every table out, and into an empty project (or merged);
+- ``import_npcpy``, ``import_mem0``, ``import_letta``: another tool's file read as
+  records (``npcpy_files``, ``mem0_files``, ``letta_files``) and passed through the
+  gate (``gate``), the same trust gate extracted candidates pass;
+- ``export_to``: approved memories in another tool's import shape (``exports``).
+
+Only a source that recorded a human decision (npcpy) keeps it, audited as imported;
+mem0 and Letta arrive as pending candidates unless ``trust=True``, which approves
+them under the importing person's name and warns (``TrustedImportWarning``).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+from ..errors import ConfigError
+from ..memory.core import MemoryCore
+from ..store import Stores
+from ..store.bundle.load import load_staged
+from ..store.bundle.stage import stage_bundle
+from .bundle_file import open_bundle, write_bundle
+from .exports import export_approved
+from .gate import Batch, Gate
+from .letta_files import read_agent_file
+from .mem0_files import read_mem0_dump, read_mem0_history
+from .npcpy_files import read_knowledge_yaml, read_memory_lifecycle
+from .records import ForeignRecord
+from .source_file import SourceFile, open_source
+from .summary import BundleImport, ImportSummary, Skipped
+
+__all__ = ["Interop", "TrustedImportWarning"]
+
+KNOWLEDGE_FILE = ".knowledge.yaml"
+
+
+class TrustedImportWarning(UserWarning):
+    """Memories were imported approved, without a review of each (``trust=True``)."""
+
+
+class Interop:
+    """Memories in and out of one project (see the module docstring)."""
+
+    def __init__(self, core: MemoryCore, stores: Stores, project: str, version: str) -> None:
+        self.core = core
+        self.stores = stores
+        self.project = project
+        self.version = version
+        self.gate = Gate(core)
+
+    # -- the bundle ------------------------------------------------------------------------
+
+    def export_bundle(self, path: str | os.PathLike[str]) -> Path:
+        """Write every table of the project's store into one bundle file."""
+        return write_bundle(self.stores.project, path, self.project, self.version)
+
+    def import_bundle(self, path: str | os.PathLike[str], *, into_nonempty: bool) -> BundleImport:
+        """Load a bundle into this project: it must be empty, unless ``into_nonempty``."""
+        start = time.perf_counter()
+        with tempfile.TemporaryDirectory(prefix="npc_nb-import-") as folder:
+            opened = open_bundle(path, Path(folder))
+            staged = stage_bundle(Path(folder), opened.specs, opened.migrations)
+            loaded = load_staged(
+                self.stores.project, staged.path, merge=into_nonempty, project=self.project
+            )
+        return BundleImport(
+            path=str(path),
+            project=self.project,
+            inserted=loaded.inserted,
+            skipped=loaded.skipped,
+            format_version=opened.format_version,
+            upgraded=staged.upgraded,
+            seconds=time.perf_counter() - start,
+        )
+
+    # -- other tools ----------------------------------------------------------------------
+
+    def import_npcpy(self, path: str | os.PathLike[str]) -> ImportSummary:
+        """npcpy's ``.knowledge.yaml`` (or the folder holding it), or an older npcpy's
+        SQLite file with its ``memory_lifecycle`` table."""
+        given = Path(path).expanduser()
+        if given.is_dir():
+            given = given / KNOWLEDGE_FILE
+        source = open_source(given, "npcpy knowledge")
+        reader = read_knowledge_yaml if source.text is not None else read_memory_lifecycle
+        return self._through_gate("npcpy", source, reader(source), trust=False)
+
+    def import_mem0(self, path: str | os.PathLike[str], *, trust: bool = False) -> ImportSummary:
+        """A mem0 dump (the JSON ``Memory.get_all()`` returns) or mem0's SQLite history."""
+        source = open_source(path, "mem0")
+        reader = read_mem0_dump if source.text is not None else read_mem0_history
+        return self._through_gate("mem0", source, reader(source), trust=trust)
+
+    def import_letta(self, path: str | os.PathLike[str], *, trust: bool = False) -> ImportSummary:
+        """A Letta agent file (``.af``): its memory blocks and archival passages."""
+        source = open_source(path, "Letta agent")
+        if source.text is None:
+            raise ConfigError(f"{source.path} is a SQLite file, not a Letta agent file (.af).")
+        return self._through_gate("letta", source, read_agent_file(source), trust=trust)
+
+    def _through_gate(
+        self,
+        name: str,
+        source: SourceFile,
+        records: list[ForeignRecord | Skipped],
+        *,
+        trust: bool,
+    ) -> ImportSummary:
+        _check_trust(trust)
+        start = time.perf_counter()
+        summary = ImportSummary(name, str(source.path))
+        if trust:
+            warning = (
+                f"trust=True: the {name} memories queued by this import were approved "
+                "without a review of each; the audit log records it under your name."
+            )
+            summary.warnings.append(warning)
+            warnings.warn(warning, TrustedImportWarning, stacklevel=5)  # the caller's line
+        batch = Batch(name, source.path, records, source.modified, trust)
+        self.gate.run(batch, summary)
+        summary.seconds = time.perf_counter() - start
+        return summary
+
+    # -- out ------------------------------------------------------------------------------
+
+    def export_to(self, kind: str, path: str | os.PathLike[str]) -> Path:
+        """Approved memories in ``kind``'s import shape (mem0, letta, npcpy)."""
+        return export_approved(self.stores, self.project, kind, path)
+
+
+def _check_trust(trust: object) -> None:
+    if not isinstance(trust, bool):
+        raise ConfigError(f"trust must be True or False, not {trust!r}.")

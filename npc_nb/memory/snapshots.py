@@ -1,0 +1,323 @@
+"""Snapshots: the memory state at a moment, recorded, found again, and read.
+
+A snapshot is a row, not a copy (``store.runs.snapshot_rows``): the store's time, the
+last audit event it includes in the project's store and in the user's, and the hash
+of what was approved then. Reading at a snapshot rebuilds the approved memories from
+the audit log through the one approval predicate (``predicates.memories_at``): a
+decision undone later, a validity window changed or closed since, a supersession, all
+resolve as they stood, and validity is read at the snapshot's time, not now. So a
+pinned memory block is byte for byte the block of that moment, and its approved set
+never changes: it is kept per snapshot and persona, whatever is decided since.
+
+``as_of`` everywhere takes a ``Snapshot``, its id, its label, or a time; ``resolve``
+tells which. The hash (``content_hash``) is SHA-256 over one canonical JSON line per
+approved memory, ordered by id (docs/reproducibility.md shows the algorithm).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
+from datetime import date, datetime
+from typing import Any
+
+import pandas as pd
+
+from .._foundations.ids import new_id
+from .._foundations.results import Snapshot
+from .._foundations.tables import Kind, with_missing_as_na
+from .._foundations.utc import to_utc
+from ..errors import ConfigError, NpcError
+from ..store import Store, Stores
+from ..store.generation import epoch
+from ..store.memories.history import approved_rows_at
+from ..store.memories.predicates import Moment
+from ..store.runs import snapshot_rows
+from .ranking import ApprovedSet, priority_key
+
+__all__ = ["RESERVED_LABELS", "SNAPSHOT_KINDS", "Snapshots", "State", "content_hash", "hash_line"]
+
+#: Words ``%npc_pin`` reads as commands, so never a label.
+RESERVED_LABELS = ("now", "off")
+_MAX_LABEL = 200
+_KEPT_SETS = 32
+#: A read's state: a snapshot, a time, or now (None).
+State = Snapshot | datetime | None
+#: The columns of ``nb.snapshots()`` and their kinds (``_foundations.tables``).
+SNAPSHOT_KINDS: dict[str, Kind] = {
+    "id": "text",
+    "label": "text",
+    "taken_at": "time",
+    "taken_by": "text",
+    "memories": "int",
+    "hash": "text",
+}
+
+
+def hash_line(row: dict[str, Any]) -> str:
+    """One approved memory as its canonical JSON line (keys sorted, no spaces, UTF-8,
+    times as ISO 8601 with microseconds, absent values as null)."""
+    fields = {
+        "id": row["id"],
+        "text": row["final_text"],
+        "scope": row["scope"],
+        "npc": row["npc"],
+        "team": row["team"],
+        "valid_from": _iso(row["valid_from"]),
+        "valid_to": _iso(row["valid_to"]),
+    }
+    return json.dumps(fields, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def content_hash(rows: Iterable[dict[str, Any]]) -> str:
+    """SHA-256 (hex) of the approved memories: their ``hash_line``s ordered by id, each
+    ending in a newline."""
+    digest = hashlib.sha256()
+    for row in sorted(rows, key=lambda r: r["id"]):
+        digest.update((hash_line(row) + "\n").encode("utf-8"))
+    return digest.hexdigest()
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return None if moment is None else moment.isoformat(timespec="microseconds")
+
+
+class Snapshots:
+    """The snapshots of one project's stores, and reads at them."""
+
+    def __init__(self, stores: Stores, actor: Callable[[str | None], str]) -> None:
+        self._stores = stores
+        self._actor = actor
+        self._sets: OrderedDict[tuple, ApprovedSet] = OrderedDict()
+        self._found: dict[str, Snapshot] = {}  # by id and label: rows never change
+        self._lock = threading.Lock()
+
+    # -- taking and finding --------------------------------------------------------------
+
+    def take(self, label: str | None = None, by: str | None = None) -> Snapshot:
+        """Record the memory state now: the store's time, its last event, the hash."""
+        label = self._check_label(label)
+        actor = self._actor(by)
+
+        def row(moment: Moment, rows: list[dict]) -> dict[str, Any]:
+            user_seq, user_rows = self._user_part(moment.clock)
+            every = rows + user_rows
+            return {
+                "id": new_id(),
+                "label": label,
+                "taken_at": moment.clock,
+                "taken_by": actor,
+                "event_seq": moment.seq or 0,
+                "user_event_seq": user_seq,
+                "content_hash": content_hash(every),
+                "memories": len(every),
+            }
+
+        return self._remember(_snapshot(snapshot_rows.take_snapshot(self._stores.project, row)))
+
+    def _user_part(self, clock: datetime) -> tuple[int, list[dict]]:
+        """The user's store at a snapshot: its last event and its approved memories."""
+        user = self._user()
+        if user is None:
+            return 0, []
+        moment, rows = snapshot_rows.read_watermark(user, clock)
+        return moment.seq or 0, rows
+
+    def _user(self) -> Store | None:
+        stores = list(self._stores.existing())
+        return stores[1] if len(stores) > 1 else None
+
+    def _check_label(self, label: object) -> str | None:
+        if label is None:
+            return None
+        if not isinstance(label, str) or not label.strip() or len(label.strip()) > _MAX_LABEL:
+            raise ConfigError(
+                f"A snapshot label is a short text (1 to {_MAX_LABEL} characters), not "
+                f"{label!r}; or leave it out (label=None)."
+            )
+        label = label.strip()
+        if label.lower() in RESERVED_LABELS or _reads_as_time(label):
+            reads = "a time" if _reads_as_time(label) else "a command of %npc_pin"
+            raise ConfigError(
+                f"{label!r} cannot label a snapshot: it reads as {reads}. Choose another "
+                "label, such as 'submission-v1'."
+            )
+        found = snapshot_rows.find_snapshot(self._stores.project, label)
+        if found is not None:
+            taken = f"{found['taken_at']:%Y-%m-%d %H:%M:%S} UTC"
+            raise ConfigError(
+                f"This project already has a snapshot {label!r} (taken {taken}): labels "
+                f"are unique in a project. Choose another label, or pin to that one with "
+                f"%npc_pin {label} (pin={label!r})."
+            )
+        return label
+
+    def all(self) -> list[Snapshot]:
+        """Every snapshot of the project, oldest first."""
+        return [_snapshot(row) for row in snapshot_rows.list_snapshots(self._stores.project)]
+
+    def frame(self) -> pd.DataFrame:
+        """``all()`` as a DataFrame (``nb.snapshots()``)."""
+        found = [{c: getattr(s, c) for c in SNAPSHOT_KINDS} for s in self.all()]
+        return with_missing_as_na(pd.DataFrame(found, columns=list(SNAPSHOT_KINDS)), SNAPSHOT_KINDS)
+
+    def find(self, ref: object, error: type[NpcError] = ConfigError) -> Snapshot:
+        """The snapshot ``ref`` names (a ``Snapshot``, an id or a label) in this project."""
+        key = ref.id if isinstance(ref, Snapshot) else ref
+        if not isinstance(key, str) or not key.strip() or not _is_text(key):
+            raise error(f"Name a snapshot by its id or label, not {ref!r}.")
+        key = key.strip()
+        with self._lock:
+            known = self._found.get(key)
+        if known is not None:
+            return known
+        row = snapshot_rows.find_snapshot(self._stores.project, key)
+        if row is None:
+            raise error(self._unknown(key))
+        return self._remember(_snapshot(row))
+
+    def _unknown(self, key: str) -> str:
+        labels = [s.label for s in self.all() if s.label]
+        known = f" Its labels: {', '.join(labels)}." if labels else " It has none yet."
+        return (
+            f"No snapshot with id or label {key!r} in this project.{known} Take one with "
+            "nb.snapshot('label'); as_of= also takes a time (a datetime or an ISO 8601 string)."
+        )
+
+    def _remember(self, snapshot: Snapshot) -> Snapshot:
+        with self._lock:
+            self._found[snapshot.id] = snapshot
+            if snapshot.label:
+                self._found[snapshot.label] = snapshot
+        return snapshot
+
+    def resolve(self, as_of: object, error: type[NpcError] = ConfigError) -> State:
+        """What ``as_of`` names: a snapshot (given, or its id or label), a time (a
+        datetime, a date, an ISO 8601 string), or now (None); else ``error``."""
+        if as_of is None or isinstance(as_of, Snapshot):
+            return None if as_of is None else self.find(as_of, error)
+        if isinstance(as_of, datetime | date):
+            return to_utc(as_of, name="as_of")
+        if not isinstance(as_of, str) or not as_of.strip() or not _is_text(as_of):
+            raise error(
+                "as_of takes a Snapshot, its id or label, or a time (a datetime, a date or "
+                f"an ISO 8601 string), not {as_of!r}."
+            )
+        row = snapshot_rows.find_snapshot(self._stores.project, as_of.strip())
+        if row is not None:
+            return self._remember(_snapshot(row))
+        if _reads_as_time(as_of):
+            return to_utc(as_of, name="as_of")
+        raise error(self._unknown(as_of.strip()))
+
+    def between(
+        self, a: object, b: object, error: type[NpcError] = ConfigError
+    ) -> list[tuple[Store, Moment | None, Moment | None]]:
+        """Each store with the moments states ``a`` and ``b`` are in it (``nb.diff``)."""
+        earlier, later = self.moments(self.resolve(a, error)), self.moments(self.resolve(b, error))
+        return [(store, m_a, m_b) for (store, m_a), (_, m_b) in zip(earlier, later, strict=True)]
+
+    def project_moment(self, as_of: object, error: type[NpcError] = ConfigError) -> Moment | None:
+        """``as_of`` as a moment of the project's store (None: now)."""
+        return self.moments(self.resolve(as_of, error))[0][1]
+
+    def pin_value(self, pin: str | None) -> str | None:
+        """A ``pin`` setting as kept: 'now' takes a snapshot (its id is kept); any
+        other must name a snapshot of this project (else ConfigError)."""
+        if pin is None:
+            return None
+        if pin.lower() == "now":
+            return self.take().id
+        self.find(pin)
+        return pin
+
+    # -- reading at a state ------------------------------------------------------------------
+
+    def moments(self, state: State) -> list[tuple[Store, Moment | None]]:
+        """Each existing store with the moment ``state`` is in it (None: now)."""
+        stores = list(self._stores.existing())
+        if state is None:
+            return [(store, None) for store in stores]
+        if isinstance(state, datetime):
+            return [(store, Moment(state)) for store in stores]
+        seqs = [state.event_seq, state.user_event_seq]
+        return [
+            (store, Moment(state.taken_at, seq)) for store, seq in zip(stores, seqs, strict=False)
+        ]
+
+    def approved(self, state: Snapshot | datetime, npc: str, team: str | None) -> ApprovedSet:
+        """The memories approved at ``state`` that ``npc`` may see, in priority order;
+        a snapshot's are kept (the audit log only grows: they never change, unless SQL
+        rewrote the store, which starts a new epoch of its generation), a time's read
+        each time."""
+        epochs = tuple(_epoch(store) for store, _ in self.moments(None))
+        key = (state.id if isinstance(state, Snapshot) else state, npc, team, epochs)
+        with self._lock:
+            kept = self._sets.get(key)
+            if kept is not None:
+                self._sets.move_to_end(key)
+                return kept
+        rows: list[dict] = []
+        for store, moment in self.moments(state):
+            with store.read() as con:
+                rows += approved_rows_at(con, moment, npc, team)
+        rows.sort(key=priority_key)
+        approved = ApprovedSet(rows)
+        if isinstance(state, Snapshot):
+            with self._lock:
+                self._sets[key] = approved
+                while len(self._sets) > _KEPT_SETS:
+                    self._sets.popitem(last=False)
+        return approved
+
+    def rows(self, state: State) -> list[dict]:
+        """Every memory approved at ``state`` (every persona's), with its store's name
+        (``store``: project or user)."""
+        found = []
+        for (store, moment), name in zip(self.moments(state), ("project", "user"), strict=False):
+            with store.read() as con:
+                found += [row | {"store": name} for row in approved_rows_at(con, moment)]
+        return found
+
+    def recomputed_hash(self, snapshot: Snapshot) -> str:
+        """The hash of what the audit log says was approved at ``snapshot``: its ``hash``
+        while the log is whole."""
+        return content_hash(self.rows(snapshot))
+
+
+def _snapshot(row: dict[str, Any]) -> Snapshot:
+    return Snapshot(
+        id=row["id"],
+        label=row["label"],
+        taken_at=row["taken_at"],
+        hash=row["content_hash"],
+        memories=int(row["memories"]),
+        taken_by=row["taken_by"],
+        event_seq=int(row["event_seq"]),
+        user_event_seq=int(row["user_event_seq"]),
+    )
+
+
+def _epoch(store: Store) -> int:
+    with store.read() as con:
+        return epoch(store.generation(con))
+
+
+def _is_text(text: str) -> bool:
+    """Whether ``text`` is valid Unicode (no lone surrogate)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _reads_as_time(text: str) -> bool:
+    try:
+        to_utc(text, name="as_of")
+    except ValueError:
+        return False
+    return True

@@ -1,0 +1,186 @@
+"""Recorded model replies: the ``model_replay`` setting, at the gateway.
+
+Every model call (a chat turn, an extraction, the model judge, the graph's concepts)
+goes through ``gateway.complete`` or ``gateway.stream`` with a ``Recording`` from the
+project's ``Recorder``. Under ``"record"`` the call is made and its reply kept in the
+project store under the request's fingerprint; under ``"replay"`` the newest reply
+kept under that fingerprint is returned (streamed in chunks, as a model would) and the
+provider is never called: a request nobody recorded is an ``UnrecordedCallError``
+naming the caller, never a live call. ``"off"`` changes nothing.
+
+The fingerprint is SHA-256 over canonical JSON (keys sorted, no spaces) of everything
+that changes the answer: the model, every message (the persona's directive, the memory
+block, the history, the new message), the call's parameters (temperature, max_tokens,
+the endpoint without its credentials, ...) and what the caller adds (a turn: the hash
+of its memory block). Nothing volatile goes in: no id, no time, no credential, no
+timeout or retry count, so the same request next week has the same fingerprint, and a
+changed memory state never gets an old reply.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .._foundations.ids import new_id
+from .._foundations.redact import strip_credentials
+from .._foundations.settings import Settings
+from .._foundations.utc import utc_now
+from ..errors import UnrecordedCallError
+from ..store import Store
+from ..store.runs import recordings
+
+__all__ = [
+    "Completion",
+    "RecordedCall",
+    "Recorder",
+    "Recording",
+    "ReplayedStream",
+    "fingerprint",
+]
+
+#: Call options that change nothing in the answer: left out of the fingerprint.
+VOLATILE_OPTIONS = frozenset(
+    {
+        "timeout",
+        "request_timeout",
+        "num_retries",
+        "max_retries",
+        "offline_delay",
+        "metadata",
+        "stream_options",
+        "user",
+        "logger_fn",
+    }
+)
+
+
+@dataclass(frozen=True)
+class Recording:
+    """How one model call is recorded or replayed: the mode, the store that keeps the
+    replies, who is calling (named in an error) and what else the fingerprint covers."""
+
+    mode: str  # "record" or "replay"
+    store: Store
+    caller: str
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+class Recorder:
+    """The project's recordings: a ``Recording`` per call while ``model_replay`` is on."""
+
+    def __init__(self, store: Store, settings: Settings) -> None:
+        self._store = store
+        self._settings = settings
+
+    @property
+    def mode(self) -> str:
+        return self._settings.model_replay
+
+    def recording(self, caller: str, **extra: Any) -> Recording | None:
+        """What a call by ``caller`` does under the setting now (None: nothing)."""
+        if self.mode == "off":
+            return None
+        return Recording(self.mode, self._store, caller, extra)
+
+
+def fingerprint(
+    model: str, messages: list[dict], options: Mapping[str, Any], extra: Mapping[str, Any]
+) -> tuple[str, str]:
+    """(SHA-256 hex, the canonical JSON it is taken of) of a request; ``options``
+    without their credentials (the gateway leaves those out)."""
+    kept = {
+        name: strip_credentials(value) if isinstance(value, str) and "://" in value else value
+        for name, value in options.items()
+        if name not in VOLATILE_OPTIONS and value is not None
+    }
+    request = {"model": model, "messages": messages, "options": kept, "extra": dict(extra)}
+    text = json.dumps(
+        request, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str
+    )
+    return hashlib.sha256(text.encode("utf-8")).hexdigest(), text
+
+
+@dataclass
+class Completion:
+    """What a model call returned (live, or replayed from a recording)."""
+
+    text: str
+    model: str
+    provider: str
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    latency_ms: float
+
+
+class RecordedCall:
+    """One call under a ``Recording``: its fingerprint, and its reply kept or replayed."""
+
+    def __init__(
+        self,
+        recording: Recording,
+        model: str,
+        messages: list[dict],
+        options: Mapping[str, Any],
+        secrets: Mapping[str, Any],
+    ) -> None:
+        self.recording, self.model = recording, model
+        public = {k: v for k, v in options.items() if k not in secrets}
+        self.key, self.request = fingerprint(model, messages, public, recording.extra)
+        self._started = time.perf_counter()
+
+    def replayed(self, provider: str) -> Completion:
+        """The newest reply recorded for this request; an UnrecordedCallError if none."""
+        found = recordings.newest_recording(self.recording.store, self.key)
+        if found is None:
+            raise UnrecordedCallError(
+                f"model_replay='replay': no reply was recorded for this call "
+                f"({self.recording.caller}, model {self.model}, fingerprint {self.key[:12]}): "
+                "its request differs from every recorded one (another message, memory "
+                "block, history, model or parameter). Nothing was sent to the model. Run "
+                "it once with model_replay='record', or set model_replay='off' to call "
+                "the model.",
+                model=self.model,
+                kind="UnrecordedCall",
+            )
+        latency = (time.perf_counter() - self._started) * 1000
+        tokens = (found["prompt_tokens"], found["completion_tokens"])
+        return Completion(found["reply"], self.model, provider, *tokens, latency)
+
+    def keep(self, result: Completion) -> None:
+        """Record ``result`` as the reply to this request."""
+        recordings.record_reply(
+            self.recording.store,
+            {
+                "id": new_id(),
+                "fingerprint": self.key,
+                "model": self.model,
+                "caller": self.recording.caller,
+                "request": self.request,
+                "reply": result.text,
+                "prompt_tokens": result.prompt_tokens,
+                "completion_tokens": result.completion_tokens,
+                "recorded_at": utc_now(),
+            },
+        )
+
+
+class ReplayedStream:
+    """A recorded reply streamed in chunks as a model sends them (a line at a time, long
+    lines in pieces of ``CHUNK`` characters); ``result`` is set once it is read."""
+
+    CHUNK = 64
+
+    def __init__(self, completion: Completion) -> None:
+        self._completion = completion
+        self.result: Completion | None = None
+
+    def __iter__(self) -> Iterator[str]:
+        for line in self._completion.text.splitlines(keepends=True):
+            for start in range(0, len(line), self.CHUNK):
+                yield line[start : start + self.CHUNK]
+        self.result = self._completion

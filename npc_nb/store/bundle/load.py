@@ -1,0 +1,299 @@
+"""The staged rows of a bundle written into a project's store, in one transaction.
+
+Into an **empty** project (every bundled table empty; refused otherwise, naming what is
+there) every row is written as it was, the audit log's ``seq`` and the memories'
+``insert_seq`` included, and the sequences that number them then start after the
+largest: exporting the project again gives the same tables, checksum for checksum.
+
+**Merged** into a project that holds rows (``merge=True``), a row whose primary key is
+already there is a duplicate, skipped and counted; in a table without one (the audit
+log, concepts, injections) a row equal in every column to one already there is. The
+numbers a sequence gives (``contract._SEQUENCED``) are local to a store, so merged rows
+get new ones from the target's sequence (audit events in their old order), and a
+column that names such a number (``SEQUENCE_REFERENCES``: an undo's ``undoes``)
+follows it. A new table
+whose column names a sequenced number must be listed there.
+
+Either way the store's decision generation starts a new epoch (every cache reloads)
+and this process's neighbour indexes look again. On a DuckDB file the staged file is
+attached read-only; on PostgreSQL its rows are copied (``Store.copy_rows``) into
+temporary tables of the transaction. The inserts are the same SQL on both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pandas as pd
+
+from ...errors import StoreError
+from ..contract import _SEQUENCED as SEQUENCED
+from ..contract import Connection, Store, scalar
+from ..moving.copy_into import catalog_tables
+from .tables import Column, current_schema, quoted, store_home
+
+__all__ = ["SEQUENCE_REFERENCES", "Loaded", "load_staged"]
+
+#: Columns holding a number a sequence gave a row of the same table: (table, column).
+SEQUENCE_REFERENCES = {("memory_events", "undoes")}
+_ATTACHED = "npc_bundle_in"
+_SEQMAP = "npc_bundle_seqmap"
+_BATCH = 5000
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """Rows written per table, and rows skipped as duplicates (a merge)."""
+
+    inserted: dict[str, int]
+    skipped: dict[str, int]
+
+
+def load_staged(store: Store, staged: Path, *, merge: bool, project: str) -> Loaded:
+    """Write the staged file's rows into ``store`` (see the module docstring)."""
+    columns, keys, _ = current_schema()
+    _check_target(store, columns)
+    duck = False
+    try:
+        with store.write() as con:
+            duck = isinstance(con, duckdb.DuckDBPyConnection)
+            if not merge:
+                _refuse_unless_empty(con, columns, project)
+            incoming = _incoming(store, con, staged, columns, duck)
+            inserted, skipped = {}, {}
+            for table, cols in columns.items():
+                before = _count(con, quoted(table))
+                offered = _count(con, incoming[table])
+                _insert(store, con, table, cols, keys.get(table, []), incoming[table], merge)
+                inserted[table] = _count(con, quoted(table)) - before
+                skipped[table] = offered - inserted[table]
+            if not merge:
+                _restart_sequences(con, duck)
+            store.bump_generation(con, rewrite=True)
+    finally:
+        if duck:
+            with store.read() as con:
+                con.execute(f"DETACH DATABASE IF EXISTS {_ATTACHED}")
+    store.memory_inserts += inserted.get("memories", 0)
+    return Loaded(inserted, skipped)
+
+
+def _check_target(store: Store, columns: dict[str, list[Column]]) -> None:
+    with store.analysis() as con:
+        catalog, schema = store_home(con)
+        found = catalog_tables(con, catalog, schema)
+    missing = sorted(
+        name
+        for name, cols in columns.items()
+        if sorted(found.get(name, [])) != sorted(c.name for c in cols)
+    )
+    if missing:
+        raise StoreError(
+            f"The project's store {store.path} lacks tables or columns of this npc_nb's "
+            f"schema ({', '.join(missing)}); open it with this npc_nb first. Nothing was "
+            "imported."
+        )
+
+
+def _count(con: Connection, relation: str) -> int:
+    return int(scalar(con, f"SELECT count(*) FROM {relation}"))
+
+
+def _refuse_unless_empty(con: Connection, columns: dict[str, list[Column]], project: str) -> None:
+    held = {table: _count(con, quoted(table)) for table in columns}
+    held = {table: count for table, count in held.items() if count}
+    if held:
+        listed = ", ".join(f"{count} {table}" for table, count in sorted(held.items()))
+        raise StoreError(
+            f"The project {project!r} is not empty ({listed}); a bundle is imported into "
+            "an empty project. Nothing was imported. Import it into a new project folder "
+            "(create=True), or merge it into this one with into_nonempty=True "
+            "(--into-nonempty): rows already there, by id, are skipped and counted."
+        )
+
+
+# -- the incoming rows ---------------------------------------------------------------------
+
+
+def _incoming(
+    store: Store, con: Connection, staged: Path, columns: dict[str, list[Column]], duck: bool
+) -> dict[str, str]:
+    """Each table's staged rows as a relation name the target's SQL can read."""
+    if duck:
+        literal = str(staged).replace("'", "''")
+        con.execute(f"ATTACH '{literal}' AS {_ATTACHED} (READ_ONLY)")
+        return {table: f"{_ATTACHED}.main.{quoted(table)}" for table in columns}
+    names = {}
+    with _reader(staged) as reader:
+        for table, cols in columns.items():
+            temp = quoted(f"{_ATTACHED}_{table}")
+            con.execute(f"CREATE TEMP TABLE {temp} (LIKE {quoted(table)}) ON COMMIT DROP")
+            listed = ", ".join(quoted(c.name) for c in cols)
+            store.copy_rows(
+                con,
+                temp,
+                [c.name for c in cols],
+                _rows(reader, f"SELECT {listed} FROM {quoted(table)}"),
+            )
+            names[table] = f"pg_temp.{temp}"
+    return names
+
+
+@contextmanager
+def _reader(staged: Path) -> Iterator[duckdb.DuckDBPyConnection]:
+    con = duckdb.connect(str(staged), read_only=True)
+    try:
+        yield con
+    finally:
+        con.close()
+
+
+def _rows(con: duckdb.DuckDBPyConnection, sql: str) -> Iterator[tuple[Any, ...]]:
+    cursor = con.execute(sql)
+    while batch := cursor.fetchmany(_BATCH):
+        yield from batch
+
+
+# -- the inserts ------------------------------------------------------------------------------
+
+
+def _insert(
+    store: Store,
+    con: Connection,
+    table: str,
+    columns: list[Column],
+    key: list[str],
+    source: str,
+    merge: bool,
+) -> None:
+    names = [c.name for c in columns]
+    listed = ", ".join(quoted(n) for n in names)
+    if not merge:
+        con.execute(f"INSERT INTO {quoted(table)} ({listed}) SELECT {listed} FROM {source}")
+        return
+    sequenced = SEQUENCED.get(table)
+    renumbered = {sequenced[0]} if sequenced else set()
+    references = {column for t, column in SEQUENCE_REFERENCES if t == table}
+    compared = (
+        key
+        if key and set(key) != renumbered
+        else [n for n in names if n not in renumbered | references]
+    )
+    new = f"NOT EXISTS (SELECT 1 FROM {quoted(table)} t WHERE {_same(compared)})"
+    if sequenced is None:
+        con.execute(
+            f"INSERT INTO {quoted(table)} ({listed}) SELECT {_from('s', names)} "
+            f"FROM {source} s WHERE {new}"
+        )
+    elif not references:
+        column, sequence = sequenced
+        rest = [n for n in names if n != column]
+        con.execute(
+            f"INSERT INTO {quoted(table)} ({quoted(column)}, {', '.join(map(quoted, rest))}) "
+            f"SELECT nextval('{sequence}'), {_from('s', rest)} FROM {source} s WHERE {new}"
+        )
+    else:
+        _insert_renumbered(store, con, table, names, compared, source, references)
+
+
+def _same(columns: list[str]) -> str:
+    return " AND ".join(f"t.{quoted(c)} IS NOT DISTINCT FROM s.{quoted(c)}" for c in columns)
+
+
+def _from(alias: str, names: list[str]) -> str:
+    return ", ".join(f"{alias}.{quoted(n)}" for n in names)
+
+
+def _insert_renumbered(
+    store: Store,
+    con: Connection,
+    table: str,
+    names: list[str],
+    compared: list[str],
+    source: str,
+    references: set[str],
+) -> None:
+    """Merge a sequenced table whose numbers other rows name: duplicates map to the
+    number they have here, new rows to fresh numbers in their old order, and the
+    naming columns follow the map."""
+    column = SEQUENCED[table][0]
+    _number_map(store, con, table, compared, source)
+    rest = [n for n in names if n != column and n not in references]
+    follow = {n: f"r_{i}" for i, n in enumerate(sorted(references))}
+    joins = " ".join(
+        f"LEFT JOIN {_SEQMAP} {alias} ON {alias}.old_seq = s.{quoted(n)}"
+        for n, alias in follow.items()
+    )
+    targets = ", ".join(quoted(n) for n in [column, *rest, *follow])
+    values = ", ".join(
+        ["m.new_seq", *(f"s.{quoted(n)}" for n in rest), *(f"{a}.new_seq" for a in follow.values())]
+    )
+    con.execute(
+        f"INSERT INTO {quoted(table)} ({targets}) SELECT {values} FROM {source} s "
+        f"JOIN {_SEQMAP} m ON m.old_seq = s.{quoted(column)} {joins} "
+        "WHERE m.fresh ORDER BY m.new_seq"
+    )
+    con.execute(f"DROP TABLE {_SEQMAP}")
+
+
+def _number_map(
+    store: Store, con: Connection, table: str, compared: list[str], source: str
+) -> None:
+    """The temporary map from each incoming row's number to its number here: a
+    duplicate's existing one, or a fresh one from the sequence (``fresh``)."""
+    column, sequence = SEQUENCED[table]
+    con.execute(f"CREATE TEMP TABLE {_SEQMAP} (old_seq BIGINT, new_seq BIGINT, fresh BOOLEAN)")
+    con.execute(
+        f"INSERT INTO {_SEQMAP} SELECT s.{quoted(column)}, min(t.{quoted(column)}), false "
+        f"FROM {source} s JOIN {quoted(table)} t ON {_same(compared)} GROUP BY s.{quoted(column)}"
+    )
+    fresh = [
+        int(row[0])
+        for row in con.execute(
+            f"SELECT s.{quoted(column)} FROM {source} s WHERE s.{quoted(column)} NOT IN "
+            f"(SELECT old_seq FROM {_SEQMAP}) ORDER BY s.{quoted(column)}"
+        ).fetchall()
+    ]
+    if not fresh:
+        return
+    numbers = sorted(
+        int(row[0])
+        for row in con.execute(
+            f"SELECT nextval('{sequence}') FROM generate_series(1, {len(fresh)})"
+        ).fetchall()
+    )
+    _rows_into(store, con, _SEQMAP, [(o, n, True) for o, n in zip(fresh, numbers, strict=True)])
+
+
+def _rows_into(
+    store: Store, con: Connection, table: str, rows: list[tuple[int, int, bool]]
+) -> None:
+    """The renumbering map's new rows into its temporary table."""
+    names = ["old_seq", "new_seq", "fresh"]
+    if not rows:
+        return
+    if isinstance(con, duckdb.DuckDBPyConnection):
+        frame = pd.DataFrame(rows, columns=names)
+        con.register("npc_bundle_rows", frame)
+        try:
+            con.execute(f"INSERT INTO {table} SELECT old_seq, new_seq, fresh FROM npc_bundle_rows")
+        finally:
+            con.unregister("npc_bundle_rows")
+        return
+    store.copy_rows(con, table, names, iter(rows))
+
+
+def _restart_sequences(con: Connection, duck: bool) -> None:
+    """Each numbering sequence starts after the largest number written (DuckDB has no
+    setval: the sequence is made again)."""
+    for table, (column, sequence) in SEQUENCED.items():
+        last = int(scalar(con, f"SELECT coalesce(max({quoted(column)}), 0) FROM {quoted(table)}"))
+        if duck:
+            con.execute(f"CREATE OR REPLACE SEQUENCE {sequence} START {last + 1}")
+        else:
+            con.execute(f"SELECT setval('{sequence}', {last + 1}, false)")

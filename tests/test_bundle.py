@@ -1,0 +1,224 @@
+"""The bundle: every table out in one versioned file, and back in losslessly.
+
+Exported, imported into an empty project and exported again, a project gives the same
+checksums, table by table, and the imported project shows the same context to every
+persona, the same metrics and the same audit log. A bundle goes only into an empty
+project, unless merged (duplicates by id skipped and counted); an old bundle version
+stays loadable (a committed fixture); a table of the schema is either in the bundle or
+on the documented list of those left behind.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+import npc_nb
+from npc_nb.store.bundle.tables import EXCLUDED
+from tests.helpers import propose, status_of
+from tests.interop_projects import (
+    DATA,
+    assert_shows_the_same,
+    checksums,
+    fill_every_kind,
+    manifest,
+    what_it_shows,
+)
+
+BUNDLE_V1 = DATA / "bundle-v1.zip"
+
+
+@pytest.fixture
+def rich(nb: npc_nb.Project) -> npc_nb.Project:
+    fill_every_kind(nb)
+    return nb
+
+
+def test_export_import_export_is_the_identity(rich: npc_nb.Project, tmp_path: Path) -> None:
+    first = rich.export_bundle(tmp_path / "first.zip")
+    result = npc_nb.import_bundle(first, tmp_path / "copy", create=True)
+    assert result.duplicates == 0 and result.inserted["memories"] == len(rich.memories())
+    copy = npc_nb.open(tmp_path / "copy")
+    second = copy.export_bundle(tmp_path / "second.zip")
+    assert checksums(second) == checksums(first)
+    rows = {name: count for name, (count, _) in checksums(first).items()}
+    for table in ("memories", "memory_events", "reproposals", "match_labels", "conversations",
+                  "messages", "context_injections", "extraction_jobs", "concept_extractions",
+                  "memory_concepts", "concept_relations", "imported_records"):  # fmt: skip
+        assert rows[table] > 0, f"the project has no {table} row to carry"
+    assert_shows_the_same(what_it_shows(rich), what_it_shows(copy))
+    copy.close()
+
+
+def test_the_imported_project_carries_on_where_the_export_left_off(
+    rich: npc_nb.Project, tmp_path: Path
+) -> None:
+    """Sequences continue after the imported rows; caches and the matcher see them."""
+    npc_nb.import_bundle(rich.export_bundle(tmp_path / "b.zip"), tmp_path / "copy", create=True)
+    copy = npc_nb.open(tmp_path / "copy")
+    suppressed = copy.add_candidate(
+        "The user wants weekly email summaries", category="fact", npc="analyst"
+    )
+    assert suppressed.action == "suppressed"  # the tombstone travelled
+    fresh = propose(copy, "A new fact after the import")
+    copy.approve(fresh, by="ada")
+    seqs = copy.decisions()["seq"].tolist()
+    assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
+    assert "A new fact after the import" in copy.context("analyst")
+    copy.undo(by="ada")
+    assert status_of(copy, fresh) == "pending_approval"
+    copy.close()
+
+
+def test_a_bundle_goes_only_into_an_empty_project(rich: npc_nb.Project, tmp_path: Path) -> None:
+    bundle = rich.export_bundle(tmp_path / "b.zip")
+    other = npc_nb.open(tmp_path / "other", create=True)
+    propose(other, "Something already here")
+    before = len(other.memories())
+    with pytest.raises(npc_nb.StoreError, match=r"is not empty \(1 memories, 1 memory_events\)"):
+        npc_nb.import_bundle(bundle, tmp_path / "other")
+    assert len(other.memories()) == before
+    other.close()
+
+
+def test_into_nonempty_merges_keeping_ids_and_counting_duplicates(
+    rich: npc_nb.Project, tmp_path: Path
+) -> None:
+    bundle = rich.export_bundle(tmp_path / "b.zip")
+    npc_nb.import_bundle(bundle, tmp_path / "copy", create=True)
+    copy = npc_nb.open(tmp_path / "copy")
+    extra = propose(copy, "Only in the copy")
+    copy.approve(extra, by="ada")
+    again = npc_nb.import_bundle(bundle, tmp_path / "copy", into_nonempty=True)
+    assert sum(again.inserted.values()) == 0
+    assert again.duplicates == sum(rows for rows, _ in checksums(bundle).values())
+    assert f"({len(rich.memories())} already there)" in str(again)
+    # merged into a project with rows of its own: the bundle's ids, events renumbered
+    merged = npc_nb.import_bundle(bundle, tmp_path / "third", create=True)
+    assert merged.duplicates == 0
+    third = npc_nb.open(tmp_path / "third")
+    ours = propose(third, "Only in the third project")
+    third.reject(ours, by="grace")
+    result = npc_nb.import_bundle(
+        copy.export_bundle(tmp_path / "copy.zip"), tmp_path / "third", into_nonempty=True
+    )
+    assert result.inserted["memories"] == 1  # "Only in the copy"
+    assert result.skipped["memories"] == len(rich.memories())
+    assert set(rich.memories()["id"]) | {extra, ours} == set(third.memories()["id"])
+    events = third.decisions()
+    assert events["seq"].is_unique
+    assert status_of(third, extra) == "human-approved"
+    undone = events[events["action"] == "undo"]
+    assert set(undone["undoes"]) <= set(events["seq"])  # an undo names its event's new number
+    third.close()
+    copy.close()
+
+
+def test_every_table_travels_or_is_listed_as_left_behind(
+    rich: npc_nb.Project, tmp_path: Path
+) -> None:
+    bundled = set(manifest(rich.export_bundle(tmp_path / "b.zip"))["tables"])
+    schema = set(
+        rich.sql(
+            "SELECT table_name FROM information_schema.tables "
+            "WHERE table_type = 'BASE TABLE' AND table_schema = 'main'"
+        )["table_name"]
+    )
+    assert bundled | (set(EXCLUDED) & schema) == schema, "a table neither bundled nor excluded"
+    assert not bundled & set(EXCLUDED)
+    page = (Path(__file__).resolve().parents[1] / "docs" / "bundle.md").read_text()
+    assert all(f"`{table}`" in page for table in EXCLUDED), "docs/bundle.md lists each exclusion"
+
+
+def test_the_manifest_says_what_the_bundle_is(rich: npc_nb.Project, tmp_path: Path) -> None:
+    found = manifest(rich.export_bundle(tmp_path / "b.zip"))
+    assert found["format"] == "npc_nb-bundle" and found["format_version"] == 1
+    assert found["project"] == rich.name and found["npc_nb_version"]
+    assert found["migrations"][0] == "m001_initial" and found["created_at"].endswith("Z")
+    memories = found["tables"]["memories"]
+    assert memories["rows"] == len(rich.memories()) and len(memories["sha256"]) == 64
+    assert ["status", "VARCHAR"] in memories["columns"]
+    assert ["flags", "VARCHAR[]"] in memories["columns"]
+
+
+def test_a_bundle_of_the_first_version_stays_loadable(tmp_path: Path) -> None:
+    """tests/data/bundle-v1.zip was written by the first bundle version
+    (tests/data/make_bundle_v1.py); every later npc_nb must load it."""
+    result = npc_nb.import_bundle(BUNDLE_V1, tmp_path / "old", create=True)
+    assert result.format_version == 1
+    old = npc_nb.open(tmp_path / "old")
+    memories = old.memories().set_index("final_text")
+    assert memories.loc["The field season starts on 1 April", "status"] == "human-edited"
+    assert memories.loc["The field season starts on 1 April", "initial_text"] == (
+        "The field season starts in April"
+    )
+    assert memories.loc["The user wants weekly email summaries", "status"] == "human-rejected"
+    assert "The lab stores ringing data in DuckDB" in old.context("analyst")
+    actions = old.decisions()["action"].tolist()
+    assert {"propose", "approve", "edit", "reject", "undo"} <= set(actions)
+    if not result.upgraded:  # written at today's schema: the identity holds byte for byte
+        assert checksums(old.export_bundle(tmp_path / "again.zip")) == checksums(BUNDLE_V1)
+    suppressed = old.add_candidate(
+        "The user wants weekly email summaries", category="fact", npc="analyst"
+    )
+    assert suppressed.action == "suppressed"
+    old.close()
+
+
+def test_the_bundle_is_written_whole_and_private(rich: npc_nb.Project, tmp_path: Path) -> None:
+    target = rich.export_bundle(tmp_path / "out" / "b.zip")
+    assert target.stat().st_mode & 0o777 == 0o600
+    assert [p.name for p in target.parent.iterdir()] == ["b.zip"]  # no partial file left
+
+
+def test_a_bundle_path_that_cannot_be_written_is_a_clear_error(
+    nb: npc_nb.Project, tmp_path: Path
+) -> None:
+    with pytest.raises(npc_nb.ConfigError, match="it is a folder"):
+        nb.export_bundle(tmp_path)
+
+
+def test_the_bundle_carries_global_memories_no_more_than_a_move(
+    nb: npc_nb.Project, tmp_path: Path
+) -> None:
+    """Global memories live in the user's own store, not the project's: the bundle is
+    the project's (docs/bundle.md)."""
+    shared = propose(nb, "The user is called Ada", npc=None, scope="global")
+    nb.approve(shared, by="ada")
+    propose(nb, "A project memory")
+    found = manifest(nb.export_bundle(tmp_path / "b.zip"))
+    assert found["tables"]["memories"]["rows"] == 1
+
+
+def test_an_import_prints_what_it_wrote(rich: npc_nb.Project, tmp_path: Path) -> None:
+    bundle = rich.export_bundle(tmp_path / "b.zip")
+    result = npc_nb.import_bundle(bundle, tmp_path / "copy", create=True)
+    shown = result._repr_mimebundle_()
+    assert "memories" in shown["text/plain"] and "<pre>" in shown["text/html"]
+    assert str(len(rich.memories())) in str(result)
+
+
+def test_a_bundle_moved_elsewhere_still_imports(rich: npc_nb.Project, tmp_path: Path) -> None:
+    bundle = rich.export_bundle(tmp_path / "b.zip")
+    moved = tmp_path / "elsewhere" / "copy of b.zip"
+    moved.parent.mkdir()
+    shutil.copy(bundle, moved)
+    result = npc_nb.import_bundle(str(moved), tmp_path / "copy", create=True)
+    assert result.inserted["memories"] == len(rich.memories())
+
+
+def test_a_new_folder_inside_a_project_becomes_a_project_of_its_own(
+    rich: npc_nb.Project, project_dir: Path
+) -> None:
+    """import_bundle(create=True) into a folder that does not exist yet, inside this
+    project's folder, makes that folder a new project: it never merges into the
+    project around it."""
+    bundle = rich.export_bundle(project_dir / "lab.zip")
+    before = len(rich.memories())
+    result = npc_nb.import_bundle(bundle, project_dir / "copy", create=True)
+    assert result.inserted["memories"] == before == len(rich.memories())
+    inner = npc_nb.open(project_dir / "copy")
+    assert inner.root == project_dir / "copy" and len(inner.memories()) == before
+    inner.close()
