@@ -122,3 +122,17 @@ def test_an_older_store_gets_votes_and_keeps_its_audit_log(project_dir: Path) ->
             )
     finally:
         con.close()
+
+
+def test_a_read_of_the_past_never_mistakes_a_vote_for_a_decision(lab: npc_nb.Project) -> None:
+    """``as_of`` rebuilds a memory from the audit log: a snapshot taken between the votes
+    shows the card open (with its text), and only the agreement approves it."""
+    card = propose(lab, AGREED)
+    lab.approve(card, by="ada")
+    between = lab.snapshot("between the votes")
+    lab.approve(card, by="bob")
+    then = lab.memories(as_of=between).set_index("id")
+    assert then.loc[card, "status"] == "pending_approval"
+    assert then.loc[card, "final_text"] == AGREED
+    assert lab.memories(status="approved", as_of=between).empty
+    assert lab.memories(status="approved")["id"].tolist() == [card]
