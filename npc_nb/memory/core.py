@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TypedDict, Unpack
+from typing import Any, Literal, TypedDict, Unpack
 
 import pandas as pd
 from rapidfuzz import fuzz
@@ -50,7 +50,7 @@ from .queue import (
 )
 from .ranking import ApprovedSet
 from .snapshots import Snapshots, State
-from .voting import QueueView, VoteDesk
+from .voting import QueueView, VoteDesk, check_intent
 
 __all__ = ["AUTOMATIC_KINDS", "MemoryCore", "ReviewContext"]
 
@@ -83,6 +83,10 @@ class ReviewContext(TypedDict, total=False):
     time_spent: float  # seconds the reviewer spent on the card
     session: str  # the review-session id
     expect_status: str  # the status the reviewer saw; refused if it has changed since
+    #: Independent review: what the decision is meant as. "vote" (a reviewer's review):
+    #: refused if the card waits for adjudication meanwhile; "adjudicate" (an
+    #: adjudication review): refused if it no longer does (voting.intent).
+    intent: Literal["vote", "adjudicate"]
 
 
 class MemoryCore:
@@ -417,19 +421,24 @@ class MemoryCore:
         audit = self._review_context(decision, dict(context))
         actor = self.actor(by)
         expected = audit.pop("expect_status", None)
+        intent = check_intent(audit.pop("intent", None))
         marks = decisions.read_marks(self.stores)  # before the row is read
         store, memory = self.stores.locate(memory_id)
+
+        def latest() -> dict | None:
+            with store.read() as con:
+                return events.latest_change(con, memory["id"])
+
+        self.votes.refuse_moved_on(intent, decision, memory, expected, latest)
         if expected is not None and memory["status"] != expected:
             # The reviewer decided on what they saw; somebody changed it since.
-            with store.read() as con:
-                latest = events.latest_change(con, memory["id"])
-            raise decisions.already_decided(memory["id"], expected, latest)
+            raise decisions.already_decided(memory["id"], expected, latest())
         if text_of is not None:
             args["text"] = text_of(store, memory)
         if self.votes.votes_on(decision, memory):
             return self.votes.vote(
                 store, memory, decision, voter=actor, args=args, audit=audit,
-                expect_status=expected,
+                expect_status=expected, intent=intent,
             )  # fmt: skip
         now = utc_now()
         change = transitions.plan(decision, memory, actor=actor, now=now, **args)

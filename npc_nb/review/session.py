@@ -19,7 +19,11 @@ on, a decision is a vote, and a card shows how many votes it has, never whose or
 another's vote that completes the card (agreed, or waiting for adjudication) takes it
 out of the queue. ``adjudicate=True`` reviews the cards waiting for adjudication, their
 votes side by side (``Card.votes``): ``adjudicate_vote(n)`` picks one, a decision is
-the adjudication.
+the adjudication. Adjudication is deliberate: a decision here says what it is meant as
+(``intent``), so a reviewer's key press on a card whose votes came in meanwhile is
+refused, nothing recorded ("this card now waits for adjudication"), never taken as the
+adjudication; and an adjudicator's on a card that no longer waits for it is never a
+vote. The card then leaves the review, as any refused decision's does.
 """
 
 from __future__ import annotations
@@ -519,6 +523,7 @@ class ReviewSession:
                 time_spent=spent,
                 session=self.session_id,
                 expect_status=row["status"],
+                intent="adjudicate" if self.adjudicate else "vote",
                 **extra,
             )
         except DecisionError:

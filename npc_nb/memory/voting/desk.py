@@ -2,13 +2,15 @@
 
 It reads the ``review_mode``, ``reviewers_per_card`` and ``allow_self_adjudication``
 settings at every use (``configure`` changes them for the next vote), says whether a
-decision is a vote (``votes_on``), hands votes and adjudications to the engine
-(``engine``) and builds what the queues filter by (``view``, ``standings``).
+decision is a vote (``votes_on``), refuses one meant as a vote or an adjudication on a
+card that moved on (``refuse_moved_on``, ``intent``), hands votes and adjudications to
+the engine (``engine``) and builds what the queues filter by (``view``, ``standings``).
 """
 
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import Any
 
 from ..._foundations.results import DecisionResult
@@ -19,6 +21,7 @@ from ...store.memories import vote_rows
 from ...vocabulary import OPEN_STATUSES, VOTE_DECISIONS
 from ..decisions import VoteUndo
 from .engine import Also, adjudicate_vote, cast, undo_vote_event
+from .intent import not_adjudicated, vote_too_late
 from .policy import CardVotes, Policy, QueueView, card_votes
 
 __all__ = ["VoteDesk"]
@@ -55,8 +58,10 @@ class VoteDesk:
         args: dict[str, Any],
         audit: dict[str, Any],
         expect_status: str | None,
+        intent: str | None = None,
     ) -> DecisionResult:
-        """``voter``'s decision on an open card, as a vote (or an adjudication)."""
+        """``voter``'s decision on an open card, as a vote (or an adjudication), as
+        ``intent`` allows (``intent``)."""
         return cast(
             store,
             memory["id"],
@@ -68,7 +73,30 @@ class VoteDesk:
             audit=audit,
             expect_status=expect_status,
             also=self._also,
+            intent=intent,
         )
+
+    def refuse_moved_on(
+        self,
+        intent: str | None,
+        decision: str,
+        memory: dict,
+        expected: str | None,
+        latest: Callable[[], dict | None],
+    ) -> None:
+        """Refuse a vote or an adjudication (``intent``) on a card that is no longer open
+        or not as shown (``expected``), read before the engine's transaction (which
+        checks it again); ``latest``: a function giving its last change. An adjudication
+        on a card decided since it was shown is left to ``AlreadyDecidedError``."""
+        if not (self.independent and intent is not None and decision in VOTE_DECISIONS):
+            return
+        status = memory["status"]
+        if status == (expected or status) and status in OPEN_STATUSES:
+            return
+        if intent == "vote":
+            raise vote_too_late(memory["id"], status, latest())
+        if expected is None or status == expected:
+            raise not_adjudicated(memory["id"], f"is {status} now; nothing was written")
 
     def adjudicate(
         self, memory_id: str, number: int, *, actor: str, audit: dict[str, Any]

@@ -12,8 +12,11 @@ Everything one vote does is one write transaction on the card's store, in this o
 3. a round that already holds the votes the policy asks for (``reviewers_per_card``)
    and disagrees is **in adjudication**: a decision by somebody who did not vote on it is
    the adjudication (an ``adjudicate`` event, the round settled); a voter is refused
-   unless ``allow_self_adjudication``;
-4. otherwise the decision is the reviewer's vote: a ``votes`` row and a ``vote`` event
+   unless ``allow_self_adjudication``. A decision made as a vote (``intent="vote"``: a
+   reviewer's review, where the card was still collecting votes when shown) is refused
+   instead, nothing written: adjudication is deliberate (``intent``);
+4. otherwise the decision is the reviewer's vote (refused, nothing written, if it was
+   meant as an adjudication: ``intent="adjudicate"``): a ``votes`` row and a ``vote`` event
    (``replace_vote`` when it replaces the reviewer's active vote, which is marked). The
    memory row does not change: its status stays ``pending_approval`` (or ``deferred``),
    so the one approval predicate keeps it out of every prompt;
@@ -45,6 +48,7 @@ from ...store.notices import DecisionNotice
 from ...vocabulary import OPEN_STATUSES
 from ..decisions import already_decided, write_change
 from ..transitions import Change, dump_state, plan, plan_undo
+from .intent import not_adjudicated, vote_too_late, vote_unrecorded
 from .policy import Policy, agree
 
 __all__ = ["Also", "adjudicate_vote", "cast", "undo_vote_event"]
@@ -66,13 +70,19 @@ def cast(
     audit: dict[str, Any],
     expect_status: str | None,
     also: Also,
+    intent: str | None = None,
 ) -> DecisionResult:
     """``voter``'s ``decision`` on the open card ``memory_id`` (``args`` as its planner
-    takes them): a vote, or on a card in adjudication the adjudication (module
-    docstring). The result is ``final`` once the card is decided."""
+    takes them): a vote, or on a card in adjudication the adjudication, as ``intent``
+    allows (module docstring). The result is ``final`` once the card is decided."""
     with store.write() as con:
-        memory, active, voted = _read_card(store, con, memory_id, expect_status)
-        if len(active) >= policy.needed and not agree(active):
+        memory, active, voted = _read_card(store, con, memory_id, expect_status, intent)
+        disputed = len(active) >= policy.needed and not agree(active)
+        if disputed and intent == "vote":
+            raise vote_unrecorded(memory_id)
+        if not disputed and intent == "adjudicate":
+            raise not_adjudicated(memory_id, _collecting(len(active), policy.needed))
+        if disputed:
             _may_adjudicate(memory_id, voter, voted, policy)
             change = plan(decision, memory, actor=voter, now=now, **args)
             return _final(
@@ -144,7 +154,11 @@ def adjudicate_vote(
 
 
 def _read_card(
-    store: Store, con: Connection, memory_id: str, expect_status: str | None
+    store: Store,
+    con: Connection,
+    memory_id: str,
+    expect_status: str | None,
+    intent: str | None = None,
 ) -> tuple[dict, list[dict], set[str]]:
     """The memory (locked), its open round's active votes (oldest first) and everybody
     who voted in that round (withdrawn or replaced votes too), read now."""
@@ -154,7 +168,10 @@ def _read_card(
         raise DecisionError(f"Memory {memory_id} is gone (removed by --write SQL?).")
     seen = expect_status or memory["status"]
     if memory["status"] != seen or memory["status"] not in OPEN_STATUSES:
-        raise already_decided(memory_id, seen, events.latest_change(con, memory_id))
+        latest = events.latest_change(con, memory_id)
+        if intent == "vote":
+            raise vote_too_late(memory_id, memory["status"], latest)
+        raise already_decided(memory_id, seen, latest)
     votes = vote_rows.round_votes(con, memory_id)
     active = [v for v in votes if v["replaced_by"] is None and v["withdrawn_at"] is None]
     return memory, active, {vote["reviewer"] for vote in votes}
@@ -309,6 +326,16 @@ def _final(
     vote_rows.settle(con, memory["id"], seqs[0])
     changes = tuple((c.memory["id"], c.memory["status"], c.to_status) for c in planned)
     return DecisionResult(change.action, actor, changes, batch_id, event_seqs=tuple(seqs))
+
+
+def _collecting(count: int, needed: int) -> str:
+    """How a card that is not in adjudication stands, for an adjudicator."""
+    if count < needed:
+        return (
+            f"has {count} of the {needed} votes it needs now (a vote was withdrawn "
+            "meanwhile?); reviewers decide it by their votes again (review_queue(), %npc_review)"
+        )
+    return f"has {count} votes and they agree; the next vote makes it final"
 
 
 def _standing(count: int, needed: int) -> str:
