@@ -39,7 +39,7 @@ from ...vocabulary import (
     SCOPES,
     STATUSES,
 )
-from .migrations import MIGRATIONS, RUNS_TABLES, endpoint_without_credentials
+from .migrations import MIGRATIONS, RUNS_TABLES, SNAPSHOT_FLOOR, endpoint_without_credentials
 from .pg_project import (
     claim_schema,
     record_settled,
@@ -455,6 +455,12 @@ def p018_reproducible_runs(con: Any) -> None:
             f"CREATE TRIGGER {table}_no_truncate BEFORE TRUNCATE ON {table} "
             "FOR EACH STATEMENT EXECUTE FUNCTION npc_nb_append_only()"
         )
+
+
+@pg_migration("m019_snapshot_event_floor")
+def p019_snapshot_event_floor(con: Any) -> None:
+    """The snapshots' ``event_floor``, as on DuckDB (adding a column fires no trigger)."""
+    con.execute(SNAPSHOT_FLOOR)
 
 
 _APPEND_ONLY = """CREATE FUNCTION npc_nb_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
