@@ -11,8 +11,9 @@ p95 in milliseconds of:
                   "(exact)" with matcher=None (the exact-repeat check only), "(offline)"
                   with the default matcher (exact check, neighbour index, the offline
                   matcher on its nearest memories)
-- insert (raw)    the floor under both: a memory row and its audit event inserted and
-                  committed on a raw, held DuckDB connection, on a copy of the file
+- insert (raw)    the floor under both: a memory row (its terms and sentence vector
+                  included) and its audit event inserted and committed on a raw, held
+                  DuckDB connection, on a copy of the file
                   add_candidate (exact) starts from, each called in turn with it
 - decision        approve() of a pending candidate (lookup, check, update, audit event)
 - context         context(npc, query=...) through the Project, warm (no decision since
@@ -46,6 +47,7 @@ from table import paired, percentiles
 import npc_nb
 from npc_nb._foundations.terms import content_terms, joined_terms
 from npc_nb.memory.block import query_terms
+from npc_nb.memory.lookup.embedding import DIMENSIONS, embed
 
 PERSONAS = 10
 LINE_OVERHEAD = 24  # "- [scope/category] " and the newline, roughly
@@ -303,14 +305,31 @@ def build(n: int, folder: Path) -> npc_nb.Project:
 
 def index_terms(path: Path) -> None:
     """What add_candidate stores with each memory for the neighbour index: its content
-    terms and insert sequence (seeding in SQL skips add_candidate)."""
+    terms, sentence vector and insert sequence (seeding in SQL skips add_candidate)."""
     con = duckdb.connect(str(path))
     con.create_function("content_terms", lambda text: joined_terms(content_terms(text)), [str], str)
     con.execute(
         "UPDATE memories SET match_text = content_terms(final_text), "
         "insert_seq = nextval('memory_insert_seq')"
     )
+    store_vectors(con)
     con.close()
+
+
+def store_vectors(con: duckdb.DuckDBPyConnection) -> None:
+    """Each memory's sentence vector, as ``add_candidate`` stores it (``match_vector``)."""
+    import pandas as pd
+
+    rows = con.execute("SELECT id, initial_text FROM memories").fetchall()
+    vectors = embed([text for _, text in rows])
+    if vectors is None:
+        return  # no embedding installed: BM25 alone
+    blobs = [row.astype("<f2").tobytes() for row in vectors]
+    con.register("vectors", pd.DataFrame({"id": [i for i, _ in rows], "v": blobs}))
+    con.execute(
+        "UPDATE memories SET match_vector = v.v::BLOB FROM vectors v WHERE memories.id = v.id"
+    )
+    con.unregister("vectors")
 
 
 def raw_insert(con: duckdb.DuckDBPyConnection, i: int) -> None:
@@ -321,13 +340,15 @@ def raw_insert(con: duckdb.DuckDBPyConnection, i: int) -> None:
     con.execute(
         "INSERT INTO memories (insert_seq, id, initial_text, final_text, initial_hash, "
         "final_hash, norm_text, category, status, scope, npc, project, flags, recorded_at, "
-        "match_text) VALUES (nextval('memory_insert_seq'), $id, $text, $text, $hash, $hash, "
-        "lower($text), 'fact', 'pending_approval', 'npc', 'npc3', 'bench', [], now(), $terms)",
+        "match_text, match_vector) VALUES (nextval('memory_insert_seq'), $id, $text, $text, "
+        "$hash, $hash, lower($text), 'fact', 'pending_approval', 'npc', 'npc3', 'bench', [], "
+        "now(), $terms, $vector)",
         {
             "id": f"raw-{i}",
             "text": text,
             "hash": f"raw-{i}",
             "terms": joined_terms(content_terms(text)),
+            "vector": _RAW_VECTOR,
         },
     )
     con.execute(
@@ -337,6 +358,10 @@ def raw_insert(con: duckdb.DuckDBPyConnection, i: int) -> None:
         {"id": f"raw-{i}", "text": text},
     )
     con.execute("COMMIT")
+
+
+#: A stored sentence vector's size (what a queued candidate writes beside its text).
+_RAW_VECTOR = bytes(2 * DIMENSIONS)
 
 
 @contextmanager

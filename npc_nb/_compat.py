@@ -107,6 +107,8 @@ MOVED = {
     "npc_nb.store.user_sql": "npc_nb.store.analysis.user_sql",
     "npc_nb.store.transfer": "npc_nb.store.moving.move",
     "npc_nb.store._transfer_into": "npc_nb.store.moving.copy_into",
+    "npc_nb.memory.neighbours": "npc_nb.memory.lookup.neighbours",
+    "npc_nb.memory.embedding": "npc_nb.memory.lookup.embedding",
 }
 
 

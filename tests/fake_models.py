@@ -3,6 +3,12 @@
 Tests put raw outputs on ``SCRIPT``; each call of model ``scripted/any`` returns the next
 one (or raises it, if it is an exception) and records the messages it received. A
 ``Gate`` on the script holds the call that takes it until the test opens the gate.
+
+Calls of the same-fact judge (the model judge of ``matcher="auto"``/``"model"``, known
+by its prompt's marker) are apart: they take ``JUDGE_SCRIPT`` (outputs, exceptions or
+gates) and are recorded in ``JUDGED``; with nothing scripted they answer as the offline
+demo model does (the offline matcher's verdicts), so a test about chat or extraction
+keeps its script whatever the judge is asked.
 """
 
 from __future__ import annotations
@@ -16,10 +22,12 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import litellm
 
-from npc_nb.models import gateway
+from npc_nb.models import gateway, offline
 
 SCRIPT: list[Any] = []
 RECEIVED: list[list[dict]] = []
+JUDGE_SCRIPT: list[Any] = []
+JUDGED: list[dict] = []  # each judge call's payload: {"candidate": ..., "existing": [...]}
 
 
 class Gate:
@@ -65,17 +73,33 @@ def gated_two_memories() -> Gate:
     return gate
 
 
+def judge_answer(*verdicts: str) -> str:
+    """A judge's JSON answer with these verdicts, in order."""
+    return json.dumps({"verdicts": [{"verdict": v, "score": 90} for v in verdicts]})
+
+
 class ScriptedModel(litellm.CustomLLM):
     def completion(self, *args: Any, **kwargs: Any) -> Any:
-        RECEIVED.append(kwargs["messages"])
-        output = SCRIPT.pop(0) if SCRIPT else '{"memories": []}'
+        messages = kwargs["messages"]
+        response = kwargs["model_response"]
+        if offline.JUDGE_MARKER in str(messages[0].get("content", "")):
+            output = self._judge(messages)
+            response.usage = litellm.Usage(
+                prompt_tokens=100, completion_tokens=20, total_tokens=120
+            )
+        else:
+            RECEIVED.append(messages)
+            output = SCRIPT.pop(0) if SCRIPT else '{"memories": []}'
         if isinstance(output, Gate):
             output = output()
         if isinstance(output, Exception):
             raise output
-        response = kwargs["model_response"]
         response.choices[0].message.content = output
         return response
+
+    def _judge(self, messages: list[dict]) -> Any:
+        JUDGED.append(json.loads(messages[-1]["content"]))
+        return JUDGE_SCRIPT.pop(0) if JUDGE_SCRIPT else offline.judge(messages)
 
     def streaming(self, *args: Any, **kwargs: Any) -> Any:
         """The next scripted output in 3-character chunks (so tags get split)."""
@@ -102,3 +126,5 @@ def install() -> None:
     ]
     SCRIPT.clear()
     RECEIVED.clear()
+    JUDGE_SCRIPT.clear()
+    JUDGED.clear()

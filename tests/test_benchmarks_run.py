@@ -27,6 +27,7 @@ BENCH = Path(__file__).resolve().parents[1] / "bench"
         ["bench_chat.py", "--cells", "3"],
         ["bench_review.py", "--size", "200", "--pending", "60", "--presses", "5"],
         ["bench_insert_floor.py", "--memories", "3000", "--repeat", "5"],
+        ["replay_matching.py", "--copies", "1", "--workloads", "synthetic", "near-miss"],
         ["bench_snapshot.py", "--memories", "2000", "--repeat", "3"],
         ["bench_bundle.py", "--memories", "1000"],
     ],

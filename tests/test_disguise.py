@@ -118,3 +118,118 @@ def test_old_hashes_are_recomputed_so_old_tombstones_keep_matching(
     outcome = reopened.add_candidate(REJECTED, category="fact", npc="analyst")
     assert (outcome.action, outcome.match_type) == ("suppressed", "exact")
     reopened.close()
+
+
+# -- normalisation never changes a value (issue 34) ------------------------------------
+
+#: Texts that state different values: never one hash, so a correction of a rejected
+#: value is never suppressed as an exact repeat of it.
+VALUES_APART = {
+    "superscript exponent": ("We need 10⁵ samples.", "We need 105 samples."),
+    "sup markup": ("The grid has 10<sup>3</sup> cells.", "The grid has 103 cells."),
+    "power operator": ("The hash table holds 2**16 entries.", "The hash table holds 216 entries."),
+    "leading minus": ("-20 °C is the storage temperature.", "20 °C is the storage temperature."),
+    "minus after a word": ("Store the samples at -20 °C.", "Store the samples at 20 °C."),
+    "unit prefix case": ("The laser power is 5 mW.", "The laser power is 5 MW."),
+    "subscript": ("The sample holds CO₂.", "The sample holds CO2."),
+    "mixed number": ("Add 1½ cups.", "Add 11/2 cups."),
+}
+#: Texts that state the same value: one hash.
+VALUES_ALIKE = {
+    "exponent forms": ("We need 10⁵ samples.", "We need 10^5 samples."),
+    "sup and superscript": ("The grid has 10<sup>3</sup> cells.", "The grid has 10³ cells."),
+    "power operators": (
+        "The hash table holds 2**16 entries.",
+        "The hash table holds 2^16 entries.",
+    ),
+    "Unicode minus": ("The correlation is \u22120.4.", "The correlation is -0.4."),
+    "shouted unit": ("THE LASER POWER IS 5 MW!", "the laser power is 5 mw"),
+}
+
+
+@pytest.mark.parametrize(("one", "other"), VALUES_APART.values(), ids=VALUES_APART.keys())
+def test_normalisation_never_makes_two_values_one_text(one: str, other: str) -> None:
+    assert content_hash(one) != content_hash(other)
+
+
+@pytest.mark.parametrize(("one", "other"), VALUES_ALIKE.values(), ids=VALUES_ALIKE.keys())
+def test_one_value_written_two_ways_is_one_text(one: str, other: str) -> None:
+    assert content_hash(one) == content_hash(other)
+
+
+@pytest.mark.parametrize(("one", "other"), VALUES_APART.values(), ids=VALUES_APART.keys())
+def test_a_correction_of_a_rejected_value_is_never_suppressed_as_an_exact_repeat(
+    project_dir: object, one: str, other: str
+) -> None:
+    nb = npc_nb.open(project_dir, matcher=None)  # exact repeats only: the hash decides
+    for npc, (rejected, correction) in (("forward", (one, other)), ("backward", (other, one))):
+        nb.reject(propose(nb, rejected, npc=npc))
+        outcome = nb.add_candidate(correction, category="fact", npc=npc)
+        assert outcome.queued, outcome
+    nb.close()
+
+
+#: A rejected memory and the same text with a disguise that used to slip past it.
+EVASIONS = {
+    "combining acute on a Latin letter": (
+        "The lab meets on Friday.",
+        "The lab meets on Fri\u0301day.",
+    ),
+    "precomposed accent": ("The lab meets on Friday.", "The lab meets on Fríday."),
+    "lone Greek capital rho": ("P ≤ 0.05", "\u03a1 ≤ 0.05"),
+    "lone Cyrillic capital er": ("P ≤ 0.05", "\u0420 ≤ 0.05"),
+}
+
+
+@pytest.mark.parametrize(("rejected", "disguised"), EVASIONS.values(), ids=EVASIONS.keys())
+def test_accents_and_lone_lookalikes_do_not_dodge_a_tombstone(
+    nb: npc_nb.Project, rejected: str, disguised: str
+) -> None:
+    memory = propose(nb, rejected)
+    nb.reject(memory)
+    outcome = nb.add_candidate(disguised, category="fact", npc="analyst")
+    assert (outcome.action, outcome.memory_id, outcome.match_type) == (
+        "suppressed",
+        memory,
+        "exact",
+    )
+
+
+def test_text_in_another_script_keeps_its_letters_and_accents() -> None:
+    assert normalise("Η Ρ είναι μεγάλη") == "η ρ είναι μεγάλη"  # Greek stays Greek
+    assert normalise("Ελλάδα") == "ελλάδα"
+
+
+def _rehash_migration() -> str:
+    """The rehash migration's name, found by what it does (its number may change)."""
+    from npc_nb.store.schema.migrations import MIGRATIONS
+
+    return next(m.__name__ for m in MIGRATIONS if m.__name__.endswith("_rehash_values"))
+
+
+def test_rows_hashed_before_values_were_kept_are_rehashed_so_corrections_are_asked(
+    project_dir: object,
+) -> None:
+    nb = npc_nb.open(project_dir, matcher=None)
+    rejected = propose(nb, "We need 10⁵ samples.")
+    nb.reject(rejected)
+    old = content_hash("We need 105 samples.")  # what the old normalisation gave it
+    nb.sql(
+        "UPDATE memories SET initial_hash = ?, final_hash = ?, norm_text = ? WHERE id = ?",
+        [old, old, "we need 105 samples", rejected],
+        allow_write=True,
+    )
+    nb.sql("DELETE FROM _migrations WHERE name = ?", [_rehash_migration()], allow_write=True)
+    assert nb.add_candidate("We need 105 samples.", category="fact", npc="analyst").action == (
+        "suppressed"  # the old hash swallows the correction ...
+    )
+    nb.close()
+    reopened = npc_nb.open(project_dir, matcher=None)
+    stored = reopened.memories().set_index("id").loc[rejected]
+    assert stored["final_hash"] == content_hash("We need 10⁵ samples.")
+    assert stored["norm_text"] == "we need 10^5 samples"
+    # ... until the migration rehashes it: the correction is asked, the repeat is not
+    assert reopened.add_candidate("We need 105 samples.", category="fact", npc="b").queued
+    again = reopened.add_candidate("We need 10^5 samples.", category="fact", npc="analyst")
+    assert (again.action, again.memory_id) == ("suppressed", rejected)
+    reopened.close()

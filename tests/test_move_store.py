@@ -129,10 +129,22 @@ def _ordered(found: list[tuple]) -> list[tuple]:
     return sorted(found, key=repr)
 
 
+def _insert_seq_column() -> int:
+    """Where ``insert_seq`` is among the memories' columns (both backends keep one order)."""
+    from npc_nb.store.schema.migrations import apply_migrations
+
+    con = duckdb.connect()
+    apply_migrations(con)
+    columns = [row[0] for row in con.execute("DESCRIBE memories").fetchall()]
+    con.close()
+    return columns.index("insert_seq")
+
+
 def next_numbers(rows: dict[str, list[tuple]]) -> tuple[int, int]:
     """The last audit event's ``seq`` and the last memory's ``insert_seq``."""
     events = max(row[0] for row in rows["memory_events"])
-    inserted = max(row[-6] for row in rows["memories"])  # insert_seq: 6th column from the end
+    position = _insert_seq_column()
+    inserted = max(row[position] for row in rows["memories"])
     return events, inserted
 
 

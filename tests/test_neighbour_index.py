@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 import npc_nb
 from npc_nb._foundations.terms import content_terms, split_terms
-from npc_nb.memory import neighbours
-from npc_nb.memory.neighbours import NeighbourIndex
+from npc_nb.memory.lookup import neighbours
+from npc_nb.memory.lookup.neighbours import NeighbourIndex
 from npc_nb.store.memories import memory_rows
 from npc_nb.store.memories.predicates import visible_to
 
@@ -269,3 +269,107 @@ def test_the_ranking_shortcut_picks_what_summing_every_memory_picks(
     expected = sorted(hits.tolist(), key=lambda p: (-summed[p], p))[:wanted]
     with mock.patch.object(neighbours, "_SPARSE", sparse):
         assert neighbours.top_positions(where, weight, total, wanted, terms) == expected
+
+
+# -- the dense half: paraphrases that share few words (issue 34) -------------------------
+
+
+class _Recorder:
+    """A matcher that says "different" and remembers the neighbours it was shown."""
+
+    def __init__(self) -> None:
+        self.shown: list[list[str]] = []
+
+    def __call__(self, candidate: str, texts: list[str]) -> list[str]:
+        self.shown.append(list(texts))
+        return ["different"] * len(texts)
+
+
+_TARGET = "Caroline adopted a rescue dog."
+_PARAPHRASE = "She took in an abandoned puppy from a shelter."  # not one word in common
+#: More memories than a lookup shows, none of them about dogs.
+_CROWD = [
+    *(f"The lab buys new {thing} for the office." for thing in (
+        "chairs", "desks", "monitors", "cables", "printers", "lamps", "plants", "mugs",
+        "shelves", "whiteboards", "keyboards", "headphones")),
+    *(f"The team meets the {who} on Fridays." for who in (
+        "auditors", "funders", "partners", "students", "reviewers", "editors", "lawyers",
+        "donors")),
+]  # fmt: skip
+
+
+def test_a_paraphrase_sharing_no_words_is_shown_to_the_matcher(project_dir: Path) -> None:
+    recorder = _Recorder()
+    nb = npc_nb.open(project_dir, matcher=recorder)
+    assert content_terms(_TARGET).isdisjoint(content_terms(_PARAPHRASE))  # BM25 cannot
+    nb.add_candidate(_TARGET, category="fact", npc="caroline")
+    for text in _CROWD:
+        nb.add_candidate(text, category="fact", npc="caroline")
+    recorder.shown.clear()
+    nb.add_candidate(_PARAPHRASE, category="fact", npc="caroline")
+    assert len(recorder.shown[-1]) < len(_CROWD) and _TARGET in recorder.shown[-1]
+    nb.close()
+
+
+def test_the_dense_path_never_shows_another_personas_memory(project_dir: Path) -> None:
+    recorder = _Recorder()
+    nb = npc_nb.open(project_dir, matcher=recorder)
+    nb.add_candidate(_TARGET, category="fact", npc="caroline")  # hers alone
+    nb.add_candidate("The lab shares one calendar.", category="fact", npc=None, scope="project")
+    recorder.shown.clear()
+    nb.add_candidate(_PARAPHRASE, category="fact", npc="melanie")
+    assert recorder.shown == [["The lab shares one calendar."]]
+    nb.close()
+
+
+def test_a_memorys_vector_is_stored_with_it_and_never_computed_again(
+    project_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from npc_nb.memory.lookup import embedding
+
+    nb = npc_nb.open(project_dir, matcher=_Recorder())
+    first = nb.add_candidate(_TARGET, category="fact", npc="caroline").memory_id
+    stored = nb.sql("SELECT octet_length(match_vector) AS size FROM memories")["size"].tolist()
+    assert stored == [2 * embedding.DIMENSIONS]
+    nb.close()
+    embedded: list[list[str]] = []
+    real = embedding.embed
+
+    def counted(texts: list[str]) -> object:
+        embedded.append(list(texts))
+        return real(texts)
+
+    monkeypatch.setattr(neighbours, "embed", counted)
+    reopened = npc_nb.open(project_dir, matcher=_Recorder())
+    reopened.add_candidate(_PARAPHRASE, category="fact", npc="caroline")
+    assert embedded == []  # the stored vector was loaded, not the text embedded again
+    assert first in reopened.memories()["id"].tolist()
+    reopened.close()
+
+
+def test_memories_stored_without_a_vector_get_one_once(project_dir: Path) -> None:
+    nb = npc_nb.open(project_dir, matcher=None)  # exact repeats only: no vector needed
+    nb.add_candidate(_TARGET, category="fact", npc="caroline")
+    assert nb.sql("SELECT count(match_vector) AS n FROM memories")["n"].item() == 0
+    recorder = _Recorder()
+    nb.configure(matcher=recorder)
+    nb.add_candidate(_PARAPHRASE, category="fact", npc="caroline")
+    assert _TARGET in recorder.shown[-1]  # embedded on the lookup that needed it ...
+    assert nb.sql("SELECT count(match_vector) AS n FROM memories")["n"].item() == 2  # ... and kept
+    nb.close()
+
+
+def test_a_shared_store_stores_vectors_and_embeds_old_rows_once(
+    project_dir: Path, postgres_url: str
+) -> None:
+    nb = npc_nb.open(project_dir, store=postgres_url, matcher=None)
+    try:
+        nb.add_candidate(_TARGET, category="fact", npc="caroline")  # no vector: exact only
+        recorder = _Recorder()
+        nb.configure(matcher=recorder)
+        nb.add_candidate(_PARAPHRASE, category="fact", npc="caroline")
+        assert recorder.shown == [[_TARGET]]  # found by meaning, on PostgreSQL too
+        sizes = nb.sql("SELECT octet_length(match_vector) AS size FROM memories")["size"]
+        assert sizes.tolist() == [128, 128]  # the old row's vector was written back
+    finally:
+        nb.close()

@@ -190,6 +190,7 @@ _TYPES = {
     "bigint": "BIGINT",
     "integer": "INTEGER",
     "boolean": "BOOLEAN",
+    "bytea": "BLOB",
 }
 
 
@@ -295,3 +296,37 @@ def test_the_graph_is_drawn_from_postgresql(project_dir: Path, postgres_url: str
         )
     finally:
         nb.close()
+
+
+def test_rows_hashed_before_values_were_kept_are_rehashed_on_postgresql(
+    project_dir: Path, postgres_url: str
+) -> None:
+    from npc_nb._foundations.store_url import project_schema
+    from npc_nb._foundations.text import content_hash
+
+    rehash = next(m.__name__ for m in MIGRATIONS if m.__name__.endswith("_rehash_values"))
+    nb = open_shared(project_dir, postgres_url, matcher=None)
+    rejected = propose(nb, "We need 10⁵ samples.")
+    nb.reject(rejected)
+    nb.close()
+    schema = project_schema(project_dir.name)
+    old = content_hash("We need 105 samples.")  # what the old normalisation gave it
+    with psycopg.connect(postgres_url, autocommit=True) as con:
+        con.execute(
+            f"UPDATE {schema}.memories SET initial_hash = %s, final_hash = %s, "
+            "norm_text = 'we need 105 samples' WHERE id = %s",
+            [old, old, rejected],
+        )
+        con.execute(f"DELETE FROM {schema}._migrations WHERE name = %s", [rehash])
+        assert apply_pg_migrations(con, schema) == [rehash]
+        stored = con.execute(
+            f"SELECT final_hash, norm_text FROM {schema}.memories WHERE id = %s", [rejected]
+        ).fetchone()
+    assert stored == (content_hash("We need 10⁵ samples."), "we need 10^5 samples")
+    reopened = open_shared(project_dir, postgres_url, matcher=None)
+    try:
+        assert reopened.add_candidate("We need 105 samples.", category="fact", npc="analyst").queued
+        again = reopened.add_candidate("We need 10^5 samples.", category="fact", npc="analyst")
+        assert (again.action, again.memory_id) == ("suppressed", rejected)
+    finally:
+        reopened.close()

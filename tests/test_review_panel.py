@@ -407,7 +407,7 @@ def test_a_large_store_opens_at_once_and_its_nearest_memories_follow(
     """Above ``BACKGROUND_INDEX_AT`` memories the panel does not wait for the neighbour
     index: the card is drawn "still looking", keys work meanwhile, and the card is
     redrawn with its nearest memories once the index is in."""
-    from npc_nb.memory.neighbours import NeighbourIndex
+    from npc_nb.memory.lookup.neighbours import NeighbourIndex
     from npc_nb.review.panel import panel as panel_module
 
     nb.configure(matcher=None)  # near repeats are queued, so they have nearest memories
@@ -435,7 +435,7 @@ def test_a_large_store_opens_at_once_and_its_nearest_memories_follow(
 def test_a_failed_background_load_is_shown_and_the_card_still_gets_its_nearest(
     nb: npc_nb.Project, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from npc_nb.memory.neighbours import NeighbourIndex
+    from npc_nb.memory.lookup.neighbours import NeighbourIndex
     from npc_nb.review.panel import panel as panel_module
 
     nb.configure(matcher=None)

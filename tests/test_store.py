@@ -306,7 +306,7 @@ def test_terms_stored_as_a_list_become_text_and_old_decisions_still_undo(
 
     from npc_nb._foundations.terms import content_terms, joined_terms
     from npc_nb._foundations.text import content_hash, normalise
-    from npc_nb.memory.neighbours import NeighbourIndex
+    from npc_nb.memory.lookup.neighbours import NeighbourIndex
 
     text = "We store the ringing data in DuckDB"
     terms = sorted(content_terms(text))

@@ -2,6 +2,7 @@
 objects, where stores live. Private: import from here inside npc_nb, never from outside.
 
 What lives here: ``text`` and ``terms`` (normalising, hashing, flags, content terms),
+``values/`` (the typed values a statement asserts, which the matchers' guards compare),
 ``utc`` (the one conversion of a moment to naive UTC), ``ids`` (UUIDv7), ``markup``
 (text shown as data, never markup), ``json_items`` (a model's JSON answer, item by item),
 ``arguments`` (checked arguments of the public methods), ``results`` (what the API

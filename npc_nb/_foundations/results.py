@@ -35,7 +35,8 @@ class CandidateOutcome:
     memory's id in ``updates`` (approving it supersedes that memory). ``verdict``,
     ``matcher`` and ``similarity`` (0-100) say how it was judged, ``differs`` what it
     asserts differently from its nearest memory, ``error`` a matcher that failed (the
-    candidate was queued and nothing lost).
+    candidate was queued and nothing lost; a model judge's candidate was judged by the
+    offline matcher instead).
     """
 
     action: Literal["queued", "merged", "suppressed", "reinforced"]

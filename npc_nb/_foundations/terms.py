@@ -1,9 +1,10 @@
 """Content terms: the words that carry what a statement asserts, as stems.
 
 Function words ("the", "of"), filler that changes nothing a memory asserts ("Note:",
-"as discussed", "a lot") and negations are left out; the rest is stemmed with the
-English Snowball stemmer, so "attends" and "attended" are one term. The neighbour index
-stores these terms with every memory, and the offline matcher compares them.
+"as discussed", "a lot") and negations are left out; a number word is its digits
+("three" is "3"); the rest is stemmed with the English Snowball stemmer, so "attends"
+and "attended" are one term. The neighbour index stores these terms with every memory,
+and the offline matcher compares them.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from .text import normalise
 
 __all__ = [
     "DATE_WORDS",
+    "FILLER",
     "FUNCTION_WORDS",
     "NEGATIONS",
     "NUMBER",
@@ -70,7 +72,21 @@ DATE_WORDS = frozenset(
 )
 
 
+FILLER = _FILLER
 _NOT_CONTENT = FUNCTION_WORDS | _FILLER | NEGATIONS
+#: Number words as the digits a statement may write instead ("one" is a function word).
+_DIGITS = {
+    word: str(value)
+    for value, word in enumerate(
+        "zero _ two three four five six seven eight nine ten eleven twelve thirteen "
+        "fourteen fifteen sixteen seventeen eighteen nineteen twenty".split()
+    )
+    if word != "_"
+} | {
+    w: str(10 * i)
+    for i, w in enumerate("thirty forty fifty sixty seventy eighty ninety".split(), 3)
+}
+_DIGITS["dozen"] = "12"
 
 
 _local = threading.local()
@@ -99,7 +115,7 @@ def _stem(word: str) -> str:
 
 def words(text: str) -> list[str]:
     """The words of ``text``, normalised (case, width, disguises folded)."""
-    return WORD.findall(normalise(text).replace("’", "'"))
+    return WORD.findall(normalise(text).casefold().replace("’", "'"))
 
 
 @functools.lru_cache(maxsize=4_096)
@@ -125,7 +141,7 @@ def split_terms(text: str | None) -> list[str]:
 @functools.lru_cache(maxsize=4_096)
 def content_sequence(text: str) -> tuple[str, ...]:
     """The content stems of ``text`` in the order they occur."""
-    kept = [w for w in words(text) if w not in _NOT_CONTENT]
+    kept = [_DIGITS.get(w, w) for w in words(text) if w not in _NOT_CONTENT]
     return tuple(stem(kept))
 
 

@@ -28,7 +28,10 @@ definitions:
   a rejected repeat, reinforcing an approved memory), those a reviewer checked (listed
   at the end of a review or by ``%npc_review --auto``, put back, or merged into a card
   that was then decided) and those put back as wrong (``nb.requeue``); ``precision`` is
-  right / checked. Group also by matcher, verdict and outcome.
+  right / checked. Beside them, over every candidate a matcher judged (queued ones
+  too, outcome ``queued``): the model judge's calls, tokens, mean milliseconds and
+  failures, and, given labels, the neighbour recall (``recall.py``). Group also by
+  matcher, verdict and outcome.
 - **time to decision**: from proposal to the first decision that was not undone.
 - **reviewer throughput**: cards per minute of active review (gaps over 5 minutes are
   breaks), and the median time per card.
@@ -47,7 +50,7 @@ from __future__ import annotations
 
 import html
 import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -60,6 +63,7 @@ from ..store.analysis import analytics
 from ..store.memories.predicates import Moment
 from . import plots
 from .intervals import poisson_score_interval, wilson_interval
+from .recall import neighbour_recall
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -164,17 +168,29 @@ class Metrics:
         return self.repeats_per_candidate(by, as_of).rename(columns=_OLD_REPEAT_COLUMNS)
 
     def matching(
-        self, by: str | Sequence[str] = ("matcher", "verdict"), as_of: Any = None
+        self,
+        by: str | Sequence[str] = ("matcher", "verdict"),
+        labels: pd.DataFrame | Mapping[str, str] | None = None,
+        as_of: Any = None,
     ) -> pd.DataFrame:
-        """How often the matcher's automatic outcomes were right, as reviewers judged.
+        """How often the matcher's automatic outcomes were right, and what judging cost.
 
         Automatic, checked, put_back (split + requeued), right, precision (right /
-        checked), n (checked) and the precision's 95% Wilson interval."""
+        checked), n (checked) and the precision's 95% Wilson interval; then over every
+        judged candidate: judged, calls and tokens (the model judge's), latency_ms (mean
+        per judged candidate), failures, and with ``labels`` (text -> fact) the
+        neighbour recall (recall_n, recall_found, neighbour_recall; NaN without)."""
         dims = _dimensions("matching", by)
         frame = analytics.matching(self._store, dims, self._moment_of(as_of))
         frame["right"] = frame["checked"] - frame["put_back"]
         frame["precision"] = _rate(frame["right"], frame["checked"])
-        return _shown(_with_interval(frame, "precision", "right", "checked"))
+        frame = _with_interval(frame, "precision", "right", "checked")
+        frame = _join(frame, analytics.judging(self._store, dims), dims)
+        if labels is None:
+            frame["neighbour_recall"] = np.nan
+            return _shown(frame)
+        candidates, memories = analytics.judged_candidates(self._store)
+        return _shown(_join(frame, neighbour_recall(candidates, memories, labels, dims), dims))
 
     def backlog(self, period: str = "day", as_of: Any = None) -> pd.DataFrame:
         """Candidates proposed, closed, and still waiting at the end of each period.
@@ -364,6 +380,23 @@ def _with_interval(frame: pd.DataFrame, rate: str, count: str, n: str) -> pd.Dat
     frame = frame.assign(n=frame[n])
     frame["ci_low"], frame["ci_high"] = wilson_interval(frame[count], frame["n"])
     return frame
+
+
+def _join(left: pd.DataFrame, right: pd.DataFrame, dims: list[str]) -> pd.DataFrame:
+    """Join two grouped frames whose columns may be rates: a group missing on one side
+    has zero counts (its integer columns) and NaN rates there."""
+    counts = [
+        column
+        for frame in (left, right)
+        for column in frame.columns
+        if column not in dims and pd.api.types.is_integer_dtype(frame[column])
+    ]
+    if not dims:
+        merged = pd.concat([left.reset_index(drop=True), right.reset_index(drop=True)], axis=1)
+    else:
+        merged = left.merge(right, on=dims, how="outer").sort_values(dims).reset_index(drop=True)
+    merged[counts] = merged[counts].fillna(0).astype("int64")
+    return merged
 
 
 def _merge(left: pd.DataFrame, right: pd.DataFrame, dims: list[str]) -> pd.DataFrame:

@@ -199,6 +199,7 @@ class Conversations:
             broken=[b.error for b in team.broken],
             notes=list(team.notes),
             alerts=self._turns.store.alerts(),
+            matching=self._memory.matching_status(),
             pinned=pinned.status_line() if (pinned := self._memory.pinned()) else None,
             model_replay=self.settings.model_replay,
         )
@@ -232,6 +233,7 @@ class Status:
     broken: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     alerts: list[str] = field(default_factory=list)
+    matching: str | None = None  # who judges re-proposals, and the model judge's work
     pinned: str | None = None  # "memory pinned to 'v1', 2026-12-04 10:31, 412 memories"
     model_replay: str = "off"
 
@@ -250,6 +252,8 @@ class Status:
             f"model:     {model}",
             f"personas:  {', '.join(self.personas) or 'none defined (ad hoc on first use)'}",
         ]
+        if self.matching:
+            lines.append(f"matching:  {self.matching}")
         if self.team_context:
             lines.append(f"team:      {self.team_context}")
         if self.pinned:

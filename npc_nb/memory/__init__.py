@@ -6,5 +6,6 @@ one job each: ``candidates`` (validate and queue, with tombstones), ``transition
 ``block`` (the ``<npc-memory>`` text and the output scrubbers), ``cache`` (per-process
 sets keyed by the decision generation), ``ranking`` (relevance when over the cap),
 ``snapshots`` (the memory state at a moment: taken, found, read, pinned) and ``queue``
-(the review queue).
+(the review queue); ``lookup/`` finds the memories a candidate is compared with
+(the neighbour index, its dense half and the sentence embeddings).
 """

@@ -29,6 +29,7 @@ from .._foundations.terms import content_terms
 from .._foundations.utc import utc_now
 from ..errors import CandidateError, ConfigError, DecisionError
 from ..store import Store, Stores
+from ..store.analysis.analytics import judging_totals
 from ..store.conversations import chat_log
 from ..store.memories import events, memory_rows, reproposal_rows
 from ..store.memories.predicates import Moment
@@ -36,8 +37,8 @@ from ..vocabulary import APPROVED_STATUSES, DECISIONS
 from . import candidates, decisions, transitions, variants
 from .block import MemoryBlock, block_room, query_terms, render_block
 from .cache import DecisionCache
-from .matching import Matcher, resolve_matcher
-from .neighbours import NeighbourIndex
+from .lookup.neighbours import NeighbourIndex
+from .matching import Matcher, offline_for, resolve_matcher
 from .proposal import Matching, propose
 from .queue import (
     QUEUE_KINDS,
@@ -161,8 +162,23 @@ class MemoryCore:
         )
         if self._matching is None or self._matching[0] != key:
             matcher, name = resolve_matcher(self.settings, self._model_judge)
-            self._matching = (key, Matching(matcher, name, self.index_for))
+            # A model judge that fails leaves its candidate to the offline matcher.
+            fallback = offline_for(self.settings) if name.startswith("model:") else None
+            self._matching = (key, Matching(matcher, name, self.index_for, fallback=fallback))
         return self._matching[1]
+
+    def matching_status(self) -> str:
+        """One line for ``%npc_status``: who judges re-proposals, and what the model judge
+        did in this project (calls, tokens, failures, from the store)."""
+        name, chosen = self.matching().name, self.settings.matcher
+        if not name.startswith("model:"):
+            why = " (auto: no provider model is configured)" if chosen == "auto" else ""
+            return f"{name}{why}"
+        done = judging_totals(self.stores.project)
+        return (
+            f"{name} judge (the offline matcher if it fails) · {done['calls']:,} call(s), "
+            f"{done['tokens']:,} tokens, {done['failures']:,} failure(s)"
+        )
 
     def index_for(self, store: Store) -> NeighbourIndex:
         """This process's neighbour index of ``store`` (one, whichever thread asks)."""

@@ -5,11 +5,15 @@ against its nearest memories: ``matcher(candidate_text, neighbour_texts)`` retur
 verdict per neighbour, ``"same"``, ``"update"`` or ``"different"``, optionally as
 ``(verdict, score)`` with a score from 0 to 100.
 
-**Guards** apply to every matcher, custom ones included: a candidate that differs from
-a memory in what it asserts (a number, date, version or name put in place of another,
-or a negation on one side only) is never "same" as it; such a verdict becomes
-"update". A tombstone must never swallow a correction ("batch size 64" after "32" was
-rejected).
+**Guards** apply to every matcher, custom ones included: a candidate that changes a
+value the memory asserts is never "same" as it; such a verdict becomes "update". The
+guards compare typed values (``_foundations.values``), not words: another number,
+sign, comparator, unit, exponent, date, time, version or name of the same kind, or a
+word the memory asserts and the candidate denies (or the other way round). A rewording
+passes ("three" and "3", "Jira" and "jira", "dislikes" and "would rather not have"),
+so a judge that knows a paraphrase is not overridden; a tombstone never swallows a
+correction ("batch size 64" after "32" was rejected, "-0.4" after "0.4", "5 MW" after
+"5 mW").
 
 The **offline matcher** has no model to explain a paraphrase away, so it says "same"
 only when the candidate asserts nothing the memory does not: every content word of the
@@ -17,44 +21,52 @@ candidate (stemmed, filler and function words left out) occurs in the memory, in
 same order, and no guard fires. It says "update" when the two share their subject but an assertion
 differs, and "different" otherwise. It is precise by construction and modest in recall:
 rewordings that use other words reach the reviewer (see docs/matching.md for figures).
+
+**Which matcher** (``resolve_matcher``): ``"auto"``, the default, is the model judge
+(``models.judge``) when a provider model is configured (``match_model``, else ``model``;
+the offline demo model is none) and the offline matcher otherwise. A model judge that
+fails (no key, a timeout, an answer that is not one verdict per neighbour) leaves its
+candidate to the offline matcher, the failure recorded (``Matching.fallback``). A
+matcher may report what a judgement cost (``measured``: calls and tokens, ``Usage``);
+the time it took is measured for every matcher.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
 from rapidfuzz import fuzz
 
+from .._foundations.settings import OFFLINE_MODEL
 from .._foundations.terms import (
-    DATE_WORDS,
-    FUNCTION_WORDS,
-    NEGATIONS,
-    NUMBER,
-    NUMBER_WORDS,
-    WORD,
     as_written,
     content_sequence,
     content_terms,
-    stem,
     words,
 )
 from .._foundations.text import normalise
+from .._foundations.values import read_values, value_changes
 from ..errors import ConfigError
-from .embedding import similarities
+from .lookup.embedding import similarities
 
 __all__ = [
     "VERDICTS",
+    "JudgeFailed",
     "Judgement",
     "Matcher",
+    "Usage",
     "Verdict",
     "ask",
+    "ask_measured",
     "assertion_differences",
     "content_terms",
     "guard",
+    "offline_for",
     "offline_matcher",
     "read_verdicts",
     "resolve_matcher",
@@ -94,6 +106,37 @@ def ask(
     return read_verdicts(matcher(candidate, list(neighbours)), asked)
 
 
+@dataclass(frozen=True)
+class Usage:
+    """What a judgement cost beyond time: model calls made and tokens spent."""
+
+    calls: int = 0
+    tokens: int = 0
+
+
+class JudgeFailed(Exception):
+    """A model judge's failure, with what it had spent before failing."""
+
+    def __init__(self, message: str, usage: Usage) -> None:
+        super().__init__(message)
+        self.usage = usage
+
+
+def ask_measured(
+    matcher: Matcher, candidate: str, neighbours: Sequence[str]
+) -> tuple[list[tuple[Verdict, float | None]], Usage, float]:
+    """``ask``, with what the judgement cost: a matcher with a ``measured`` method (the
+    model judge) reports its calls and tokens; the milliseconds are measured here."""
+    started = time.perf_counter()
+    measured = getattr(matcher, "measured", None)
+    if callable(measured):
+        raw, usage = measured(candidate, list(neighbours))
+    else:
+        raw, usage = matcher(candidate, list(neighbours)), Usage()
+    verdicts = read_verdicts(raw, len(neighbours))
+    return verdicts, usage, (time.perf_counter() - started) * 1000
+
+
 def read_verdicts(raw: Sequence[Any], expected: int) -> list[tuple[Verdict, float | None]]:
     """A matcher's answer as (verdict, score) pairs; ValueError if it is malformed.
 
@@ -123,51 +166,15 @@ def _one_verdict(item: Any) -> tuple[Verdict, float | None]:
     return cast(Verdict, verdict), score
 
 
-def _names(text: str) -> frozenset[str]:
-    """Capitalised words and acronyms: the names a text mentions. A capitalised first
-    word counts too (a name often starts the sentence); a common word taken for a name
-    only makes a "same" verdict less likely, never more."""
-    found = set()
-    for word in WORD.findall(text):
-        lower = word.casefold().removesuffix("'s").removesuffix("’s")  # Melanie's: Melanie
-        if lower in FUNCTION_WORDS or lower in DATE_WORDS or lower in NUMBER_WORDS:
-            continue
-        if word[:1].isupper():
-            found.add(lower)
-    return frozenset(found)
-
-
-@functools.lru_cache(maxsize=4_096)
-def _assertions(text: str) -> dict[str, frozenset[str]]:
-    """The numbers, dates, names and negations ``text`` asserts, remembered: a candidate
-    is compared with each of its neighbours, and the same memories are neighbours of
-    many candidates. (A dict of frozensets, read only.)"""
-    found_words = words(text)
-    return {
-        "number": frozenset(w for w in found_words if NUMBER.match(w) or w in NUMBER_WORDS),
-        "date": frozenset(w for w in found_words if w in DATE_WORDS),
-        "name": _names(text),
-        "negation": frozenset(w for w in found_words if w in NEGATIONS),
-    }
-
-
 def assertion_differences(candidate: str, memory: str) -> list[str]:
-    """What the candidate asserts differently from ``memory``: a number, date or name
-    put in place of another (``"number: 32 → 64"``), or a negation on one side only.
+    """What the candidate asserts differently from ``memory``: a value put in place of
+    another of its kind (``"number: 32 → 64"``, ``"sign: 0.4 → -0.4"``), another name,
+    or a word asserted by one and denied by the other (``_foundations.values``).
 
     Leaving a detail out is not a difference ("Budget approved" after "Budget of 10k
     approved"); replacing it is.
     """
-    ours, theirs = _assertions(candidate), _assertions(memory)
-    found = []
-    for kind in ("number", "date", "name"):
-        added, dropped = ours[kind] - theirs[kind], theirs[kind] - ours[kind]
-        if added and dropped:
-            found.append(f"{kind}: {', '.join(sorted(dropped))} → {', '.join(sorted(added))}")
-    if ours["negation"] != theirs["negation"]:
-        said = ", ".join(sorted(ours["negation"] ^ theirs["negation"]))
-        found.append(f"negation: {said!r} on one side only")
-    return found
+    return value_changes(candidate, memory)
 
 
 def guard(candidate: str, memory: str, verdict: Verdict) -> tuple[Verdict, str | None]:
@@ -253,8 +260,8 @@ def _explained(
 
 
 def _assertion_terms(text: str) -> frozenset[str]:
-    found = _assertions(text)
-    return frozenset(stem(sorted(found["number"] | found["date"] | found["name"])))
+    """The content terms inside the values and names ``text`` states."""
+    return read_values(text).value_stems
 
 
 def offline_matcher(
@@ -282,19 +289,25 @@ def resolve_matcher(
 ) -> tuple[Matcher | None, str]:
     """The matcher the ``matcher`` setting names, and its name for the record.
 
-    ``"offline"`` (the default), ``"model"`` (a judge through litellm: ``match_model``,
-    else ``model``, else the offline model's deterministic stand-in), ``"module:attr"``
-    (a callable loaded from an importable module), a callable itself, or None / "none"
-    (exact repeats only).
+    ``"auto"`` (the default: the model judge when a provider model is configured, else
+    the offline matcher), ``"offline"``, ``"model"`` (a judge through litellm:
+    ``match_model``, else ``model``, else the offline model's deterministic stand-in),
+    ``"module:attr"`` (a callable loaded from an importable module), a callable itself,
+    or None / "none" (exact repeats only).
     """
     chosen = settings.matcher
     if chosen is None or chosen in ("none", "exact"):
         return None, "exact"
     if callable(chosen):
         return chosen, getattr(chosen, "__name__", type(chosen).__name__)
+    if chosen == "auto":
+        provider_model = settings.match_model or settings.model
+        if provider_model in (None, OFFLINE_MODEL) or model_judge is None:
+            chosen = "offline"
+        else:
+            return model_judge(provider_model), f"model:{provider_model}"
     if chosen == "offline":
-        threshold = settings.near_duplicate_threshold / 100
-        return functools.partial(offline_matcher, meaning_same=threshold), "offline"
+        return offline_for(settings), "offline"
     if chosen == "model":
         if model_judge is None:
             raise ConfigError("matcher='model' needs the model gateway; open a project.")
@@ -303,9 +316,16 @@ def resolve_matcher(
     if isinstance(chosen, str) and ":" in chosen:
         return _load_matcher(chosen), chosen
     raise ConfigError(
-        f"Unknown matcher {chosen!r}: use 'offline', 'model', 'package.module:attr', a "
-        "callable, or None for exact repeats only."
+        f"Unknown matcher {chosen!r}: use 'auto', 'offline', 'model', "
+        "'package.module:attr', a callable, or None for exact repeats only."
     )
+
+
+def offline_for(settings: Any) -> Matcher:
+    """The offline matcher with the settings' threshold: the default without a provider
+    model, and what judges a candidate whose model judge failed."""
+    threshold = settings.near_duplicate_threshold / 100
+    return functools.partial(offline_matcher, meaning_same=threshold)
 
 
 def _load_matcher(path: str) -> Matcher:

@@ -20,16 +20,24 @@ reads it repeats (``Store.untouched_since``: the file stayed open in this proces
 this process committed nothing), which on DuckDB is the usual case. A matcher that
 raises, or answers anything but one valid verdict per neighbour it was asked about (it
 gets a list of its own, so changing that list changes nothing), leaves the candidate
-queued, the error recorded, nothing lost. Every non-queued outcome writes
-a ``reproposals`` row (verdict, score, matcher, the memory it matched).
+queued, the error recorded, nothing lost; a model judge that fails leaves it to the
+offline matcher instead (``Matching.fallback``), the failure recorded. Every non-queued
+outcome writes a ``reproposals`` row (verdict, score, matcher, the memory it matched).
+
+What matching did is kept with the candidate's row, queued or not (``_Judging``): who
+judged, the ids of the neighbours shown (neighbour recall is measured from them), the
+model judge's calls and tokens, and how long judging took. The candidate's sentence
+vector is computed once, for the dense half of the neighbour lookup, and stored with
+its row when it is queued.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import numpy as np
 from rapidfuzz import fuzz
 
 from .._foundations.ids import new_id
@@ -41,8 +49,9 @@ from ..store import Connection, Store
 from ..store.contract import insert_row
 from ..store.memories import events, memory_rows
 from .candidates import Candidate, memory_row, proposal_event, reproposal_row
-from .matching import Judgement, Matcher, ask, guard
-from .neighbours import NeighbourIndex
+from .lookup.embedding import embed
+from .lookup.neighbours import NeighbourIndex
+from .matching import JudgeFailed, Judgement, Matcher, Usage, ask_measured, guard
 
 __all__ = ["MATCH_KIND", "Matching", "propose"]
 
@@ -68,12 +77,16 @@ _ATTEMPTS = 3
 @dataclass
 class Matching:
     """How candidates are matched: the matcher (None: exact repeats only), its name for
-    the record, the neighbour indexes, and how many neighbours it sees of each store."""
+    the record, the neighbour indexes, how many neighbours it sees of each store, and
+    what judges a candidate when the matcher fails (the model judge's: the offline
+    matcher; None: the candidate is queued with the error)."""
 
     matcher: Matcher | None
     name: str
     index_for: Callable[[Store], NeighbourIndex]
-    limit: int = 10
+    limit: int = 15
+    fallback: Matcher | None = None
+    fallback_name: str = "offline"
 
 
 @dataclass(frozen=True)
@@ -96,6 +109,30 @@ class _Judged:
     judgement: Judgement
 
 
+@dataclass
+class _Judging:
+    """What matching did with one candidate: the verdicts, the ids of the neighbours
+    shown (None: no lookup, exact repeats only), who judged (None: nobody was asked),
+    why a matcher failed, and what judging cost."""
+
+    judged: list[_Judged] = field(default_factory=list)
+    shown: list[str] | None = None
+    matcher: str | None = None
+    error: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    ms: float | None = None
+
+    def columns(self) -> dict[str, Any]:
+        """What its row records of it (``match_*``)."""
+        asked = self.ms is not None
+        return {
+            "match_neighbours": None if self.shown is None else " ".join(self.shown),
+            "match_calls": self.usage.calls if asked or self.usage.calls else None,
+            "match_tokens": self.usage.tokens if asked or self.usage.calls else None,
+            "match_ms": self.ms,
+        }
+
+
 def propose(
     target: Store, others: list[Store], candidate: Candidate, *, actor: str, matching: Matching
 ) -> CandidateOutcome:
@@ -109,23 +146,35 @@ def propose(
     # Exact repeats first: no matcher for those. Without a matcher, the target's check is
     # the one ``_queue`` makes inside its transaction anyway.
     checked = [*others, target] if matching.matcher is not None else others
+    vector = _vector(candidate, matching)
     for _ in range(_ATTEMPTS):
         read = _Read({id(store): store.mark() for store in checked})  # before the reads
         for store in checked:
             if store.exists and (outcome := _exact_in(store, candidate)) is not None:
                 return outcome
-        judged, error = _judge(candidate, [*others, target], matching)
-        same = _strongest_same(judged)
+        judging = _judge(candidate, [*others, target], matching, vector)
+        same = _strongest_same(judging.judged)
         if same is not None:
-            outcome = _record_same(same, candidate, matching.name, read)
+            outcome = _record_same(same, candidate, judging, read)
         else:
-            outcome = _queue(target, candidate, judged, error, actor, matching, read)
+            outcome = _queue(target, candidate, judging, actor, matching, read, vector)
         if outcome is not None:
             return outcome
     # Decisions kept changing the judged memories: queue it; a reviewer sees it.
-    outcome = _queue(target, candidate, [], None, actor, matching, _Read({}), recheck=False)
+    outcome = _queue(
+        target, candidate, _Judging(), actor, matching, _Read({}), vector, recheck=False
+    )
     assert outcome is not None  # without a re-check it is always queued
     return outcome
+
+
+def _vector(candidate: Candidate, matching: Matching) -> np.ndarray | None:
+    """The candidate's sentence vector (the dense neighbour lookup's query, stored with
+    its row): computed once, and only when a matcher will judge it."""
+    if matching.matcher is None:
+        return None
+    found = embed([candidate.text])
+    return None if found is None else found[0]
 
 
 # -- exact repeats -----------------------------------------------------------------------
@@ -139,7 +188,7 @@ def _exact_in(store: Store, candidate: Candidate) -> CandidateOutcome | None:
     with store.write() as con:
         store.lock_text(con, content_hash(candidate.text))
         match = _exact_match(con, candidate)  # again, inside the transaction
-        return _record(store, con, candidate, match, "exact", 100.0, "exact") if match else None
+        return _record(store, con, candidate, match, "exact", 100.0) if match else None
 
 
 def _exact_match(con: Connection, candidate: Candidate) -> dict | None:
@@ -155,40 +204,53 @@ def _exact_match(con: Connection, candidate: Candidate) -> dict | None:
 
 
 def _judge(
-    candidate: Candidate, stores: list[Store], matching: Matching
-) -> tuple[list[_Judged], str | None]:
+    candidate: Candidate, stores: list[Store], matching: Matching, vector: np.ndarray | None
+) -> _Judging:
     if matching.matcher is None:
-        return [], None
-    found = _neighbours(candidate, stores, matching)
+        return _Judging()
+    found = _neighbours(candidate, stores, matching, vector)
+    shown = [row["id"] for _, row in found]
     if not found:
-        return [], None  # the matcher is not called when there is no neighbour
+        return _Judging(shown=shown, matcher=matching.name)  # not called without neighbours
     texts = [row["final_text"] for _, row in found]
+    name, error = matching.name, None
     try:
-        verdicts = ask(matching.matcher, candidate.text, texts)
-    except Exception as exc:  # any matcher, any failure: queue and record it
-        return [], f"{matching.name} matcher failed: {type(exc).__name__}: {exc}"[:500]
+        verdicts, usage, ms = ask_measured(matching.matcher, candidate.text, texts)
+    except Exception as exc:  # any matcher, any failure: recorded, and nothing lost
+        usage = exc.usage if isinstance(exc, JudgeFailed) else Usage()
+        kind = "judge" if isinstance(exc, JudgeFailed) else "matcher"
+        detail = str(exc) if isinstance(exc, JudgeFailed) else f"{type(exc).__name__}: {exc}"
+        error = f"{matching.name} {kind} failed: {detail}"[:500]
+        if matching.fallback is None:
+            return _Judging(shown=shown, matcher=name, error=error, usage=usage)
+        verdicts, _, ms = ask_measured(matching.fallback, candidate.text, texts)
+        name, error = (
+            matching.fallback_name,
+            f"{error}; judged by the {matching.fallback_name} matcher",
+        )
     judged = []
     for (store, row), (verdict, score) in zip(found, verdicts, strict=True):
         verdict, differs = guard(candidate.text, row["final_text"], verdict)
         if not score:  # no score from the matcher: the lexical one
             score = float(fuzz.token_set_ratio(candidate.norm_text, normalise(row["final_text"])))
         judged.append(_Judged(store, row, Judgement(verdict, score, differs)))
-    return judged, None
+    return _Judging(judged, shown, name, error, usage, ms)
 
 
 def _neighbours(
-    candidate: Candidate, stores: list[Store], matching: Matching
+    candidate: Candidate, stores: list[Store], matching: Matching, vector: np.ndarray | None
 ) -> list[tuple[Store, dict]]:
     """The nearest memories of each store (``matching.limit`` of each, never fewer of one
     because another has many: a project's tombstone is judged however many memories of
-    the user store share its words)."""
+    the user store share its words), by BM25 and, given the candidate's vector, by
+    meaning (``NeighbourIndex.nearest``)."""
     terms = candidate.terms
     found = []
     for store in stores:
         if not store.exists:
             continue
         ids = matching.index_for(store).nearest(
-            terms, candidate.npc, candidate.team, matching.limit
+            terms, candidate.npc, candidate.team, matching.limit, vector
         )
         by_id = {row["id"]: row for row in memory_rows.rows_by_id(store, ids)}
         found += [
@@ -211,7 +273,7 @@ def _strongest_same(judged: list[_Judged]) -> _Judged | None:
 
 
 def _record_same(
-    same: _Judged, candidate: Candidate, matcher: str, read: _Read
+    same: _Judged, candidate: Candidate, judging: _Judging, read: _Read
 ) -> CandidateOutcome | None:
     """Suppress, reinforce or merge, if the matched memory is still as it was judged."""
     with same.store.write() as con:
@@ -224,7 +286,7 @@ def _record_same(
         if current is None or current["status"] != same.row["status"]:
             return None  # decided meanwhile: judge again
         score = same.judgement.score
-        return _record(same.store, con, candidate, current, "near", score, matcher, "same")
+        return _record(same.store, con, candidate, current, "near", score, judging)
 
 
 def _record(
@@ -234,15 +296,19 @@ def _record(
     memory: dict,
     match_type: str,
     score: float,
-    matcher: str,
-    verdict: str = "same",
+    judging: _Judging | None = None,
 ) -> CandidateOutcome:
+    """A repeat of ``memory`` (exact without ``judging``), and what happened to it."""
     kind = MATCH_KIND[memory["status"]]
     outcome = _OUTCOME.get(kind, "suppressed")
     how: Literal["exact", "near"] = "exact" if match_type == "exact" else "near"
+    matcher = judging.matcher if judging is not None else "exact"
     row = reproposal_row(candidate, memory["id"], kind, match_type, score, utc_now())
+    judged = (judging or _Judging()).columns() | {"match_error": judging and judging.error}
     insert_row(
-        con, "reproposals", row | {"verdict": verdict, "matcher": matcher, "outcome": outcome}
+        con,
+        "reproposals",
+        row | {"verdict": "same", "matcher": matcher, "outcome": outcome} | judged,
     )
     if outcome == "merged" and candidate.flags:
         # never lose a warning
@@ -256,22 +322,24 @@ def _record(
         candidate.flags,
         verdict="same",
         matcher=matcher,
+        error=judging.error if judging is not None else None,
     )
 
 
 def _queue(
     target: Store,
     candidate: Candidate,
-    judged: list[_Judged],
-    error: str | None,
+    judging: _Judging,
     actor: str,
     matching: Matching,
     read: _Read,
+    vector: np.ndarray | None,
     *,
     recheck: bool = True,
 ) -> CandidateOutcome | None:
     """Insert the candidate as a new card (a proposed update when it updates an approved
     memory), unless something it was judged against changed meanwhile."""
+    judged, error = judging.judged, judging.error
     nearest = next((j for j in judged if j.judgement.verdict == "update"), None)
     approved = nearest is not None and MATCH_KIND[nearest.row["status"]] == "approved"
     updates = nearest.row["id"] if nearest and approved else None
@@ -282,28 +350,33 @@ def _queue(
         target.lock_text(con, content_hash(candidate.text))
         if not read.still_true(target):
             if (match := _exact_match(con, candidate)) is not None:
-                return _record(target, con, candidate, match, "exact", 100.0, "exact")
+                return _record(target, con, candidate, match, "exact", 100.0)
             if recheck and _changed(con, target, judged):
                 return None
         memory_id, now = new_id(), candidate.recorded_at or utc_now()
+        best = judged[0].judgement if judged else None
+        verdict = nearest.judgement.verdict if nearest else (best.verdict if best else None)
         row = memory_row(memory_id, candidate, now) | {
             "updates": updates,
             "differs": differs,
             "match_error": error,
+            "matcher": judging.matcher,
+            "verdict": verdict,
+            "match_vector": None if vector is None else vector.astype("<f2").tobytes(),
+            **judging.columns(),
         }
         seq = memory_rows.insert_memory(target, con, row)
         seen = (target.connections, target.memory_inserts)
         events.insert_event(con, proposal_event(memory_id, candidate, now, actor))
     matching.index_for(target).inserted(seq, row, seen)  # the next lookup need not look
-    best = judged[0].judgement if judged else None
     return CandidateOutcome(
         "queued",
         memory_id,
         flags=candidate.flags,
         similarity=best.score if best else None,
         updates=updates,
-        verdict=nearest.judgement.verdict if nearest else (best.verdict if best else None),
-        matcher=matching.name if judged or error else None,
+        verdict=verdict,
+        matcher=judging.matcher if judged or error else None,
         differs=differs,
         error=error,
     )

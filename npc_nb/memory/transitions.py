@@ -32,6 +32,7 @@ from ..vocabulary import (
     REJECTED,
     SUPERSEDED,
 )
+from .lookup.embedding import blob
 
 __all__ = [
     "MUTABLE",
@@ -63,6 +64,9 @@ MUTABLE = (
     "text_change",
     "match_text",
 )
+#: What matching recorded of a candidate: not carried over to a version a person wrote.
+_MATCHING_RECORD = ("matcher", "verdict", "match_neighbours", "match_calls", "match_tokens",
+                    "match_ms")  # fmt: skip
 _TIMES = {"decided_at", "defer_until", "skipped_at", "valid_from", "valid_to", "superseded_at"}
 UNDOABLE = (
     "approve",
@@ -266,6 +270,8 @@ def plan_supersede(memory: dict, text: str, *, actor: str, now: datetime) -> Cha
             "differs": None,
             "match_error": None,
         }
+        | dict.fromkeys(_MATCHING_RECORD)
+        | {"match_vector": blob(text)}
         | _decided(actor, now, EDITED)
         | _text_fields(text, memory["final_text"])
     )

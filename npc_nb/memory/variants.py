@@ -26,6 +26,7 @@ from ..store import Store, Stores
 from ..store.memories import events, memory_rows, reproposal_rows
 from ..store.memories.reproposal_rows import AUTOMATIC_OUTCOMES
 from ..vocabulary import PENDING
+from .lookup.embedding import blob
 
 __all__ = ["Variant", "card_variants", "cards_variants", "requeue", "variant_text"]
 
@@ -177,6 +178,7 @@ def _card_row(memory_id: str, found: dict, project: str | None, now: datetime) -
         "confidence": found.get("confidence"),
         "recorded_at": now,
         "match_text": joined_terms(content_terms(text)),
+        "match_vector": blob(text),
     }
 
 

@@ -76,13 +76,16 @@ class Settings(BaseSettings):
         "the offline matcher lets one differing word be a rewording of the same fact",
     )
     matcher: str | Callable[..., Any] | None = Field(
-        "offline",
-        description="how a re-proposal is judged the same fact as a memory: 'offline', "
+        "auto",
+        description="how a re-proposal is judged the same fact as a memory: 'auto' (the "
+        "model judge when a provider model is configured, else 'offline'), 'offline', "
         "'model' (a judge through litellm), 'package.module:attr', a callable, or "
         "None (exact repeats only)",
     )
     match_model: str | None = Field(
-        None, description="litellm model of matcher='model' (default: model, else offline)"
+        None,
+        description="litellm model of the model judge (matcher 'auto' or 'model'; "
+        "default: model, else offline)",
     )
     max_memory_chars: int = Field(2_000, ge=20, description="longest memory text accepted")
     lock_timeout: float = Field(

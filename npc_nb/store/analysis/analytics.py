@@ -21,6 +21,9 @@ __all__ = [
     "PERIODS",
     "backlog",
     "injections_per_memory",
+    "judged_candidates",
+    "judging",
+    "judging_totals",
     "matching",
     "outcomes",
     "reproposals",
@@ -103,6 +106,65 @@ def matching(store: Store, by: Sequence[str], moment: Moment | None = None) -> p
             WHERE r.outcome IN ('merged', 'suppressed', 'reinforced')
         ) {group} {_order(by)}""",
     )
+
+
+#: Every candidate a matcher judged or looked up neighbours for: re-proposals matched
+#: by a matcher, and queued candidates (``outcome`` 'queued'), with what it cost.
+_JUDGED = """(
+    SELECT id, recorded_at, matcher, verdict, outcome, extractor_model AS model, provider,
+        prompt_version, npc, team, category, scope, proposed_text AS text, match_neighbours,
+        match_calls, match_tokens, match_ms, match_error
+    FROM reproposals WHERE match_type = 'near'
+    UNION ALL
+    SELECT id, recorded_at, matcher, verdict, 'queued' AS outcome, extractor_model AS model,
+        provider, prompt_version, npc, team, category, scope, initial_text AS text,
+        match_neighbours, match_calls, match_tokens, match_ms, match_error
+    FROM memories WHERE matcher IS NOT NULL
+)"""
+
+
+def judging(store: Store, by: Sequence[str]) -> pd.DataFrame:
+    """Per group of judged candidates (queued ones included): how many a matcher judged,
+    the model judge's calls and tokens, the mean milliseconds of judging one, and the
+    matchers' failures (a model judge's fell back to the offline matcher)."""
+    dims, group = _select("matching", by)
+    return store.dataframe(
+        f"""SELECT {dims}
+            count(*) FILTER (WHERE match_ms IS NOT NULL OR match_error IS NOT NULL)::BIGINT
+                AS judged,
+            coalesce(sum(match_calls), 0)::BIGINT AS calls,
+            coalesce(sum(match_tokens), 0)::BIGINT AS tokens,
+            avg(match_ms) AS latency_ms,
+            count(*) FILTER (WHERE match_error IS NOT NULL)::BIGINT AS failures
+        FROM {_JUDGED} {group} {_order(by)}"""
+    )
+
+
+def judging_totals(store: Store) -> dict[str, float]:
+    """The model judge's work over the whole store: calls, tokens, failures."""
+    found = store.dataframe(
+        f"""SELECT coalesce(sum(match_calls), 0)::BIGINT AS calls,
+            coalesce(sum(match_tokens), 0)::BIGINT AS tokens,
+            count(*) FILTER (WHERE match_error IS NOT NULL)::BIGINT AS failures
+        FROM {_JUDGED}"""
+    )
+    return {column: int(found[column].iloc[0]) for column in found.columns}
+
+
+def judged_candidates(store: Store) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """What neighbour recall is measured from: every candidate whose neighbours were
+    looked up (with the ids shown, and each grouping column), and every memory (id,
+    texts, who may see it, when it was recorded and superseded)."""
+    dims = ", ".join(f"{expr} AS {name}" for name, expr in DIMENSIONS["matching"].items())
+    candidates = store.dataframe(
+        f"SELECT id, recorded_at, text, match_neighbours, {dims} FROM {_JUDGED} "
+        "WHERE match_neighbours IS NOT NULL ORDER BY recorded_at, id"
+    )
+    memories = store.dataframe(
+        "SELECT id, initial_text, final_text, scope, npc, team, recorded_at, superseded_at "
+        "FROM memories ORDER BY recorded_at, id"
+    )
+    return candidates, memories
 
 
 #: An approval with the reviewer's own text. Another wording the model proposed for the

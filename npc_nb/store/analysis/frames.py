@@ -37,7 +37,11 @@ def memories_frame(
         if value is not None:
             clauses.append(f"{column} = ${column}")
             params[column] = value
-    sql = f"SELECT * FROM {source} WHERE {' AND '.join(clauses)} ORDER BY recorded_at, id"
+    # The sentence vector is the neighbour index's, bytes no reader wants in a table.
+    sql = (
+        f"SELECT * EXCLUDE (match_vector) FROM {source} WHERE {' AND '.join(clauses)} "
+        "ORDER BY recorded_at, id"
+    )
     return store.table(sql, params)
 
 

@@ -46,6 +46,7 @@ __all__ = [
     "open_order",
     "rejected_visible",
     "rows_by_id",
+    "set_vectors",
     "statuses",
     "term_keys",
     "update_memory",
@@ -249,8 +250,9 @@ def next_validity_change(con: Connection, npc: str, team: str | None) -> datetim
 @dataclass(frozen=True)
 class IndexBatch:
     """Memories for the neighbour index, oldest first, as columns: each memory's
-    ``insert_seq``, id and visibility, and its content terms as (position in this
-    batch, term key) pairs, keyed by ``term_keys``."""
+    ``insert_seq``, id and visibility, its content terms as (position in this batch,
+    term key) pairs, keyed by ``term_keys``, and its stored sentence vector (``vectors``:
+    bytes, or None where none is stored yet)."""
 
     seqs: np.ndarray
     ids: list[str]
@@ -260,6 +262,7 @@ class IndexBatch:
     visibility: np.ndarray
     term_positions: np.ndarray
     term_keys: np.ndarray
+    vectors: list[Any] | None = None
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -285,7 +288,7 @@ def index_batch(store: Store, after_seq: int) -> IndexBatch | None:
             f"WITH seen AS ({_VISIBILITIES}), "
             f"placed AS (SELECT *, row_number() OVER (ORDER BY {_VISIBILITY_ORDER}) - 1 "
             "AS visibility FROM seen) "
-            "SELECT insert_seq, id, visibility FROM memories JOIN placed "
+            "SELECT insert_seq, id, visibility, match_vector FROM memories JOIN placed "
             "ON memories.scope = placed.scope AND memories.npc IS NOT DISTINCT FROM placed.npc "
             "AND memories.team IS NOT DISTINCT FROM placed.team "
             "WHERE insert_seq > $after AND insert_seq <= $top",
@@ -303,6 +306,7 @@ def index_batch(store: Store, after_seq: int) -> IndexBatch | None:
         ).fetchnumpy()
     order = np.argsort(memories["insert_seq"], kind="stable")
     seqs = memories["insert_seq"][order].astype(np.int64)
+    vectors = memories["match_vector"][order]
     return IndexBatch(
         seqs=seqs,
         ids=memories["id"][order].tolist(),
@@ -310,6 +314,7 @@ def index_batch(store: Store, after_seq: int) -> IndexBatch | None:
         visibility=memories["visibility"][order].astype(np.int32),
         term_positions=_positions_of(seqs, pairs["insert_seq"].astype(np.int64)),
         term_keys=pairs["term_key"].astype(np.uint64),
+        vectors=list(vectors.tolist()),  # a masked (NULL) vector is None
     )
 
 
@@ -317,7 +322,7 @@ def _batch_from_rows(con: Any, bounds: list[int]) -> IndexBatch:
     """``index_batch`` on an engine without DuckDB's column fetch (PostgreSQL): rows,
     with the terms keyed here."""
     found = con.execute(
-        "SELECT insert_seq, id, scope, npc, team, match_text FROM memories "
+        "SELECT insert_seq, id, scope, npc, team, match_text, match_vector FROM memories "
         "WHERE insert_seq > ? AND insert_seq <= ? ORDER BY insert_seq",
         bounds,
     ).fetchall()
@@ -333,6 +338,7 @@ def _batch_from_rows(con: Any, bounds: list[int]) -> IndexBatch:
         visibility=np.array([place[(row[2], row[3], row[4])] for row in found], dtype=np.int32),
         term_positions=np.array(positions, dtype=np.int64),
         term_keys=term_keys(terms),
+        vectors=[row[6] for row in found],
     )
 
 
@@ -391,6 +397,45 @@ def _computed_keys(terms: list[str]) -> np.ndarray:
         .fetchnumpy()
     )
     return found["key"].astype(np.uint64)
+
+
+def texts_by_id(store: Store, ids: list[str]) -> dict[str, str]:
+    """{id: initial text} of these memories (what their stored vector embeds)."""
+    found: dict[str, str] = {}
+    with store.read() as con:
+        for start in range(0, len(ids), 10_000):  # bounded statements on a large backfill
+            listed, named = one_of("id", ids[start : start + 10_000], "id")
+            found |= dict(con.execute(f"SELECT id, initial_text FROM memories WHERE {listed}",
+                                      named).fetchall())  # fmt: skip
+    return found
+
+
+def set_vectors(store: Store, vectors: dict[str, bytes]) -> None:
+    """Store sentence vectors of memories that had none (the neighbour index computed
+    them once, on its first load of rows from before vectors were stored). Not a
+    decision: no generation moves; the rows kept by id are read again."""
+    if not vectors:
+        return
+    with store.write() as con:
+        if isinstance(con, duckdb.DuckDBPyConnection):
+            import pandas as pd
+
+            frame = pd.DataFrame({"id": list(vectors), "vector": list(vectors.values())})
+            con.register("new_vectors", frame)
+            try:
+                con.execute(
+                    "UPDATE memories SET match_vector = v.vector::BLOB FROM new_vectors v "
+                    "WHERE memories.id = v.id AND memories.match_vector IS NULL"
+                )
+            finally:
+                con.unregister("new_vectors")
+        else:
+            con.executemany(
+                "UPDATE memories SET match_vector = ? WHERE id = ? AND match_vector IS NULL",
+                [(vector, memory_id) for memory_id, vector in vectors.items()],
+            )
+        if store.known is not None:
+            store.known.clear()
 
 
 def newest_insert(store: Store) -> int:

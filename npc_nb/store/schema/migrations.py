@@ -713,7 +713,98 @@ def m018_reproducible_runs(con: duckdb.DuckDBPyConnection) -> None:
         con.execute(statement)
 
 
-#: ``m019_snapshot_event_floor`` on both engines: a snapshot includes the events numbered
+@migration
+def m019_rehash_values(con: duckdb.DuckDBPyConnection) -> None:
+    # Normalisation no longer changes a value: a sign, an exponent (superscripts,
+    # <sup>, **), subscript digits and a unit symbol's case are kept ("10⁵" was "105",
+    # "-20 °C" was "20 °C", "5 MW" was "5 mw"), and combining marks on Latin letters
+    # and a lone lookalike letter are folded. Every stored hash and normalised text is
+    # recomputed, and the content terms (number words are now their digits), so that
+    # old tombstones hold against the same disguises and never against a correction.
+    # Rows keyed by a memory's text hash follow it, as in m008. No cache can hold the
+    # old hashes: a client with older code refuses this store, and this one migrates it
+    # on open, before any cache is filled.
+    import pandas as pd
+
+    rows = con.execute(
+        "SELECT id, initial_text, final_text, initial_hash, final_hash, norm_text, match_text "
+        "FROM memories"
+    ).fetchall()
+    changed = rehashed_rows(rows)
+    if not changed:
+        return
+    frame = pd.DataFrame(changed, columns=list(REHASHED_COLUMNS))
+    con.register("rehashed", frame)
+    try:
+        con.execute(
+            "UPDATE memories SET initial_hash = r.new_initial, final_hash = r.new_final, "
+            "norm_text = r.new_norm, match_text = r.new_terms FROM rehashed r "
+            "WHERE memories.id = r.id"
+        )
+        for table in ("context_injections", "concept_extractions", "memory_concepts",
+                      "concept_relations"):  # fmt: skip
+            con.execute(
+                f"UPDATE {table} SET memory_hash = r.new_final FROM rehashed r "
+                f"WHERE {table}.memory_id = r.id AND {table}.memory_hash = r.old_final"
+            )
+    finally:
+        con.unregister("rehashed")
+
+
+#: What ``rehashed_rows`` gives for each memory whose stored text keys changed.
+REHASHED_COLUMNS = ("id", "old_final", "new_initial", "new_final", "new_norm", "new_terms")
+
+
+def rehashed_rows(rows: list[tuple]) -> list[tuple]:
+    """For memory rows (id, initial text, final text, initial hash, final hash, norm
+    text, match text), the new keys of those today's normalisation keys differently
+    (``REHASHED_COLUMNS``): both backends' rehash migrations write these."""
+    from ..._foundations.terms import content_terms, joined_terms
+    from ..._foundations.text import content_hash, normalise
+
+    changed = []
+    for memory_id, initial, final, initial_hash, final_hash, norm, terms in rows:
+        new = (
+            content_hash(initial),
+            content_hash(final),
+            normalise(final),
+            joined_terms(content_terms(initial) | content_terms(final)),
+        )
+        if new != (initial_hash, final_hash, norm, terms):
+            changed.append((memory_id, final_hash, *new))
+    return changed
+
+
+@migration
+def m020_judged_neighbours(con: duckdb.DuckDBPyConnection) -> None:
+    # Matching keeps what it did with each candidate. A memory keeps its sentence vector
+    # (match_vector: the dense half of the neighbour index, computed once at insert;
+    # rows from before are embedded on the first load of the index and written back),
+    # and a queued candidate, like a re-proposal, keeps who judged it and its verdict,
+    # the ids of the neighbours shown to the matcher (neighbour recall is measured from
+    # them), the model judge's calls, tokens and milliseconds, and, on a re-proposal too,
+    # why a matcher failed (the model judge falls back to the offline matcher).
+    for statement in (
+        "ALTER TABLE memories ADD COLUMN match_vector BLOB",
+        "ALTER TABLE memories ADD COLUMN matcher VARCHAR",
+        "ALTER TABLE memories ADD COLUMN verdict VARCHAR",
+        *JUDGING_COLUMNS.format(table="memories").split(";"),
+        *JUDGING_COLUMNS.format(table="reproposals").split(";"),
+        "ALTER TABLE reproposals ADD COLUMN match_error VARCHAR",
+    ):
+        con.execute(statement)
+
+
+#: What matching records of its work on a candidate, in both tables (both backends).
+JUDGING_COLUMNS = (
+    "ALTER TABLE {table} ADD COLUMN match_neighbours VARCHAR;"
+    "ALTER TABLE {table} ADD COLUMN match_calls INTEGER;"
+    "ALTER TABLE {table} ADD COLUMN match_tokens INTEGER;"
+    "ALTER TABLE {table} ADD COLUMN match_ms DOUBLE"
+)
+
+
+#: ``m021_snapshot_event_floor`` on both engines: a snapshot includes the events numbered
 #: above ``event_floor`` up to ``event_seq``. 0 for a snapshot taken in its own store (every
 #: event up to ``event_seq``); a bundle merged into a project with events of its own gives
 #: its snapshots the number before their first event here (store/bundle/load.py), and -1
@@ -722,7 +813,7 @@ SNAPSHOT_FLOOR = "ALTER TABLE snapshots ADD COLUMN event_floor BIGINT DEFAULT 0"
 
 
 @migration
-def m019_snapshot_event_floor(con: duckdb.DuckDBPyConnection) -> None:
+def m021_snapshot_event_floor(con: duckdb.DuckDBPyConnection) -> None:
     """Snapshots name where their audit events start too (event_floor), so a
     bundle's snapshot merged into a project that has events of its own stays exact."""
     con.execute(SNAPSHOT_FLOOR)

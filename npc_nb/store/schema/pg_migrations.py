@@ -39,7 +39,15 @@ from ...vocabulary import (
     SCOPES,
     STATUSES,
 )
-from .migrations import MIGRATIONS, RUNS_TABLES, SNAPSHOT_FLOOR, endpoint_without_credentials
+from .migrations import (
+    JUDGING_COLUMNS,
+    MIGRATIONS,
+    REHASHED_COLUMNS,
+    RUNS_TABLES,
+    SNAPSHOT_FLOOR,
+    endpoint_without_credentials,
+    rehashed_rows,
+)
 from .pg_project import (
     claim_schema,
     record_settled,
@@ -457,14 +465,57 @@ def p018_reproducible_runs(con: Any) -> None:
         )
 
 
-@pg_migration("m019_snapshot_event_floor")
-def p019_snapshot_event_floor(con: Any) -> None:
-    """The snapshots' ``event_floor``, as on DuckDB (adding a column fires no trigger)."""
-    con.execute(SNAPSHOT_FLOOR)
-
-
 _APPEND_ONLY = """CREATE FUNCTION npc_nb_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
         RAISE EXCEPTION '% is append-only: % is refused', TG_TABLE_NAME, TG_OP
             USING ERRCODE = 'insufficient_privilege';
     END $$"""
+
+
+@pg_migration("m019_rehash_values")
+def p019_rehash_values(con: Any) -> None:
+    """Hashes, normalised texts and terms recomputed as on DuckDB (values kept)."""
+    rows = con.execute(
+        "SELECT id, initial_text, final_text, initial_hash, final_hash, norm_text, match_text "
+        "FROM memories"
+    ).fetchall()
+    changed = rehashed_rows(rows)
+    if not changed:
+        return
+    con.execute(
+        "CREATE TEMP TABLE rehashed (id VARCHAR, old_final VARCHAR, new_initial VARCHAR, "
+        "new_final VARCHAR, new_norm VARCHAR, new_terms VARCHAR) ON COMMIT DROP"
+    )
+    with con.cursor().copy(f"COPY rehashed ({', '.join(REHASHED_COLUMNS)}) FROM STDIN") as copy:
+        for row in changed:
+            copy.write_row(row)
+    con.execute(
+        "UPDATE memories SET initial_hash = r.new_initial, final_hash = r.new_final, "
+        "norm_text = r.new_norm, match_text = r.new_terms FROM rehashed r WHERE memories.id = r.id"
+    )
+    for table in ("context_injections", "concept_extractions", "memory_concepts",
+                  "concept_relations"):  # fmt: skip
+        con.execute(
+            f"UPDATE {table} SET memory_hash = r.new_final FROM rehashed r "
+            f"WHERE {table}.memory_id = r.id AND {table}.memory_hash = r.old_final"
+        )
+
+
+@pg_migration("m020_judged_neighbours")
+def p020_judged_neighbours(con: Any) -> None:
+    """What matching records of a candidate, as on DuckDB (vectors as bytea)."""
+    for statement in (
+        "ALTER TABLE memories ADD COLUMN match_vector BYTEA",
+        "ALTER TABLE memories ADD COLUMN matcher VARCHAR",
+        "ALTER TABLE memories ADD COLUMN verdict VARCHAR",
+        *JUDGING_COLUMNS.format(table="memories").split(";"),
+        *JUDGING_COLUMNS.format(table="reproposals").split(";"),
+        "ALTER TABLE reproposals ADD COLUMN match_error VARCHAR",
+    ):
+        con.execute(statement.replace(" DOUBLE", " DOUBLE PRECISION"))
+
+
+@pg_migration("m021_snapshot_event_floor")
+def p021_snapshot_event_floor(con: Any) -> None:
+    """The snapshots' ``event_floor``, as on DuckDB (adding a column fires no trigger)."""
+    con.execute(SNAPSHOT_FLOOR)

@@ -17,6 +17,12 @@ load is two numeric columns from the store, grouped by the low bits of each key
 about a tenth of a second. Memories added one at a time afterwards go to small per-key
 postings, folded into the buckets once they are many.
 
+Next to BM25 runs a **dense** ranking (``dense``): every memory's sentence vector, stored
+with it at insert (``match_vector``; rows from before are embedded once, on the first
+lookup that needs them, and written back), compared with the candidate's by cosine. A
+lookup given the candidate's vector merges the two rankings by reciprocal rank fusion,
+so a paraphrase that shares few words is still shown to the matcher.
+
 Each memory's visibility is a small code into the store's distinct (scope, npc, team),
 so a load makes no Python object per memory (a kernel holds many, and its garbage
 collector would walk them all); a lookup ranks only the memories whose code the
@@ -28,15 +34,19 @@ reviewer reads the one before, is not looked up twice.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._foundations.terms import split_terms
-from ..store import Store
-from ..store.memories import memory_rows
-from ..store.memories.predicates import visible_to
+from ..._foundations.terms import split_terms
+from ...errors import StoreError
+from ...store import Store
+from ...store.memories import memory_rows
+from ...store.memories.predicates import visible_to
+from .dense import DenseVectors, fuse
+from .embedding import embed, from_blobs
 
 __all__ = ["NeighbourIndex", "top_positions"]
 
@@ -154,15 +164,25 @@ class NeighbourIndex:
     _seen: tuple[int, int] = (-1, -1)  # the store's (connections, inserts) last looked at
     #: Answers given since the index last changed: (terms, npc, team, limit) -> ids.
     _answers: dict[tuple, list[str]] = field(default_factory=dict)
+    _dense: DenseVectors = field(default_factory=DenseVectors)
+    _unembedded: list[int] = field(default_factory=list)  # positions with no vector yet
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def nearest(
-        self, terms: frozenset[str], npc: str | None, team: str | None, limit: int
+        self,
+        terms: frozenset[str],
+        npc: str | None,
+        team: str | None,
+        limit: int,
+        vector: np.ndarray | None = None,
     ) -> list[str]:
         """Ids of up to ``limit`` memories sharing the most (rarest) terms with ``terms``,
-        among those ``npc`` may see; best first. The answer is remembered until the index
-        changes (a review looks a card up again when it is drawn again, or was read
-        ahead)."""
+        among those ``npc`` may see; best first. Given the candidate's sentence
+        ``vector``, the memories nearest it by cosine are ranked too, and the two
+        rankings fused. A lexical answer is remembered until the index changes (a review
+        looks a card up again when it is drawn again, or was read ahead)."""
+        if vector is not None:
+            return self._nearest_fused(terms, vector, npc, team, limit)
         asked = (terms, npc, team, limit)
         with self._lock:
             self._refresh()
@@ -178,6 +198,46 @@ class NeighbourIndex:
     ) -> list[str]:
         keys = memory_rows.term_keys(sorted(terms))
         return [self._ids[p] for p in self._ranked(keys, limit, self._visible_codes(npc, team))]
+
+    def _nearest_fused(
+        self,
+        terms: frozenset[str],
+        vector: np.ndarray,
+        npc: str | None,
+        team: str | None,
+        limit: int,
+    ) -> list[str]:
+        """BM25's and the dense ranking's best ``2 * limit`` each, fused (``dense.fuse``)."""
+        with self._lock:
+            self._refresh()
+            computed = self._embed_unembedded()
+            codes = self._visible_codes(npc, team)
+            lexical = self._ranked(memory_rows.term_keys(sorted(terms)), 2 * limit, codes)
+            visible = None if codes is None else codes[self._visibility[: len(self._ids)]]
+            dense = self._dense.nearest(vector, visible, 2 * limit)
+            found = [self._ids[p] for p in fuse([lexical, dense], limit)]
+        if computed:
+            # Written back once; a role that may not write (a reader) keeps them in memory.
+            with contextlib.suppress(StoreError):
+                memory_rows.set_vectors(self.store, computed)
+        return found
+
+    def _embed_unembedded(self) -> dict[str, bytes]:
+        """Embed the memories held without a vector (rows stored before vectors were, or
+        by a path that stores none); their vectors by id, to store (call holding the
+        lock)."""
+        if not self._unembedded:
+            return {}
+        positions, self._unembedded = self._unembedded, []
+        ids = [self._ids[p] for p in positions]
+        texts = memory_rows.texts_by_id(self.store, ids)
+        rows = embed([texts.get(i, "") for i in ids])
+        if rows is None:
+            return {}  # no embedding installed: BM25 alone
+        self._dense.replace(positions, rows)
+        return {
+            i: row.astype("<f2").tobytes() for i, row in zip(ids, rows, strict=True) if i in texts
+        }
 
     def _visible_codes(self, npc: str | None, team: str | None) -> np.ndarray | None:
         """Which visibility codes ``npc`` (of ``team``) may see, or None for all of them."""
@@ -221,6 +281,7 @@ class NeighbourIndex:
             visibility=np.zeros(1, dtype=np.int32),
             term_positions=np.zeros(len(keys), dtype=np.int64),
             term_keys=keys,
+            vectors=[row.get("match_vector")],
         )
         with self._lock:
             if self._seen != (connections, inserts - 1) or seq <= self._watermark:
@@ -299,6 +360,9 @@ class NeighbourIndex:
         self._lengths[start : len(self._ids)] = lengths
         self._length_sum += float(lengths.sum())
         self._watermark = int(batch.seqs[-1])
+        vectors, missing = from_blobs(batch.vectors or [None] * len(batch))
+        self._dense.extend(vectors)
+        self._unembedded += [start + i for i in missing]
         positions = batch.term_positions + start
         if self._buckets is not None and self._recent_pairs + len(positions) <= _FOLD_AT:
             for key, position in zip(batch.term_keys.tolist(), positions.tolist(), strict=True):
@@ -332,3 +396,4 @@ class NeighbourIndex:
         self._lengths = np.zeros(1024, dtype=np.float32)
         self._length_sum = 0.0
         self._watermark = 0
+        self._dense, self._unembedded = DenseVectors(), []

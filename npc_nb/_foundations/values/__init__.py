@@ -1,0 +1,16 @@
+"""Typed values: what a statement asserts that a rewording keeps and a correction
+changes, for the guards every matcher's verdict passes (``memory.matching``).
+
+What lives here: ``compare`` (the rules, ``read_values`` and ``value_changes``: which
+values two statements disagree on), ``reader`` (reading numbers, comparators, units,
+versions, ordinals and names out of a text), ``calendar`` (its dates and times),
+``polarity`` (which words a statement asserts and which it denies) and ``units`` (unit
+symbols, whose case is their meaning; the exact-repeat hash keeps it too).
+
+What it may import: what the rest of ``_foundations`` may (the standard library, and
+``_foundations.text`` and ``_foundations.terms``).
+"""
+
+from .compare import Value, Values, read_values, value_changes
+
+__all__ = ["Value", "Values", "read_values", "value_changes"]

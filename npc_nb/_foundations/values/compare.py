@@ -1,0 +1,204 @@
+"""Typed values: what a statement asserts that a rewording keeps and a correction changes.
+
+The guards of every matcher (``memory.matching``) compare two statements' values, not
+their words: a value put in place of another of the same kind is a change of fact; a
+word added, a digit written as a word, a name written in another case is not.
+
+What is read (``read_values``), from the unmasked text (``_foundations.text.unmask``: superscript
+digits are ``^`` exponents, the Unicode minus is ``-``):
+
+- **numbers**: digits (``1,000``, ``0.05``, ``1.5e6``, ``10^5``, ``2 × 10^3``) and number
+  words ("three", "twenty-one", "a hundred", "a dozen"), with their **sign** (``-0.4``,
+  ``+0.3``; not the hyphen of ``COVID-19``), a **magnitude** (``10k``, "2 million"), a
+  **unit** after them (``values.units``: ``120 ms``, ``5 mW``, ``-20 °C``, "120 milliseconds"
+  is ``120 ms``, "5 percent" is ``5%``; a currency sign before them), a **comparator**
+  before or after them (``<``, ``≤``, "at least", "more than", "no more than", "up to",
+  "under", "or more", ``5+``), and **ranges** (``3-5``, ``3–5``, "3 to 5", "between 3
+  and 5").
+- **versions**: ``v2``, ``1.2.3``, and a number after "version", "release" or a
+  capitalised word (``Python 3.11``), compared part by part (3.10 is not 3.1).
+- **ordinals**: ``2nd``, "second" (but "2 seconds" is a unit).
+- **dates**: ISO and numeric dates, a month (capitalised, or with a day or a year) with
+  its day and year, weekdays ("Mondays"), "today", "tomorrow", "yesterday", quarters
+  (``Q3 2024``); **times**: ``3 pm``, ``15:00``, "noon".
+- **names**: capitalised words that are not function words, filler, numbers, dates or
+  units, compared without case ("Jira" and "jira" are one name). A text without a
+  lowercase letter has no names: its case says nothing.
+- **polarity** (``values.polarity``): which words are asserted and which denied.
+
+Two values **agree** when they are of the same family (numbers and versions are one;
+ordinals, dates and times are each their own) and the same: equal amounts (``3`` and
+"three", ``10^5`` and ``100000``), and where both state a comparator or a unit, the same
+one (``<`` is not ``≤``, ``ms`` is not ``s``, ``mW`` is not ``MW``; against a text without
+lowercase letters a unit's case is unknown). Dates agree when the parts both state are
+equal ("March 15" and "March 15, 2024"). A statement that leaves a value out, or adds
+one, changes nothing ("Budget approved" after "Budget of 10k approved"): **a value
+changes** when each statement has a value of a family that no value of the other
+agrees with. A name changes when each names someone the other does not mention, and
+polarity when a word one asserts the other denies.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from ..terms import content_terms, stem
+from ..text import unmask
+from .polarity import flips
+from .reader import DATES, NAME_WORD, Value, ValueReader
+
+__all__ = ["Value", "Values", "read_values", "value_changes"]
+
+
+@dataclass(frozen=True)
+class Values:
+    """What one text asserts: its values, its names (casefolded), the stems of its words
+    (where a name may be mentioned), and the words inside its values and names."""
+
+    values: tuple[Value, ...]
+    names: tuple[str, ...]
+    value_words: tuple[str, ...]
+
+    @property
+    def value_stems(self) -> frozenset[str]:
+        """The content terms (``terms``) of the words inside its values and names."""
+        return content_terms(" ".join(self.value_words))
+
+
+_DIGIT = re.compile(r"\d")
+
+
+@functools.lru_cache(maxsize=16_384)
+def read_values(text: str) -> Values:
+    """The values and names of ``text`` (see the module docstring); remembered, since a
+    memory is the neighbour of many candidates."""
+    plain = unmask(text)
+    reader = ValueReader(plain, caseless=plain == plain.upper())
+    if _DIGIT.search(plain):
+        reader.dates()
+        reader.times()
+        reader.versions()
+        reader.numbers()
+        reader.ordinals()
+    elif DATES.search(plain):
+        reader.dates()
+    reader.words()
+    return Values(
+        tuple(v for _, v in sorted(reader.found, key=lambda found: found[0])),
+        tuple(reader.names),
+        tuple(reader.value_words),
+    )
+
+
+# -- comparing -------------------------------------------------------------------------
+
+
+def value_changes(candidate: str, memory: str) -> list[str]:
+    """What the candidate asserts differently from ``memory`` (``changes``, as a list)."""
+    return list(changes(candidate, memory))
+
+
+@functools.lru_cache(maxsize=16_384)
+def changes(candidate: str, memory: str) -> tuple[str, ...]:
+    """What the candidate asserts differently from ``memory``: a value of a family put in
+    place of another (``"number: 32 → 64"``, ``"sign: 0.4 → -0.4"``, ``"unit: 120 ms →
+    120 s"``, ``"comparator: < 0.05 → > 0.05"``, ``"date: Mondays → Thursdays"``), a
+    name put in place of another, or a word asserted by one and denied by the other."""
+    ours, theirs = read_values(candidate), read_values(memory)
+    changes = []
+    for family in ("number", "ordinal", "date", "time"):
+        added = _unmatched(ours.values, theirs.values, family)
+        dropped = _unmatched(theirs.values, ours.values, family)
+        if added and dropped:
+            label = _label(dropped[0], added[0])
+            before, after = (", ".join(v.text for v in side) for side in (dropped, added))
+            changes.append(f"{label}: {before} → {after}")
+    new_names = [n for n in ours.names if not _mentions(memory, n)]
+    gone_names = [n for n in theirs.names if not _mentions(candidate, n)] if new_names else []
+    if new_names and gone_names:
+        changes.append(f"name: {', '.join(gone_names)} → {', '.join(new_names)}")
+    if flipped := flips(candidate, memory):
+        said = ", ".join(repr(w) for w in flipped)
+        changes.append(f"negation: {said} asserted on one side, denied on the other")
+    return tuple(changes)
+
+
+def _mentions(text: str, name: str) -> bool:
+    """Whether ``text`` mentions ``name``, in any case."""
+    words = _words(text)
+    return name in words or stem([name])[0] in words
+
+
+@functools.lru_cache(maxsize=4_096)
+def _words(text: str) -> frozenset[str]:
+    """The words of ``text`` as ``NAME_WORD`` finds them, casefolded, and their stems."""
+    found = [
+        w.casefold().replace("’", "'").removesuffix("'s") for w in NAME_WORD.findall(unmask(text))
+    ]
+    return frozenset(found) | frozenset(stem(found))
+
+
+def _unmatched(ours: tuple[Value, ...], theirs: tuple[Value, ...], family: str) -> list[Value]:
+    """Our values of ``family`` that some value of theirs is about and none agrees with."""
+    found = []
+    for value in (v for v in ours if v.family == family):
+        relevant = [w for w in theirs if w.family == family and _comparable(value, w)]
+        if relevant and not any(_agree(value, w) for w in relevant):
+            found.append(value)
+    return found
+
+
+def _comparable(a: Value, b: Value) -> bool:
+    """Whether two values are about the same thing (dates: share a part)."""
+    if a.family == "date":
+        return bool({part for part, _ in a.amount} & {part for part, _ in b.amount})
+    return True
+
+
+def _agree(a: Value, b: Value) -> bool:
+    if a.family == "date":
+        mine = dict(a.amount)
+        return all(mine[part] == value for part, value in b.amount if part in mine)
+    if "version" in (a.kind, b.kind):
+        return _as_version(a) == _as_version(b) and _same_comparator(a, b)
+    if a.kind != b.kind or a.amount != b.amount:
+        return False
+    return _same_comparator(a, b) and _same_unit(a, b)
+
+
+def _as_version(value: Value) -> tuple[str, ...] | None:
+    if value.kind == "version":
+        return tuple(value.amount)
+    if value.kind != "number" or not isinstance(value.amount, Fraction) or value.amount < 0:
+        return None
+    digits = re.search(r"\d+(?:\.\d+)*", value.text)
+    return tuple(str(int(p)) for p in digits.group(0).split(".")) if digits else None
+
+
+def _same_comparator(a: Value, b: Value) -> bool:
+    loose = (None, "=", "≈")
+    return a.comparator == b.comparator or (a.comparator in loose and b.comparator in loose)
+
+
+def _same_unit(a: Value, b: Value) -> bool:
+    if a.unit is None or b.unit is None or a.unit == b.unit:
+        return True
+    return (a.caseless or b.caseless) and a.unit.casefold() == b.unit.casefold()
+
+
+def _label(before: Value, after: Value) -> str:
+    """What kind of change: a comparator, a unit or a sign of the same number, or the
+    value itself (named by its kind)."""
+    if before.kind == after.kind == "number" and before.amount == after.amount:
+        return "comparator" if not _same_comparator(before, after) else "unit"
+    if before.kind == after.kind == "number" and _opposite(before.amount, after.amount):
+        return "sign"
+    return "version" if "version" in (before.kind, after.kind) else before.kind
+
+
+def _opposite(a: Any, b: Any) -> bool:
+    return isinstance(a, Fraction) and isinstance(b, Fraction) and a == -b and a != 0
