@@ -13,6 +13,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 import npc_nb
@@ -222,3 +223,89 @@ def test_a_new_folder_inside_a_project_becomes_a_project_of_its_own(
     inner = npc_nb.open(project_dir / "copy")
     assert inner.root == project_dir / "copy" and len(inner.memories()) == before
     inner.close()
+
+
+# -- snapshots in a merge -------------------------------------------------------------
+
+
+def _history_with_a_snapshot(nb: npc_nb.Project) -> dict[str, str]:
+    """Decisions, a snapshot 'before-merge' between them, and later decisions."""
+    ids = {
+        "kept": propose(nb, "The field season starts in April"),
+        "edited": propose(nb, "The ringing dataset is due Friday"),
+        "shared": propose(nb, "Station codes are written in upper case", scope="project"),
+        "global": propose(nb, "The user's name is Ada", scope="global", npc=None),
+        "later": propose(nb, "Plot counts on a log scale"),
+    }
+    for name in ("kept", "edited", "shared", "global"):
+        nb.approve(ids[name])
+    nb.snapshot("before-merge")
+    nb.edit(ids["edited"], "The ringing dataset is due Monday")
+    nb.approve(ids["later"])
+    nb.reject(ids["kept"])
+    nb.undo()
+    nb.reject(ids["shared"])
+    return ids
+
+
+def _busy_project(folder: Path) -> npc_nb.Project:
+    """A project whose own audit log outnumbers the bundle's, with memories the bundle's
+    persona sees now (its own, and the project's)."""
+    target = npc_nb.open(folder, create=True)
+    texts = ["Herons nest in March", "Rails call at dusk", "Gulls ring in blue",
+             "Terns arrive late in May", "Grebes dive for perch"]  # fmt: skip
+    for text in texts:
+        memory = propose(target, text, scope="project")
+        target.approve(memory)
+        target.undo()
+        target.approve(memory)
+    target.approve(propose(target, "The analyst reports in metric units"))
+    return target
+
+
+def test_a_merged_snapshot_reads_exactly_what_it_recorded(
+    nb: npc_nb.Project, tmp_path: Path
+) -> None:
+    _history_with_a_snapshot(nb)
+    block = nb.context_block("analyst", as_of="before-merge")
+    then = nb.memories(status="approved", as_of="before-merge")[["id", "final_text", "scope"]]
+    assert len(then) == 4 and "The ringing dataset is due Friday" in block.text
+    bundle = nb.export_bundle(tmp_path / "b.zip")
+    target = _busy_project(tmp_path / "target")
+    assert target.decisions()["seq"].max() > nb.decisions()["seq"].max()
+    npc_nb.import_bundle(bundle, tmp_path / "target", into_nonempty=True)
+    merged = npc_nb.open(tmp_path / "target")
+    again = merged.context_block("analyst", as_of="before-merge")
+    assert again.text == block.text and again.hash == block.hash
+    read = merged.memories(status="approved", as_of="before-merge")[["id", "final_text", "scope"]]
+    pd.testing.assert_frame_equal(
+        read.sort_values("id").reset_index(drop=True), then.sort_values("id").reset_index(drop=True)
+    )
+    (snapshot,) = merged.snapshots().itertuples()
+    assert snapshot.hash == nb.snapshots()["hash"].item()
+    assert "Herons nest in March" in merged.context("analyst")  # now: both projects' memories
+    merged.close()
+    target.close()
+
+
+def test_a_snapshot_a_merge_cannot_place_exactly_is_refused(
+    nb: npc_nb.Project, tmp_path: Path
+) -> None:
+    """A second bundle of the same project, merged after the first: its new snapshot
+    includes events the first merge already numbered among the target's own."""
+    ids = _history_with_a_snapshot(nb)
+    first = nb.export_bundle(tmp_path / "first.zip")
+    target = _busy_project(tmp_path / "target")
+    npc_nb.import_bundle(first, tmp_path / "target", into_nonempty=True)
+    nb.approve(ids["shared"], reconsider=True)
+    nb.snapshot("second")
+    npc_nb.import_bundle(nb.export_bundle(tmp_path / "second.zip"), tmp_path / "target",
+                         into_nonempty=True)  # fmt: skip
+    merged = npc_nb.open(tmp_path / "target")
+    with pytest.raises(npc_nb.StoreError, match="cannot be read exactly in this project"):
+        merged.context("analyst", as_of="second")
+    with pytest.raises(npc_nb.StoreError, match="second"):
+        merged.memories(as_of="second")
+    assert "The ringing dataset is due Friday" in merged.context("analyst", as_of="before-merge")
+    merged.close()
+    target.close()

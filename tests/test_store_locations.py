@@ -12,7 +12,7 @@ import duckdb
 import pytest
 
 import npc_nb
-from npc_nb._foundations.locations import user_home
+from npc_nb._foundations.locations import make_private, make_wal_private, user_home
 from npc_nb.cli import main
 from tests.helpers import propose
 
@@ -114,6 +114,47 @@ def test_an_existing_store_folder_is_made_private_on_open(project_dir: Path) -> 
     nb = npc_nb.open(project_dir)
     assert stat.S_IMODE((project_dir / ".npc_nb").stat().st_mode) == 0o700
     nb.close()
+
+
+def test_a_folder_where_the_store_file_should_be_is_made_0700_never_0600(
+    project_dir: Path,
+) -> None:
+    """Only regular files get a file's mode: a folder in the file's place (or the
+    log's) stays a folder its owner can open and move aside."""
+    nb = npc_nb.open(project_dir)
+    propose(nb, "a personal fact")
+    nb.close()
+    store = project_dir / ".npc_nb" / "memory.duckdb"
+    store.unlink()
+    for path in (store, store.with_name("memory.duckdb.wal")):
+        path.mkdir(mode=0o755)
+        path.chmod(0o755)
+    with pytest.raises(npc_nb.StoreError, match="Move it aside"):
+        npc_nb.open(project_dir)
+    assert stat.S_IMODE(store.stat().st_mode) == 0o700
+    assert stat.S_IMODE(store.with_name("memory.duckdb.wal").stat().st_mode) == 0o700
+
+
+def test_making_a_store_private_never_follows_a_link(project_dir: Path, tmp_path: Path) -> None:
+    """The store refuses symlinked paths before it makes anything private; and making
+    private itself changes a link's target never, whoever calls it."""
+    folder = project_dir / ".npc_nb"
+    folder.mkdir(mode=0o700)
+    outside = tmp_path / "outside.duckdb"
+    outside.write_bytes(b"somebody else's file")
+    outside.chmod(0o644)
+    (folder / "memory.duckdb").symlink_to(outside)
+    (folder / "memory.duckdb.wal").symlink_to(outside)
+    with pytest.raises(npc_nb.SymlinkedStoreError):
+        npc_nb.open(project_dir)
+    make_private(folder)
+    make_wal_private(folder)
+    assert stat.S_IMODE(outside.stat().st_mode) == 0o644
+    linked = tmp_path / "linked-store"
+    linked.symlink_to(folder, target_is_directory=True)
+    folder.chmod(0o755)
+    make_private(linked)
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o755
 
 
 def test_a_relative_home_survives_a_change_of_directory(

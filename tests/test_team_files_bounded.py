@@ -296,3 +296,30 @@ def test_the_jinja_scan_finds_the_spans_the_lazy_regex_found(text: str) -> None:
 
     assert npcpy_yaml._swap_jinja(text, keep) == _OLD_JINJA.sub("@", text)
     assert found == _OLD_JINJA.findall(text)
+
+
+@pytest.mark.parametrize("replacement", ["a link out", "a FIFO", "over the size limit"])
+def test_a_team_file_that_turns_unreadable_is_refused_on_the_next_turn(
+    scripted: npc_nb.Project, project_dir: Path, outside: Path, replacement: str
+) -> None:
+    """What was read once is not trusted to stay in its place: every turn looks again."""
+    folder = write_team(project_dir, {"critic.npc": CRITIC + "model: scripted/any\n"})
+    hour_ago = (folder / "critic.npc").stat().st_mtime_ns - 3600 * 10**9
+    os.utime(folder / "critic.npc", ns=(hour_ago, hour_ago))
+    scripted.chat("critic", "Check my counts.")
+    (folder / "critic.npc").unlink()
+    if replacement == "a link out":
+        (folder / "critic.npc").symlink_to(outside / "spy.npc")
+        expected = "is a link to something outside the project"
+    elif replacement == "a FIFO":
+        os.mkfifo(folder / "critic.npc")
+        expected = "is not a regular file"
+    else:
+        (folder / "critic.npc").write_text(CRITIC + "#" * 1_000_000, encoding="utf-8")
+        expected = "larger than 1 MB"
+    with pytest.raises(npc_nb.ConfigError, match=expected) as caught:
+        scripted.chat("critic", "Again.")
+    assert str(caught.value).startswith(str(folder / "critic.npc"))
+    assert errors_by_name(scripted)["critic"] == str(caught.value)
+    assert len(fake_models.RECEIVED) == 1
+    assert "AKIA" not in json.dumps(fake_models.RECEIVED) + str(caught.value)

@@ -4,6 +4,8 @@ its personas their shared context and their default model."""
 
 from __future__ import annotations
 
+import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -234,3 +236,69 @@ def test_an_unknown_key_names_the_key_it_resembles(nb: npc_nb.Project, project_d
 def test_a_file_without_a_name_is_named_after_itself(nb: npc_nb.Project, project_dir: Path) -> None:
     write_team(project_dir, {"sandpiper.npc": "primary_directive: You track waders.\n"})
     assert nb.persona("sandpiper").directive == "You track waders."
+
+
+# -- read once per change, not on every turn ------------------------------------------
+
+
+def _last_changed(folder: Path, seconds_from_now: int) -> None:
+    """Give every team file a modification time ``seconds_from_now`` (negative: past).
+    A parse is kept only for a file older than two seconds, so the tests set the time
+    instead of waiting for it."""
+    moment = time.time_ns() + seconds_from_now * 1_000_000_000
+    for path in folder.iterdir():
+        os.utime(path, ns=(moment, moment))
+
+
+def test_a_turn_with_no_team_file_changed_parses_none(
+    scripted: npc_nb.Project, project_dir: Path
+) -> None:
+    folder = write_team(project_dir, {"critic.npc": CRITIC, "wetland.ctx": TEAM_CONTEXT})
+    _last_changed(folder, -3600)
+    parsed = scripted._chat.team_folder
+    for _ in range(3):
+        scripted.chat("critic", "Check my counts.")
+    scripted.status()
+    scripted.personas()
+    assert parsed.parses == 2  # critic.npc and wetland.ctx, once each
+    (folder / "heron.npc").write_text("name: heron\nprimary_directive: Herons only.\n")
+    _last_changed(folder, -60)  # every file "changed": each is read again, once
+    assert scripted.persona("heron").directive == "Herons only."
+    scripted.chat("critic", "Again.")
+    assert parsed.parses == 5
+    (folder / "heron.npc").unlink()
+    assert scripted.persona("heron").adhoc  # a file removed is dropped
+    assert parsed.parses == 5
+
+
+def test_a_turn_after_a_team_file_changed_uses_its_new_directive(
+    scripted: npc_nb.Project, project_dir: Path
+) -> None:
+    folder = write_team(project_dir, {"critic.npc": CRITIC, "wetland.ctx": TEAM_CONTEXT})
+    _last_changed(folder, -3600)
+    scripted.chat("critic", "Check my counts.")
+    parses = scripted._chat.team_folder.parses
+    # The same size, so only the modification time tells the change.
+    (folder / "critic.npc").write_text(CRITIC.replace("flaws", "gapss"), encoding="utf-8")
+    scripted.chat("critic", "Again.")
+    assert sent_system_text().startswith("You are critic. You look for gapss in the analysis.")
+    assert scripted._chat.team_folder.parses == parses + 1  # only the file that changed
+    (folder / "wetland.ctx").write_text(TEAM_CONTEXT.replace("spring", "autumn"))
+    scripted.chat("critic", "And now?")
+    assert "We survey wetland birds every autumn" in sent_system_text()
+
+
+def test_a_file_not_yet_settled_is_parsed_on_every_turn(
+    scripted: npc_nb.Project, project_dir: Path
+) -> None:
+    """Two writes within one tick of the file system's clock, at one size, leave the
+    same state; so a file changed in the last two seconds (or, as here, dated ahead by
+    a skewed clock) is parsed again on every turn, and its parse is not kept."""
+    folder = write_team(project_dir, {"critic.npc": CRITIC})
+    _last_changed(folder, 3600)
+    first = (folder / "critic.npc").stat()
+    scripted.chat("critic", "Check my counts.", model="scripted/any")
+    (folder / "critic.npc").write_text(CRITIC.replace("flaws", "gapss"), encoding="utf-8")
+    os.utime(folder / "critic.npc", ns=(first.st_atime_ns, first.st_mtime_ns))
+    scripted.chat("critic", "Again.", model="scripted/any")
+    assert "You look for gapss in the analysis." in sent_system_text()

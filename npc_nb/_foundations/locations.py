@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 from pathlib import Path
 
 from ..errors import ConfigError, StoreError, SymlinkedStoreError
@@ -175,24 +176,33 @@ def keep_out_of_git(folder: Path) -> None:
 
 
 def make_private(folder: Path) -> None:
-    """Folder 0700, store files 0600, where this process owns them (others are left)."""
-    targets = [(folder, FOLDER_MODE)] + [
-        (path, FILE_MODE) for path in (store_path(folder), _wal(folder)) if path.exists()
-    ]
-    for path, mode in targets:
-        with contextlib.suppress(OSError):  # not ours to change: reading still works
-            if path.stat().st_mode & 0o777 != mode:
-                path.chmod(mode)
+    """The store folder 0700 and its store files 0600, where this process owns them
+    (others are left). Each path gets the mode of what it is, read without following a
+    link (``lstat``): a regular file 0600, a folder 0700 (also a folder sitting where
+    the file should be, so its owner can still open it and move it aside); a link is
+    never followed (the store refuses symlinked paths anyway), anything else left."""
+    for path in (folder, store_path(folder), _wal(folder)):
+        _make_private(os.fspath(path))
 
 
 def make_wal_private(folder: Path) -> None:
     """After a commit: the write-ahead log 0600 if this process owns it. Only the log can
     be new then (the folder and the file were made private when the store was opened),
-    so one ``stat`` is all a commit pays."""
-    wal = os.fspath(_wal(folder))
-    with contextlib.suppress(OSError):  # no log (checkpointed), or not ours to change
-        if os.stat(wal).st_mode & 0o777 != FILE_MODE:
-            os.chmod(wal, FILE_MODE)
+    so one ``lstat`` is all a commit pays."""
+    _make_private(os.fspath(_wal(folder)))
+
+
+def _make_private(path: str) -> None:
+    with contextlib.suppress(OSError):  # not there, or not ours to change
+        found = os.lstat(path)
+        if stat.S_ISREG(found.st_mode):
+            mode = FILE_MODE
+        elif stat.S_ISDIR(found.st_mode):
+            mode = FOLDER_MODE
+        else:  # a link (never followed), a FIFO, a socket, a device
+            return
+        if stat.S_IMODE(found.st_mode) != mode:
+            os.chmod(path, mode)
 
 
 def _wal(folder: Path) -> Path:

@@ -144,7 +144,9 @@ class Snapshot:
     every approved memory's id, text, scope and validity then (docs/reproducibility.md
     gives the algorithm), ``memories`` how many were approved. ``event_seq`` and
     ``user_event_seq`` are the last audit events it includes, in the project's store and
-    the user's: what makes it exact.
+    the user's: what makes it exact. ``event_floor`` is the project store's event just
+    before the first it includes: 0, except for a snapshot merged in from a bundle
+    (docs/bundle.md), -1 for one such a merge could not place (reading at it is refused).
     """
 
     id: str
@@ -155,6 +157,7 @@ class Snapshot:
     taken_by: str = ""
     event_seq: int = field(default=0, repr=False)
     user_event_seq: int = field(default=0, repr=False)
+    event_floor: int = field(default=0, repr=False)
 
     @property
     def name(self) -> str:

@@ -29,7 +29,8 @@ from ..store import Store
 from ..store.conversations import chat_log
 from .extraction import Extraction
 from .personas import ADHOC_DIRECTIVE, Persona, closest_names, litellm_model, validate_name
-from .team import Team, TeamContext, load_team
+from .team import Team, TeamContext
+from .team_folder import TeamFolder
 from .turn import ReplyStream, TurnContext, begin_turn
 
 __all__ = ["Conversations", "Status"]
@@ -54,6 +55,7 @@ class Conversations:
         self._memory = memory
         self._extraction = extraction
         self._turns = TurnContext(project, settings, store, memory, extraction, recorder)
+        self.team_folder = TeamFolder(root, project)
         self._defined: dict[str, Persona] = {}
         self._conversations: dict[str, str] = {}
         self._announced: set[str] = set()
@@ -96,7 +98,7 @@ class Conversations:
         return self._resolve(name, self._team())
 
     def _team(self) -> Team:
-        return load_team(self.root, self.project)
+        return self.team_folder.load()
 
     def _resolve(self, name: str, team: Team) -> Persona:
         validate_name(name)

@@ -14,7 +14,9 @@ not even listed.
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,6 +29,8 @@ __all__ = ["TEAM_FOLDER", "BrokenFile", "Team", "TeamContext", "load_team"]
 
 TEAM_FOLDER = "npc_team"
 _PREFERRED_CONTEXT = "team.ctx"
+#: How a team file is read: its path and what a valid one holds, to its parse.
+Reader = Callable[[Path, str], TeamFile]
 
 
 @dataclass(frozen=True)
@@ -61,8 +65,12 @@ class Team:
         return next((b for b in self.broken if b.name == name), None)
 
 
-def load_team(project_root: Path, team: str) -> Team:
-    """Every persona in ``<project>/npc_team/*.npc``, with the team's ``.ctx`` applied."""
+def load_team(project_root: Path, team: str, read: Reader | None = None) -> Team:
+    """Every persona in ``<project>/npc_team/*.npc``, with the team's ``.ctx`` applied.
+    ``read`` parses one file (``read_team_file`` unless given: ``TeamFolder`` passes
+    one that keeps parses while their files are unchanged)."""
+    if read is None:
+        read = functools.partial(_read_now, root=project_root)
     folder = project_root / TEAM_FOLDER
     if not folder.is_dir():
         return Team()
@@ -71,13 +79,13 @@ def load_team(project_root: Path, team: str) -> Team:
     except ConfigError as exc:
         return Team(broken=(BrokenFile(str(folder), str(exc)),))
     broken: list[BrokenFile] = []
-    context, notes = _team_context(folder, project_root, broken)
+    context, notes = _team_context(folder, read, broken)
     loaded: list[Persona] = []
     for path in sorted(folder.glob("*.npc")):
         try:
             loaded.append(
                 persona_from_file(
-                    read_team_file(path, "name and primary_directive", root=project_root),
+                    read(path, "name and primary_directive"),
                     team,
                     default_model=context.model if context else None,
                     default_provider=context.provider if context else None,
@@ -107,8 +115,12 @@ def _without_clashes(
     return {p.name: p for p in loaded if counts[p.name] == 1}, clashes
 
 
+def _read_now(path: Path, what: str, *, root: Path) -> TeamFile:
+    return read_team_file(path, what, root=root)
+
+
 def _team_context(
-    folder: Path, root: Path, broken: list[BrokenFile]
+    folder: Path, read: Reader, broken: list[BrokenFile]
 ) -> tuple[TeamContext | None, tuple]:
     """The team's ``.ctx`` file, if there is one; a broken one joins ``broken``."""
     files = sorted(folder.glob("*.ctx"))
@@ -122,7 +134,7 @@ def _team_context(
         else ()
     )
     try:
-        file = read_team_file(chosen, "context, model and provider", root=root)
+        file = read(chosen, "context, model and provider")
         return _read_context(file), notes
     except ConfigError as exc:
         broken.append(BrokenFile(str(chosen), str(exc)))

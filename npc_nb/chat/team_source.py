@@ -9,18 +9,20 @@ a FIFO would block, a device (``/dev/zero``) never ends, a folder named ``x.npc`
 not a file. The resolved path is opened once, without following a final link; what
 it is and its size are checked on the open descriptor (what is checked is what is
 read), and at most one byte over the limit is read, so a file that grows while it is
-read is still bounded.
+read is still bounded. ``file_state`` makes the same refusals by ``stat`` alone (nothing
+is opened), for a caller that keeps a parse while the file's state stays the same.
 """
 
 from __future__ import annotations
 
 import os
 import stat
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ConfigError
 
-__all__ = ["MAX_BYTES", "inside_project", "read_source"]
+__all__ = ["MAX_BYTES", "FileState", "file_state", "inside_project", "read_source"]
 
 #: The largest team file read (npcpy's own files are a few kilobytes).
 MAX_BYTES = 1_000_000
@@ -32,6 +34,33 @@ _OPEN_FLAGS = (
     | getattr(os, "O_NONBLOCK", 0)
     | getattr(os, "O_CLOEXEC", 0)
 )
+
+
+@dataclass(frozen=True)
+class FileState:
+    """What ``stat`` says of a team file: while it is the same, so is the file's text
+    (a rewrite within one tick of the clock at one size aside: see ``team_folder``)."""
+
+    real: str
+    size: int
+    mtime_ns: int
+    inode: int
+    device: int
+
+
+def file_state(path: Path, root: Path) -> FileState:
+    """The state of the team file ``path``, refused as ``read_source`` would refuse it (a
+    link out of the project, not a regular file, over ``MAX_BYTES``), by ``stat`` only."""
+    real = inside_project(path, root)
+    try:
+        info = os.stat(real, follow_symlinks=False)
+    except OSError as exc:
+        raise ConfigError(f"Cannot read the team file {path}: {exc.strerror}.") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise _not_regular(path)
+    if info.st_size > MAX_BYTES:
+        raise _too_large(path)
+    return FileState(str(real), info.st_size, info.st_mtime_ns, info.st_ino, info.st_dev)
 
 
 def read_source(path: Path, root: Path) -> str:
@@ -59,7 +88,7 @@ def _read_regular_file(descriptor: int, path: Path) -> bytes:
     in case it grows meanwhile)."""
     info = os.fstat(descriptor)
     if not stat.S_ISREG(info.st_mode):
-        raise ConfigError(f"{path} is not a regular file; a team file is a text file in npc_team/.")
+        raise _not_regular(path)
     if info.st_size > MAX_BYTES:
         raise _too_large(path)
     chunks: list[bytes] = []
@@ -70,6 +99,10 @@ def _read_regular_file(descriptor: int, path: Path) -> bytes:
     if wanted == 0:
         raise _too_large(path)
     return b"".join(chunks)
+
+
+def _not_regular(path: Path) -> ConfigError:
+    return ConfigError(f"{path} is not a regular file; a team file is a text file in npc_team/.")
 
 
 def _too_large(path: Path) -> ConfigError:

@@ -49,7 +49,7 @@ from .queue import (
     review_queue,
 )
 from .ranking import ApprovedSet
-from .snapshots import Snapshots, State
+from .snapshots import Snapshots, State, project_moment
 from .voting import QueueView, VoteDesk, check_intent
 
 __all__ = ["AUTOMATIC_KINDS", "MemoryCore", "ReviewContext"]
@@ -313,7 +313,7 @@ class MemoryCore:
     def pinned_moment(self) -> Moment | None:
         """The pinned snapshot as a moment of the project's store (None: not pinned)."""
         pinned = self.pinned()
-        return None if pinned is None else Moment(pinned.taken_at, pinned.event_seq)
+        return None if pinned is None else project_moment(pinned)
 
     # -- decisions ------------------------------------------------------------------------
 

@@ -30,7 +30,7 @@ from .._foundations.ids import new_id
 from .._foundations.results import Snapshot
 from .._foundations.tables import Kind, with_missing_as_na
 from .._foundations.utc import to_utc
-from ..errors import ConfigError, NpcError
+from ..errors import ConfigError, NpcError, StoreError
 from ..store import Store, Stores
 from ..store.generation import epoch
 from ..store.memories.history import approved_rows_at
@@ -38,7 +38,15 @@ from ..store.memories.predicates import Moment
 from ..store.runs import snapshot_rows
 from .ranking import ApprovedSet, priority_key
 
-__all__ = ["RESERVED_LABELS", "SNAPSHOT_KINDS", "Snapshots", "State", "content_hash", "hash_line"]
+__all__ = [
+    "RESERVED_LABELS",
+    "SNAPSHOT_KINDS",
+    "Snapshots",
+    "State",
+    "content_hash",
+    "hash_line",
+    "project_moment",
+]
 
 #: Words ``%npc_pin`` reads as commands, so never a label.
 RESERVED_LABELS = ("now", "off")
@@ -112,6 +120,7 @@ class Snapshots:
                 "taken_by": actor,
                 "event_seq": moment.seq or 0,
                 "user_event_seq": user_seq,
+                "event_floor": 0,
                 "content_hash": content_hash(every),
                 "memories": len(every),
             }
@@ -243,10 +252,8 @@ class Snapshots:
             return [(store, None) for store in stores]
         if isinstance(state, datetime):
             return [(store, Moment(state)) for store in stores]
-        seqs = [state.event_seq, state.user_event_seq]
-        return [
-            (store, Moment(state.taken_at, seq)) for store, seq in zip(stores, seqs, strict=False)
-        ]
+        at = [project_moment(state), Moment(state.taken_at, state.user_event_seq)]
+        return list(zip(stores, at, strict=False))
 
     def approved(self, state: Snapshot | datetime, npc: str, team: str | None) -> ApprovedSet:
         """The memories approved at ``state`` that ``npc`` may see, in priority order;
@@ -298,6 +305,20 @@ def _snapshot(row: dict[str, Any]) -> Snapshot:
         taken_by=row["taken_by"],
         event_seq=int(row["event_seq"]),
         user_event_seq=int(row["user_event_seq"]),
+        event_floor=int(row["event_floor"]),
+    )
+
+
+def project_moment(snapshot: Snapshot) -> Moment:
+    """The events ``snapshot`` includes in the project's store; a ``StoreError`` for one
+    a bundle merge could not place (``event_floor`` -1: docs/bundle.md)."""
+    if snapshot.event_floor >= 0:
+        return Moment(snapshot.taken_at, snapshot.event_seq, snapshot.event_floor)
+    raise StoreError(
+        f"The snapshot {snapshot.label or snapshot.id!r} came in a bundle merged into this "
+        "project, and cannot be read exactly in this project: some audit events it includes "
+        "were already here, numbered among this project's own events. Import that "
+        "bundle into a new project (create=True) to read at it."
     )
 
 

@@ -10,9 +10,19 @@ already there is a duplicate, skipped and counted; in a table without one (the a
 log, concepts, injections) a row equal in every column to one already there is. The
 numbers a sequence gives (``contract._SEQUENCED``) are local to a store, so merged rows
 get new ones from the target's sequence (audit events in their old order), and a
-column that names such a number (``SEQUENCE_REFERENCES``: an undo's ``undoes``)
-follows it. A new table
-whose column names a sequenced number must be listed there.
+column that names such a number follows it: ``SEQUENCE_REFERENCES`` lists those naming
+one row (an undo's ``undoes``), ``SEQUENCE_RANGES`` those naming a range of rows (a
+snapshot's events: above ``event_floor`` up to ``event_seq``). A table a column refers
+to is written first, and its map from old numbers to new is kept (a temporary table)
+until every table is written, then dropped (on PostgreSQL temporary tables outlive the
+transaction in the pooled session; a failure rolls their creation back). A new table
+whose column names a sequenced number must be listed in one of them.
+
+A merged range is exact when every row in it was new here: its rows keep their order
+and are numbered after all the target's own, so the range maps to the new numbers
+between them (the target's own rows, lower, fall outside it). A range holding a row
+that was already here (a bundle of the same project merged before) cannot be one
+range of this store: it is written as ``-1, -1``, which readers refuse.
 
 Either way the store's decision generation starts a new epoch (every cache reloads)
 and this process's neighbour indexes look again. On a DuckDB file the staged file is
@@ -37,10 +47,13 @@ from ..contract import Connection, Store, scalar
 from ..moving.copy_into import catalog_tables
 from .tables import Column, current_schema, quoted, store_home
 
-__all__ = ["SEQUENCE_REFERENCES", "Loaded", "load_staged"]
+__all__ = ["SEQUENCE_RANGES", "SEQUENCE_REFERENCES", "Loaded", "load_staged"]
 
-#: Columns holding a number a sequence gave a row of the same table: (table, column).
-SEQUENCE_REFERENCES = {("memory_events", "undoes")}
+#: Columns naming one number a sequence gave: (table, column) -> the numbered table.
+SEQUENCE_REFERENCES = {("memory_events", "undoes"): "memory_events"}
+#: Column pairs naming a range of such numbers, (floor, last]: (table, floor, last) ->
+#: the numbered table.
+SEQUENCE_RANGES = {("snapshots", "event_floor", "event_seq"): "memory_events"}
 _ATTACHED = "npc_bundle_in"
 _SEQMAP = "npc_bundle_seqmap"
 _BATCH = 5000
@@ -66,12 +79,14 @@ def load_staged(store: Store, staged: Path, *, merge: bool, project: str) -> Loa
                 _refuse_unless_empty(con, columns, project)
             incoming = _incoming(store, con, staged, columns, duck)
             inserted, skipped = {}, {}
-            for table, cols in columns.items():
+            for table in _referenced_first(columns):
                 before = _count(con, quoted(table))
                 offered = _count(con, incoming[table])
+                cols = columns[table]
                 _insert(store, con, table, cols, keys.get(table, []), incoming[table], merge)
                 inserted[table] = _count(con, quoted(table)) - before
                 skipped[table] = offered - inserted[table]
+            _drop_number_maps(con, columns)
             if not merge:
                 _restart_sequences(con, duck)
             store.bump_generation(con, rewrite=True)
@@ -81,6 +96,31 @@ def load_staged(store: Store, staged: Path, *, merge: bool, project: str) -> Loa
                 con.execute(f"DETACH DATABASE IF EXISTS {_ATTACHED}")
     store.memory_inserts += inserted.get("memories", 0)
     return Loaded(inserted, skipped)
+
+
+def _referenced_first(columns: dict[str, list[Column]]) -> list[str]:
+    """The tables in schema order, except that a table whose numbers another table's
+    column names comes before it."""
+    referenced = set(SEQUENCE_REFERENCES.values()) | set(SEQUENCE_RANGES.values())
+    return sorted(columns, key=lambda table: table not in referenced)
+
+
+def _referring(table: str) -> tuple[set[str], list[tuple[str, str, str]]]:
+    """``table``'s columns naming one number, and its (floor, last, numbered) ranges."""
+    one = {column for (t, column) in SEQUENCE_REFERENCES if t == table}
+    ranges = [(f, last, named) for (t, f, last), named in SEQUENCE_RANGES.items() if t == table]
+    return one, ranges
+
+
+def _map_of(table: str) -> str:
+    """The temporary table mapping ``table``'s old numbers to new ones in a merge."""
+    return f"{_SEQMAP}_{table}"
+
+
+def _drop_number_maps(con: Connection, columns: dict[str, list[Column]]) -> None:
+    for table in set(SEQUENCE_REFERENCES.values()) | set(SEQUENCE_RANGES.values()):
+        if table in columns:
+            con.execute(f"DROP TABLE IF EXISTS {_map_of(table)}")
 
 
 def _check_target(store: Store, columns: dict[str, list[Column]]) -> None:
@@ -178,19 +218,22 @@ def _insert(
         return
     sequenced = SEQUENCED.get(table)
     renumbered = {sequenced[0]} if sequenced else set()
-    references = {column for t, column in SEQUENCE_REFERENCES if t == table}
+    references, ranges = _referring(table)
+    referring = references | {c for f, last, _ in ranges for c in (f, last)}
     compared = (
         key
         if key and set(key) != renumbered
-        else [n for n in names if n not in renumbered | references]
+        else [n for n in names if n not in renumbered | referring]
     )
     new = f"NOT EXISTS (SELECT 1 FROM {quoted(table)} t WHERE {_same(compared)})"
+    referenced = table in set(SEQUENCE_REFERENCES.values()) | set(SEQUENCE_RANGES.values())
     if sequenced is None:
+        values = [_mapped_value(n, references, ranges) for n in names]
         con.execute(
-            f"INSERT INTO {quoted(table)} ({listed}) SELECT {_from('s', names)} "
+            f"INSERT INTO {quoted(table)} ({listed}) SELECT {', '.join(values)} "
             f"FROM {source} s WHERE {new}"
         )
-    elif not references:
+    elif not referenced:
         column, sequence = sequenced
         rest = [n for n in names if n != column]
         con.execute(
@@ -199,6 +242,46 @@ def _insert(
         )
     else:
         _insert_renumbered(store, con, table, names, compared, source, references)
+
+
+def _mapped_value(name: str, references: set[str], ranges: list[tuple[str, str, str]]) -> str:
+    """The SQL value written for the incoming column ``name`` (of ``s``) in a merge: as
+    it is, or its number (or its range's end) in this store."""
+    if name in references:
+        named = next(n for (_, c), n in SEQUENCE_REFERENCES.items() if c == name)
+        return f"(SELECT m.new_seq FROM {_map_of(named)} m WHERE m.old_seq = s.{quoted(name)})"
+    for floor, last, named in ranges:
+        if name in (floor, last):
+            return _range_end(floor, last, _map_of(named), name == floor)
+    return f"s.{quoted(name)}"
+
+
+def _range_end(floor: str, last: str, numbers: str, lower: bool) -> str:
+    """SQL: the new ``floor`` (``lower``) or ``last`` of an incoming range (floor, last]
+    whose numbers ``numbers`` maps; -1 when a row in it was already here (see the
+    module docstring)."""
+    old_floor, old_last = f"coalesce(s.{quoted(floor)}, 0)", f"s.{quoted(last)}"
+    unplaced = (
+        f"{old_floor} < 0 OR EXISTS (SELECT 1 FROM {numbers} d WHERE NOT d.fresh "
+        f"AND d.old_seq > {old_floor} AND d.old_seq <= {old_last})"
+    )
+    before = (
+        f"coalesce((SELECT min(b.new_seq) - 1 FROM {numbers} b WHERE b.fresh), "
+        f"(SELECT coalesce(max(c.new_seq), 0) FROM {numbers} c))"
+    )
+    new_floor = (
+        f"coalesce((SELECT max(f.new_seq) FROM {numbers} f WHERE f.fresh "
+        f"AND f.old_seq <= {old_floor}), {before})"
+    )
+    end = (
+        new_floor
+        if lower
+        else (
+            f"coalesce((SELECT max(e.new_seq) FROM {numbers} e WHERE e.fresh "
+            f"AND e.old_seq <= {old_last}), {new_floor})"
+        )
+    )
+    return f"CASE WHEN {unplaced} THEN -1 ELSE {end} END"
 
 
 def _same(columns: list[str]) -> str:
@@ -222,11 +305,12 @@ def _insert_renumbered(
     number they have here, new rows to fresh numbers in their old order, and the
     naming columns follow the map."""
     column = SEQUENCED[table][0]
+    numbers = _map_of(table)
     _number_map(store, con, table, compared, source)
     rest = [n for n in names if n != column and n not in references]
     follow = {n: f"r_{i}" for i, n in enumerate(sorted(references))}
     joins = " ".join(
-        f"LEFT JOIN {_SEQMAP} {alias} ON {alias}.old_seq = s.{quoted(n)}"
+        f"LEFT JOIN {numbers} {alias} ON {alias}.old_seq = s.{quoted(n)}"
         for n, alias in follow.items()
     )
     targets = ", ".join(quoted(n) for n in [column, *rest, *follow])
@@ -235,10 +319,9 @@ def _insert_renumbered(
     )
     con.execute(
         f"INSERT INTO {quoted(table)} ({targets}) SELECT {values} FROM {source} s "
-        f"JOIN {_SEQMAP} m ON m.old_seq = s.{quoted(column)} {joins} "
+        f"JOIN {numbers} m ON m.old_seq = s.{quoted(column)} {joins} "
         "WHERE m.fresh ORDER BY m.new_seq"
-    )
-    con.execute(f"DROP TABLE {_SEQMAP}")
+    )  # the map is kept for the tables that name these numbers (_drop_number_maps)
 
 
 def _number_map(
@@ -247,16 +330,17 @@ def _number_map(
     """The temporary map from each incoming row's number to its number here: a
     duplicate's existing one, or a fresh one from the sequence (``fresh``)."""
     column, sequence = SEQUENCED[table]
-    con.execute(f"CREATE TEMP TABLE {_SEQMAP} (old_seq BIGINT, new_seq BIGINT, fresh BOOLEAN)")
+    mapped = _map_of(table)
+    con.execute(f"CREATE TEMP TABLE {mapped} (old_seq BIGINT, new_seq BIGINT, fresh BOOLEAN)")
     con.execute(
-        f"INSERT INTO {_SEQMAP} SELECT s.{quoted(column)}, min(t.{quoted(column)}), false "
+        f"INSERT INTO {mapped} SELECT s.{quoted(column)}, min(t.{quoted(column)}), false "
         f"FROM {source} s JOIN {quoted(table)} t ON {_same(compared)} GROUP BY s.{quoted(column)}"
     )
     fresh = [
         int(row[0])
         for row in con.execute(
             f"SELECT s.{quoted(column)} FROM {source} s WHERE s.{quoted(column)} NOT IN "
-            f"(SELECT old_seq FROM {_SEQMAP}) ORDER BY s.{quoted(column)}"
+            f"(SELECT old_seq FROM {mapped}) ORDER BY s.{quoted(column)}"
         ).fetchall()
     ]
     if not fresh:
@@ -267,7 +351,7 @@ def _number_map(
             f"SELECT nextval('{sequence}') FROM generate_series(1, {len(fresh)})"
         ).fetchall()
     )
-    _rows_into(store, con, _SEQMAP, [(o, n, True) for o, n in zip(fresh, numbers, strict=True)])
+    _rows_into(store, con, mapped, [(o, n, True) for o, n in zip(fresh, numbers, strict=True)])
 
 
 def _rows_into(

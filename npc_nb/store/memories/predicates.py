@@ -53,17 +53,21 @@ SCOPE_RANK = {"npc": 0, "team": 1, "project": 2}
 
 @dataclass(frozen=True)
 class Moment:
-    """A point in one store's history: the events it includes (up to ``seq``, the last
-    event of a snapshot; else every event recorded at or before ``clock``), and
-    ``clock``, the time validity windows are read at."""
+    """A point in one store's history: the events it includes (those numbered above
+    ``floor`` up to ``seq``, the last event of a snapshot; else every event recorded at
+    or before ``clock``), and ``clock``, the time validity windows are read at. A
+    ``floor`` above 0 is a snapshot merged in from a bundle: the target project's own
+    events, numbered lower, are not its, so neither are the memories they created."""
 
     clock: datetime
     seq: int | None = None
+    floor: int = 0
 
     def params(self, name: str = "as_of") -> dict[str, Any]:
         """The parameters of ``included(self, name=name)``."""
         if self.seq is not None:
-            return {f"{name}_seq": self.seq}
+            floor = {f"{name}_floor": self.floor} if self.floor else {}
+            return {f"{name}_seq": self.seq} | floor
         return {f"{name}_clock": self.clock}
 
 
@@ -71,6 +75,8 @@ def included(moment: Moment, alias: str = "", name: str = "as_of") -> str:
     """SQL: an audit event (``alias``, if given) is among those ``moment`` includes; its
     parameters are ``moment.params(name)``."""
     prefix = f"{alias}." if alias else ""
+    if moment.seq is not None and moment.floor:
+        return f"({prefix}seq > ${name}_floor AND {prefix}seq <= ${name}_seq)"
     if moment.seq is not None:
         return f"{prefix}seq <= ${name}_seq"
     return f"{prefix}occurred_at <= ${name}_clock"

@@ -21,7 +21,10 @@ from ..memories.predicates import Moment
 
 __all__ = ["find_snapshot", "list_snapshots", "read_watermark", "take_snapshot"]
 
-_COLUMNS = "id, label, taken_at, taken_by, event_seq, user_event_seq, content_hash, memories"
+_COLUMNS = (
+    "id, label, taken_at, taken_by, event_seq, user_event_seq, content_hash, memories, "
+    "coalesce(event_floor, 0) AS event_floor"
+)
 
 
 def read_watermark(store: Store, clock: datetime) -> tuple[Moment, list[dict]]:

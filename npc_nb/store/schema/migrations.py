@@ -39,6 +39,7 @@ from ...vocabulary import (
 __all__ = [
     "MIGRATIONS",
     "RUNS_TABLES",
+    "SNAPSHOT_FLOOR",
     "VOTES_TABLE",
     "apply_migrations",
     "endpoint_without_credentials",
@@ -879,3 +880,18 @@ def m021_votes(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("DROP TABLE memory_events")
     con.execute("ALTER TABLE memory_events_m021 RENAME TO memory_events")
     con.execute("CREATE INDEX memory_events_memory ON memory_events (memory_id)")
+
+
+#: ``m022_snapshot_event_floor`` on both engines: a snapshot includes the events numbered
+#: above ``event_floor`` up to ``event_seq``. 0 for a snapshot taken in its own store (every
+#: event up to ``event_seq``); a bundle merged into a project with events of its own gives
+#: its snapshots the number before their first event here (store/bundle/load.py), and -1
+#: to one whose events a merge could not place in one range (reading at it is refused).
+SNAPSHOT_FLOOR = "ALTER TABLE snapshots ADD COLUMN event_floor BIGINT DEFAULT 0"
+
+
+@migration
+def m022_snapshot_event_floor(con: duckdb.DuckDBPyConnection) -> None:
+    """Snapshots name where their audit events start too (event_floor), so a
+    bundle's snapshot merged into a project that has events of its own stays exact."""
+    con.execute(SNAPSHOT_FLOOR)

@@ -44,6 +44,7 @@ from .migrations import (
     MIGRATIONS,
     REHASHED_COLUMNS,
     RUNS_TABLES,
+    SNAPSHOT_FLOOR,
     VOTES_TABLE,
     endpoint_without_credentials,
     rehashed_rows,
@@ -527,3 +528,9 @@ def p021_votes(con: Any) -> None:
         f"{_one_of('action', EVENT_ACTIONS)}"
     )
     con.execute("ALTER TABLE memory_events ADD COLUMN vote_id VARCHAR")
+
+
+@pg_migration("m022_snapshot_event_floor")
+def p022_snapshot_event_floor(con: Any) -> None:
+    """The snapshots' ``event_floor``, as on DuckDB (adding a column fires no trigger)."""
+    con.execute(SNAPSHOT_FLOOR)
