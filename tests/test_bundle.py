@@ -309,3 +309,29 @@ def test_a_snapshot_a_merge_cannot_place_exactly_is_refused(
     assert "The ringing dataset is due Friday" in merged.context("analyst", as_of="before-merge")
     merged.close()
     target.close()
+
+
+def test_votes_travel_and_a_card_in_adjudication_stays_out_of_every_prompt(
+    project_dir: Path, tmp_path: Path
+) -> None:
+    """Independent review's votes are rows like any other: a bundle carries them, so the
+    copy shows the same votes, the same adjudication queue, and no open card's text."""
+    lab = npc_nb.open(project_dir, review_mode="independent")
+    agreed = propose(lab, "The lab meets on Mondays")
+    lab.approve(agreed, by="ada")
+    lab.approve(agreed, by="bob")
+    open_card = propose(lab, "We use DuckDB for everything")
+    lab.approve(open_card, by="ada")
+    lab.reject(open_card, by="bob", reason="not everything")
+    first = lab.export_bundle(tmp_path / "first.zip")
+    assert checksums(first)["votes"][0] == 4
+    npc_nb.import_bundle(first, tmp_path / "copy", create=True)
+    copy = npc_nb.open(tmp_path / "copy", review_mode="independent")
+    assert checksums(copy.export_bundle(tmp_path / "second.zip")) == checksums(first)
+    pd.testing.assert_frame_equal(copy.votes(), lab.votes())
+    assert copy.review_queue(adjudicate=True, reviewer="carol")["id"].tolist() == [open_card]
+    assert "Mondays" in copy.context("analyst") and "DuckDB" not in copy.context("analyst")
+    assert copy.approve(open_card, by="carol").decision == "adjudicate"
+    assert "DuckDB" in copy.context("analyst")
+    copy.close()
+    lab.close()
