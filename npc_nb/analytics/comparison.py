@@ -1,0 +1,146 @@
+"""Comparing two extractors: differences of rates, exact and chi-square tests, Holm's
+adjustment and a cluster bootstrap, as pure functions (the statistics of experiments).
+
+An experiment asks whether arm B's candidates are approved more often than arm A's. The
+answer a paper needs is a difference with its interval and a p-value, corrected for the
+number of arms compared, with the counts beside it. The key design choice: only methods
+with a published worked example to test against (Newcombe's hybrid score interval,
+Fisher's exact test, Pearson's chi-square, Holm's step-down), written here in plain
+``math`` and NumPy, so SciPy is not a dependency (the tests cross-check against it).
+Cards cluster within conversations, so the frame-level comparison also offers a
+bootstrap that resamples whole conversations. Degenerate input (no trials, an empty
+frame) gives NaN and, where a frame is returned, a ``note`` saying why; never an error
+or a warning. NumPy and pandas are imported inside the functions: ``import npc_nb``
+stays fast.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = [
+    "chi_square_test",
+    "cluster_bootstrap_difference",
+    "compare_categories",
+    "compare_proportions",
+    "fisher_exact",
+    "holm_adjust",
+    "newcombe_interval",
+]
+
+
+def newcombe_interval(
+    x1: int, n1: int, x2: int, n2: int, confidence: float = 0.95
+) -> tuple[float, float, float]:
+    """The difference ``p1 - p2`` of two independent proportions and its interval by
+    Newcombe's hybrid score method (Newcombe 1998, Statistics in Medicine 17:873-890,
+    method 10), built from the Wilson score interval (l_i, u_i) of each proportion:
+
+        d = p1 - p2,  p_i = x_i / n_i
+        low  = d - sqrt((p1 - l1)² + (u2 - p2)²)
+        high = d + sqrt((u1 - p1)² + (p2 - l2)²)
+
+    Returns ``(d, low, high)``; NaN for all three when ``n1`` or ``n2`` is 0.
+    """
+    raise NotImplementedError
+
+
+def fisher_exact(table: Sequence[Sequence[int]]) -> float:
+    """The two-sided p-value of Fisher's exact test for a 2x2 table of counts
+    ``[[a, b], [c, d]]`` (rows the two groups, columns success and failure).
+
+    With the margins fixed, ``a`` follows the hypergeometric distribution
+    P(a) = C(a+c, a) C(b+d, b) / C(n, a+b). The p-value sums P over every table with
+    the same margins that is no more likely than the observed one, within a relative
+    tolerance of 1e-7 as SciPy does (Fisher 1935; Agresti, Categorical Data Analysis,
+    §3.5). Computed in log space with ``math.lgamma``, so large counts do not overflow.
+    NaN when a row (a group) has no counts; 1.0 when a column is empty (nothing varies).
+    """
+    raise NotImplementedError
+
+
+def chi_square_test(table: Sequence[Sequence[float]]) -> tuple[float, int, float]:
+    """Pearson's chi-square test of independence for an r x c table of counts:
+
+        X² = Σ (O_ij - E_ij)² / E_ij,  E_ij = (row_i total)(column_j total) / n
+        df = (r - 1)(c - 1),  p = Q(df/2, X²/2)
+
+    where Q is the regularised upper incomplete gamma function, the chi-square
+    distribution's upper tail (Pearson 1900; Agresti, Categorical Data Analysis, §3.2).
+    No continuity correction. Rows and columns that are all zero are dropped first; a
+    table left with fewer than two rows or two columns gives ``(nan, 0, nan)``.
+    """
+    raise NotImplementedError
+
+
+def holm_adjust(pvalues: Sequence[float]) -> list[float]:
+    """Holm's step-down adjustment of m p-values (Holm 1979, Scandinavian Journal of
+    Statistics 6:65-70): with p_(1) <= ... <= p_(m) sorted,
+
+        adjusted p_(i) = min(1, max_{j <= i} (m - j + 1) p_(j))
+
+    so the adjusted values keep the order of the raw ones and never exceed 1. Rejecting
+    where the adjusted value is below alpha controls the family-wise error rate at alpha.
+    NaN stays NaN in its place and does not count in m.
+    """
+    raise NotImplementedError
+
+
+def cluster_bootstrap_difference(
+    frame: pd.DataFrame,
+    *,
+    cluster: str,
+    group: str,
+    outcome: str,
+    baseline: Any,
+    other: Any,
+    resamples: int = 2000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> tuple[float, float, int]:
+    """A percentile bootstrap interval for (rate of ``outcome`` in group ``other``) -
+    (rate in group ``baseline``), resampling whole clusters (Davison & Hinkley 1997,
+    Bootstrap Methods and their Application, §3.8; Field & Welsh 2007, JRSS B 69:369-390).
+
+    ``frame`` has one row per observation (a card): its ``cluster`` (the conversation),
+    its ``group`` (the arm) and a 0/1 or boolean ``outcome``; rows with a missing outcome
+    are left out. Each resample draws the clusters with replacement (both arms' rows of
+    a drawn cluster come together: the design is paired by conversation) and computes
+    Σ successes / Σ trials per arm over the drawn clusters. The interval is the
+    (α/2, 1-α/2) quantiles of the differences. Resamples in which an arm has no trials
+    are dropped; returns ``(low, high, resamples used)``, NaN and 0 when an arm has no
+    rows at all. Seeded with ``numpy.random.default_rng(seed)``.
+    """
+    raise NotImplementedError
+
+
+def compare_proportions(
+    counts: pd.DataFrame, *, baseline: Any, confidence: float = 0.95
+) -> pd.DataFrame:
+    """Each arm against the baseline arm on a yes/no outcome. ``counts`` has one row per
+    arm with columns ``arm``, ``successes`` and ``trials``. Returns one row per other arm:
+    ``arm``, ``baseline``, the counts of both (``successes``, ``trials``,
+    ``baseline_successes``, ``baseline_trials``), ``rate``, ``baseline_rate``,
+    ``difference`` (rate - baseline_rate) with its Newcombe interval ``ci_low``,
+    ``ci_high`` (see ``newcombe_interval``), ``p_value`` of Fisher's exact test on the
+    2x2 table, ``p_holm`` (Holm-adjusted across the arms compared), ``test``
+    (``"fisher"``) and ``note`` (why a value is NaN, else missing).
+    """
+    raise NotImplementedError
+
+
+def compare_categories(counts: pd.DataFrame, *, baseline: Any) -> pd.DataFrame:
+    """Each arm against the baseline arm on an outcome of several categories (approved,
+    edited, rejected). ``counts`` has one row per arm: ``arm`` and one count column per
+    category. Returns one row per other arm: ``arm``, ``baseline``, ``trials``,
+    ``baseline_trials``, each category's count for the arm and, prefixed ``baseline_``,
+    for the baseline, then Pearson's ``statistic``, ``df`` and ``p_value`` on the 2 x k
+    table (see ``chi_square_test``), ``p_holm`` (Holm across the arms), ``test``
+    (``"chi-square"``) and ``note`` (why a value is NaN, or that an expected count is
+    below 5, where the chi-square approximation is rough).
+    """
+    raise NotImplementedError
