@@ -34,6 +34,7 @@ from ...vocabulary import (
     SCOPES,
     STATUSES,
 )
+from .experiment_tables import EXPERIMENT_TABLES, EXPERIMENT_VIEWS
 
 __all__ = [
     "MIGRATIONS",
@@ -801,3 +802,14 @@ JUDGING_COLUMNS = (
     "ALTER TABLE {table} ADD COLUMN match_tokens INTEGER;"
     "ALTER TABLE {table} ADD COLUMN match_ms DOUBLE"
 )
+
+
+@migration
+def m021_experiments(con: duckdb.DuckDBPyConnection) -> None:
+    # Extraction experiments (``experiment_tables``): their tables, the arm mark on
+    # memories (NULL for every memory so far: live), and the views made to leave an
+    # experiment's memories out. No memory row changes: no new epoch.
+    for statement in EXPERIMENT_TABLES:
+        con.execute(statement)
+    for view in EXPERIMENT_VIEWS:
+        con.execute(view.replace("{other_wording}", OTHER_WORDING))

@@ -39,6 +39,7 @@ from ...vocabulary import (
     SCOPES,
     STATUSES,
 )
+from .experiment_tables import EXPERIMENT_TABLES
 from .migrations import (
     JUDGING_COLUMNS,
     MIGRATIONS,
@@ -512,3 +513,11 @@ def p020_judged_neighbours(con: Any) -> None:
         "ALTER TABLE reproposals ADD COLUMN match_error VARCHAR",
     ):
         con.execute(statement.replace(" DOUBLE", " DOUBLE PRECISION"))
+
+
+@pg_migration("m021_experiments")
+def p021_experiments(con: Any) -> None:
+    """Extraction experiments' tables and the arm mark on memories, as on DuckDB (the
+    views are DuckDB's)."""
+    for statement in EXPERIMENT_TABLES:
+        con.execute(statement)
