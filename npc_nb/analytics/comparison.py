@@ -16,8 +16,12 @@ stays fast.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+from statistics import NormalDist
 from typing import TYPE_CHECKING, Any
+
+from ..errors import ArgumentError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -46,7 +50,18 @@ def newcombe_interval(
 
     Returns ``(d, low, high)``; NaN for all three when ``n1`` or ``n2`` is 0.
     """
-    raise NotImplementedError
+    _check_count(x1, n1)
+    _check_count(x2, n2)
+    if n1 == 0 or n2 == 0:
+        return (math.nan, math.nan, math.nan)
+    z = _z(confidence)
+    p1, p2 = x1 / n1, x2 / n2
+    l1, u1 = _wilson(x1, n1, z)
+    l2, u2 = _wilson(x2, n2, z)
+    d = p1 - p2
+    low = d - math.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2)
+    high = d + math.sqrt((u1 - p1) ** 2 + (p2 - l2) ** 2)
+    return (d, low, high)
 
 
 def fisher_exact(table: Sequence[Sequence[int]]) -> float:
@@ -144,3 +159,39 @@ def compare_categories(counts: pd.DataFrame, *, baseline: Any) -> pd.DataFrame:
     below 5, where the chi-square approximation is rough).
     """
     raise NotImplementedError
+
+
+def _wilson(x: int, n: int, z: float) -> tuple[float, float]:
+    """The Wilson score interval of x / n (Wilson 1927), the scalar form of
+    ``analytics.intervals.wilson_interval`` (which works on Series):
+
+    (2x + z² ± z sqrt(z² + 4x(n - x)/n)) / (2(n + z²)).
+    """
+    root = z * math.sqrt(z * z + 4 * x * (n - x) / n)
+    denominator = 2 * (n + z * z)
+    return ((2 * x + z * z - root) / denominator, (2 * x + z * z + root) / denominator)
+
+
+def _z(confidence: float) -> float:
+    """The standard normal quantile of a two-sided interval of this confidence."""
+    if isinstance(confidence, bool) or not isinstance(confidence, int | float):
+        raise ArgumentError(f"confidence must be a number between 0 and 1, not {confidence!r}")
+    if not 0 < confidence < 1:
+        raise ArgumentError(
+            f"confidence must be between 0 and 1 (0.95 for a 95% interval), not {confidence!r}"
+        )
+    return NormalDist().inv_cdf(0.5 + confidence / 2)
+
+
+def _check_count(successes: int, trials: int) -> None:
+    """Refuse counts that are not whole numbers with 0 <= successes <= trials."""
+    for value in (successes, trials):
+        if isinstance(value, bool) or not float(value).is_integer() or value < 0:
+            raise ArgumentError(
+                f"Counts must be whole numbers >= 0, not {value!r}: pass the number of "
+                "successes and of trials."
+            )
+    if successes > trials:
+        raise ArgumentError(
+            f"{successes} successes out of {trials} trials: successes cannot exceed trials."
+        )
