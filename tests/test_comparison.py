@@ -8,9 +8,12 @@ import math
 
 import pandas as pd
 import pytest
+import scipy.stats
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from npc_nb import NpcError
-from npc_nb.analytics.comparison import newcombe_interval
+from npc_nb.analytics.comparison import fisher_exact, newcombe_interval
 from npc_nb.analytics.intervals import wilson_interval
 
 # -- Newcombe's hybrid score interval ---------------------------------------------------
@@ -80,3 +83,61 @@ def test_newcombe_interval_refuses_impossible_counts_and_confidences(
 ) -> None:
     with pytest.raises(NpcError, match="must|cannot"):
         newcombe_interval(*counts, confidence=confidence)  # type: ignore[arg-type]
+
+
+# -- Fisher's exact test ----------------------------------------------------------------
+
+
+def test_fisher_exact_gives_the_lady_tasting_tea_its_published_p_value() -> None:
+    """Fisher (1935), The Design of Experiments, §2; Agresti (2002), Categorical Data
+    Analysis, 2nd ed., §3.5.2 and Table 3.8: 3 of 4 milk-first cups named right,
+    two-sided P = 0.486 (= 34/70)."""
+    assert fisher_exact([[3, 1], [1, 3]]) == pytest.approx(34 / 70, rel=1e-12)
+    assert round(fisher_exact([[3, 1], [1, 3]]), 4) == 0.4857
+
+
+def test_fisher_exact_gives_the_dieting_example_its_published_p_value() -> None:
+    """Wikipedia, "Fisher's exact test", Example: 1 of 10 men and 11 of 14 women
+    dieting, two-tailed p = 0.002759."""
+    assert round(fisher_exact([[1, 9], [11, 3]]), 6) == 0.002759
+
+
+def test_fisher_exact_sums_every_table_no_more_likely_than_the_observed_one() -> None:
+    """By hand for the tea: P(a) = C(4, a) C(4, 4 - a) / C(8, 4) = 1, 16, 36, 16, 1 / 70.
+    Observing a = 2 (the likeliest table) gives 1; a = 4 gives (1 + 1) / 70."""
+    assert fisher_exact([[2, 2], [2, 2]]) == pytest.approx(1.0)
+    assert fisher_exact([[4, 0], [0, 4]]) == pytest.approx(2 / 70, rel=1e-12)
+
+
+def test_fisher_exact_handles_large_counts_without_overflow() -> None:
+    p = fisher_exact([[10_000, 20_000], [20_100, 40_000]])
+    assert p == pytest.approx(
+        scipy.stats.fisher_exact([[10_000, 20_000], [20_100, 40_000]])[1], rel=1e-8
+    )
+
+
+def test_fisher_exact_without_variation_is_one_and_without_an_arm_is_nan() -> None:
+    assert fisher_exact([[5, 0], [7, 0]]) == 1.0  # every trial a success in both arms
+    assert math.isnan(fisher_exact([[0, 0], [3, 4]]))  # the first arm has no trials
+    assert math.isnan(fisher_exact([[0, 0], [0, 0]]))
+
+
+@pytest.mark.parametrize(
+    "table", [[[1, 2, 3], [4, 5, 6]], [[1, 2]], [[1, -2], [3, 4]], [[1, 2.5], [3, 4]], 7]
+)
+def test_fisher_exact_refuses_what_is_not_a_2x2_table_of_counts(table: object) -> None:
+    with pytest.raises(NpcError, match="2x2|whole numbers|list of rows"):
+        fisher_exact(table)  # type: ignore[arg-type]
+
+
+counts = st.integers(min_value=0, max_value=60)
+
+
+@settings(max_examples=300, deadline=None)
+@given(counts, counts, counts, counts)
+def test_fisher_exact_agrees_with_scipy(a: int, b: int, c: int, d: int) -> None:
+    table = [[a, b], [c, d]]
+    if a + b == 0 or c + d == 0:
+        assert math.isnan(fisher_exact(table))
+    else:
+        assert fisher_exact(table) == pytest.approx(scipy.stats.fisher_exact(table)[1], rel=1e-9)

@@ -75,7 +75,20 @@ def fisher_exact(table: Sequence[Sequence[int]]) -> float:
     §3.5). Computed in log space with ``math.lgamma``, so large counts do not overflow.
     NaN when a row (a group) has no counts; 1.0 when a column is empty (nothing varies).
     """
-    raise NotImplementedError
+    (a, b), (c, d) = _table(table, shape=(2, 2))
+    trials1, trials2, successes = a + b, c + d, a + c
+    if trials1 == 0 or trials2 == 0:
+        return math.nan
+    n = trials1 + trials2
+    log_total = _log_choose(n, successes)
+
+    def log_p(k: int) -> float:  # P(a = k): hypergeometric, the margins fixed
+        return _log_choose(trials1, k) + _log_choose(trials2, successes - k) - log_total
+
+    threshold = log_p(a) + math.log1p(1e-7)
+    tables = range(max(0, successes - trials2), min(trials1, successes) + 1)
+    p = math.fsum(math.exp(value) for k in tables if (value := log_p(k)) <= threshold)
+    return min(p, 1.0)
 
 
 def chi_square_test(table: Sequence[Sequence[float]]) -> tuple[float, int, float]:
@@ -172,6 +185,39 @@ def _wilson(x: int, n: int, z: float) -> tuple[float, float]:
     return ((2 * x + z * z - root) / denominator, (2 * x + z * z + root) / denominator)
 
 
+def _whole(value: object) -> bool:
+    """Whether ``value`` is a whole number (an int, or a float or numpy number like 3.0)."""
+    if isinstance(value, bool | str | bytes):
+        return False
+    try:
+        return float(value).is_integer()  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return False
+
+
+def _log_choose(n: int, k: int) -> float:
+    """log C(n, k), through log-gamma so that large counts do not overflow."""
+    return math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
+
+
+def _table(table: Sequence[Sequence[Any]], shape: tuple[int, int] | None = None) -> list[list[int]]:
+    """A table of counts as lists of ints: rectangular, whole numbers >= 0, of ``shape``."""
+    try:
+        rows = [list(row) for row in table]
+    except TypeError:
+        raise ArgumentError(
+            f"A table of counts is a list of rows, like [[3, 1], [1, 3]], not {table!r}"
+        ) from None
+    widths = {len(row) for row in rows}
+    if len(widths) > 1 or (shape is not None and (len(rows), *widths) != shape):
+        wanted = "a 2x2 table [[a, b], [c, d]]" if shape == (2, 2) else "rows of equal length"
+        raise ArgumentError(f"Expected {wanted} of counts, got {rows!r}")
+    for row in rows:
+        for value in row:
+            _check_count(value, value)
+    return [[int(value) for value in row] for row in rows]
+
+
 def _z(confidence: float) -> float:
     """The standard normal quantile of a two-sided interval of this confidence."""
     if isinstance(confidence, bool) or not isinstance(confidence, int | float):
@@ -186,7 +232,7 @@ def _z(confidence: float) -> float:
 def _check_count(successes: int, trials: int) -> None:
     """Refuse counts that are not whole numbers with 0 <= successes <= trials."""
     for value in (successes, trials):
-        if isinstance(value, bool) or not float(value).is_integer() or value < 0:
+        if not _whole(value) or value < 0:
             raise ArgumentError(
                 f"Counts must be whole numbers >= 0, not {value!r}: pass the number of "
                 "successes and of trials."
