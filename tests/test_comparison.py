@@ -4,17 +4,25 @@ against SciPy (a test-only dependency: the package itself never imports it)."""
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import pandas as pd
 import pytest
+import scipy.special
 import scipy.stats
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from npc_nb import NpcError
-from npc_nb.analytics.comparison import fisher_exact, newcombe_interval
+from npc_nb.analytics.comparison import (
+    chi_square_test,
+    fisher_exact,
+    holm_adjust,
+    newcombe_interval,
+)
 from npc_nb.analytics.intervals import wilson_interval
+from npc_nb.analytics.significance import upper_gamma
 
 # -- Newcombe's hybrid score interval ---------------------------------------------------
 
@@ -141,3 +149,123 @@ def test_fisher_exact_agrees_with_scipy(a: int, b: int, c: int, d: int) -> None:
         assert math.isnan(fisher_exact(table))
     else:
         assert fisher_exact(table) == pytest.approx(scipy.stats.fisher_exact(table)[1], rel=1e-9)
+
+
+# -- Pearson's chi-square test ----------------------------------------------------------
+
+
+def test_chi_square_test_gives_agrestis_party_identification_table_its_published_statistic() -> (
+    None
+):
+    """Agresti (2007), An Introduction to Categorical Data Analysis, 2nd ed., Table 2.5
+    (gender by party identification, General Social Survey): X² = 30.07, df = 2,
+    P < 0.001; with df = 2 the tail is exactly exp(-X²/2)."""
+    statistic, df, p = chi_square_test([[762, 327, 468], [484, 239, 477]])
+    assert (round(statistic, 2), df) == (30.07, 2)
+    assert p == pytest.approx(math.exp(-statistic / 2), rel=1e-12)
+    assert p < 0.001
+
+
+def test_chi_square_test_of_the_dieting_table_matches_its_published_p_value() -> None:
+    """The dieting table of Fisher's exact test above: QI Macros' worked example
+    ("Fisher Exact Test of a 2x2 Table") reports the uncorrected chi-square p = 0.00093."""
+    statistic, df, p = chi_square_test([[1, 9], [11, 3]])
+    assert df == 1
+    assert round(p, 5) == 0.00093
+    assert statistic == pytest.approx(10.971428571428572, rel=1e-12)
+
+
+def test_chi_square_test_drops_empty_rows_and_columns() -> None:
+    assert chi_square_test([[10, 0, 5], [0, 0, 0], [3, 0, 9]]) == pytest.approx(
+        chi_square_test([[10, 5], [3, 9]])
+    )
+
+
+@pytest.mark.parametrize("table", [[[0, 0], [0, 0]], [[3, 4], [0, 0]], [[3, 0], [5, 0]], [[7]], []])
+def test_chi_square_test_of_a_degenerate_table_is_nan(table: list[list[int]]) -> None:
+    statistic, df, p = chi_square_test(table)
+    assert math.isnan(statistic) and math.isnan(p) and df == 0
+
+
+def test_chi_square_test_refuses_ragged_or_negative_tables() -> None:
+    with pytest.raises(NpcError, match="equal length"):
+        chi_square_test([[1, 2, 3], [4, 5]])
+    with pytest.raises(NpcError, match="whole numbers"):
+        chi_square_test([[1, -2], [4, 5]])
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.integers(min_value=2, max_value=4).flatmap(
+        lambda rows: st.integers(min_value=2, max_value=5).flatmap(
+            lambda columns: st.lists(
+                st.lists(
+                    st.integers(min_value=1, max_value=500), min_size=columns, max_size=columns
+                ),
+                min_size=rows,
+                max_size=rows,
+            )
+        )
+    )
+)
+def test_chi_square_test_agrees_with_scipy(table: list[list[int]]) -> None:
+    statistic, df, p = chi_square_test(table)
+    expected = scipy.stats.chi2_contingency(table, correction=False)
+    assert statistic == pytest.approx(expected.statistic, rel=1e-10, abs=1e-12)
+    assert df == expected.dof
+    assert p == pytest.approx(expected.pvalue, rel=1e-9, abs=1e-12)
+
+
+@pytest.mark.parametrize("a", [0.5, 1, 1.5, 2, 3.5, 5, 10, 25.5, 50, 100, 500, 2000])
+def test_upper_gamma_matches_scipy_gammaincc_on_a_grid(a: float) -> None:
+    for x in [1e-8, 0.01, 0.1, 0.5, 1, 2, 5, a / 2, a - 1, a, a + 1, a + 5, 2 * a, 5 * a + 10, 700]:
+        if x < 0:
+            continue
+        expected = float(scipy.special.gammaincc(a, x))
+        assert upper_gamma(a, x) == pytest.approx(expected, rel=1e-9, abs=1e-10), (a, x)
+
+
+def test_upper_gamma_at_its_ends() -> None:
+    assert upper_gamma(3, 0) == 1.0
+    assert upper_gamma(3, math.inf) == 0.0
+    with pytest.raises(NpcError, match="a > 0"):
+        upper_gamma(0, 1)
+
+
+# -- Holm's step-down adjustment --------------------------------------------------------
+
+
+def test_holm_adjust_reproduces_the_worked_example() -> None:
+    """Wikipedia, "Holm-Bonferroni method", Example: p = 0.01, 0.04, 0.03, 0.005 at
+    alpha = 0.05 rejects H1 and H4 only. The adjusted p-values (as R's
+    p.adjust(method = "holm") gives them): 4 x 0.005, 3 x 0.01, max(2 x 0.03, ...), ..."""
+    adjusted = holm_adjust([0.01, 0.04, 0.03, 0.005])
+    assert adjusted == pytest.approx([0.03, 0.06, 0.06, 0.02], abs=1e-15)
+    assert [p < 0.05 for p in adjusted] == [True, False, False, True]
+
+
+def test_holm_adjust_caps_at_one_and_keeps_nan_in_place() -> None:
+    assert holm_adjust([0.5, math.nan, 0.6]) == pytest.approx([1.0, math.nan, 1.0], nan_ok=True)
+    assert holm_adjust([0.01, math.nan, 0.03]) == pytest.approx([0.02, math.nan, 0.03], nan_ok=True)
+    assert holm_adjust([]) == []
+
+
+def test_holm_adjust_refuses_what_is_not_a_p_value() -> None:
+    with pytest.raises(NpcError, match="between 0 and 1"):
+        holm_adjust([0.2, 1.5])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.floats(min_value=0, max_value=1) | st.just(math.nan), max_size=12))
+def test_holm_adjust_is_monotone_at_least_the_raw_value_and_at_most_bonferroni(
+    pvalues: list[float],
+) -> None:
+    adjusted = holm_adjust(pvalues)
+    m = sum(not math.isnan(p) for p in pvalues)
+    pairs = [(p, q) for p, q in zip(pvalues, adjusted, strict=True) if not math.isnan(p)]
+    assert all(math.isnan(q) for p, q in zip(pvalues, adjusted, strict=True) if math.isnan(p))
+    for p, q in pairs:
+        assert p <= q <= min(1.0, m * p) + 1e-15
+    for (p1, q1), (p2, q2) in itertools.product(pairs, repeat=2):
+        if p1 < p2:
+            assert q1 <= q2
