@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import math
 
+import numpy as np
 import pandas as pd
 import pytest
 import scipy.special
@@ -17,6 +18,7 @@ from hypothesis import strategies as st
 from npc_nb import NpcError
 from npc_nb.analytics.comparison import (
     chi_square_test,
+    cluster_bootstrap_difference,
     fisher_exact,
     holm_adjust,
     newcombe_interval,
@@ -269,3 +271,121 @@ def test_holm_adjust_is_monotone_at_least_the_raw_value_and_at_most_bonferroni(
     for (p1, q1), (p2, q2) in itertools.product(pairs, repeat=2):
         if p1 < p2:
             assert q1 <= q2
+
+
+# -- the cluster bootstrap --------------------------------------------------------------
+
+
+def _cards(outcomes: dict[str, list[list[int]]]) -> pd.DataFrame:
+    """One row per card: ``outcomes[arm][k]`` lists the outcomes of the arm's cards in
+    conversation k."""
+    return pd.DataFrame(
+        [
+            {"conversation": k, "arm": arm, "approved": value}
+            for arm, per_conversation in outcomes.items()
+            for k, values in enumerate(per_conversation)
+            for value in values
+        ]
+    )
+
+
+def _bootstrap(frame: pd.DataFrame, **options: object) -> tuple[float, float, int]:
+    return cluster_bootstrap_difference(
+        frame,
+        cluster="conversation",
+        group="arm",
+        outcome="approved",
+        baseline="A",
+        other="B",
+        **options,  # type: ignore[arg-type]
+    )
+
+
+def _simulated(seed: int, conversations: int = 200) -> pd.DataFrame:
+    """Each conversation has its own approval propensity u ~ U(0.2, 0.7) (cards of one
+    conversation are alike); arm B adds 0.1 to it, so the true difference is 0.1."""
+    rng = np.random.default_rng(seed)
+    u = rng.uniform(0.2, 0.7, conversations)
+    return _cards(
+        {
+            "A": [list(rng.random(3) < p) for p in u],
+            "B": [list(rng.random(3) < p + 0.1) for p in u],
+        }
+    )
+
+
+def test_the_cluster_bootstrap_is_reproducible_from_its_seed() -> None:
+    frame = _simulated(seed=7)
+    assert _bootstrap(frame, seed=3) == _bootstrap(frame, seed=3)
+    assert _bootstrap(frame, seed=3) != _bootstrap(frame, seed=4)
+
+
+def test_the_cluster_bootstrap_interval_covers_the_true_difference() -> None:
+    """Twenty simulated experiments with a known difference of 0.1: a 95% interval
+    should miss it about once; more than four misses would be far off (P < 0.003)."""
+    intervals = [_bootstrap(_simulated(seed), resamples=500, seed=seed) for seed in range(20)]
+    covered = sum(low <= 0.1 <= high for low, high, _ in intervals)
+    assert covered >= 16, intervals
+    assert all(used == 500 for _, _, used in intervals)
+
+
+def test_the_cluster_bootstrap_resamples_whole_conversations() -> None:
+    """All the variation is between conversations: each arm's cards in a conversation
+    are all approved or all rejected. 40 conversations carry the information of 40
+    cards per arm, not 1000: resampling rows independently (as the Newcombe interval
+    takes them) gives an interval several times too narrow."""
+    rng = np.random.default_rng(0)
+    frame = _cards({arm: [[int(rng.random() < 0.5)] * 25 for _ in range(40)] for arm in "AB"})
+    low, high, _ = _bootstrap(frame)
+    approved = frame.groupby("arm")["approved"].agg(["sum", "count"])
+    _, row_low, row_high = newcombe_interval(
+        int(approved.loc["B", "sum"]), 1000, int(approved.loc["A", "sum"]), 1000
+    )
+    assert high - low > 3 * (row_high - row_low)
+    assert high - low > 0.25
+
+
+def test_the_cluster_bootstrap_keeps_a_conversations_arms_together() -> None:
+    """Both arms agree card for card within each conversation, but conversations differ:
+    every resample that draws a conversation draws both arms' cards, so the difference
+    is 0 in every resample (arms resampled apart would give a wide interval)."""
+    per_conversation = [[1, 1, 0], [0, 0, 0], [1, 1, 1], [0, 1, 0], [1, 0, 0]] * 4
+    frame = _cards({"A": per_conversation, "B": per_conversation})
+    assert _bootstrap(frame) == (0.0, 0.0, 2000)
+
+
+def test_the_cluster_bootstrap_drops_resamples_without_an_arm() -> None:
+    """Arm B has cards in one conversation of ten: a resample misses it with probability
+    0.9^10 (about a third), and such resamples cannot give a difference."""
+    frame = _cards({"A": [[1, 0]] * 10, "B": [[1, 1]] + [[]] * 9})
+    low, high, used = _bootstrap(frame, resamples=1000)
+    assert 500 < used < 800
+    assert low == pytest.approx(0.5) and high == pytest.approx(0.5)
+
+
+def test_the_cluster_bootstrap_without_an_arm_is_nan() -> None:
+    frame = _cards({"A": [[1, 0], [1]]})
+    low, high, used = _bootstrap(frame)
+    assert math.isnan(low) and math.isnan(high) and used == 0
+    low, high, used = _bootstrap(frame.iloc[0:0])
+    assert math.isnan(low) and math.isnan(high) and used == 0
+
+
+def test_the_cluster_bootstrap_leaves_out_undecided_cards() -> None:
+    frame = _cards({"A": [[1, 0]] * 5, "B": [[1, 1]] * 5})
+    undecided = pd.concat(
+        [frame, pd.DataFrame({"conversation": [0, 1], "arm": ["B", "B"], "approved": [None, None]})]
+    )
+    assert _bootstrap(undecided) == _bootstrap(frame)
+
+
+def test_the_cluster_bootstrap_refuses_unknown_columns_and_odd_outcomes() -> None:
+    frame = _cards({"A": [[1, 0]] * 5, "B": [[1, 1]] * 5})
+    with pytest.raises(NpcError, match="no column 'chat'.*conversation, arm, approved"):
+        cluster_bootstrap_difference(
+            frame, cluster="chat", group="arm", outcome="approved", baseline="A", other="B"
+        )
+    with pytest.raises(NpcError, match="True/False or 0/1"):
+        _bootstrap(frame.assign(approved=frame["approved"] * 2))
+    with pytest.raises(NpcError, match="resamples"):
+        _bootstrap(frame, resamples=0)

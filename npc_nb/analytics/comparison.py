@@ -9,17 +9,19 @@ Fisher's exact test, Pearson's chi-square, Holm's step-down), written here in pl
 ``math`` and NumPy, so SciPy is not a dependency (the tests cross-check against it).
 The scalar tests live in ``analytics.significance`` and are re-exported here; this
 module builds the experiment's frames from them. Cards cluster within conversations,
-so it also offers a bootstrap that resamples whole conversations. Degenerate input (no trials, an empty
-frame) gives NaN and, where a frame is returned, a ``note`` saying why; never an error
-or a warning. NumPy and pandas are imported inside the functions: ``import npc_nb``
-stays fast.
+so it also offers a bootstrap that resamples whole conversations. Degenerate input (no
+trials, an empty frame) gives NaN and, where a frame is returned, a ``note`` saying
+why; never an error or a warning. NumPy and pandas are imported inside the functions:
+``import npc_nb`` stays fast.
 """
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
-from .significance import chi_square_test, fisher_exact, holm_adjust, newcombe_interval
+from ..errors import ArgumentError
+from .significance import _z, chi_square_test, fisher_exact, holm_adjust, newcombe_interval
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -60,7 +62,27 @@ def cluster_bootstrap_difference(
     are dropped; returns ``(low, high, resamples used)``, NaN and 0 when an arm has no
     rows at all. Seeded with ``numpy.random.default_rng(seed)``.
     """
-    raise NotImplementedError
+    import numpy as np
+
+    _columns(frame, cluster, group, outcome)
+    if baseline == other:
+        raise ArgumentError(f"baseline and other are both {other!r}: name two different groups.")
+    if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 1:
+        raise ArgumentError(f"resamples must be a whole number >= 1, not {resamples!r}")
+    _z(confidence)
+    sums = _cluster_sums(frame, cluster, group, outcome, (baseline, other))
+    if sums is None:
+        return (math.nan, math.nan, 0)
+    successes, trials = sums  # each 2 x K: baseline's row, then other's
+    draws = np.random.default_rng(seed).integers(0, trials.shape[1], (resamples, trials.shape[1]))
+    drawn_successes, drawn_trials = successes[:, draws].sum(axis=2), trials[:, draws].sum(axis=2)
+    usable = (drawn_trials > 0).all(axis=0)
+    if not usable.any():
+        return (math.nan, math.nan, 0)
+    rates = drawn_successes[:, usable] / drawn_trials[:, usable]
+    alpha = 1 - confidence
+    low, high = np.quantile(rates[1] - rates[0], [alpha / 2, 1 - alpha / 2])
+    return (float(low), float(high), int(usable.sum()))
 
 
 def compare_proportions(
@@ -89,3 +111,39 @@ def compare_categories(counts: pd.DataFrame, *, baseline: Any) -> pd.DataFrame:
     below 5, where the chi-square approximation is rough).
     """
     raise NotImplementedError
+
+
+def _cluster_sums(
+    frame: pd.DataFrame, cluster: str, group: str, outcome: str, groups: tuple[Any, Any]
+) -> tuple[Any, Any] | None:
+    """Per cluster, the successes and trials of each of the two groups: two 2 x K float
+    arrays (K clusters with a decided row in either group), or None if a group has none."""
+    import numpy as np
+    import pandas as pd
+
+    rows = frame[frame[group].isin(list(groups)) & frame[outcome].notna()]
+    values = pd.to_numeric(rows[outcome], errors="coerce").to_numpy(dtype="float64")
+    if not np.isin(values, (0.0, 1.0)).all():
+        raise ArgumentError(
+            f"The outcome column {outcome!r} must hold True/False or 0/1 (missing values "
+            "are left out), not other values."
+        )
+    codes, clusters = pd.factorize(rows[cluster])
+    arms = [(rows[group] == name).to_numpy() for name in groups]
+    trials = np.array([np.bincount(codes[arm], minlength=len(clusters)) for arm in arms])
+    if (trials.sum(axis=1) == 0).any():
+        return None
+    successes = np.array(
+        [np.bincount(codes[arm], weights=values[arm], minlength=len(clusters)) for arm in arms]
+    )
+    return successes, trials.astype("float64")
+
+
+def _columns(frame: pd.DataFrame, *names: str) -> None:
+    """Refuse a frame that lacks one of the named columns, listing those it has."""
+    missing = [name for name in names if name not in frame.columns]
+    if missing:
+        raise ArgumentError(
+            f"The frame has no column {', '.join(map(repr, missing))}; its columns are "
+            f"{', '.join(map(str, frame.columns)) or 'none'}. Pass the names of its columns."
+        )
