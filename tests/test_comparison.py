@@ -19,6 +19,8 @@ from npc_nb import NpcError
 from npc_nb.analytics.comparison import (
     chi_square_test,
     cluster_bootstrap_difference,
+    compare_categories,
+    compare_proportions,
     fisher_exact,
     holm_adjust,
     newcombe_interval,
@@ -389,3 +391,112 @@ def test_the_cluster_bootstrap_refuses_unknown_columns_and_odd_outcomes() -> Non
         _bootstrap(frame.assign(approved=frame["approved"] * 2))
     with pytest.raises(NpcError, match="resamples"):
         _bootstrap(frame, resamples=0)
+
+
+# -- the frames: each arm against the baseline ------------------------------------------
+
+
+def test_compare_proportions_gives_each_arm_its_difference_interval_and_tests() -> None:
+    """Newcombe's first example (56/70 vs 48/80) as arm B against baseline A, and a third
+    arm C at 9/10: the values are those of the scalar functions, Holm across B and C."""
+    counts = pd.DataFrame(
+        {"arm": ["A", "B", "C"], "successes": [48, 56, 9], "trials": [80, 70, 10]}
+    )
+    frame = compare_proportions(counts, baseline="A")
+    assert frame.columns.tolist() == [
+        "arm", "baseline", "successes", "trials", "baseline_successes", "baseline_trials",
+        "rate", "baseline_rate", "difference", "ci_low", "ci_high", "p_value", "p_holm",
+        "test", "note",
+    ]  # fmt: skip
+    b = frame.set_index("arm").loc["B"]
+    assert (b["successes"], b["trials"], b["baseline_successes"], b["baseline_trials"]) == (
+        56, 70, 48, 80,
+    )  # fmt: skip
+    assert (b["rate"], b["baseline_rate"]) == pytest.approx((0.8, 0.6))
+    assert [round(b[c], 4) for c in ("difference", "ci_low", "ci_high")] == [0.2, 0.0524, 0.3339]
+    assert b["p_value"] == pytest.approx(fisher_exact([[56, 14], [48, 32]]), rel=1e-12)
+    p_values = [fisher_exact([[56, 14], [48, 32]]), fisher_exact([[9, 1], [48, 32]])]
+    assert frame["p_holm"].tolist() == pytest.approx(holm_adjust(p_values))
+    assert frame["test"].tolist() == ["fisher", "fisher"]
+    assert frame["note"].isna().all()
+
+
+def test_compare_proportions_with_an_arm_without_trials_is_nan_with_a_note() -> None:
+    counts = pd.DataFrame({"arm": ["A", "B", "C"], "successes": [5, 0, 3], "trials": [9, 0, 4]})
+    frame = compare_proportions(counts, baseline="A").set_index("arm")
+    empty = frame.loc["B"]
+    assert all(math.isnan(empty[c]) for c in ("rate", "difference", "ci_low", "p_value", "p_holm"))
+    assert empty["note"] == "no trials in arm 'B': no rate to compare"
+    # Holm counts only the arms that could be tested: C's p-value is not adjusted for B.
+    assert frame.loc["C", "p_holm"] == pytest.approx(frame.loc["C", "p_value"])
+    assert pd.isna(frame.loc["C", "note"])
+
+
+def test_compare_proportions_when_every_card_is_approved_is_p_one() -> None:
+    counts = pd.DataFrame({"arm": ["A", "B"], "successes": [7, 9], "trials": [7, 9]})
+    row = compare_proportions(counts, baseline="A").iloc[0]
+    assert (row["difference"], row["p_value"], row["p_holm"]) == (0.0, 1.0, 1.0)
+
+
+def test_compare_proportions_of_an_empty_frame_is_an_empty_frame() -> None:
+    empty = pd.DataFrame({"arm": [], "successes": [], "trials": []})
+    frame = compare_proportions(empty, baseline="A")
+    assert frame.empty and "ci_low" in frame.columns and "note" in frame.columns
+
+
+def test_compare_proportions_refuses_an_unknown_baseline_or_a_missing_column() -> None:
+    counts = pd.DataFrame({"arm": ["A", "B"], "successes": [1, 2], "trials": [3, 4]})
+    with pytest.raises(NpcError, match="No arm 'Z'.*A, B.*baseline="):
+        compare_proportions(counts, baseline="Z")
+    with pytest.raises(NpcError, match="no column 'trials'"):
+        compare_proportions(counts.drop(columns="trials"), baseline="A")
+    with pytest.raises(NpcError, match="cannot exceed"):
+        compare_proportions(counts.assign(successes=[1, 5]), baseline="A")
+
+
+def test_compare_categories_tests_each_arm_against_the_baseline_by_chi_square() -> None:
+    """Agresti's party-identification table (see above) read as two arms, plus a third:
+    the statistic is the published X² = 30.07 on 2 degrees of freedom."""
+    counts = pd.DataFrame(
+        {
+            "arm": ["female", "male", "other"],
+            "democrat": [762, 484, 700],
+            "independent": [327, 239, 330],
+            "republican": [468, 477, 470],
+        }
+    )
+    frame = compare_categories(counts, baseline="female").set_index("arm")
+    male = frame.loc["male"]
+    assert (round(male["statistic"], 2), male["df"]) == (30.07, 2)
+    assert (male["trials"], male["baseline_trials"]) == (1200, 1557)
+    assert (male["republican"], male["baseline_republican"]) == (477, 468)
+    assert frame["p_holm"].tolist() == pytest.approx(holm_adjust(frame["p_value"].tolist()))
+    assert frame["test"].tolist() == ["chi-square", "chi-square"]
+    assert frame["note"].isna().all()
+
+
+def test_compare_categories_notes_small_expected_counts_and_degenerate_tables() -> None:
+    counts = pd.DataFrame(
+        {
+            "arm": ["A", "B", "C", "D"],
+            "approved": [30, 2, 0, 0],
+            "edited": [10, 1, 0, 0],
+            "rejected": [40, 0, 0, 0],
+        }
+    )
+    frame = compare_categories(counts, baseline="A").set_index("arm")
+    assert "expected count is below 5" in frame.loc["B", "note"]
+    assert math.isnan(frame.loc["C", "p_value"]) and "no trials" in frame.loc["C", "note"]
+    only_approved = pd.DataFrame({"arm": ["A", "B"], "approved": [4, 6], "rejected": [0, 0]})
+    row = compare_categories(only_approved, baseline="A").iloc[0]
+    assert math.isnan(row["p_value"]) and "one category" in row["note"]
+    empty = compare_categories(pd.DataFrame({"arm": [], "approved": []}), baseline="A")
+    assert empty.empty and "p_holm" in empty.columns
+
+
+def test_comparisons_do_not_warn_on_degenerate_input() -> None:
+    """pytest turns every warning into an error here (pyproject's filterwarnings), so
+    these calls passing means no RuntimeWarning of a division by zero either."""
+    zeros = pd.DataFrame({"arm": ["A", "B"], "successes": [0, 0], "trials": [0, 0]})
+    assert compare_proportions(zeros, baseline="A")["note"].notna().all()
+    assert compare_categories(zeros.drop(columns="trials"), baseline="A")["note"].notna().all()

@@ -20,8 +20,15 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ArgumentError
-from .significance import _z, chi_square_test, fisher_exact, holm_adjust, newcombe_interval
+from ..errors import ArgumentError, UnknownFilterError
+from .significance import (
+    _check_count,
+    _z,
+    chi_square_test,
+    fisher_exact,
+    holm_adjust,
+    newcombe_interval,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -97,7 +104,36 @@ def compare_proportions(
     2x2 table, ``p_holm`` (Holm-adjusted across the arms compared), ``test``
     (``"fisher"``) and ``note`` (why a value is NaN, else missing).
     """
-    raise NotImplementedError
+    import pandas as pd
+
+    _columns(counts, "arm", "successes", "trials")
+    _z(confidence)
+    base, others = _split_arms(counts, baseline)
+    rows = []
+    for _, row in others.iterrows():
+        x, n = _count(row["successes"]), _count(row["trials"])
+        bx, bn = _count(base["successes"]), _count(base["trials"])
+        difference, low, high = newcombe_interval(x, n, bx, bn, confidence)
+        rows.append(
+            {
+                "arm": row["arm"],
+                "baseline": baseline,
+                "successes": x,
+                "trials": n,
+                "baseline_successes": bx,
+                "baseline_trials": bn,
+                "rate": x / n if n else math.nan,
+                "baseline_rate": bx / bn if bn else math.nan,
+                "difference": difference,
+                "ci_low": low,
+                "ci_high": high,
+                "p_value": fisher_exact([[x, n - x], [bx, bn - bx]]),
+                "test": "fisher",
+                "note": _no_trials(row["arm"], n, bn),
+            }
+        )
+    frame = pd.DataFrame(rows, columns=[*_PROPORTION_COLUMNS, "test", "note"])
+    return _with_holm(frame)
 
 
 def compare_categories(counts: pd.DataFrame, *, baseline: Any) -> pd.DataFrame:
@@ -110,7 +146,104 @@ def compare_categories(counts: pd.DataFrame, *, baseline: Any) -> pd.DataFrame:
     (``"chi-square"``) and ``note`` (why a value is NaN, or that an expected count is
     below 5, where the chi-square approximation is rough).
     """
-    raise NotImplementedError
+    import pandas as pd
+
+    _columns(counts, "arm")
+    categories = [str(column) for column in counts.columns if column != "arm"]
+    base, others = _split_arms(counts, baseline)
+    base_counts = [] if base is None else [_count(base[category]) for category in categories]
+    rows = []
+    for _, row in others.iterrows():
+        arm_counts = [_count(row[category]) for category in categories]
+        statistic, df, p = chi_square_test([arm_counts, base_counts])
+        rows.append(
+            {
+                "arm": row["arm"],
+                "baseline": baseline,
+                "trials": sum(arm_counts),
+                "baseline_trials": sum(base_counts),
+                **dict(zip(categories, arm_counts, strict=True)),
+                **{f"baseline_{c}": v for c, v in zip(categories, base_counts, strict=True)},
+                "statistic": statistic,
+                "df": df,
+                "p_value": p,
+                "test": "chi-square",
+                "note": _chi_square_note(row["arm"], arm_counts, base_counts, statistic),
+            }
+        )
+    columns = ["arm", "baseline", "trials", "baseline_trials", *categories]
+    columns += [f"baseline_{c}" for c in categories] + ["statistic", "df", "p_value"]
+    frame = pd.DataFrame(rows, columns=[*columns, "test", "note"])
+    return _with_holm(frame)
+
+
+_PROPORTION_COLUMNS = [
+    "arm",
+    "baseline",
+    "successes",
+    "trials",
+    "baseline_successes",
+    "baseline_trials",
+    "rate",
+    "baseline_rate",
+    "difference",
+    "ci_low",
+    "ci_high",
+    "p_value",
+]
+
+
+def _split_arms(counts: pd.DataFrame, baseline: Any) -> tuple[Any, pd.DataFrame]:
+    """The baseline's row and the other arms' rows; an empty frame has neither."""
+    arms = counts["arm"].tolist()
+    if len(set(arms)) < len(arms):
+        raise ArgumentError(f"Each arm needs exactly one row of counts; the arms are {arms!r}")
+    if counts.empty:
+        return None, counts
+    if baseline not in arms:
+        raise UnknownFilterError(
+            f"No arm {baseline!r} in the counts; the arms are "
+            f"{', '.join(map(str, arms))}. Pass one of them as baseline=."
+        )
+    return counts[counts["arm"] == baseline].iloc[0], counts[counts["arm"] != baseline]
+
+
+def _count(value: Any) -> int:
+    """One count of the frame as an int (a whole number >= 0)."""
+    _check_count(value, value)
+    return int(value)
+
+
+def _no_trials(arm: Any, trials: int, baseline_trials: int) -> str | None:
+    if not trials:
+        return f"no trials in arm {arm!r}: no rate to compare"
+    return "no trials in the baseline: no rate to compare" if not baseline_trials else None
+
+
+def _chi_square_note(
+    arm: Any, counts: list[int], baseline_counts: list[int], statistic: float
+) -> str | None:
+    """Why the test is NaN, or that the chi-square approximation is rough here."""
+    if not sum(counts) or not sum(baseline_counts):
+        return _no_trials(arm, sum(counts), sum(baseline_counts))
+    if math.isnan(statistic):
+        return "every card in both arms fell in one category: nothing to test"
+    n = sum(counts) + sum(baseline_counts)
+    totals = [a + b for a, b in zip(counts, baseline_counts, strict=True) if a + b]
+    if min(totals) * min(sum(counts), sum(baseline_counts)) / n < 5:  # the smallest E_ij
+        return "an expected count is below 5: the chi-square p-value is approximate"
+    return None
+
+
+def _with_holm(frame: pd.DataFrame) -> pd.DataFrame:
+    """Add ``p_holm`` after ``p_value`` (Holm across the arms compared); notes as strings."""
+    frame.insert(
+        frame.columns.get_loc("p_value") + 1, "p_holm", holm_adjust(frame["p_value"].tolist())
+    )
+    frame["p_value"] = frame["p_value"].astype("float64")
+    frame["p_holm"] = frame["p_holm"].astype("float64")
+    frame["note"] = frame["note"].astype("string")
+    return frame
 
 
 def _cluster_sums(
