@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import itertools
 import math
+import subprocess
+import sys
 
 import numpy as np
 import pandas as pd
@@ -500,3 +502,14 @@ def test_comparisons_do_not_warn_on_degenerate_input() -> None:
     zeros = pd.DataFrame({"arm": ["A", "B"], "successes": [0, 0], "trials": [0, 0]})
     assert compare_proportions(zeros, baseline="A")["note"].notna().all()
     assert compare_categories(zeros.drop(columns="trials"), baseline="A")["note"].notna().all()
+
+
+def test_importing_the_statistics_loads_neither_numpy_nor_pandas_nor_scipy() -> None:
+    """``import npc_nb`` stays fast: the functions import NumPy and pandas when called,
+    and SciPy never (it is a test-only cross-check)."""
+    code = (
+        "import sys, npc_nb, npc_nb.analytics.comparison; "
+        "print(sorted(m for m in ('numpy', 'pandas', 'scipy') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
