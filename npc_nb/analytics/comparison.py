@@ -7,17 +7,28 @@ number of arms compared, with the counts beside it. The key design choice: only 
 with a published worked example to test against (Newcombe's hybrid score interval,
 Fisher's exact test, Pearson's chi-square, Holm's step-down), written here in plain
 ``math`` and NumPy, so SciPy is not a dependency (the tests cross-check against it).
-Cards cluster within conversations, so the frame-level comparison also offers a
-bootstrap that resamples whole conversations. Degenerate input (no trials, an empty
-frame) gives NaN and, where a frame is returned, a ``note`` saying why; never an error
-or a warning. NumPy and pandas are imported inside the functions: ``import npc_nb``
-stays fast.
+The scalar tests live in ``analytics.significance`` and are re-exported here; this
+module builds the experiment's frames from them. Cards cluster within conversations,
+so it also offers a bootstrap that resamples whole conversations. Degenerate input (no
+trials, an empty frame) gives NaN and, where a frame is returned, a ``note`` saying
+why; never an error or a warning. NumPy and pandas are imported inside the functions:
+``import npc_nb`` stays fast.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
 from typing import TYPE_CHECKING, Any
+
+from ..errors import ArgumentError, UnknownFilterError
+from .significance import (
+    _check_count,
+    _z,
+    chi_square_test,
+    fisher_exact,
+    holm_adjust,
+    newcombe_interval,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -31,63 +42,6 @@ __all__ = [
     "holm_adjust",
     "newcombe_interval",
 ]
-
-
-def newcombe_interval(
-    x1: int, n1: int, x2: int, n2: int, confidence: float = 0.95
-) -> tuple[float, float, float]:
-    """The difference ``p1 - p2`` of two independent proportions and its interval by
-    Newcombe's hybrid score method (Newcombe 1998, Statistics in Medicine 17:873-890,
-    method 10), built from the Wilson score interval (l_i, u_i) of each proportion:
-
-        d = p1 - p2,  p_i = x_i / n_i
-        low  = d - sqrt((p1 - l1)² + (u2 - p2)²)
-        high = d + sqrt((u1 - p1)² + (p2 - l2)²)
-
-    Returns ``(d, low, high)``; NaN for all three when ``n1`` or ``n2`` is 0.
-    """
-    raise NotImplementedError
-
-
-def fisher_exact(table: Sequence[Sequence[int]]) -> float:
-    """The two-sided p-value of Fisher's exact test for a 2x2 table of counts
-    ``[[a, b], [c, d]]`` (rows the two groups, columns success and failure).
-
-    With the margins fixed, ``a`` follows the hypergeometric distribution
-    P(a) = C(a+c, a) C(b+d, b) / C(n, a+b). The p-value sums P over every table with
-    the same margins that is no more likely than the observed one, within a relative
-    tolerance of 1e-7 as SciPy does (Fisher 1935; Agresti, Categorical Data Analysis,
-    §3.5). Computed in log space with ``math.lgamma``, so large counts do not overflow.
-    NaN when a row (a group) has no counts; 1.0 when a column is empty (nothing varies).
-    """
-    raise NotImplementedError
-
-
-def chi_square_test(table: Sequence[Sequence[float]]) -> tuple[float, int, float]:
-    """Pearson's chi-square test of independence for an r x c table of counts:
-
-        X² = Σ (O_ij - E_ij)² / E_ij,  E_ij = (row_i total)(column_j total) / n
-        df = (r - 1)(c - 1),  p = Q(df/2, X²/2)
-
-    where Q is the regularised upper incomplete gamma function, the chi-square
-    distribution's upper tail (Pearson 1900; Agresti, Categorical Data Analysis, §3.2).
-    No continuity correction. Rows and columns that are all zero are dropped first; a
-    table left with fewer than two rows or two columns gives ``(nan, 0, nan)``.
-    """
-    raise NotImplementedError
-
-
-def holm_adjust(pvalues: Sequence[float]) -> list[float]:
-    """Holm's step-down adjustment of m p-values (Holm 1979, Scandinavian Journal of
-    Statistics 6:65-70): with p_(1) <= ... <= p_(m) sorted,
-
-        adjusted p_(i) = min(1, max_{j <= i} (m - j + 1) p_(j))
-
-    so the adjusted values keep the order of the raw ones and never exceed 1. Rejecting
-    where the adjusted value is below alpha controls the family-wise error rate at alpha.
-    NaN stays NaN in its place and does not count in m.
-    """
-    raise NotImplementedError
 
 
 def cluster_bootstrap_difference(
@@ -115,7 +69,27 @@ def cluster_bootstrap_difference(
     are dropped; returns ``(low, high, resamples used)``, NaN and 0 when an arm has no
     rows at all. Seeded with ``numpy.random.default_rng(seed)``.
     """
-    raise NotImplementedError
+    import numpy as np
+
+    _columns(frame, cluster, group, outcome)
+    if baseline == other:
+        raise ArgumentError(f"baseline and other are both {other!r}: name two different groups.")
+    if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 1:
+        raise ArgumentError(f"resamples must be a whole number >= 1, not {resamples!r}")
+    _z(confidence)
+    sums = _cluster_sums(frame, cluster, group, outcome, (baseline, other))
+    if sums is None:
+        return (math.nan, math.nan, 0)
+    successes, trials = sums  # each 2 x K: baseline's row, then other's
+    draws = np.random.default_rng(seed).integers(0, trials.shape[1], (resamples, trials.shape[1]))
+    drawn_successes, drawn_trials = successes[:, draws].sum(axis=2), trials[:, draws].sum(axis=2)
+    usable = (drawn_trials > 0).all(axis=0)
+    if not usable.any():
+        return (math.nan, math.nan, 0)
+    rates = drawn_successes[:, usable] / drawn_trials[:, usable]
+    alpha = 1 - confidence
+    low, high = np.quantile(rates[1] - rates[0], [alpha / 2, 1 - alpha / 2])
+    return (float(low), float(high), int(usable.sum()))
 
 
 def compare_proportions(
@@ -130,7 +104,36 @@ def compare_proportions(
     2x2 table, ``p_holm`` (Holm-adjusted across the arms compared), ``test``
     (``"fisher"``) and ``note`` (why a value is NaN, else missing).
     """
-    raise NotImplementedError
+    import pandas as pd
+
+    _columns(counts, "arm", "successes", "trials")
+    _z(confidence)
+    base, others = _split_arms(counts, baseline)
+    rows = []
+    for _, row in others.iterrows():
+        x, n = _count(row["successes"]), _count(row["trials"])
+        bx, bn = _count(base["successes"]), _count(base["trials"])
+        difference, low, high = newcombe_interval(x, n, bx, bn, confidence)
+        rows.append(
+            {
+                "arm": row["arm"],
+                "baseline": baseline,
+                "successes": x,
+                "trials": n,
+                "baseline_successes": bx,
+                "baseline_trials": bn,
+                "rate": x / n if n else math.nan,
+                "baseline_rate": bx / bn if bn else math.nan,
+                "difference": difference,
+                "ci_low": low,
+                "ci_high": high,
+                "p_value": fisher_exact([[x, n - x], [bx, bn - bx]]),
+                "test": "fisher",
+                "note": _no_trials(row["arm"], n, bn),
+            }
+        )
+    frame = pd.DataFrame(rows, columns=[*_PROPORTION_COLUMNS, "test", "note"])
+    return _with_holm(frame)
 
 
 def compare_categories(counts: pd.DataFrame, *, baseline: Any) -> pd.DataFrame:
@@ -143,4 +146,137 @@ def compare_categories(counts: pd.DataFrame, *, baseline: Any) -> pd.DataFrame:
     (``"chi-square"``) and ``note`` (why a value is NaN, or that an expected count is
     below 5, where the chi-square approximation is rough).
     """
-    raise NotImplementedError
+    import pandas as pd
+
+    _columns(counts, "arm")
+    categories = [str(column) for column in counts.columns if column != "arm"]
+    base, others = _split_arms(counts, baseline)
+    base_counts = [] if base is None else [_count(base[category]) for category in categories]
+    rows = []
+    for _, row in others.iterrows():
+        arm_counts = [_count(row[category]) for category in categories]
+        statistic, df, p = chi_square_test([arm_counts, base_counts])
+        rows.append(
+            {
+                "arm": row["arm"],
+                "baseline": baseline,
+                "trials": sum(arm_counts),
+                "baseline_trials": sum(base_counts),
+                **dict(zip(categories, arm_counts, strict=True)),
+                **{f"baseline_{c}": v for c, v in zip(categories, base_counts, strict=True)},
+                "statistic": statistic,
+                "df": df,
+                "p_value": p,
+                "test": "chi-square",
+                "note": _chi_square_note(row["arm"], arm_counts, base_counts, statistic),
+            }
+        )
+    columns = ["arm", "baseline", "trials", "baseline_trials", *categories]
+    columns += [f"baseline_{c}" for c in categories] + ["statistic", "df", "p_value"]
+    frame = pd.DataFrame(rows, columns=[*columns, "test", "note"])
+    return _with_holm(frame)
+
+
+_PROPORTION_COLUMNS = [
+    "arm",
+    "baseline",
+    "successes",
+    "trials",
+    "baseline_successes",
+    "baseline_trials",
+    "rate",
+    "baseline_rate",
+    "difference",
+    "ci_low",
+    "ci_high",
+    "p_value",
+]
+
+
+def _split_arms(counts: pd.DataFrame, baseline: Any) -> tuple[Any, pd.DataFrame]:
+    """The baseline's row and the other arms' rows; an empty frame has neither."""
+    arms = counts["arm"].tolist()
+    if len(set(arms)) < len(arms):
+        raise ArgumentError(f"Each arm needs exactly one row of counts; the arms are {arms!r}")
+    if counts.empty:
+        return None, counts
+    if baseline not in arms:
+        raise UnknownFilterError(
+            f"No arm {baseline!r} in the counts; the arms are "
+            f"{', '.join(map(str, arms))}. Pass one of them as baseline=."
+        )
+    return counts[counts["arm"] == baseline].iloc[0], counts[counts["arm"] != baseline]
+
+
+def _count(value: Any) -> int:
+    """One count of the frame as an int (a whole number >= 0)."""
+    _check_count(value, value)
+    return int(value)
+
+
+def _no_trials(arm: Any, trials: int, baseline_trials: int) -> str | None:
+    if not trials:
+        return f"no trials in arm {arm!r}: no rate to compare"
+    return "no trials in the baseline: no rate to compare" if not baseline_trials else None
+
+
+def _chi_square_note(
+    arm: Any, counts: list[int], baseline_counts: list[int], statistic: float
+) -> str | None:
+    """Why the test is NaN, or that the chi-square approximation is rough here."""
+    if not sum(counts) or not sum(baseline_counts):
+        return _no_trials(arm, sum(counts), sum(baseline_counts))
+    if math.isnan(statistic):
+        return "every card in both arms fell in one category: nothing to test"
+    n = sum(counts) + sum(baseline_counts)
+    totals = [a + b for a, b in zip(counts, baseline_counts, strict=True) if a + b]
+    if min(totals) * min(sum(counts), sum(baseline_counts)) / n < 5:  # the smallest E_ij
+        return "an expected count is below 5: the chi-square p-value is approximate"
+    return None
+
+
+def _with_holm(frame: pd.DataFrame) -> pd.DataFrame:
+    """Add ``p_holm`` after ``p_value`` (Holm across the arms compared); notes as strings."""
+    frame.insert(
+        frame.columns.get_loc("p_value") + 1, "p_holm", holm_adjust(frame["p_value"].tolist())
+    )
+    frame["p_value"] = frame["p_value"].astype("float64")
+    frame["p_holm"] = frame["p_holm"].astype("float64")
+    frame["note"] = frame["note"].astype("string")
+    return frame
+
+
+def _cluster_sums(
+    frame: pd.DataFrame, cluster: str, group: str, outcome: str, groups: tuple[Any, Any]
+) -> tuple[Any, Any] | None:
+    """Per cluster, the successes and trials of each of the two groups: two 2 x K float
+    arrays (K clusters with a decided row in either group), or None if a group has none."""
+    import numpy as np
+    import pandas as pd
+
+    rows = frame[frame[group].isin(list(groups)) & frame[outcome].notna()]
+    values = pd.to_numeric(rows[outcome], errors="coerce").to_numpy(dtype="float64")
+    if not np.isin(values, (0.0, 1.0)).all():
+        raise ArgumentError(
+            f"The outcome column {outcome!r} must hold True/False or 0/1 (missing values "
+            "are left out), not other values."
+        )
+    codes, clusters = pd.factorize(rows[cluster])
+    arms = [(rows[group] == name).to_numpy() for name in groups]
+    trials = np.array([np.bincount(codes[arm], minlength=len(clusters)) for arm in arms])
+    if (trials.sum(axis=1) == 0).any():
+        return None
+    successes = np.array(
+        [np.bincount(codes[arm], weights=values[arm], minlength=len(clusters)) for arm in arms]
+    )
+    return successes, trials.astype("float64")
+
+
+def _columns(frame: pd.DataFrame, *names: str) -> None:
+    """Refuse a frame that lacks one of the named columns, listing those it has."""
+    missing = [name for name in names if name not in frame.columns]
+    if missing:
+        raise ArgumentError(
+            f"The frame has no column {', '.join(map(repr, missing))}; its columns are "
+            f"{', '.join(map(str, frame.columns)) or 'none'}. Pass the names of its columns."
+        )
