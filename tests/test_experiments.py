@@ -130,8 +130,8 @@ def test_promote_goes_through_the_live_matcher_and_does_nothing_twice(
     tombstone = nb.add_candidate(facts[2], category="decision", npc="analyst").memory_id
     nb.approve(approved, by="alice")
     nb.reject(tombstone, by="alice")
-    exp = nb.experiment("promo", arms={"A": {"extractor": _script(*facts)}, "B": {"extractor": _script()}},
-                        npc="analyst")  # fmt: skip
+    arms = {"A": {"extractor": _script(*facts)}, "B": {"extractor": _script()}}
+    exp = nb.experiment("promo", arms=arms, npc="analyst")
     exp.run()
     exp.wait(timeout=120)
     session = exp.review_session(by="bob")
@@ -219,8 +219,8 @@ def test_a_failing_arm_is_visible_per_arm(nb: npc_nb.Project) -> None:
     def broken(user: str, reply: str) -> str:
         return "this is not JSON"
 
-    exp = nb.experiment("fails", arms={"A": {"model": "npc_nb/offline"}, "B": {"extractor": broken}},
-                        npc="analyst")  # fmt: skip
+    arms = {"A": {"model": "npc_nb/offline"}, "B": {"extractor": broken}}
+    exp = nb.experiment("fails", arms=arms, npc="analyst")
     exp.run()
     status = exp.wait(timeout=120)
     rows = {row["arm"]: row for row in status.rows}
@@ -311,7 +311,8 @@ def _extracted(nb: npc_nb.Project, name: str = "replayed") -> list[tuple]:
         tuple(row)
         for row in nb.sql(
             "SELECT a.name, j.message_id, j.raw_output FROM experiment_jobs j "
-            "JOIN experiment_arms a ON a.id = j.arm_id JOIN experiments e ON e.id = a.experiment_id "
+            "JOIN experiment_arms a ON a.id = j.arm_id "
+            "JOIN experiments e ON e.id = a.experiment_id "
             "WHERE e.name = $name ORDER BY a.name, j.message_id",
             {"name": name},
         ).itertuples(index=False)

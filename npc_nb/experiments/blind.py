@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import hashlib
 
-__all__ = ["HIDDEN", "card_key", "ordered"]
+from ..errors import ConfigError
+
+__all__ = ["HIDDEN", "card_key", "check_experiment_review", "ordered"]
 
 #: What a blind card never shows: each would tell the arm.
 HIDDEN = (
@@ -35,3 +37,13 @@ def ordered(ids: list[str], keys: dict[str, str]) -> list[str]:
     key yet (proposed after the keys were read) goes last, in the order given."""
     known = sorted((i for i in ids if i in keys), key=lambda i: keys[i])
     return known + [i for i in ids if i not in keys]
+
+
+def check_experiment_review(experiment: str, *filters: object) -> None:
+    """An experiment's blind review takes every card of its arms: no filter narrows it
+    (``%npc_review --experiment``, ``npc-nb review --experiment``)."""
+    if any(value is not None for value in filters):
+        raise ConfigError(
+            f"--experiment {experiment} reviews all of the experiment's cards, blind; "
+            "leave out --npc, --category and --conversation."
+        )

@@ -22,9 +22,7 @@ __all__ = ["decisions_frame", "memories_frame", "reproposals_frame"]
 
 #: A row (of the audit log, of re-proposals) about a memory of live memory, not of an
 #: extraction experiment's arm (those are the experiment's: ``Experiment.results``).
-_OF_LIVE = (
-    "memory_id NOT IN (SELECT id FROM memories WHERE experiment_arm IS NOT NULL)"
-)
+_OF_LIVE = "memory_id NOT IN (SELECT id FROM memories WHERE experiment_arm IS NOT NULL)"
 
 
 def memories_frame(
