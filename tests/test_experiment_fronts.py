@@ -9,6 +9,7 @@ from pathlib import Path
 
 import npc_nb
 from npc_nb.analytics.comparison import fisher_exact, newcombe_interval
+from npc_nb.store.moving.move import migrate_store
 from tests.helpers import cell, run_cli
 
 WORDS = (
@@ -65,7 +66,7 @@ def test_compare_matches_hand_computed_newcombe_and_fisher(nb: npc_nb.Project) -
     # the tables at least as extreme, hypergeometric probabilities summed)
     assert abs(row["p_value"] - 0.0698) < 1e-3
     assert row["p_value"] == fisher_exact([[7, 3], [2, 8]])
-    difference, low, high = newcombe_interval(7, 10, 2, 10)
+    _, low, high = newcombe_interval(7, 10, 2, 10)
     assert (row["ci_low"], row["ci_high"]) == (low, high)
     # Newcombe's hybrid score interval by hand: Wilson bounds of 0.7 (0.3968, 0.8922)
     # and of 0.2 (0.0567, 0.5098); 0.5 - sqrt(0.3032² + 0.3098²) = 0.0665 and
@@ -98,4 +99,62 @@ def test_the_magic_opens_the_blind_panel(shell, project_dir: Path) -> None:
     html = panel.card_html() if hasattr(panel, "card_html") else repr(panel)
     assert panel.session.remaining == 4
     assert "treatment" not in html and "control" not in html
+    nb.close()
+
+
+_EXPERIMENT_ROWS = (
+    "SELECT (SELECT count(*) FROM experiments) AS experiments, "
+    "(SELECT count(*) FROM experiment_arms) AS arms, "
+    "(SELECT count(*) FROM experiment_jobs WHERE state = 'done') AS jobs, "
+    "(SELECT count(*) FROM experiment_items) AS items, "
+    "(SELECT count(*) FROM experiment_reviews) AS reviews, "
+    "(SELECT count(*) FROM memories WHERE experiment_arm IS NOT NULL) AS cards"
+)
+
+
+def _reviewed(nb: npc_nb.Project) -> dict:
+    exp = _experiment(nb, 3, 2)
+    session = exp.review_session(by="bob")
+    while session.card() is not None:
+        session.decide("approve")
+    return nb.sql(_EXPERIMENT_ROWS).iloc[0].to_dict()
+
+
+def test_a_bundle_carries_an_experiment(nb: npc_nb.Project, tmp_path: Path) -> None:
+    counts = _reviewed(nb)
+    assert counts == {"experiments": 1, "arms": 2, "jobs": 2, "items": 5, "reviews": 1, "cards": 5}
+    copy = npc_nb.import_bundle(
+        nb.export_bundle(tmp_path / "b.zip"), tmp_path / "copy", create=True
+    )
+    opened = npc_nb.open(tmp_path / "copy")
+    assert opened.sql(_EXPERIMENT_ROWS).iloc[0].to_dict() == counts
+    assert opened.experiment("numbers").results()["approved"].tolist() == [3, 2]
+    assert opened.review_queue().empty  # still kept out of live memory
+    opened.close()
+    assert copy is not None
+
+
+def test_migrate_store_moves_an_experiment(
+    nb: npc_nb.Project, tmp_path: Path, project_dir: Path
+) -> None:
+    counts = _reviewed(nb)
+    nb.close()
+    target = tmp_path / "moved"
+    target.mkdir()
+    migrate_store(project_dir, target)
+    moved = npc_nb.open(target)
+    assert moved.sql(_EXPERIMENT_ROWS).iloc[0].to_dict() == counts
+    assert moved.experiment("numbers").results()["approved"].tolist() == [3, 2]
+    moved.close()
+
+
+def test_an_experiment_runs_on_postgresql(project_dir: Path, postgres_url: str) -> None:
+    nb = npc_nb.open(project_dir, store=postgres_url)
+    counts = _reviewed(nb)
+    assert counts["cards"] == 5 and counts["jobs"] == 2
+    exp = nb.experiment("numbers")
+    assert exp.results()["approved"].tolist() == [3, 2]
+    assert nb.review_queue().empty and nb.memories(status="approved").empty
+    assert exp.promote("control").counts["approved"] == 3
+    assert len(nb.memories(status="approved")) == 3
     nb.close()
