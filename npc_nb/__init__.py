@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from ._foundations.settings import Settings, load_settings
     from ._project import Project, import_bundle, open_project
     from .chat.personas import Persona
+    from .experiments import Experiment
     from .memory.block import MemoryBlock, StreamScrubber, scrub_memory_tags
     from .notebook.provenance import provenance
 
@@ -59,6 +60,7 @@ _LAZY = {
     "StreamScrubber": "memory.block",
     "scrub_memory_tags": "memory.block",
     "Persona": "chat.personas",
+    "Experiment": "experiments",
     "Project": "_project",
     "open_project": "_project",
     "import_bundle": "_project",
@@ -122,6 +124,7 @@ __all__ = [
     "ConfigError",
     "DecisionError",
     "DecisionResult",
+    "Experiment",
     "MemoryBlock",
     "ModelCallError",
     "NpcError",
