@@ -42,6 +42,10 @@ def decisions(user_text: str, reply_text: str) -> str:
     return json.dumps({"memories": [item]})
 
 
+def show(frame: pd.DataFrame, columns: str) -> None:
+    print(frame[columns.split()].to_string(index=False) + "\n")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--exchanges", type=int, default=50)
@@ -75,19 +79,14 @@ def main() -> None:
     pd.set_option("display.max_columns", 30)
     results = exp.results()
     print(f"{args.exchanges} exchanges, 2 arms, seed {args.seed}\n")
-    print(results[["arm", "exchanges", "candidates", "per_exchange", "cards", "merged",
-                   "suppressed", "flagged", "decided", "approved", "rejected"]].to_string(index=False))  # fmt: skip
-    print()
-    print(results[["arm", "approval_rate", "approval_rate_low", "approval_rate_high",
-                   "rejection_rate", "median_review_s"]].round(3).to_string(index=False))  # fmt: skip
-    print()
-    compared = exp.compare()
-    print(compared[["arm", "baseline", "successes", "trials", "baseline_successes",
-                    "baseline_trials", "difference", "ci_low", "ci_high", "p_value", "p_holm",
-                    "bootstrap_low", "bootstrap_high", "conversations"]].round(4).to_string(index=False))  # fmt: skip
-    print()
-    decision = exp.compare("decision")
-    print(decision[["arm", "baseline", "statistic", "df", "p_value", "test"]].round(4).to_string(index=False))  # fmt: skip
+    show(results, "arm exchanges candidates per_exchange cards merged suppressed flagged "
+         "decided approved rejected")  # fmt: skip
+    show(results.round(3), "arm approval_rate approval_rate_low approval_rate_high "
+         "rejection_rate median_review_s")  # fmt: skip
+    show(exp.compare().round(4), "arm baseline successes trials baseline_successes "
+         "baseline_trials difference ci_low ci_high p_value p_holm bootstrap_low "
+         "bootstrap_high conversations")  # fmt: skip
+    show(exp.compare("decision").round(4), "arm baseline statistic df p_value test")
     print(f"\nrun: {ran:.2f} s for {2 * args.exchanges} extractions; "
           f"blind review of {int(results['cards'].sum())} cards: {reviewed:.2f} s")  # fmt: skip
     nb.close()
