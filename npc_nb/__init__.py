@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from ._project import Project, import_bundle, open_project
     from .analytics.agreement import agreement
     from .chat.personas import Persona
+    from .experiments import Experiment
     from .memory.block import MemoryBlock, StreamScrubber, scrub_memory_tags
     from .notebook.provenance import provenance
 
@@ -60,6 +61,7 @@ _LAZY = {
     "StreamScrubber": "memory.block",
     "scrub_memory_tags": "memory.block",
     "Persona": "chat.personas",
+    "Experiment": "experiments",
     "Project": "_project",
     "open_project": "_project",
     "import_bundle": "_project",
@@ -124,6 +126,7 @@ __all__ = [
     "ConfigError",
     "DecisionError",
     "DecisionResult",
+    "Experiment",
     "MemoryBlock",
     "ModelCallError",
     "NpcError",

@@ -54,6 +54,7 @@ from .chat.conversations import Conversations, Status
 from .chat.extraction import Extraction
 from .chat.personas import Persona
 from .errors import CandidateError, ConfigError, DecisionError, NpcError
+from .experiments import Experiment, Experiments
 from .graph.knowledge import KnowledgeGraph
 from .interop.service import Interop
 from .interop.summary import BundleImport, ImportSummary
@@ -212,6 +213,9 @@ class Project:
         )
         self._graph = KnowledgeGraph(store, settings)
         self._interop = Interop(self._memory, self._stores, self.name, _version())
+        self._experiments = Experiments(
+            store, self._memory, settings, self._recorder, root, self._memory.add_candidate
+        )
         if create:
             store.create()
         if store.exists:
@@ -244,6 +248,7 @@ class Project:
         """Stop the extraction worker (waiting at most about 2 s; a job still in a model
         call stays queued for the next open) and release both store files."""
         self._extraction.stop()
+        self._experiments.stop()
         self._stores.release()
 
     def configure(self, **settings: Any) -> Settings:
@@ -649,6 +654,27 @@ class Project:
         """Write every decision (not undone) as Prodigy-style JSONL: text, answer
         (accept/reject/ignore), label, annotator, timestamp."""
         return export_review_log(self._stores.project, path)
+
+    # -- extraction experiments ------------------------------------------------------------
+
+    def experiment(
+        self,
+        name: str,
+        arms: dict[str, dict[str, Any]] | None = None,
+        conversations: Any = None,
+        npc: str | None = None,
+        seed: int = 0,
+    ) -> Experiment:
+        """An extraction experiment: the stored exchanges of ``conversations`` (ids, or a
+        dict of ids, npc, since, until; default: all of ``npc``'s) re-extracted under
+        each arm (``arms={"A": {"model": ..., "prompt": ...}, "B": {...}}``), matched only
+        within its arm, reviewed blind, compared, promoted (see ``npc_nb.experiments``).
+        Asked again by name, the recorded experiment opens."""
+        return self._experiments.experiment(name, arms, conversations, npc, seed)
+
+    def experiments(self) -> pd.DataFrame:
+        """Every experiment with its state, arms, exchanges, jobs and cards."""
+        return self._experiments.listing()
 
     # -- memories in and out ---------------------------------------------------------------
 

@@ -35,11 +35,13 @@ LAYERS = {
     "npc_nb.graph": 4,
     "npc_nb.analytics": 4,
     "npc_nb.interop": 4,  # memories in and out: the bundle, other tools' files, through the gate
-    "npc_nb._project": 5,
     "npc_nb.review": 4,  # the review session and its panel: a service with its own view
-    "npc_nb.notebook": 6,
-    "npc_nb.cli": 6,
-    "npc_nb": 7,  # the public face re-exports everything, lazily
+    # extraction experiments: above the services they use (chat, review, analytics)
+    "npc_nb.experiments": 5,
+    "npc_nb._project": 6,
+    "npc_nb.notebook": 7,
+    "npc_nb.cli": 7,
+    "npc_nb": 8,  # the public face re-exports everything, lazily
 }
 
 
@@ -181,6 +183,7 @@ SHARED_ROOMS = (
     "npc_nb.store.graph",
     "npc_nb.store.analysis",
     "npc_nb.store.runs",
+    "npc_nb.store.experiments",
     "npc_nb.store.bundle",  # a bundle's tables in and out, either backend
 )
 #: A folder holding more modules than this is a pile: split it by concern.

@@ -48,8 +48,8 @@ CONTROLS = "controls: " + "".join(chr(c) for c in range(1, 32)) + "\x7f end"
 def seed(nb: npc_nb.Project) -> None:
     """A project with rows in every table: memories in every state, their audit log,
     re-proposals and a match label, a conversation with its injections and extraction
-    job, a recorded reply and a snapshot, concepts, all carrying hostile text, and
-    imported records."""
+    job, a recorded reply and a snapshot, concepts, all carrying hostile text, imported
+    records, and an extraction experiment reviewed and promoted."""
     ids = [
         propose(nb, f"{text} #{number}", npc=f"analyst {text[:12]}")
         for number, text in enumerate(HOSTILE)
@@ -83,6 +83,17 @@ def seed(nb: npc_nb.Project) -> None:
         allow_write=True,
     )
     nb.import_mem0(Path(__file__).parent / "data" / "mem0" / "get_all.json")  # imported_records
+    arms = {
+        "A": {"model": "npc_nb/offline"},
+        "B": {"model": "npc_nb/offline", "prompt": HOSTILE[2]},
+    }
+    experiment = nb.experiment(HOSTILE[3], arms=arms, npc="analyst")  # the experiment tables
+    experiment.run()
+    experiment.wait(timeout=60)
+    session = experiment.review_session()
+    while session.card() is not None:
+        session.decide("approve")
+    experiment.promote("A")
 
 
 def vote(nb: npc_nb.Project) -> None:

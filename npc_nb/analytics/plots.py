@@ -19,7 +19,14 @@ import pandas as pd
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
-__all__ = ["count_bars", "estimate_points", "level_line", "period_labels", "rate_points"]
+__all__ = [
+    "arm_rates",
+    "count_bars",
+    "estimate_points",
+    "level_line",
+    "period_labels",
+    "rate_points",
+]
 
 PERIOD_FREQUENCIES = {"hour": "h", "day": "D", "week": "W-MON", "month": "MS"}
 _LABEL_FORMATS = {"hour": "%Y-%m-%d %H:00", "day": "%Y-%m-%d", "week": "%Y-%m-%d", "month": "%Y-%m"}
@@ -250,3 +257,32 @@ def _label_counts(
 
 def _floats(values: pd.Series) -> np.ndarray:
     return values.to_numpy(dtype="float64", na_value=np.nan)
+
+
+def arm_rates(
+    frame: pd.DataFrame, rates: Sequence[str], *, title: str, ax: Axes | None = None
+) -> Axes:
+    """An experiment's rates side by side: one slot per rate, one dodged series per arm
+    (``frame``: a row per arm with ``arm``, ``decided`` and each rate with ``_low`` and
+    ``_high``), each point with its 95% interval as an error bar."""
+    ax = _new_axes(ax)
+    width = min(0.6, 0.15 * len(frame))
+    for i, row in enumerate(frame.itertuples(index=False)):
+        values = row._asdict()
+        x = np.arange(len(rates)) + _offset(i, len(frame), width)
+        y = np.array([values[r] for r in rates], dtype="float64")
+        low = np.array([values[f"{r}_low"] for r in rates], dtype="float64")
+        high = np.array([values[f"{r}_high"] for r in rates], dtype="float64")
+        ax.errorbar(
+            x, y, yerr=[y - low, high - y], label=f"{values['arm']} (n={values['decided']})",
+            marker=_MARKERS[i % len(_MARKERS)], linestyle="none",
+            elinewidth=1, capsize=3, markersize=6,
+        )  # fmt: skip
+    ax.set_xticks(np.arange(len(rates)), [r.replace("_", " ") for r in rates])
+    ax.set_xlim(-0.5, len(rates) - 0.5)
+    ax.set_ylim(-0.05, 1.05)
+    ax.set_ylabel("share of decided cards (95% Wilson interval)")
+    ax.set_title(title)
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(title="arm", loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
+    return ax

@@ -16,6 +16,7 @@ import sys
 from typing import IO
 
 from ..errors import NpcError
+from ..experiments.blind import check_experiment_review
 from .console import Console
 from .grants import add_grant_commands, grant_command
 from .migrate import add_migrate_store, migrate_store
@@ -51,6 +52,10 @@ def main(
         help="independent review: only the cards whose votes disagree, each vote shown; a "
         "number decides as that vote says, or decide anew",
     )
+    review.add_argument(
+        "--experiment",
+        help="the blind review of this extraction experiment's cards (nb.experiment)",
+    )
     add_migrate_store(commands)
     add_transfer(commands)
     add_grant_commands(commands)
@@ -66,14 +71,20 @@ def main(
         return grant_command(args, console)
     try:
         project = open_to_review(args)
-        session = project.review_session(
-            npc=args.npc,
-            category=args.category,
-            conversation=args.conversation,
-            by=args.by,
-            auto=args.auto,
-            adjudicate=args.adjudicate,
-        )
+        if args.experiment is not None:
+            check_experiment_review(args.experiment, args.npc, args.category, args.conversation)
+            session = project.experiment(args.experiment).review_session(
+                by=args.by, adjudicate=args.adjudicate
+            )
+        else:
+            session = project.review_session(
+                npc=args.npc,
+                category=args.category,
+                conversation=args.conversation,
+                by=args.by,
+                auto=args.auto,
+                adjudicate=args.adjudicate,
+            )
         review_session(session, console)
     except NpcError as exc:
         console.say(f"npc-nb: {exc}")

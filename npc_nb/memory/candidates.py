@@ -48,6 +48,12 @@ class Candidate:
     flags: tuple[str, ...]
     #: When the source recorded it (an import keeps another tool's time); None: now.
     recorded_at: datetime | None = None
+    #: The experiment arm that extracted it (None: live memory). Its memory is matched
+    #: only against that arm's and reaches no prompt (``predicates``).
+    experiment_arm: str | None = None
+    #: (arm, exchange message, item of the answer): recorded with its row in the same
+    #: transaction, so a resumed run never proposes it twice.
+    experiment_item: tuple[str, str, int] | None = None
 
     @property
     def norm_text(self) -> str:
@@ -144,6 +150,7 @@ def memory_row(memory_id: str, c: Candidate, now: Any) -> dict[str, Any]:
         "confidence": c.confidence,
         "recorded_at": now,
         "match_text": joined_terms(c.terms),
+        "experiment_arm": c.experiment_arm,
     }
 
 
@@ -220,6 +227,8 @@ def build_candidate(
         confidence=confidence,
         flags=tuple(flags),
         recorded_at=_recorded_at(fields.get("recorded_at")),
+        experiment_arm=fields.get("experiment_arm"),
+        experiment_item=fields.get("experiment_item"),
     )
 
 

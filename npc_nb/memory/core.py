@@ -150,9 +150,12 @@ class MemoryCore:
             max_chars=self.settings.max_memory_chars,
         )
         target = self.stores.for_scope(candidate.scope)
+        others = [store for store in self.stores.existing() if store is not target]
+        if candidate.experiment_arm is not None:  # an arm's pool is in the project store only
+            target, others = self.stores.project, []
         return propose(
             target,
-            [store for store in self.stores.existing() if store is not target],
+            others,
             candidate,
             actor=self.actor(None),
             matching=self.matching(),
@@ -356,6 +359,11 @@ class MemoryCore:
             reconsider=reconsider,
             wording=str(variant),
         )
+
+    def approve_promoted(self, memory_id: str, by: str | None, reason: str) -> DecisionResult:
+        """Approve a live card because an experiment arm's approved memory states the
+        same fact (``reason`` names it in the audit event)."""
+        return self._decide("approve", memory_id, by, {}, reason=reason)
 
     def reject(
         self,
@@ -604,4 +612,5 @@ def _wanted(filters: dict[str, Any]) -> dict[str, Any]:
         filters.get("scope"),
         filters.get("conversation"),
         filters.get("ids"),
+        filters.get("arms"),
     )

@@ -47,6 +47,7 @@ from .._foundations.text import content_hash, normalise
 from .._foundations.utc import utc_now
 from ..store import Connection, Store
 from ..store.contract import insert_row
+from ..store.experiments import experiment_rows
 from ..store.memories import events, memory_rows
 from .candidates import Candidate, memory_row, proposal_event, reproposal_row
 from .lookup.embedding import embed
@@ -193,7 +194,7 @@ def _exact_in(store: Store, candidate: Candidate) -> CandidateOutcome | None:
 
 def _exact_match(con: Connection, candidate: Candidate) -> dict | None:
     found = memory_rows.find_by_hash(
-        con, content_hash(candidate.text), candidate.npc, candidate.team
+        con, content_hash(candidate.text), candidate.npc, candidate.team, candidate.experiment_arm
     )
     if not found:
         return None
@@ -250,7 +251,7 @@ def _neighbours(
         if not store.exists:
             continue
         ids = matching.index_for(store).nearest(
-            terms, candidate.npc, candidate.team, matching.limit, vector
+            terms, candidate.npc, candidate.team, matching.limit, vector, candidate.experiment_arm
         )
         by_id = {row["id"]: row for row in memory_rows.rows_by_id(store, ids)}
         found += [
@@ -313,6 +314,8 @@ def _record(
     if outcome == "merged" and candidate.flags:
         # never lose a warning
         memory_rows.add_flags(store, con, memory["id"], list(candidate.flags))
+    if candidate.experiment_item is not None:
+        experiment_rows.record_item(con, candidate.experiment_item, outcome, memory["id"])
     return CandidateOutcome(
         outcome,
         memory["id"],
@@ -368,6 +371,8 @@ def _queue(
         seq = memory_rows.insert_memory(target, con, row)
         seen = (target.connections, target.memory_inserts)
         events.insert_event(con, proposal_event(memory_id, candidate, now, actor))
+        if candidate.experiment_item is not None:
+            experiment_rows.record_item(con, candidate.experiment_item, "queued", memory_id)
     matching.index_for(target).inserted(seq, row, seen)  # the next lookup need not look
     return CandidateOutcome(
         "queued",

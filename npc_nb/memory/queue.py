@@ -71,9 +71,12 @@ def queue_filters(
     scope: str | None,
     conversation: str | None,
     ids: list[str] | None = None,
+    arms: list[str] | None = None,
 ) -> dict[str, Any]:
-    """The review-queue filters as the store takes them (shared with approve_all)."""
+    """The review-queue filters as the store takes them (shared with approve_all):
+    live memory's cards, or with ``arms`` (experiment arm ids) those arms' only."""
     return {
+        "arms": arms,
         "npc": npc,
         "team": team,
         "category": category,

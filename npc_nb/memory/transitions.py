@@ -133,15 +133,17 @@ def _plan_approve(
     action: str = "approve",
     text: str | None = None,
     wording: str | None = None,
+    reason: str | None = None,
     **_: Any,
 ) -> Change:
     """Approve as the card reads, or (``wording``, ``text``) with another wording the
-    model proposed for it: an approval of that wording, not an edit by the reviewer."""
+    model proposed for it: an approval of that wording, not an edit by the reviewer.
+    ``reason`` says why, when it was not a review of this card (a promotion)."""
     _require_open(memory, "approve", reconsider)
     changes = _decided(actor, now, APPROVED)
     if text is not None and text != memory["final_text"]:
         changes |= _text_fields(text, memory["initial_text"])
-    return Change(memory, action, changes, wording=wording)
+    return Change(memory, action, changes, reason=reason, wording=wording)
 
 
 def _plan_reject(

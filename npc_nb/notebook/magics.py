@@ -32,6 +32,7 @@ from .._foundations.results import Reply, reply_html, reply_plain
 from .._foundations.suggestions import did_you_mean
 from .._foundations.text import clean_text
 from ..errors import ModelCallError, NpcError
+from ..experiments.blind import check_experiment_review
 from .interpolation import interpolate
 
 if TYPE_CHECKING:
@@ -307,12 +308,18 @@ class NpcMagics(Magics):
         help="independent review: the cards whose votes disagree, votes side by side; a "
         "number key decides as that vote says",
     )
+    @argument("--experiment", help="the blind review of this extraction experiment's cards")
     @line_magic
     def npc_review(self, line: str) -> Any:
         """Open the review panel: one candidate at a time, single keys a r e s d u ?"""
         args = parse_options(self.npc_review, line)
         filters = dict(npc=args.npc, category=args.category, conversation=args.conversation)
         with _as_usage_errors():
+            if args.experiment is not None:
+                check_experiment_review(args.experiment, *filters.values())
+                return self.project.experiment(args.experiment).review(
+                    by=args.by, adjudicate=args.adjudicate
+                )
             if args.list:
                 if args.auto:
                     return self.project.automatic_outcomes(unlisted_only=True, npc=args.npc)

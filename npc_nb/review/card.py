@@ -9,7 +9,7 @@ of a review (``card_from_row``); its ``__str__`` is the terminal's layout. The s
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .._foundations.text import find_evidence
@@ -90,6 +90,14 @@ class Card:
     review_note: str | None = None
     #: For an adjudicator only: the votes that disagree, numbered as their keys.
     votes: tuple[VoteShown, ...] = ()
+    #: A card of an experiment's blind review: what would tell its arm is not shown
+    #: (the extractor model, when each wording was proposed).
+    blind: bool = False
+
+    def blinded(self) -> Card:
+        """This card as a blind review shows it (``blind``): no extractor model, and no
+        time a wording was proposed (arms may run at different times)."""
+        return replace(self, extractor_model=None, blind=True)
 
     def conversation_name(self, conversation_id: str | None) -> str:
         """A conversation of this card as a reviewer knows it ("none" for none)."""
@@ -154,6 +162,8 @@ class Card:
         """When and in which conversation a wording was proposed."""
         where = variant.conversation_id
         named = f", {self.conversation_name(where)}" if where else ""
+        if self.blind:
+            return f"proposed in {self.conversation_name(where)}" if where else "proposed"
         return f"proposed {variant.recorded_at:%Y-%m-%d %H:%M}{named}"
 
 

@@ -121,6 +121,12 @@ class ReviewSession:
     now: Callable[[], datetime] = datetime.now
     #: Review the cards waiting for adjudication (independent review), not the queue.
     adjudicate: bool = False
+    #: An experiment's blind review: its arms' cards only (arm ids; None: live memory),
+    #: put in order by ``order`` (the experiment's seeded order), shown ``blind`` (no
+    #: model, prompt version or extraction time: ``Card.blinded``).
+    arms: tuple[str, ...] | None = None
+    order: Callable[[list[str]], list[str]] | None = None
+    blind: bool = False
 
     def __post_init__(self) -> None:
         #: Held by every change to the queue: the reviewer's actions, and updates from
@@ -236,8 +242,14 @@ class ReviewSession:
         re-read only their own cards (``_reread``), not the whole queue.
         """
         found = self.memory.queue_order(
-            npc=self.npc, category=self.category, conversation=self.conversation, view=self.view
+            npc=self.npc,
+            category=self.category,
+            conversation=self.conversation,
+            view=self.view,
+            arms=self.arms,
         )
+        if self.order is not None:
+            found = self.order(found)
         if self.auto_only:
             mine = {e.get("requeued_as") for e in self._automatic or []} | set(first or [])
             found = [i for i in found if i in mine]
@@ -273,6 +285,7 @@ class ReviewSession:
             conversation=self.conversation,
             ids=memory_ids,
             view=self.view,
+            arms=self.arms,
         )
         found = {row["id"]: row for row in rows}
         for memory_id in memory_ids:
@@ -319,6 +332,11 @@ class ReviewSession:
         if gone:
             self.elsewhere = f"{gone} card(s) were decided elsewhere; moved on."
 
+    @_locked
+    def card_order(self) -> list[str]:
+        """The ids of this review's cards, in the order it shows them."""
+        return list(self._queue)
+
     @property
     def remaining(self) -> int:
         return len(self._queue)
@@ -359,7 +377,8 @@ class ReviewSession:
         pending = self.nearest_later and not self.memory.neighbours_loaded()
         key = (memory_id, self._generation, self.decided, len(self._queue), pending)
         if self._card is None or self._card[0] != key:
-            self._card = (key, self._read_card(memory_id, nearest_pending=pending))
+            card = self._read_card(memory_id, nearest_pending=pending)
+            self._card = (key, card.blinded() if self.blind else card)
         return self._card[1]
 
     def _read_card(self, memory_id: str, *, nearest_pending: bool = False) -> Card:
@@ -643,7 +662,8 @@ class ReviewSession:
 
     def preview_all(self, sample_size: int = 5) -> ApproveAllPreview:
         """What approve-all would approve under this session's filters (nothing changes)."""
-        filters = queue_filters(self.npc, None, self.category, None, self.conversation)
+        arms = None if self.arms is None else list(self.arms)
+        filters = queue_filters(self.npc, None, self.category, None, self.conversation, arms=arms)
         preview = self.memory.approve_all(
             filters, confirm=False, by=self.by, sample_size=sample_size, session=None
         )
@@ -653,7 +673,8 @@ class ReviewSession:
     @_locked
     def approve_previewed(self, preview: ApproveAllPreview) -> DecisionResult:
         """Approve exactly what ``preview`` showed, as one batch (flagged never included)."""
-        filters = queue_filters(None, None, None, None, None, list(preview.ids))
+        arms = None if self.arms is None else list(self.arms)
+        filters = queue_filters(None, None, None, None, None, list(preview.ids), arms)
         result = self.memory.approve_all(
             filters, confirm=True, by=self.by, sample_size=0, session=self.session_id
         )

@@ -61,6 +61,12 @@ TABLES = (
     "snapshots",
     "model_recordings",
     "imported_records",
+    "experiments",
+    "experiment_arms",
+    "experiment_jobs",
+    "experiment_items",
+    "experiment_reviews",
+    "experiment_promotions",
 )
 
 

@@ -44,6 +44,7 @@ from ..._foundations.terms import split_terms
 from ...errors import StoreError
 from ...store import Store
 from ...store.memories import memory_rows
+from ...store.memories.memory_rows import Visibility
 from ...store.memories.predicates import visible_to
 from .dense import DenseVectors, fuse
 from .embedding import embed, from_blobs
@@ -153,8 +154,8 @@ class NeighbourIndex:
     _ids: list[str] = field(default_factory=list)
     #: Each memory's visibility, as a code into ``_visibilities`` (the distinct ones).
     _visibility: np.ndarray = field(default_factory=lambda: np.zeros(1024, dtype=np.int32))
-    _visibilities: list[tuple[str, str | None, str | None]] = field(default_factory=list)
-    _visibility_codes: dict[tuple[str, str | None, str | None], int] = field(default_factory=dict)
+    _visibilities: list[Visibility] = field(default_factory=list)
+    _visibility_codes: dict[Visibility, int] = field(default_factory=dict)
     _buckets: _Buckets | None = None
     _recent: dict[int, _Posting] = field(default_factory=dict)  # added since the buckets
     _recent_pairs: int = 0
@@ -175,29 +176,33 @@ class NeighbourIndex:
         team: str | None,
         limit: int,
         vector: np.ndarray | None = None,
+        arm: str | None = None,
     ) -> list[str]:
         """Ids of up to ``limit`` memories sharing the most (rarest) terms with ``terms``,
         among those ``npc`` may see; best first. Given the candidate's sentence
         ``vector``, the memories nearest it by cosine are ranked too, and the two
-        rankings fused. A lexical answer is remembered until the index changes (a review
-        looks a card up again when it is drawn again, or was read ahead)."""
+        rankings fused. With ``arm`` (an experiment arm's id), only that arm's memories
+        are candidates, never live memory's (``predicates.visible_to``). A lexical answer
+        is remembered until the index changes (a review looks a card up again when it is
+        drawn again, or was read ahead)."""
         if vector is not None:
-            return self._nearest_fused(terms, vector, npc, team, limit)
-        asked = (terms, npc, team, limit)
+            return self._nearest_fused(terms, vector, npc, team, limit, arm)
+        asked = (terms, npc, team, limit, arm)
         with self._lock:
             self._refresh()
             known = self._answers.get(asked)
             if known is None:
-                known = self._answers[asked] = self._nearest(terms, npc, team, limit)
+                known = self._answers[asked] = self._nearest(terms, npc, team, limit, arm)
                 if len(self._answers) > _ANSWERS:
                     del self._answers[next(iter(self._answers))]
             return list(known)
 
     def _nearest(
-        self, terms: frozenset[str], npc: str | None, team: str | None, limit: int
+        self, terms: frozenset[str], npc: str | None, team: str | None, limit: int, arm: str | None
     ) -> list[str]:
         keys = memory_rows.term_keys(sorted(terms))
-        return [self._ids[p] for p in self._ranked(keys, limit, self._visible_codes(npc, team))]
+        visible = self._visible_codes(npc, team, arm)
+        return [self._ids[p] for p in self._ranked(keys, limit, visible)]
 
     def _nearest_fused(
         self,
@@ -206,12 +211,13 @@ class NeighbourIndex:
         npc: str | None,
         team: str | None,
         limit: int,
+        arm: str | None = None,
     ) -> list[str]:
         """BM25's and the dense ranking's best ``2 * limit`` each, fused (``dense.fuse``)."""
         with self._lock:
             self._refresh()
             computed = self._embed_unembedded()
-            codes = self._visible_codes(npc, team)
+            codes = self._visible_codes(npc, team, arm)
             lexical = self._ranked(memory_rows.term_keys(sorted(terms)), 2 * limit, codes)
             visible = None if codes is None else codes[self._visibility[: len(self._ids)]]
             dense = self._dense.nearest(vector, visible, 2 * limit)
@@ -239,12 +245,20 @@ class NeighbourIndex:
             i: row.astype("<f2").tobytes() for i, row in zip(ids, rows, strict=True) if i in texts
         }
 
-    def _visible_codes(self, npc: str | None, team: str | None) -> np.ndarray | None:
-        """Which visibility codes ``npc`` (of ``team``) may see, or None for all of them."""
+    def _visible_codes(
+        self, npc: str | None, team: str | None, arm: str | None = None
+    ) -> np.ndarray | None:
+        """Which visibility codes ``npc`` (of ``team``) may see, or None for all of them;
+        with ``arm``, the codes of that experiment arm's pool."""
         visible = np.array(
             [
-                visible_to({"scope": scope, "npc": owner, "team": owner_team}, npc, team)
-                for scope, owner, owner_team in self._visibilities
+                visible_to(
+                    {"scope": scope, "npc": owner, "team": owner_team, "experiment_arm": pool},
+                    npc,
+                    team,
+                    arm,
+                )
+                for scope, owner, owner_team, pool in self._visibilities
             ],
             dtype=bool,
         )
@@ -277,7 +291,7 @@ class NeighbourIndex:
         one = memory_rows.IndexBatch(
             seqs=np.array([seq], dtype=np.int64),
             ids=[row["id"]],
-            visibilities=[(row["scope"], row["npc"], row["team"])],
+            visibilities=[(row["scope"], row["npc"], row["team"], row.get("experiment_arm"))],
             visibility=np.zeros(1, dtype=np.int32),
             term_positions=np.zeros(len(keys), dtype=np.int64),
             term_keys=keys,
@@ -379,7 +393,7 @@ class NeighbourIndex:
         self._buckets = _Buckets(np.concatenate(keys), np.concatenate(held))
         self._recent, self._recent_pairs = {}, 0
 
-    def _code_of(self, visibility: tuple[str, str | None, str | None]) -> int:
+    def _code_of(self, visibility: Visibility) -> int:
         """The code of a (scope, npc, team), given a new one the first time it is met."""
         code = self._visibility_codes.get(visibility)
         if code is None:

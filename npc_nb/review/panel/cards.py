@@ -77,7 +77,10 @@ def card_html(card: Card, *, splitting: bool = False) -> str:
         ("scope", card.scope),
         ("confidence", f"{card.confidence:.2f}" if card.confidence is not None else "n/a"),
         ("conversation", card.conversation_name(card.conversation_id)),
-        ("extracted by", card.extractor_model or "unknown"),
+        (
+            "extracted by",
+            "hidden (blind review)" if card.blind else card.extractor_model or "unknown",
+        ),
     ]
     parts.append(
         '<div class="npc-card-meta">'

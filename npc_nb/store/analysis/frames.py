@@ -17,9 +17,13 @@ from datetime import datetime
 import pandas as pd
 
 from ..contract import Store
-from ..memories.predicates import Moment, approved_source, memories_at
+from ..memories.predicates import LIVE, Moment, approved_source, memories_at
 
 __all__ = ["decisions_frame", "memories_frame", "reproposals_frame", "votes_frame"]
+
+#: A row (of the audit log, of re-proposals) about a memory of live memory, not of an
+#: extraction experiment's arm (those are the experiment's: ``Experiment.results``).
+_OF_LIVE = "memory_id NOT IN (SELECT id FROM memories WHERE experiment_arm IS NOT NULL)"
 
 
 def memories_frame(
@@ -33,7 +37,7 @@ def memories_frame(
         source = f"({state}) AS as_of"
     else:
         source, params = "memories", {}
-    clauses: list[str] = ["TRUE"]
+    clauses: list[str] = [LIVE]  # an experiment's memories are its own (nb.experiment)
     for column, value in (("status", status if status != "approved" else None), ("npc", npc)):
         if value is not None:
             clauses.append(f"{column} = ${column}")
@@ -48,7 +52,7 @@ def memories_frame(
 
 def decisions_frame(store: Store, *, memory_id: str | None) -> pd.DataFrame:
     """The audit log, oldest first; one row per event."""
-    where = "WHERE memory_id = $id" if memory_id is not None else ""
+    where = f"WHERE {_OF_LIVE}" + (" AND memory_id = $id" if memory_id is not None else "")
     params = {"id": memory_id} if memory_id is not None else {}
     return store.table(
         f"SELECT * EXCLUDE (state_before) FROM memory_events {where} ORDER BY seq",
@@ -61,7 +65,8 @@ def reproposals_frame(store: Store) -> pd.DataFrame:
     ``label`` and ``new_memory_id`` say whether a reviewer put it back as its own card."""
     return store.table(
         "SELECT r.*, r.similarity AS score, l.label, l.new_memory_id FROM reproposals r "
-        "LEFT JOIN match_labels l ON l.reproposal_id = r.id ORDER BY r.recorded_at, r.id"
+        f"LEFT JOIN match_labels l ON l.reproposal_id = r.id WHERE {_OF_LIVE} "
+        "ORDER BY r.recorded_at, r.id"
     )
 
 

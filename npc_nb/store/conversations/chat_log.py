@@ -150,5 +150,6 @@ def few_shot_examples(
 
 
 _EXAMPLE_COLUMNS = (
-    "id", "initial_text", "final_text", "category", "status", "decided_at", "scope", "npc", "team"
+    "id", "initial_text", "final_text", "category", "status", "decided_at", "scope", "npc", "team",
+    "experiment_arm",
 )  # fmt: skip

@@ -25,10 +25,11 @@ from ..._foundations.utc import utc_now
 from ...vocabulary import APPROVED_STATUSES
 from ..contract import Connection, Store, insert_row, one_of, rows, scalar
 from .known_rows import WHOLE
-from .predicates import SCOPE_RANK_SQL, VISIBLE, approved_at, approved_source, visible_to
+from .predicates import LIVE, SCOPE_RANK_SQL, VISIBLE, approved_at, approved_source, visible_to
 
 __all__ = [
     "IndexBatch",
+    "Visibility",
     "add_flags",
     "approved_by_id",
     "approved_visible",
@@ -117,15 +118,18 @@ def update_memory(
     return True
 
 
-def find_by_hash(con: Connection, digest: str, npc: str | None, team: str | None) -> list[dict]:
-    """Visible memories whose proposed or final text normalises to ``digest``.
+def find_by_hash(
+    con: Connection, digest: str, npc: str | None, team: str | None, arm: str | None = None
+) -> list[dict]:
+    """Visible memories whose proposed or final text normalises to ``digest`` (with
+    ``arm``, that experiment arm's only: ``predicates.visible_to``).
 
     Superseded versions are left out: a fact that changes back ("the deadline is
     Friday" again) is news a reviewer should see, not a repeat.
     """
     # Two plain lookups, each served by its hash index, in one statement: an OR, or the
     # visibility filter in the same scan, makes DuckDB read the whole table instead.
-    columns = "id, status, scope, npc, team, source_message_id"
+    columns = "id, status, scope, npc, team, source_message_id, experiment_arm"
     found = {
         row["id"]: row
         for row in rows(
@@ -138,7 +142,7 @@ def find_by_hash(con: Connection, digest: str, npc: str | None, team: str | None
     return [
         row
         for row in found.values()
-        if row["status"] != "superseded" and visible_to(row, npc, team)
+        if row["status"] != "superseded" and visible_to(row, npc, team, arm)
     ]
 
 
@@ -182,7 +186,7 @@ def block_rows(con: Connection, ids: list[str]) -> list[dict]:
     return rows(
         con,
         "SELECT id, final_text, final_hash, norm_text, scope, category, valid_from, "
-        "valid_to, decided_at, status, superseded_by, npc, team FROM memories "
+        "valid_to, decided_at, status, superseded_by, npc, team, experiment_arm FROM memories "
         f"WHERE id IN ({', '.join('?' for _ in ids)})",
         ids,
     )
@@ -247,6 +251,11 @@ def next_validity_change(con: Connection, npc: str, team: str | None) -> datetim
     return moment
 
 
+#: Who may see a memory, as the neighbour index keys it: (scope, npc, team, the
+#: experiment arm it belongs to, None for live memory).
+Visibility = tuple[str, str | None, str | None, str | None]
+
+
 @dataclass(frozen=True)
 class IndexBatch:
     """Memories for the neighbour index, oldest first, as columns: each memory's
@@ -256,9 +265,9 @@ class IndexBatch:
 
     seqs: np.ndarray
     ids: list[str]
-    #: The batch's distinct (scope, npc, team), and each memory's place among them: a
-    #: code per memory, not a tuple each (a load makes no object per memory to collect).
-    visibilities: list[tuple[str, str | None, str | None]]
+    #: The batch's distinct visibilities (``Visibility``), and each memory's place among
+    #: them: a code per memory, not a tuple each (a load makes no object per memory).
+    visibilities: list[Visibility]
     visibility: np.ndarray
     term_positions: np.ndarray
     term_keys: np.ndarray
@@ -291,6 +300,7 @@ def index_batch(store: Store, after_seq: int) -> IndexBatch | None:
             "SELECT insert_seq, id, visibility, match_vector FROM memories JOIN placed "
             "ON memories.scope = placed.scope AND memories.npc IS NOT DISTINCT FROM placed.npc "
             "AND memories.team IS NOT DISTINCT FROM placed.team "
+            "AND memories.experiment_arm IS NOT DISTINCT FROM placed.experiment_arm "
             "WHERE insert_seq > $after AND insert_seq <= $top",
             {"after": bounds[0], "top": bounds[1]},
         ).fetchnumpy()
@@ -310,7 +320,7 @@ def index_batch(store: Store, after_seq: int) -> IndexBatch | None:
     return IndexBatch(
         seqs=seqs,
         ids=memories["id"][order].tolist(),
-        visibilities=[(scope, npc, team) for scope, npc, team in visibilities],
+        visibilities=[(scope, npc, team, arm) for scope, npc, team, arm in visibilities],
         visibility=memories["visibility"][order].astype(np.int32),
         term_positions=_positions_of(seqs, pairs["insert_seq"].astype(np.int64)),
         term_keys=pairs["term_key"].astype(np.uint64),
@@ -322,20 +332,23 @@ def _batch_from_rows(con: Any, bounds: list[int]) -> IndexBatch:
     """``index_batch`` on an engine without DuckDB's column fetch (PostgreSQL): rows,
     with the terms keyed here."""
     found = con.execute(
-        "SELECT insert_seq, id, scope, npc, team, match_text, match_vector FROM memories "
+        "SELECT insert_seq, id, scope, npc, team, match_text, match_vector, experiment_arm "
+        "FROM memories "
         "WHERE insert_seq > ? AND insert_seq <= ? ORDER BY insert_seq",
         bounds,
     ).fetchall()
     stored = [split_terms(row[5]) for row in found]
     positions = [p for p, terms in enumerate(stored) for _ in terms]
     terms = [term for listed in stored for term in listed]
-    visibilities = list(dict.fromkeys((row[2], row[3], row[4]) for row in found))
+    visibilities = list(dict.fromkeys((row[2], row[3], row[4], row[7]) for row in found))
     place = {seen: code for code, seen in enumerate(visibilities)}
     return IndexBatch(
         seqs=np.array([row[0] for row in found], dtype=np.int64),
         ids=[row[1] for row in found],
         visibilities=visibilities,
-        visibility=np.array([place[(row[2], row[3], row[4])] for row in found], dtype=np.int32),
+        visibility=np.array(
+            [place[(row[2], row[3], row[4], row[7])] for row in found], dtype=np.int32
+        ),
         term_positions=np.array(positions, dtype=np.int64),
         term_keys=term_keys(terms),
         vectors=[row[6] for row in found],
@@ -354,12 +367,12 @@ def _positions_of(seqs: np.ndarray, wanted: np.ndarray) -> np.ndarray:
     return where[wanted - first]
 
 
-#: The distinct (scope, npc, team) of the memories an index batch holds.
+#: The distinct visibilities (``Visibility``) of the memories an index batch holds.
 _VISIBILITIES = (
-    "SELECT DISTINCT scope, npc, team FROM memories "
+    "SELECT DISTINCT scope, npc, team, experiment_arm FROM memories "
     "WHERE insert_seq > $after AND insert_seq <= $top"
 )
-_VISIBILITY_ORDER = "scope, npc NULLS FIRST, team NULLS FIRST"
+_VISIBILITY_ORDER = "scope, npc NULLS FIRST, team NULLS FIRST, experiment_arm NULLS FIRST"
 #: How a content term becomes the neighbour index's key, in SQL (``{}`` is the term):
 #: DuckDB's 64-bit hash, the same in the store's queries and in ``term_keys``.
 TERM_KEY_SQL = "hash({})"
@@ -504,6 +517,12 @@ def open_ids(store: Store, filters: dict[str, Any], now: datetime) -> list[str]:
 def _open_query(filters: dict[str, Any], now: datetime, columns: str) -> tuple[str, dict]:
     clauses = ["(status = 'pending_approval' OR (status = 'deferred' AND defer_until <= $now))"]
     params: dict[str, Any] = {"now": now}
+    if filters.get("arms") is not None:  # an experiment's review: its arms' cards only
+        which, arms = one_of("experiment_arm", list(filters["arms"]) or [""], "arm")
+        clauses.append(which)
+        params |= arms
+    else:
+        clauses.append(LIVE)
     for column in ("npc", "team", "category", "scope", "conversation_id"):
         if filters.get(column) is not None:
             clauses.append(f"{column} = ${column}")
@@ -528,8 +547,8 @@ def count_open(store: Store, now: datetime) -> int:
     with store.read() as con:
         count = scalar(
             con,
-            "SELECT count(*) FROM memories WHERE status = 'pending_approval' "
-            "OR (status = 'deferred' AND defer_until <= ?)",
+            "SELECT count(*) FROM memories WHERE (status = 'pending_approval' "
+            f"OR (status = 'deferred' AND defer_until <= ?)) AND {LIVE}",
             [now],
         )
     return int(count)

@@ -15,6 +15,12 @@ before it, ``state_before``), or as it is now if nothing happened to it since; o
 first later event created it did not exist yet. Status, text, validity window,
 supersession and decision time all resolve as they stood, and the validity window is
 read at the moment's clock.
+
+**Live** memory is every memory not of an extraction experiment: an experiment's
+memories carry their arm (``experiment_arm``), and both the approval predicate and
+``VISIBLE`` require that mark to be NULL, so nothing of an experiment reaches a prompt,
+the graph, a snapshot, an export or the live review until it is promoted. An arm's own
+pool (what its candidates are matched against) is ``visible_to(row, ..., arm=)``.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from ..._foundations.utc import utc_now
 from ...vocabulary import APPROVED_STATUSES
 
 __all__ = [
+    "LIVE",
     "MUTABLE_COLUMNS",
     "SCOPE_RANK",
     "SCOPE_RANK_SQL",
@@ -43,8 +50,10 @@ __all__ = [
 #: Visible to a persona: its own npc-scoped memories, its team's, the project's, global.
 VISIBLE = (
     "((scope = 'npc' AND npc = $npc) OR (scope = 'team' AND team = $team)"
-    " OR scope IN ('project', 'global'))"
+    " OR scope IN ('project', 'global')) AND experiment_arm IS NULL"
 )
+#: Live memory: not of an extraction experiment (see the module docstring).
+LIVE = "experiment_arm IS NULL"
 
 SCOPE_RANK_SQL = "CASE scope WHEN 'npc' THEN 0 WHEN 'team' THEN 1 WHEN 'project' THEN 2 ELSE 3 END"
 #: ``SCOPE_RANK_SQL`` for a row in hand (3 for any other scope).
@@ -141,11 +150,18 @@ _APPROVED_AT = (
 )
 
 
-def approved_now() -> tuple[str, dict[str, Any]]:
+def approved_now(arm: str | None = None) -> tuple[str, dict[str, Any]]:
     """The condition on a ``memories`` row that it is approved now, and its parameters
-    (for a query that must keep its own access path, such as a lookup by id)."""
+    (for a query that must keep its own access path, such as a lookup by id): live
+    memory, or with ``arm`` that experiment arm's own (what ``promote`` reads)."""
     params: dict[str, Any] = {"approved_statuses": list(APPROVED_STATUSES), "moment": utc_now()}
-    return f"{_APPROVED_AT} AND superseded_by IS NULL", params
+    if arm is not None:
+        params["approved_arm"] = arm
+        return (
+            f"{_APPROVED_AT} AND superseded_by IS NULL AND experiment_arm = $approved_arm",
+            params,
+        )
+    return f"{_APPROVED_AT} AND superseded_by IS NULL AND {LIVE}", params
 
 
 def approved_source(
@@ -159,16 +175,23 @@ def approved_source(
     moment = as_of if isinstance(as_of, Moment) else Moment(as_of)
     if columns is not None:  # what the predicate reads, besides
         columns = tuple(
-            dict.fromkeys((*columns, "status", "superseded_by", "valid_from", "valid_to"))
+            dict.fromkeys(
+                (*columns, "status", "superseded_by", "valid_from", "valid_to", "experiment_arm")
+            )
         )
     state, params = memories_at(moment, columns)
     params |= {"approved_statuses": list(APPROVED_STATUSES), "moment": moment.clock}
-    where = f"{_APPROVED_AT} AND superseded_by IS NULL"
+    where = f"{_APPROVED_AT} AND superseded_by IS NULL AND {LIVE}"
     return f"(SELECT * FROM ({state}) AS as_of WHERE {where}) AS approved", params
 
 
-def visible_to(row: dict, npc: str | None, team: str | None) -> bool:
-    """``VISIBLE`` for a row already in hand (a test holds the two in agreement)."""
+def visible_to(row: dict, npc: str | None, team: str | None, arm: str | None = None) -> bool:
+    """``VISIBLE`` for a row already in hand (a test holds the two in agreement); with
+    ``arm``, whether the row is in that experiment arm's pool instead (its only one)."""
+    if row.get("experiment_arm") != arm:
+        return False
+    if arm is not None:
+        return True
     scope = row["scope"]
     if scope == "npc":
         return npc is not None and row["npc"] == npc
@@ -180,7 +203,8 @@ def visible_to(row: dict, npc: str | None, team: str | None) -> bool:
 def approved_at(row: dict, moment: datetime) -> bool:
     """``approved_now`` for a row already in hand (a test holds the two in agreement)."""
     return (
-        row["status"] in APPROVED_STATUSES
+        row.get("experiment_arm") is None
+        and row["status"] in APPROVED_STATUSES
         and row["superseded_by"] is None
         and (row["valid_from"] is None or row["valid_from"] <= moment)
         and (row["valid_to"] is None or row["valid_to"] > moment)

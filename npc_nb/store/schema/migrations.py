@@ -35,6 +35,7 @@ from ...vocabulary import (
     STATUSES,
     VOTE_DECISIONS,
 )
+from .experiment_tables import EXPERIMENT_TABLES, EXPERIMENT_VIEWS
 
 __all__ = [
     "MIGRATIONS",
@@ -895,3 +896,14 @@ def m022_snapshot_event_floor(con: duckdb.DuckDBPyConnection) -> None:
     """Snapshots name where their audit events start too (event_floor), so a
     bundle's snapshot merged into a project that has events of its own stays exact."""
     con.execute(SNAPSHOT_FLOOR)
+
+
+@migration
+def m023_experiments(con: duckdb.DuckDBPyConnection) -> None:
+    # Extraction experiments (``experiment_tables``): their tables, the arm mark on
+    # memories (NULL for every memory so far: live), and the views made to leave an
+    # experiment's memories out. No memory row changes: no new epoch.
+    for statement in EXPERIMENT_TABLES:
+        con.execute(statement)
+    for view in EXPERIMENT_VIEWS:
+        con.execute(view.replace("{other_wording}", OTHER_WORDING))

@@ -39,6 +39,7 @@ from ...vocabulary import (
     SCOPES,
     STATUSES,
 )
+from .experiment_tables import EXPERIMENT_TABLES
 from .migrations import (
     JUDGING_COLUMNS,
     MIGRATIONS,
@@ -534,3 +535,11 @@ def p021_votes(con: Any) -> None:
 def p022_snapshot_event_floor(con: Any) -> None:
     """The snapshots' ``event_floor``, as on DuckDB (adding a column fires no trigger)."""
     con.execute(SNAPSHOT_FLOOR)
+
+
+@pg_migration("m023_experiments")
+def p023_experiments(con: Any) -> None:
+    """Extraction experiments' tables and the arm mark on memories, as on DuckDB (the
+    views are DuckDB's)."""
+    for statement in EXPERIMENT_TABLES:
+        con.execute(statement)
