@@ -317,3 +317,38 @@ def _extracted(nb: npc_nb.Project, name: str = "replayed") -> list[tuple]:
             {"name": name},
         ).itertuples(index=False)
     ]
+
+
+def test_in_independent_review_an_experiment_card_needs_two_votes_and_disagreements_are_adjudicated(
+    project_dir: Path,
+) -> None:
+    """Two reviewers review an experiment blind and independently: agreeing votes make a
+    card final within its arm, a disagreement waits for an adjudicator who did not vote,
+    and none of it reaches live memory before promote."""
+    nb = npc_nb.open(project_dir, review_mode="independent")
+    _chat(nb)
+    exp = nb.experiment("double", arms=_arms(), npc="analyst")
+    exp.run()
+    exp.wait(timeout=120)
+    ada = exp.review_session(by="ada")
+    while ada.card() is not None:
+        ada.decide("approve")
+    bob = exp.review_session(by="bob")
+    notes = []
+    while (card := bob.card()) is not None:
+        notes.append(card.review_note)
+        assert "ada" not in repr(card)
+        bob.decide("reject" if card.text == SAME_FACT else "approve")
+    assert notes == ["independent review: 1 of 2 votes"] * 3
+    results = exp.results().set_index("arm")
+    assert results.loc["A", "approved"] == 1 and results.loc["B", "approved"] == 0
+    assert exp.review_session(by="ada", adjudicate=True).card() is None  # she voted on them
+    carol = exp.review_session(by="carol", adjudicate=True)
+    waiting = []
+    while (card := carol.card()) is not None:
+        waiting.append(card.text)
+        carol.decide("approve")
+    assert waiting == [SAME_FACT, SAME_FACT]  # one card per arm, both disagreed on
+    assert exp.results().set_index("arm")["approved"].to_dict() == {"A": 2, "B": 1}
+    assert "DuckDB" not in nb.context("analyst", query="DuckDB survey data")
+    nb.close()
