@@ -158,3 +158,40 @@ def test_an_experiment_runs_on_postgresql(project_dir: Path, postgres_url: str) 
     assert exp.promote("control").counts["approved"] == 3
     assert len(nb.memories(status="approved")) == 3
     nb.close()
+
+
+def test_in_a_notebook_run_shows_progress_that_the_run_keeps_up_to_date(
+    project_dir: Path, isolated_home: Path
+) -> None:
+    """exp.run() in a real kernel (nbclient) shows the bars per arm at once, as one
+    display the run updates: once the run is done the display holds the final counts,
+    and the cell's result is one line, not the bars a second time."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    opening = (
+        "import json, npc_nb\n"
+        f"nb = npc_nb.open({str(project_dir)!r}, create=True, extract_in_background=False)\n"
+        "nb.npc('analyst', directive='You help.', model='npc_nb/offline')\n"
+        "for n in range(4):\n"
+        "    nb.chat('analyst', f'We decided to use tool {n} for the survey.', new=True)\n"
+        "nb.extraction.cancel()\n"
+        "def one(user, reply):\n"
+        "    s = user.split(' for ')[0]\n"
+        "    return json.dumps({'memories': [{'statement': s + '.', 'category': 'decision',"
+        " 'evidence_quote': s}]})\n"
+        "exp = nb.experiment('live', arms={'A': {'extractor': one}, "
+        "'B': {'extractor': one, 'prompt_version': 'v2'}}, npc='analyst')"
+    )
+    cells = [opening, "exp.run()", "exp.wait(); None"]
+    book = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    NotebookClient(book, timeout=300, kernel_name="python3").execute()
+    outputs = book.cells[1].outputs
+    shown = [o for o in outputs if o["output_type"] == "display_data"]
+    assert len(shown) == 1 and shown[0]["metadata"] == {}
+    assert "transient" not in shown[0]  # saved without its id; updated in place before
+    html = shown[0]["data"]["text/html"]
+    assert "<progress value='4' max='4'>" in html and html.count("<progress") == 2
+    assert "4 done, 0 failed" in html
+    result = [o for o in outputs if o["output_type"] == "execute_result"]
+    assert "progress shown above" in result[0]["data"]["text/plain"]

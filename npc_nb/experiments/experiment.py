@@ -11,7 +11,7 @@ opened again in a new kernel is the same experiment.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from html import escape as escape_html
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +25,7 @@ from ..store import Store
 from ..store.experiments import experiment_results, experiment_rows
 from .arms import Arm
 from .blind import HIDDEN, card_key, ordered
+from .progress import LiveProgress
 from .promotion import Promotion, promote
 from .results import compare_frame, results_frame
 from .runner import Runner
@@ -43,6 +44,9 @@ class ExperimentStatus:
     name: str
     state: str
     rows: list[dict[str, Any]] = field(repr=False)
+    #: Shown already as the run's live display (``run()`` in a notebook): as the cell's
+    #: result it is then one line, not the bars a second time.
+    shown_live: bool = field(default=False, repr=False)
 
     @property
     def frame(self) -> pd.DataFrame:
@@ -66,6 +70,9 @@ class ExperimentStatus:
         return "\n".join(lines)
 
     def _repr_mimebundle_(self, **_: object) -> dict[str, str]:
+        if self.shown_live:
+            line = f"experiment {self.name!r}: {self.state} (progress shown above; exp.status())"
+            return {"text/plain": line}
         bars = []
         for row in self.rows:
             total = max(1, row["queued"] + row["running"] + row["done"] + row["failed"])
@@ -119,8 +126,9 @@ class Experiment:
 
     def run(self, *, retry_failed: bool = False) -> ExperimentStatus:
         """Re-extract every selected exchange under every arm in the background; returns at
-        once with the progress. Run again after a killed kernel: only what is not done
-        runs (``retry_failed=True`` also runs failed jobs again)."""
+        once with the progress (in a notebook, a display the run keeps up to date). Run
+        again after a killed kernel: only what is not done runs (``retry_failed=True``
+        also runs failed jobs again)."""
         scripted = [
             a.name for a in self._arms.values() if a.config["extractor"] and not a.extractor
         ]
@@ -130,8 +138,11 @@ class Experiment:
                 "by a Python callable this kernel was not given: open the experiment with its "
                 f"arms, nb.experiment({self.name!r}, arms={{...}}), then run()."
             )
+        live = None if self._runner.running else LiveProgress.show(self.status)
+        if live is not None:
+            self._runner.on_progress = live.update
         self._runner.start(retry_failed=retry_failed)
-        return self.status()
+        return replace(self.status(), shown_live=live is not None)
 
     def wait(self, timeout: float | None = None) -> ExperimentStatus:
         """Block until the run is done (TimeoutError after ``timeout`` seconds)."""

@@ -59,6 +59,9 @@ class Runner:
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self._stopping = False
+        #: Called after each job (``False``) and when the run ends (``True``): the
+        #: notebook's live progress (``progress.LiveProgress.update``).
+        self.on_progress: Callable[[bool], None] | None = None
 
     @property
     def running(self) -> bool:
@@ -102,8 +105,16 @@ class Runner:
                 job := experiment_rows.claim_next(self._store, self._experiment_id, _OWNER)
             ):
                 self._run_safely(job)
+                self._progress(final=False)
             if not self._stopping:
                 experiment_rows.set_state(self._store, self._experiment_id, "done")
+        self._progress(final=True)
+
+    def _progress(self, *, final: bool) -> None:
+        """Tell the live display; a display that fails never stops the run."""
+        if self.on_progress is not None:
+            with contextlib.suppress(Exception):
+                self.on_progress(final)
 
     def _run_safely(self, job: dict) -> None:
         arm = self._arms[job["arm_id"]]
