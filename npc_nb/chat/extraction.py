@@ -42,7 +42,13 @@ from ..vocabulary import CATEGORIES
 from . import prompts
 from .job_credentials import JobCredentials, MissingSecretError
 
-__all__ = ["Extraction", "ExtractionStatus", "failure_notice", "parse_candidates"]
+__all__ = [
+    "Extraction",
+    "ExtractionStatus",
+    "evidence_source",
+    "failure_notice",
+    "parse_candidates",
+]
 
 MAX_OUTPUT_CHARS = 200_000
 #: How long closing a project (or leaving Python) waits for the worker's current job.
@@ -72,6 +78,17 @@ def _candidates(raw: str, limit: int) -> tuple[list[tuple[int, dict[str, Any]]],
         else:
             skipped.append(f"item {index}: over the limit of {limit}")
     return kept, skipped
+
+
+def evidence_source(store: Store, job: dict, quote: str | None) -> str:
+    """The message a candidate's evidence comes from: the user's, unless the quote is
+    found in the reply and not in the user's message (then the reply's)."""
+    reply = chat_log.message(store, job["message_id"])
+    if quote and reply and find_evidence(quote, reply["content"]):
+        user = chat_log.message(store, job["user_message_id"])
+        if user and not find_evidence(quote, user["content"]):
+            return str(job["message_id"])
+    return str(job["user_message_id"])
 
 
 def failure_notice(failed: list[dict[str, Any]]) -> str | None:
@@ -407,12 +424,7 @@ class Extraction:
     def _propose(self, job: dict, item: dict) -> bool | str:
         """True if queued, False if merged or suppressed, else why it was refused."""
         quote = item.get("evidence_quote")
-        source = job["user_message_id"]
-        reply = chat_log.message(self._store, job["message_id"])
-        if quote and reply and find_evidence(quote, reply["content"]):
-            user = chat_log.message(self._store, job["user_message_id"])
-            if user and not find_evidence(quote, user["content"]):
-                source = job["message_id"]
+        source = evidence_source(self._store, job, quote)
         try:
             outcome = self._propose_candidate(
                 item["statement"],

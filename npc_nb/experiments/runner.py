@@ -24,9 +24,8 @@ from typing import Any
 
 from .._foundations.results import CandidateOutcome
 from .._foundations.settings import Settings
-from .._foundations.text import find_evidence
 from .._foundations.utc import utc_now
-from ..chat.extraction import parse_candidates
+from ..chat.extraction import evidence_source, parse_candidates
 from ..errors import CandidateError, NpcError
 from ..models import gateway
 from ..models.recording import Recorder
@@ -154,12 +153,7 @@ class Runner:
     def _propose(self, arm: Arm, job: dict, index: int, item: dict[str, Any]) -> str | None:
         """Propose one item as the arm's candidate; why it was refused, if it was."""
         quote = item.get("evidence_quote")
-        source = job["user_message_id"]
-        reply = chat_log.message(self._store, job["message_id"])
-        if quote and reply and find_evidence(quote, reply["content"]):
-            user = chat_log.message(self._store, job["user_message_id"])
-            if user and not find_evidence(quote, user["content"]):
-                source = job["message_id"]
+        source = evidence_source(self._store, job, quote)
         try:
             self._propose_candidate(
                 item["statement"],
