@@ -118,7 +118,7 @@ _LIVE_REPROPOSAL = (
 )
 
 #: The analytical views (DuckDB's; PostgreSQL's analysis attaches through them) made to
-#: leave experiment memories out: ``{other_wording}`` is ``migrations.OTHER_WORDING``.
+#: leave experiment memories out: ``{other_wording}`` is ``view_sql.OTHER_WORDING``.
 EXPERIMENT_VIEWS = (
     f"""CREATE OR REPLACE VIEW approved_memories AS
         SELECT * FROM memories

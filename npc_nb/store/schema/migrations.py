@@ -8,7 +8,9 @@ store that lists a migration this code does not know was written by a newer npc_
 is refused rather than guessed at.
 
 The CHECK constraints are generated from ``npc_nb.vocabulary`` so Python and the
-database enforce the very same closed sets.
+database enforce the very same closed sets. The functions here are the history, in
+order; their longer SQL lives in the modules beside this one (``initial_tables``,
+``view_sql``, ...), each statement byte for byte as it ran, never edited afterwards.
 
 A migration that changes memory rows (not just adds columns) must also start a new
 epoch of the decision generation (``generation.rewrite_sql()``): caches patch
@@ -17,34 +19,42 @@ themselves from the audit log, and a migration writes no events.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Collection
 
 import duckdb
 
-from ..._foundations.redact import has_credentials, strip_credentials
 from ..._foundations.utc import utc_now
 from ...errors import StoreError
-from ...vocabulary import (
-    APPROVED_STATUSES,
-    CATEGORIES,
-    EVENT_ACTIONS,
-    IMPORT_OUTCOMES,
-    IMPORT_SOURCES,
-    SCOPES,
-    STATUSES,
-    VOTE_DECISIONS,
-)
 from .experiment_tables import EXPERIMENT_TABLES, EXPERIMENT_VIEWS
+from .initial_tables import INITIAL_TABLES
+from .later_tables import CONCEPT_TABLES, IMPORTED_RECORDS_TABLE, MATCH_LABELS_TABLE
+from .matching_columns import CARD_COLUMNS, JUDGING_COLUMNS, MATCHING_COLUMNS
+from .rewrites import REHASHED_COLUMNS, endpoint_without_credentials, rehashed_rows
+from .runs_tables import RUNS_TABLES, SNAPSHOT_FLOOR
+from .view_sql import (
+    ANALYTICS_VIEWS,
+    APPROVED_MEMORIES_UTC,
+    OTHER_WORDING,
+    V_DECISIONS_M016,
+    V_MEMORIES_M006,
+    V_MEMORIES_M016,
+    V_REPROPOSALS_M011,
+    V_REPROPOSALS_M012,
+)
+from .votes_table import EVENT_COLUMNS_M016, EVENTS_TABLE_M021, VOTES_TABLE
 
 __all__ = [
+    "JUDGING_COLUMNS",
     "MIGRATIONS",
+    "OTHER_WORDING",
+    "REHASHED_COLUMNS",
     "RUNS_TABLES",
     "SNAPSHOT_FLOOR",
     "VOTES_TABLE",
     "apply_migrations",
     "endpoint_without_credentials",
     "migration",
+    "rehashed_rows",
 ]
 
 Migration = Callable[[duckdb.DuckDBPyConnection], None]
@@ -95,150 +105,11 @@ def apply_migrations(
     return applied
 
 
-def _one_of(column: str, values: tuple[str, ...]) -> str:
-    # Built from the vocabulary constants only, never from user input.
-    listed = ", ".join(f"'{v}'" for v in values)
-    return f"CHECK ({column} IN ({listed}))"
-
-
 @migration
 def m001_initial(con: duckdb.DuckDBPyConnection) -> None:
     """The first schema: conversations, messages, memories, the audit log, re-proposals,
     context injections, the approval view and the extraction queue."""
-    statements = [
-        """CREATE TABLE conversations (
-            id VARCHAR PRIMARY KEY,
-            npc VARCHAR NOT NULL,
-            team VARCHAR,
-            project VARCHAR,
-            model VARCHAR,
-            provider VARCHAR,
-            notebook_path VARCHAR,
-            started_at TIMESTAMP NOT NULL
-        )""",
-        """CREATE TABLE messages (
-            id VARCHAR PRIMARY KEY,
-            conversation_id VARCHAR NOT NULL,
-            role VARCHAR NOT NULL CHECK (role IN ('system', 'user', 'assistant')),
-            content VARCHAR NOT NULL,
-            npc VARCHAR,
-            model VARCHAR,
-            provider VARCHAR,
-            notebook_path VARCHAR,
-            execution_count INTEGER,
-            prompt_tokens INTEGER,
-            completion_tokens INTEGER,
-            latency_ms DOUBLE,
-            created_at TIMESTAMP NOT NULL
-        )""",
-        f"""CREATE TABLE memories (
-            id VARCHAR PRIMARY KEY,
-            initial_text VARCHAR NOT NULL,
-            final_text VARCHAR NOT NULL,
-            initial_hash VARCHAR NOT NULL,
-            final_hash VARCHAR NOT NULL,
-            norm_text VARCHAR NOT NULL,
-            category VARCHAR NOT NULL {_one_of("category", CATEGORIES)},
-            status VARCHAR NOT NULL {_one_of("status", STATUSES)},
-            scope VARCHAR NOT NULL {_one_of("scope", SCOPES)},
-            npc VARCHAR,
-            team VARCHAR,
-            project VARCHAR,
-            conversation_id VARCHAR,
-            source_message_id VARCHAR,
-            evidence VARCHAR,
-            evidence_verified BOOLEAN,
-            extractor_model VARCHAR,
-            provider VARCHAR,
-            prompt_version VARCHAR,
-            flags VARCHAR[] NOT NULL,
-            confidence DOUBLE CHECK (confidence IS NULL OR (confidence >= 0 AND confidence <= 1)),
-            recorded_at TIMESTAMP NOT NULL,
-            decided_at TIMESTAMP,
-            decided_by VARCHAR,
-            valid_from TIMESTAMP,
-            valid_to TIMESTAMP,
-            supersedes VARCHAR,
-            superseded_by VARCHAR,
-            superseded_at TIMESTAMP,
-            defer_until TIMESTAMP,
-            skipped_at TIMESTAMP,
-            CHECK (scope <> 'npc' OR npc IS NOT NULL),
-            CHECK (scope <> 'team' OR team IS NOT NULL),
-            CHECK (valid_from IS NULL OR valid_to IS NULL OR valid_from < valid_to)
-        )""",
-        "CREATE INDEX memories_final_hash ON memories (final_hash)",
-        "CREATE INDEX memories_initial_hash ON memories (initial_hash)",
-        "CREATE SEQUENCE memory_event_seq START 1",
-        f"""CREATE TABLE memory_events (
-            seq BIGINT PRIMARY KEY,
-            memory_id VARCHAR NOT NULL,
-            occurred_at TIMESTAMP NOT NULL,
-            actor VARCHAR NOT NULL,
-            action VARCHAR NOT NULL {_one_of("action", EVENT_ACTIONS)},
-            from_status VARCHAR,
-            to_status VARCHAR NOT NULL {_one_of("to_status", STATUSES)},
-            text_before VARCHAR,
-            text_after VARCHAR,
-            reason VARCHAR,
-            batch_id VARCHAR,
-            undoes BIGINT,
-            lead_time_ms BIGINT,
-            time_spent_ms BIGINT,
-            review_session VARCHAR,
-            state_before VARCHAR
-        )""",
-        "CREATE INDEX memory_events_memory ON memory_events (memory_id)",
-        """CREATE TABLE reproposals (
-            id VARCHAR PRIMARY KEY,
-            recorded_at TIMESTAMP NOT NULL,
-            memory_id VARCHAR NOT NULL,
-            match_kind VARCHAR NOT NULL
-                CHECK (match_kind IN ('rejected', 'approved', 'pending', 'superseded')),
-            match_type VARCHAR NOT NULL CHECK (match_type IN ('exact', 'near')),
-            similarity DOUBLE NOT NULL,
-            proposed_text VARCHAR NOT NULL,
-            category VARCHAR,
-            scope VARCHAR,
-            npc VARCHAR,
-            team VARCHAR,
-            conversation_id VARCHAR,
-            source_message_id VARCHAR,
-            extractor_model VARCHAR,
-            provider VARCHAR,
-            prompt_version VARCHAR
-        )""",
-        """CREATE TABLE context_injections (
-            message_id VARCHAR NOT NULL,
-            memory_id VARCHAR NOT NULL,
-            position INTEGER NOT NULL,
-            memory_hash VARCHAR NOT NULL,
-            injected_at TIMESTAMP NOT NULL
-        )""",
-        # The one approval predicate every reader uses: context, graph, search, export.
-        f"""CREATE VIEW approved_memories AS
-            SELECT * FROM memories
-            WHERE status IN ({", ".join(f"'{s}'" for s in APPROVED_STATUSES)})
-              AND superseded_by IS NULL
-              AND (valid_from IS NULL OR valid_from <= now()::TIMESTAMP)
-              AND (valid_to IS NULL OR valid_to > now()::TIMESTAMP)""",
-        """CREATE TABLE extraction_jobs (
-            id VARCHAR PRIMARY KEY,
-            conversation_id VARCHAR,
-            message_id VARCHAR,
-            status VARCHAR NOT NULL
-                CHECK (status IN ('queued', 'running', 'done', 'failed', 'cancelled')),
-            attempts INTEGER NOT NULL,
-            model VARCHAR,
-            prompt_version VARCHAR,
-            error VARCHAR,
-            raw_output VARCHAR,
-            created_at TIMESTAMP NOT NULL,
-            started_at TIMESTAMP,
-            finished_at TIMESTAMP
-        )""",
-    ]
-    for statement in statements:
+    for statement in INITIAL_TABLES:
         con.execute(statement)
 
 
@@ -270,54 +141,7 @@ def m003_extraction_queue(con: duckdb.DuckDBPyConnection) -> None:
 def m004_analytics_views(con: duckdb.DuckDBPyConnection) -> None:
     # Stable, documented views for analysis (npc_nb.store.schema.views documents every column);
     # the tables behind them may change, these names and meanings should not.
-    statements = [
-        """CREATE VIEW v_memories AS
-        SELECT id, npc, team, scope, category, status,
-            CASE status
-                WHEN 'human-approved' THEN 'approved' WHEN 'human-edited' THEN 'edited'
-                WHEN 'human-rejected' THEN 'rejected' WHEN 'superseded' THEN 'superseded'
-                ELSE 'open' END AS outcome,
-            CASE WHEN supersedes IS NULL THEN 'extracted' ELSE 'revision' END AS origin,
-            initial_text, final_text, initial_text <> final_text AS edited,
-            CASE WHEN initial_text = final_text THEN 0.0
-                 ELSE levenshtein(initial_text, final_text)::DOUBLE
-                      / greatest(length(initial_text), length(final_text)) END AS text_change,
-            flags, len(flags) > 0 AS flagged, confidence,
-            extractor_model AS model, provider, prompt_version,
-            conversation_id, source_message_id, evidence, evidence_verified,
-            recorded_at, decided_at, decided_by AS reviewer,
-            date_diff('millisecond', recorded_at, decided_at) AS decision_lead_ms,
-            valid_from, valid_to, supersedes, superseded_by, superseded_at, defer_until
-        FROM memories""",
-        """CREATE VIEW v_decisions AS
-        SELECT e.seq, e.memory_id, e.occurred_at, e.actor AS reviewer, e.action,
-            e.from_status, e.to_status, e.text_before, e.text_after, e.reason, e.batch_id,
-            e.undoes,
-            EXISTS (SELECT 1 FROM memory_events u WHERE u.undoes = e.seq) AS undone,
-            e.lead_time_ms, e.time_spent_ms, e.review_session,
-            m.npc, m.team, m.scope, m.category, m.extractor_model AS model, m.provider,
-            m.prompt_version
-        FROM memory_events e LEFT JOIN memories m ON m.id = e.memory_id""",
-        """CREATE VIEW v_reproposals AS
-        SELECT id, recorded_at, memory_id, match_kind AS kind, match_type, similarity,
-            proposed_text, category, scope, npc, team, conversation_id, source_message_id,
-            extractor_model AS model, provider, prompt_version
-        FROM reproposals""",
-        """CREATE VIEW v_injections AS
-        SELECT i.message_id, i.memory_id, i.position, i.memory_hash, i.injected_at,
-            msg.conversation_id, msg.npc, msg.model AS reply_model,
-            m.category, m.scope, m.final_text
-        FROM context_injections i
-        LEFT JOIN messages msg ON msg.id = i.message_id
-        LEFT JOIN memories m ON m.id = i.memory_id""",
-        """CREATE VIEW v_jobs AS
-        SELECT id, status, attempts, npc, team, model, prompt_version, candidates, error,
-            length(raw_output) AS raw_output_chars, created_at, started_at, finished_at,
-            date_diff('millisecond', created_at, finished_at) AS duration_ms,
-            conversation_id, message_id, user_message_id
-        FROM extraction_jobs""",
-    ]
-    for statement in statements:
+    for statement in ANALYTICS_VIEWS:
         con.execute(statement)
 
 
@@ -326,30 +150,7 @@ def m005_concepts(con: duckdb.DuckDBPyConnection) -> None:
     # The knowledge graph is derived at read time from approved memories and these rows,
     # which are keyed by memory id AND text version (hash): a rejected, superseded or
     # undone memory contributes nothing, because it is no longer approved.
-    for statement in (
-        """CREATE TABLE concept_extractions (
-            memory_id VARCHAR NOT NULL,
-            memory_hash VARCHAR NOT NULL,
-            model VARCHAR NOT NULL,
-            extracted_at TIMESTAMP NOT NULL,
-            error VARCHAR,
-            PRIMARY KEY (memory_id, memory_hash)
-        )""",
-        """CREATE TABLE memory_concepts (
-            memory_id VARCHAR NOT NULL,
-            memory_hash VARCHAR NOT NULL,
-            concept_key VARCHAR NOT NULL,
-            concept_label VARCHAR NOT NULL
-        )""",
-        """CREATE TABLE concept_relations (
-            memory_id VARCHAR NOT NULL,
-            memory_hash VARCHAR NOT NULL,
-            source_key VARCHAR NOT NULL,
-            relation VARCHAR NOT NULL,
-            target_key VARCHAR NOT NULL
-        )""",
-        "CREATE INDEX memory_concepts_memory ON memory_concepts (memory_id)",
-    ):
+    for statement in CONCEPT_TABLES:
         con.execute(statement)
 
 
@@ -369,24 +170,7 @@ def m006_text_change(con: duckdb.DuckDBPyConnection) -> None:
             "UPDATE memories SET text_change = ? WHERE id = ?",
             [Levenshtein.normalized_distance(initial, final), memory_id],
         )
-    con.execute(
-        """CREATE OR REPLACE VIEW v_memories AS
-        SELECT id, npc, team, scope, category, status,
-            CASE status
-                WHEN 'human-approved' THEN 'approved' WHEN 'human-edited' THEN 'edited'
-                WHEN 'human-rejected' THEN 'rejected' WHEN 'superseded' THEN 'superseded'
-                ELSE 'open' END AS outcome,
-            CASE WHEN supersedes IS NULL THEN 'extracted' ELSE 'revision' END AS origin,
-            initial_text, final_text, initial_text <> final_text AS edited,
-            coalesce(text_change, 0.0) AS text_change,
-            flags, len(flags) > 0 AS flagged, confidence,
-            extractor_model AS model, provider, prompt_version,
-            conversation_id, source_message_id, evidence, evidence_verified,
-            recorded_at, decided_at, decided_by AS reviewer,
-            date_diff('millisecond', recorded_at, decided_at) AS decision_lead_ms,
-            valid_from, valid_to, supersedes, superseded_by, superseded_at, defer_until
-        FROM memories"""
-    )
+    con.execute(V_MEMORIES_M006)
 
 
 @migration
@@ -394,14 +178,7 @@ def m007_utc_approval(con: duckdb.DuckDBPyConnection) -> None:
     # The approval predicate compared validity windows with now()::TIMESTAMP, which
     # follows the session's TimeZone setting: a query that changed it could re-open an
     # expired window. timezone('UTC', now()) is the UTC wall clock whatever the setting.
-    con.execute(
-        f"""CREATE OR REPLACE VIEW approved_memories AS
-            SELECT * FROM memories
-            WHERE status IN ({", ".join(f"'{s}'" for s in APPROVED_STATUSES)})
-              AND superseded_by IS NULL
-              AND (valid_from IS NULL OR valid_from <= timezone('UTC', now()))
-              AND (valid_to IS NULL OR valid_to > timezone('UTC', now()))"""
-    )
+    con.execute(APPROVED_MEMORIES_UTC)
 
 
 @migration
@@ -469,19 +246,7 @@ def m011_same_fact_matching(con: duckdb.DuckDBPyConnection) -> None:
     # differs. Re-proposals record the matcher's verdict, score and the outcome.
     from ..._foundations.terms import content_terms
 
-    for statement in (
-        "CREATE SEQUENCE memory_insert_seq START 1",
-        "ALTER TABLE memories ADD COLUMN insert_seq BIGINT",
-        "ALTER TABLE memories ADD COLUMN match_terms VARCHAR[]",
-        "ALTER TABLE memories ADD COLUMN updates VARCHAR",
-        "ALTER TABLE memories ADD COLUMN differs VARCHAR",
-        "ALTER TABLE memories ADD COLUMN match_error VARCHAR",
-        # DuckDB cannot add a column with a CHECK; the closed sets are held by the code
-        # (matching.VERDICTS, proposal's outcomes) and tested.
-        "ALTER TABLE reproposals ADD COLUMN verdict VARCHAR",
-        "ALTER TABLE reproposals ADD COLUMN matcher VARCHAR",
-        "ALTER TABLE reproposals ADD COLUMN outcome VARCHAR",
-    ):
+    for statement in MATCHING_COLUMNS:
         con.execute(statement)
     rows = con.execute("SELECT id, initial_text, final_text FROM memories ORDER BY recorded_at, id")
     backfill = [
@@ -499,14 +264,7 @@ def m011_same_fact_matching(con: duckdb.DuckDBPyConnection) -> None:
         "match_kind WHEN 'rejected' THEN 'suppressed' WHEN 'pending' THEN 'merged' "
         "ELSE 'reinforced' END"
     )
-    con.execute(
-        """CREATE OR REPLACE VIEW v_reproposals AS
-        SELECT id, recorded_at, memory_id, match_kind AS kind, match_type, similarity,
-            verdict, matcher, outcome, proposed_text, category, scope, npc, team,
-            conversation_id, source_message_id, extractor_model AS model, provider,
-            prompt_version
-        FROM reproposals"""
-    )
+    con.execute(V_REPROPOSALS_M011)
 
 
 @migration
@@ -517,25 +275,10 @@ def m012_one_card_per_fact(con: duckdb.DuckDBPyConnection) -> None:
     # a suppressed or reinforced repeat) leaves a label, one per re-proposal, naming the
     # card it became: the lab's own measure of how often its matcher is right.
     for statement in (
-        "ALTER TABLE reproposals ADD COLUMN evidence VARCHAR",
-        "ALTER TABLE reproposals ADD COLUMN flags VARCHAR[]",
-        "ALTER TABLE reproposals ADD COLUMN confidence DOUBLE",
-        "ALTER TABLE reproposals ADD COLUMN listed_at TIMESTAMP",
-        """CREATE TABLE match_labels (
-            reproposal_id VARCHAR PRIMARY KEY,
-            label VARCHAR NOT NULL CHECK (label IN ('split', 'requeued')),
-            new_memory_id VARCHAR NOT NULL,
-            labelled_by VARCHAR NOT NULL,
-            labelled_at TIMESTAMP NOT NULL
-        )""",
+        *CARD_COLUMNS,
+        MATCH_LABELS_TABLE,
         "CREATE INDEX reproposals_memory ON reproposals (memory_id)",  # a card's wordings
-        """CREATE OR REPLACE VIEW v_reproposals AS
-        SELECT r.id, r.recorded_at, r.memory_id, r.match_kind AS kind, r.match_type,
-            r.similarity, r.verdict, r.matcher, r.outcome, r.proposed_text, r.category,
-            r.scope, r.npc, r.team, r.conversation_id, r.source_message_id,
-            r.extractor_model AS model, r.provider, r.prompt_version, r.listed_at,
-            l.label, l.new_memory_id, l.labelled_by, l.labelled_at
-        FROM reproposals r LEFT JOIN match_labels l ON l.reproposal_id = r.id""",
+        V_REPROPOSALS_M012,
     ):
         con.execute(statement)
 
@@ -574,22 +317,6 @@ def m014_endpoints_without_credentials(con: duckdb.DuckDBPyConnection) -> None:
             )
 
 
-def endpoint_without_credentials(
-    endpoint: str, names: list[str] | None
-) -> tuple[str, list[str]] | None:
-    """A stored endpoint (JSON) whose URLs held credentials, stripped, and the job's
-    secret options with those URLs' names added; None if it held none."""
-    options = json.loads(endpoint)
-    urls = [
-        key for key, value in options.items()
-        if isinstance(value, str) and "://" in value and has_credentials(value)
-    ]  # fmt: skip
-    if not urls:
-        return None
-    stripped = {key: strip_credentials(v) if key in urls else v for key, v in options.items()}
-    return json.dumps(stripped), sorted({*(names or []), *urls})
-
-
 @migration
 def m015_proposal_locks(con: duckdb.DuckDBPyConnection) -> None:
     # The rows proposals lock on PostgreSQL, one per text. Proposals of one text take
@@ -601,16 +328,6 @@ def m015_proposal_locks(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("CREATE TABLE proposal_locks (text_hash VARCHAR PRIMARY KEY)")
 
 
-#: Whether a decided memory's text is a wording the model proposed for its card (a
-#: merged re-proposal) rather than the reviewer's own: ``v_memories.other_wording``.
-OTHER_WORDING = (
-    "(status <> 'pending_approval' AND status <> 'deferred' "
-    "AND initial_text <> final_text AND EXISTS (SELECT 1 FROM reproposals r "
-    "WHERE r.memory_id = memories.id AND r.outcome = 'merged' "
-    "AND r.proposed_text = memories.final_text))"
-)
-
-
 @migration
 def m016_approved_wording(con: duckdb.DuckDBPyConnection) -> None:
     # Approving another wording of a card (a merged re-proposal: the model's wording, not
@@ -620,37 +337,8 @@ def m016_approved_wording(con: duckdb.DuckDBPyConnection) -> None:
     # data (the approved text is a wording merged into the card), old and new alike, so
     # ``edited`` counts only the reviewer's own text. No memory row changes: no new epoch.
     con.execute("ALTER TABLE memory_events ADD COLUMN wording VARCHAR")
-    con.execute(
-        f"""CREATE OR REPLACE VIEW v_memories AS
-        SELECT id, npc, team, scope, category, status,
-            CASE status
-                WHEN 'human-approved' THEN 'approved' WHEN 'human-edited' THEN 'edited'
-                WHEN 'human-rejected' THEN 'rejected' WHEN 'superseded' THEN 'superseded'
-                ELSE 'open' END AS outcome,
-            CASE WHEN supersedes IS NULL THEN 'extracted' ELSE 'revision' END AS origin,
-            initial_text, final_text,
-            initial_text <> final_text AND NOT {OTHER_WORDING} AS edited,
-            {OTHER_WORDING} AS other_wording,
-            coalesce(text_change, 0.0) AS text_change,
-            flags, len(flags) > 0 AS flagged, confidence,
-            extractor_model AS model, provider, prompt_version,
-            conversation_id, source_message_id, evidence, evidence_verified,
-            recorded_at, decided_at, decided_by AS reviewer,
-            date_diff('millisecond', recorded_at, decided_at) AS decision_lead_ms,
-            valid_from, valid_to, supersedes, superseded_by, superseded_at, defer_until
-        FROM memories"""
-    )
-    con.execute(
-        """CREATE OR REPLACE VIEW v_decisions AS
-        SELECT e.seq, e.memory_id, e.occurred_at, e.actor AS reviewer, e.action,
-            e.from_status, e.to_status, e.text_before, e.text_after, e.reason, e.batch_id,
-            e.undoes,
-            EXISTS (SELECT 1 FROM memory_events u WHERE u.undoes = e.seq) AS undone,
-            e.lead_time_ms, e.time_spent_ms, e.review_session, e.wording,
-            m.npc, m.team, m.scope, m.category, m.extractor_model AS model, m.provider,
-            m.prompt_version
-        FROM memory_events e LEFT JOIN memories m ON m.id = e.memory_id"""
-    )
+    con.execute(V_MEMORIES_M016)
+    con.execute(V_DECISIONS_M016)
 
 
 @migration
@@ -659,53 +347,7 @@ def m017_imported_records(con: duckdb.DuckDBPyConnection) -> None:
     # mem0, Letta) that was read, keyed by the source and the record's own id, so the
     # same file imported again imports nothing new. It names the memory the record
     # became or matched, what happened to it, and the source's provenance as JSON.
-    con.execute(
-        f"""CREATE TABLE imported_records (
-            source VARCHAR NOT NULL {_one_of("source", IMPORT_SOURCES)},
-            source_key VARCHAR NOT NULL,
-            memory_id VARCHAR NOT NULL,
-            outcome VARCHAR NOT NULL {_one_of("outcome", IMPORT_OUTCOMES)},
-            source_file VARCHAR,
-            source_time TIMESTAMP,
-            details VARCHAR,
-            imported_by VARCHAR NOT NULL,
-            imported_at TIMESTAMP NOT NULL,
-            PRIMARY KEY (source, source_key)
-        )"""
-    )
-
-
-#: The tables of ``m018_reproducible_runs``, in SQL both engines take as it is.
-RUNS_TABLES = (
-    # A snapshot is a row, not a copy: the audit log is append-only, so the memories as
-    # they stood are rebuilt from it. ``event_seq`` is the last event of this store the
-    # snapshot includes (exact, unlike a time: events may share a microsecond, and
-    # kernels' clocks differ), ``user_event_seq`` the same in the user's store (global
-    # scope). Labels are unique per project; any number of snapshots may have none.
-    """CREATE TABLE snapshots (
-        id VARCHAR PRIMARY KEY,
-        label VARCHAR UNIQUE,
-        taken_at TIMESTAMP NOT NULL,
-        taken_by VARCHAR NOT NULL,
-        event_seq BIGINT NOT NULL,
-        user_event_seq BIGINT NOT NULL,
-        content_hash VARCHAR NOT NULL,
-        memories BIGINT NOT NULL
-    )""",
-    # Every recorded call is kept; a replay serves the newest one of its fingerprint.
-    """CREATE TABLE model_recordings (
-        id VARCHAR PRIMARY KEY,
-        fingerprint VARCHAR NOT NULL,
-        model VARCHAR NOT NULL,
-        caller VARCHAR,
-        request VARCHAR NOT NULL,
-        reply VARCHAR NOT NULL,
-        prompt_tokens BIGINT,
-        completion_tokens BIGINT,
-        recorded_at TIMESTAMP NOT NULL
-    )""",
-    "CREATE INDEX model_recordings_fingerprint ON model_recordings (fingerprint)",
-)
+    con.execute(IMPORTED_RECORDS_TABLE)
 
 
 @migration
@@ -754,30 +396,6 @@ def m019_rehash_values(con: duckdb.DuckDBPyConnection) -> None:
         con.unregister("rehashed")
 
 
-#: What ``rehashed_rows`` gives for each memory whose stored text keys changed.
-REHASHED_COLUMNS = ("id", "old_final", "new_initial", "new_final", "new_norm", "new_terms")
-
-
-def rehashed_rows(rows: list[tuple]) -> list[tuple]:
-    """For memory rows (id, initial text, final text, initial hash, final hash, norm
-    text, match text), the new keys of those today's normalisation keys differently
-    (``REHASHED_COLUMNS``): both backends' rehash migrations write these."""
-    from ..._foundations.terms import content_terms, joined_terms
-    from ..._foundations.text import content_hash, normalise
-
-    changed = []
-    for memory_id, initial, final, initial_hash, final_hash, norm, terms in rows:
-        new = (
-            content_hash(initial),
-            content_hash(final),
-            normalise(final),
-            joined_terms(content_terms(initial) | content_terms(final)),
-        )
-        if new != (initial_hash, final_hash, norm, terms):
-            changed.append((memory_id, final_hash, *new))
-    return changed
-
-
 @migration
 def m020_judged_neighbours(con: duckdb.DuckDBPyConnection) -> None:
     # Matching keeps what it did with each candidate. A memory keeps its sentence vector
@@ -798,48 +416,6 @@ def m020_judged_neighbours(con: duckdb.DuckDBPyConnection) -> None:
         con.execute(statement)
 
 
-#: What matching records of its work on a candidate, in both tables (both backends).
-JUDGING_COLUMNS = (
-    "ALTER TABLE {table} ADD COLUMN match_neighbours VARCHAR;"
-    "ALTER TABLE {table} ADD COLUMN match_calls INTEGER;"
-    "ALTER TABLE {table} ADD COLUMN match_tokens INTEGER;"
-    "ALTER TABLE {table} ADD COLUMN match_ms DOUBLE"
-)
-
-
-#: The votes of independent review (``m021_votes``), the same on both backends: one row
-#: per vote, never deleted. A vote's own columns are written once; the markers say
-#: what became of it (replaced by the voter's next vote, withdrawn by undo, or settled by
-#: the event that made its round final).
-VOTES_TABLE = f"""CREATE TABLE votes (
-    id VARCHAR PRIMARY KEY,
-    memory_id VARCHAR NOT NULL,
-    round INTEGER NOT NULL,
-    reviewer VARCHAR NOT NULL,
-    decision VARCHAR NOT NULL {_one_of("decision", VOTE_DECISIONS)},
-    final_text VARCHAR,
-    final_hash VARCHAR,
-    wording VARCHAR,
-    reason VARCHAR,
-    defer_until TIMESTAMP,
-    time_spent_ms BIGINT,
-    review_session VARCHAR,
-    voted_at TIMESTAMP NOT NULL,
-    event_seq BIGINT NOT NULL,
-    replaced_by VARCHAR,
-    withdrawn_at TIMESTAMP,
-    settled_seq BIGINT
-)"""
-
-#: ``memory_events`` as ``m016`` left it (``m017`` to ``m020`` kept it): the columns
-#: ``m021`` copies into its new table.
-_EVENT_COLUMNS_M016 = (
-    "seq, memory_id, occurred_at, actor, action, from_status, to_status, text_before, "
-    "text_after, reason, batch_id, undoes, lead_time_ms, time_spent_ms, review_session, "
-    "state_before, wording"
-)
-
-
 @migration
 def m021_votes(con: duckdb.DuckDBPyConnection) -> None:
     """Independent review: the ``votes`` table (one row per vote: who, what, the text
@@ -852,43 +428,14 @@ def m021_votes(con: duckdb.DuckDBPyConnection) -> None:
     with the wider one, every event and its ``seq`` as they were."""
     con.execute(VOTES_TABLE)
     con.execute("CREATE INDEX votes_memory ON votes (memory_id)")
+    con.execute(EVENTS_TABLE_M021)
     con.execute(
-        f"""CREATE TABLE memory_events_m021 (
-            seq BIGINT PRIMARY KEY,
-            memory_id VARCHAR NOT NULL,
-            occurred_at TIMESTAMP NOT NULL,
-            actor VARCHAR NOT NULL,
-            action VARCHAR NOT NULL {_one_of("action", EVENT_ACTIONS)},
-            from_status VARCHAR,
-            to_status VARCHAR NOT NULL {_one_of("to_status", STATUSES)},
-            text_before VARCHAR,
-            text_after VARCHAR,
-            reason VARCHAR,
-            batch_id VARCHAR,
-            undoes BIGINT,
-            lead_time_ms BIGINT,
-            time_spent_ms BIGINT,
-            review_session VARCHAR,
-            state_before VARCHAR,
-            wording VARCHAR,
-            vote_id VARCHAR
-        )"""
-    )
-    con.execute(
-        f"INSERT INTO memory_events_m021 ({_EVENT_COLUMNS_M016}) "
-        f"SELECT {_EVENT_COLUMNS_M016} FROM memory_events"
+        f"INSERT INTO memory_events_m021 ({EVENT_COLUMNS_M016}) "
+        f"SELECT {EVENT_COLUMNS_M016} FROM memory_events"
     )
     con.execute("DROP TABLE memory_events")
     con.execute("ALTER TABLE memory_events_m021 RENAME TO memory_events")
     con.execute("CREATE INDEX memory_events_memory ON memory_events (memory_id)")
-
-
-#: ``m022_snapshot_event_floor`` on both engines: a snapshot includes the events numbered
-#: above ``event_floor`` up to ``event_seq``. 0 for a snapshot taken in its own store (every
-#: event up to ``event_seq``); a bundle merged into a project with events of its own gives
-#: its snapshots the number before their first event here (store/bundle/load.py), and -1
-#: to one whose events a merge could not place in one range (reading at it is refused).
-SNAPSHOT_FLOOR = "ALTER TABLE snapshots ADD COLUMN event_floor BIGINT DEFAULT 0"
 
 
 @migration

@@ -40,16 +40,8 @@ from ...vocabulary import (
     STATUSES,
 )
 from .experiment_tables import EXPERIMENT_TABLES
-from .migrations import (
-    JUDGING_COLUMNS,
-    MIGRATIONS,
-    REHASHED_COLUMNS,
-    RUNS_TABLES,
-    SNAPSHOT_FLOOR,
-    VOTES_TABLE,
-    endpoint_without_credentials,
-    rehashed_rows,
-)
+from .matching_columns import JUDGING_COLUMNS
+from .migrations import MIGRATIONS
 from .pg_project import (
     claim_schema,
     record_settled,
@@ -57,6 +49,9 @@ from .pg_project import (
     refuse_unknown_project,
     schema_exists,
 )
+from .rewrites import REHASHED_COLUMNS, endpoint_without_credentials, rehashed_rows
+from .runs_tables import RUNS_TABLES, SNAPSHOT_FLOOR
+from .votes_table import VOTES_TABLE
 
 __all__ = [
     "DEFAULT_LOCK_TIMEOUT",
