@@ -1,7 +1,9 @@
 """Reviewing: one reviewer working through the queue, in a notebook or a terminal.
 
 The one surface the front ends import (the panel, ``npc-nb review``, the facade):
-``ReviewSession`` (``session``: the state of one review, its decisions and undo),
+``ReviewSession`` (``session``: the state of one review, its decisions and undo,
+composed of ``card_queue``, ``card_reading``, ``deciding``, ``steps``, ``adjudication``
+and ``wordings``),
 ``Card`` and ``Nearest`` (``card``: a card as shown), ``Summary``, ``Decided`` and
 ``TALLY_KINDS`` (``summary``: the tally and the end screen), ``card_name`` and
 ``automatic_target`` (``names``: how a review names things, by text and time, never by
