@@ -92,14 +92,23 @@ def test_global_memories_reach_every_project(tmp_path, nb: npc_nb.Project) -> No
     row_team=st.sampled_from(["t", "u", None]),
     npc=st.sampled_from(["a", "b", None]),
     team=st.sampled_from(["t", "u", None]),
+    arm=st.sampled_from([None, "arm-1"]),  # an extraction experiment's memory: never live
 )
 def test_python_visibility_agrees_with_the_sql_predicate(
-    scope: str, row_npc: str | None, row_team: str | None, npc: str | None, team: str | None
+    scope: str,
+    row_npc: str | None,
+    row_team: str | None,
+    npc: str | None,
+    team: str | None,
+    arm: str | None,
 ) -> None:
-    sql = f"SELECT coalesce({VISIBLE}, false) FROM (SELECT $s AS scope, $rn AS npc, $rt AS team)"
-    params = {"s": scope, "rn": row_npc, "rt": row_team, "npc": npc, "team": team}
+    row = "SELECT $s AS scope, $rn AS npc, $rt AS team, $arm::VARCHAR AS experiment_arm"
+    sql = f"SELECT coalesce({VISIBLE}, false) FROM ({row})"
+    params = {"s": scope, "rn": row_npc, "rt": row_team, "npc": npc, "team": team, "arm": arm}
     (in_sql,) = duckdb.execute(sql, params).fetchone()
-    assert visible_to({"scope": scope, "npc": row_npc, "team": row_team}, npc, team) == in_sql
+    held = {"scope": scope, "npc": row_npc, "team": row_team, "experiment_arm": arm}
+    assert visible_to(held, npc, team) == in_sql
+    assert not (arm and in_sql)
 
 
 _MOMENT = datetime(2026, 6, 1, 12, 0)
@@ -112,6 +121,7 @@ _AROUND = st.sampled_from([None, _MOMENT - timedelta(days=1), _MOMENT, _MOMENT +
     valid_from=_AROUND,
     valid_to=_AROUND,
     scope=st.sampled_from(["npc", "team", "project", "global", "other"]),
+    arm=st.sampled_from([None, "arm-1"]),
 )
 def test_python_approval_and_rank_agree_with_the_sql(
     status: str,
@@ -119,6 +129,7 @@ def test_python_approval_and_rank_agree_with_the_sql(
     valid_from: datetime | None,
     valid_to: datetime | None,
     scope: str,
+    arm: str | None,
 ) -> None:
     row = {
         "status": status,
@@ -126,11 +137,12 @@ def test_python_approval_and_rank_agree_with_the_sql(
         "valid_from": valid_from,
         "valid_to": valid_to,
         "scope": scope,
+        "experiment_arm": arm,
     }
     where, params = approved_now()
     columns = "$status AS status, $superseded_by AS superseded_by, "
     columns += "$valid_from::TIMESTAMP AS valid_from, $valid_to::TIMESTAMP AS valid_to, "
-    columns += "$scope AS scope"
+    columns += "$scope AS scope, $experiment_arm::VARCHAR AS experiment_arm"
     sql = f"SELECT coalesce({where}, false), {SCOPE_RANK_SQL} FROM (SELECT {columns})"
     params = params | row | {"moment": _MOMENT}
     (approved, rank) = duckdb.execute(sql, params).fetchone()

@@ -51,8 +51,9 @@ def test_the_store_keys_terms_as_python_does(nb: npc_nb.Project, texts: list[str
 
 
 def test_a_load_keeps_each_memorys_own_visibility(nb: npc_nb.Project) -> None:
-    """A load codes visibility per distinct (scope, npc, team), NULLs included: every
-    memory must come back with its own, or a lookup would show another persona's."""
+    """A load codes visibility per distinct (scope, npc, team, experiment arm), NULLs
+    included: every memory must come back with its own, or a lookup would show another
+    persona's (or an experiment arm's)."""
     audiences = [
         ("npc", "analyst", None),
         ("npc", "critic", None),
@@ -66,9 +67,11 @@ def test_a_load_keeps_each_memorys_own_visibility(nb: npc_nb.Project) -> None:
         nb.add_candidate(f"The team keeps Lab{n}", category="fact", npc=npc, team=team, scope=scope)
     batch = memory_rows.index_batch(nb._memory.stores.project, 0)
     assert batch is not None
-    frame = nb.sql("SELECT id, scope, npc, team FROM memories")
+    frame = nb.sql("SELECT id, scope, npc, team, experiment_arm FROM memories")
     rows = frame.astype(object).where(frame.notna(), None).to_dict("records")
-    stored = {row["id"]: (row["scope"], row["npc"], row["team"]) for row in rows}
+    stored = {
+        row["id"]: (row["scope"], row["npc"], row["team"], row["experiment_arm"]) for row in rows
+    }
     loaded = {
         memory_id: batch.visibilities[code]
         for memory_id, code in zip(batch.ids, batch.visibility.tolist(), strict=True)

@@ -132,6 +132,34 @@ def reply_with_provenance(reply: Reply) -> tuple[dict[str, str], dict[str, Any]]
     return reply._repr_mimebundle_(), {"npc_nb": reply.provenance()}
 
 
+_LIST_HELP = "the queue as a table (text first; every column: nb.review_queue()), no panel"
+_AUTO_HELP = (
+    "list what was merged, suppressed or reinforced without asking since the last review; "
+    "a number key puts one back in the queue as its own card"
+)
+_ADJUDICATE_HELP = (
+    "independent review: the cards whose votes disagree, votes side by side; a number key "
+    "decides as that vote says"
+)
+
+
+def _open_review(project: Any, args: Any) -> Any:
+    """What ``%npc_review`` shows for its options: an experiment's blind panel, the queue
+    as a table (``--list``), or the review panel."""
+    filters = dict(npc=args.npc, category=args.category, conversation=args.conversation)
+    if args.experiment is not None:
+        check_experiment_review(args.experiment, *filters.values())
+        return project.experiment(args.experiment).review(by=args.by, adjudicate=args.adjudicate)
+    if args.list:
+        if args.auto:
+            return project.automatic_outcomes(unlisted_only=True, npc=args.npc)
+        from ..review.queue_table import QueueTable  # pandas: not at %load_ext
+
+        queue = project.review_queue(**filters, reviewer=args.by, adjudicate=args.adjudicate)
+        return QueueTable(queue, filters)
+    return project.review_panel(**filters, by=args.by, auto=args.auto, adjudicate=args.adjudicate)
+
+
 @magics_class
 class NpcMagics(Magics):
     """The npc_nb magics; one Project per kernel, opened from the working directory."""
@@ -290,48 +318,17 @@ class NpcMagics(Magics):
     @argument("--npc", help="only this persona's candidates")
     @argument("--category", help="only this category")
     @argument("--conversation", help="only candidates from this conversation id")
-    @argument(
-        "--list",
-        action="store_true",
-        help="the queue as a table (text first; every column: nb.review_queue()), no panel",
-    )
+    @argument("--list", action="store_true", help=_LIST_HELP)
     @argument("--by", help="reviewer name recorded on decisions (default: the configured one)")
-    @argument(
-        "--auto",
-        action="store_true",
-        help="list what was merged, suppressed or reinforced without asking since the last "
-        "review; a number key puts one back in the queue as its own card",
-    )
-    @argument(
-        "--adjudicate",
-        action="store_true",
-        help="independent review: the cards whose votes disagree, votes side by side; a "
-        "number key decides as that vote says",
-    )
+    @argument("--auto", action="store_true", help=_AUTO_HELP)
+    @argument("--adjudicate", action="store_true", help=_ADJUDICATE_HELP)
     @argument("--experiment", help="the blind review of this extraction experiment's cards")
     @line_magic
     def npc_review(self, line: str) -> Any:
         """Open the review panel: one candidate at a time, single keys a r e s d u ?"""
         args = parse_options(self.npc_review, line)
-        filters = dict(npc=args.npc, category=args.category, conversation=args.conversation)
         with _as_usage_errors():
-            if args.experiment is not None:
-                check_experiment_review(args.experiment, *filters.values())
-                return self.project.experiment(args.experiment).review(
-                    by=args.by, adjudicate=args.adjudicate
-                )
-            if args.list:
-                if args.auto:
-                    return self.project.automatic_outcomes(unlisted_only=True, npc=args.npc)
-                from ..review.queue_table import QueueTable  # pandas: not at %load_ext
-
-                queue = self.project.review_queue(
-                    **filters, reviewer=args.by, adjudicate=args.adjudicate
-                )
-                return QueueTable(queue, filters)
-            return self.project.review_panel(
-                **filters, by=args.by, auto=args.auto, adjudicate=args.adjudicate
-            )
+            return _open_review(self.project, args)
 
     @line_magic
     def npc_status(self, line: str) -> Any:

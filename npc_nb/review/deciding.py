@@ -37,16 +37,30 @@ class Deciding:
 
     memory: MemoryCore
     cards: CardQueue
-    clock: Callable[[], float]
-    by: str | None
-    session_id: str
-    adjudicate: bool
+    #: The review session: who decides (``by``), its id, whether it adjudicates and its
+    #: clock are read from it at each decision, so a change made to the session holds.
+    session: Any
     steps: Steps = field(default_factory=Steps)
     #: What the last ``undo`` took back.
     undone: Decided | None = None
 
     def __post_init__(self) -> None:
         self.shown_at = self.clock()
+
+    def clock(self) -> float:
+        return float(self.session.clock())
+
+    @property
+    def by(self) -> str | None:
+        return self.session.by
+
+    @property
+    def session_id(self) -> str:
+        return str(self.session.session_id)
+
+    @property
+    def adjudicate(self) -> bool:
+        return bool(self.session.adjudicate)
 
     def shown(self) -> None:
         """A new card is on screen from now: its time spent counts from here."""

@@ -116,9 +116,7 @@ class ReviewSession:
             voting=lambda: self.view is not None,
             stored_text=lambda memory_id: stored_text(self.memory, memory_id),
         )
-        self._deciding = Deciding(
-            self.memory, self._cards, self.clock, self.by, self.session_id, self.adjudicate
-        )
+        self._deciding = Deciding(self.memory, self._cards, self)
         self._automatic: list[dict[str, Any]] | None = None
         self._card: tuple[tuple, Card] | None = None
         #: Set by a front end that loads the neighbour index in the background: until it
