@@ -78,7 +78,7 @@ def main() -> None:
     pd.set_option("display.width", 200)
     pd.set_option("display.max_columns", 30)
     results = exp.results()
-    print(f"{args.exchanges} exchanges, 2 arms, seed {args.seed}\n")
+    print(f"npc_nb extraction experiment: {args.exchanges} exchanges, 2 arms, seed {args.seed}\n")
     show(results, "arm exchanges candidates per_exchange cards merged suppressed flagged "
          "decided approved rejected")  # fmt: skip
     show(results.round(3), "arm approval_rate approval_rate_low approval_rate_high "
