@@ -51,6 +51,7 @@ def _member_reviews(folder: Path, url: str) -> None:
     member.approve(member.review_queue()["id"].item())
     member.close()
     del member
+    gc.collect()  # a reference cycle may hold the store (and its pool) until collected
     gc.collect()
 
 
