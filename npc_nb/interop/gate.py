@@ -7,10 +7,15 @@ For each record, in file order:
 2. It is proposed like any candidate (``MemoryCore.add_candidate``), with the
    source's own time: text checks (control characters, invalid Unicode, length) refuse
    it alone, as skipped at its position; the matcher merges a repeat of a pending
-   card, suppresses a repeat of a rejected memory (the tombstone holds) and reinforces
-   an approved one. Only a queued record goes on.
-3. A decision the source recorded (npcpy's ``human-approved``, ``human-edited``,
-   ``human-rejected``) is applied by the review engine, audited with actor
+   card, suppresses a repeat of a rejected memory (the tombstone holds; an approval the
+   source recorded for it is listed as held) and reinforces an approved one. Only a
+   queued record goes on.
+3. An approval the source recorded is taken only for a text that passes the same
+   checks: an edited final text refused by the text checks, or flagged as
+   instruction-like, or covered by one of this project's tombstones, and a proposed
+   text flagged, leave the card pending, listed as held with the reason (``holds``).
+   Any other decision the source recorded (npcpy's ``human-approved``,
+   ``human-edited``, ``human-rejected``) is applied by the review engine, audited with actor
    ``imported:<source>`` at the decision time given (the file's), with a reason saying
    the original reviewer is unknown. With ``trust=True`` (mem0, Letta) a queued record
    is approved, audited under the importing person's name with a reason saying it was
@@ -36,8 +41,10 @@ from .._foundations.utc import utc_now
 from ..errors import NpcError
 from ..memory import decisions, transitions
 from ..memory.core import MemoryCore
+from ..memory.proposal import Repeat
 from ..store.memories.imported_rows import already_imported, record_import
 from ..vocabulary import APPROVED, EDITED, PENDING, REJECTED
+from .holds import Hold, approval_hold, approved_text, hold, tombstone_reason
 from .records import ForeignRecord
 from .summary import ImportSummary, Progress, Skipped
 
@@ -118,6 +125,13 @@ class Gate:
                 result = self._decide(batch, record, outcome, importer, summary)
             except NpcError as exc:  # the candidate stays queued for review
                 summary.warnings.append(f"{record.position}: queued, not decided: {exc}")
+        elif outcome.action == "suppressed" and record.decision in ("approve", "edit"):
+            repeat = Repeat(
+                outcome.memory_id, REJECTED, outcome.match_type or "exact",
+                outcome.similarity or 100.0,
+            )  # fmt: skip
+            reason = Hold(tombstone_reason(self.core, repeat, batch.source), flag=False)
+            hold(self.core, summary, record, outcome.memory_id, reason)
         _count(summary, result)
         self._record(batch, record, outcome.memory_id, result, importer)
 
@@ -131,14 +145,18 @@ class Gate:
     ) -> str:
         """Apply the source's decision (or trust's approval) to a queued record; the
         outcome to record."""
+        held = approval_hold(self.core, record, outcome, batch.source)
+        if held is not None:
+            hold(self.core, summary, record, outcome.memory_id, held)
+            return "queued"
         if record.decision is not None:
             source = f"imported:{batch.source}"
             at = max(batch.decided_at, record.source_time or batch.decided_at)
             reason = UNKNOWN_REVIEWER.format(source=batch.source)
             decision = record.decision
-            text = record.final_text if decision == "edit" else None
-            if decision == "edit" and (text is None or text.strip() == record.text.strip()):
-                decision, text = "approve", None
+            text = approved_text(record)
+            if decision == "edit" and text is None:
+                decision = "approve"
             self._apply(outcome.memory_id, decision, source, at, reason, text)
             return _DECIDED[decision]
         if batch.trust:
@@ -147,6 +165,8 @@ class Gate:
                     f"{record.position}: reads like an instruction ({', '.join(outcome.flags)}); "
                     "left for review, not trusted"
                 )
+                reason = f"reads like an instruction ({', '.join(outcome.flags)}); not trusted"
+                hold(self.core, summary, record, outcome.memory_id, Hold(reason, flag=False))
                 return "queued"
             reason = _TRUSTED.format(source=batch.source)
             self._apply(outcome.memory_id, "approve", importer, utc_now(), reason, None)

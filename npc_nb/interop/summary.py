@@ -5,9 +5,12 @@ a long import shows.
 now (``pending_approval`` for review, ``human-approved``, ``human-edited``,
 ``human-rejected``), merged, suppressed and reinforced by the matcher,
 already imported before (the same file again imports nothing new), skipped with their
-position and reason, and warnings (a trusted import says so). ``BundleImport``: rows
-written and duplicates skipped per table, and the migrations an old bundle went
-through. Both give text and escaped HTML (``_repr_mimebundle_``).
+position and reason, held for review with their reasons (``held``: a decision the
+source recorded that the gate did not take), and warnings (a trusted import says so).
+``BundleImport``: rows written and duplicates skipped per table, the migrations an old
+bundle went through, and its ``held`` conflicts. Both give text and escaped HTML
+(``_repr_mimebundle_``); text from a file is shown with its control characters as
+visible escapes.
 
 ``Progress`` writes one line that updates in place (a carriage return), to standard
 error, for an import of at least ``PROGRESS_AT`` records: a terminal shows one
@@ -24,8 +27,14 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import IO
 
-__all__ = ["PROGRESS_AT", "BundleImport", "ImportSummary", "Progress", "Skipped"]
+from .._foundations.markup import terminal_text
 
+__all__ = ["PROGRESS_AT", "BundleImport", "Held", "ImportSummary", "Progress", "Skipped", "preview"]
+
+#: How much of a held record's text its line shows.
+PREVIEW_CHARS = 80
+#: Held records listed in full; the rest are counted.
+LISTED = 20
 #: An import of this many records or more shows a progress line.
 PROGRESS_AT = 200
 _EVERY_SECONDS = 0.25
@@ -42,6 +51,40 @@ class Skipped:
         return f"{self.position}: {self.reason}"
 
 
+@dataclass(frozen=True)
+class Held:
+    """A record the import left for review instead of taking its source's decision:
+    where it is (``record``: its position in the file, or its id in a bundle), the
+    memory it is about (its pending card, or the target's memory that stands), the
+    start of its text, and why."""
+
+    record: str
+    memory_id: str | None
+    preview: str
+    reason: str
+
+    def __str__(self) -> str:
+        where = f"{self.record} (memory {self.memory_id})" if self.memory_id else self.record
+        return terminal_text(f"{where} \u201c{self.preview}\u201d: {self.reason}")
+
+
+def preview(text: str) -> str:
+    """The start of a text, for a line that names it."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= PREVIEW_CHARS else flat[: PREVIEW_CHARS - 1] + "\u2026"
+
+
+def held_lines(held: list[Held]) -> list[str]:
+    """The lines listing what was held for review (none when nothing was)."""
+    if not held:
+        return []
+    lines = [f"  held for review: {len(held)} (the source's decision not taken)"]
+    lines += [f"    {entry}" for entry in held[:LISTED]]
+    if len(held) > LISTED:
+        lines.append(f"    ... and {len(held) - LISTED} more")
+    return lines
+
+
 @dataclass
 class ImportSummary:
     """What importing one file of another tool did (see the module docstring)."""
@@ -55,6 +98,7 @@ class ImportSummary:
     reinforced: int = 0
     already_imported: int = 0
     skipped: list[Skipped] = field(default_factory=list)
+    held: list[Held] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -70,9 +114,10 @@ class ImportSummary:
             f"  already imported before: {self.already_imported}",
             f"  skipped: {len(self.skipped)}",
         ]
-        lines += [f"    {skip}" for skip in self.skipped[:20]]
-        if len(self.skipped) > 20:
-            lines.append(f"    ... and {len(self.skipped) - 20} more")
+        lines += [f"    {skip}" for skip in self.skipped[:LISTED]]
+        if len(self.skipped) > LISTED:
+            lines.append(f"    ... and {len(self.skipped) - LISTED} more")
+        lines += held_lines(self.held)
         lines += [f"Warning: {warning}" for warning in self.warnings]
         return lines
 
@@ -94,6 +139,7 @@ class BundleImport:
     format_version: int
     upgraded: tuple[str, ...] = ()
     seconds: float = 0.0
+    held: list[Held] = field(default_factory=list)
 
     @property
     def duplicates(self) -> int:
@@ -113,6 +159,7 @@ class BundleImport:
             lines.append(f"  {table:<{width}}  {count:>9}{extra}")
         total = sum(self.inserted.values())
         lines.append(f"{total} rows written, {self.duplicates} duplicate(s) skipped.")
+        lines += held_lines(self.held)
         return "\n".join(lines)
 
     def _repr_mimebundle_(self, **_: object) -> dict[str, str]:

@@ -39,7 +39,7 @@ from .block import MemoryBlock, block_room, query_terms, render_block
 from .cache import DecisionCache
 from .lookup.neighbours import NeighbourIndex
 from .matching import Matcher, offline_for, resolve_matcher
-from .proposal import Matching, propose
+from .proposal import Matching, Repeat, propose, repeat_of
 from .queue import (
     QUEUE_KINDS,
     pending_count,
@@ -160,6 +160,21 @@ class MemoryCore:
             actor=self.actor(None),
             matching=self.matching(),
         )
+
+    def screen(self, text: str, **fields: Any) -> tuple[candidates.Candidate, Repeat | None]:
+        """``text`` checked as ``add_candidate`` checks it (CandidateError when it is
+        refused; its flags on the candidate), and the memory it would repeat (None: it
+        would be queued). Nothing is written: an import asks this of a text another tool
+        approved before it takes that approval."""
+        fields = {"team": None, "scope": "npc"} | fields
+        candidate = candidates.build_candidate(
+            {"text": text, "project": self.project, **fields},
+            source_text=None,
+            max_chars=self.settings.max_memory_chars,
+        )
+        target = self.stores.for_scope(candidate.scope)
+        others = [store for store in self.stores.existing() if store is not target]
+        return candidate, repeat_of(target, others, candidate, self.matching())
 
     def matching(self) -> Matching:
         """How candidates are matched now (the ``matcher`` setting, resolved once)."""

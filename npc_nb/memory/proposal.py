@@ -54,7 +54,7 @@ from .lookup.embedding import embed
 from .lookup.neighbours import NeighbourIndex
 from .matching import JudgeFailed, Judgement, Matcher, Usage, ask_measured, guard
 
-__all__ = ["MATCH_KIND", "Matching", "propose"]
+__all__ = ["MATCH_KIND", "Matching", "Repeat", "propose", "repeat_of"]
 
 MATCH_KIND = {
     "human-rejected": "rejected",
@@ -409,3 +409,36 @@ def _changed(con: Connection, target: Store, judged: list[_Judged]) -> bool:
     """Whether a judged memory of ``target`` changed status since it was judged."""
     seen = {j.row["id"]: j.row["status"] for j in judged if j.store is target}
     return memory_rows.statuses(con, list(seen)) != seen
+
+
+# -- a repeat, without proposing ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Repeat:
+    """The memory a text would repeat (``repeat_of``): its id and status, and how it
+    was matched (``exact``, or ``near`` with the matcher's score)."""
+
+    memory_id: str
+    status: str
+    how: Literal["exact", "near"]
+    score: float
+
+
+def repeat_of(
+    target: Store, others: list[Store], candidate: Candidate, matching: Matching
+) -> Repeat | None:
+    """The memory ``propose`` would find ``candidate`` the same as (an exact repeat
+    first, then the matcher's strongest "same", guards applied), reading only: nothing
+    is recorded. None: it would be queued."""
+    for store in [*others, target]:
+        if store.exists:
+            with store.read() as con:
+                match = _exact_match(con, candidate)
+            if match is not None:
+                return Repeat(match["id"], match["status"], "exact", 100.0)
+    judging = _judge(candidate, [*others, target], matching, _vector(candidate, matching))
+    same = _strongest_same(judging.judged)
+    if same is None:
+        return None
+    return Repeat(same.row["id"], same.row["status"], "near", same.judgement.score)
