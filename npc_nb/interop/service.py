@@ -1,7 +1,9 @@
 """Interop: the service the facade builds for memories in and out.
 
 - ``export_bundle`` / ``import_bundle``: the lossless bundle (``bundle_file``, the
-  store's ``bundle`` room): every table out, and into an empty project (or merged);
+  store's ``bundle`` room): every table out, and into an empty project (or merged,
+  never over the target's decisions), its approvals screened as candidates are
+  (``bundle_gate``);
 - ``import_npcpy``, ``import_mem0``, ``import_letta``: another tool's file read as
   records (``npcpy_files``, ``mem0_files``, ``letta_files``) and passed through the
   gate (``gate``), the same trust gate extracted candidates pass;
@@ -26,6 +28,7 @@ from ..store import Stores
 from ..store.bundle.load import load_staged
 from ..store.bundle.stage import stage_bundle
 from .bundle_file import open_bundle, write_bundle
+from .bundle_gate import SOURCE, screen_bundle
 from .exports import export_approved
 from .gate import Batch, Gate
 from .letta_files import read_agent_file
@@ -66,8 +69,15 @@ class Interop:
         with tempfile.TemporaryDirectory(prefix="npc_nb-import-") as folder:
             opened = open_bundle(path, Path(folder))
             staged = stage_bundle(Path(folder), opened.specs, opened.migrations)
+            screened = screen_bundle(self.core, staged.path, merge=into_nonempty)
             loaded = load_staged(
-                self.stores.project, staged.path, merge=into_nonempty, project=self.project
+                self.stores.project,
+                staged.path,
+                merge=into_nonempty,
+                project=self.project,
+                kept=screened.kept,
+                held=screened.reopen,
+                actor=SOURCE,
             )
         return BundleImport(
             path=str(path),
@@ -77,6 +87,7 @@ class Interop:
             format_version=opened.format_version,
             upgraded=staged.upgraded,
             seconds=time.perf_counter() - start,
+            held=screened.held,
         )
 
     # -- other tools ----------------------------------------------------------------------

@@ -24,6 +24,10 @@ between them (the target's own rows, lower, fall outside it). A range holding a 
 that was already here (a bundle of the same project merged before) cannot be one
 range of this store: it is written as ``-1, -1``, which readers refuse.
 
+A merge keeps the target's decisions (``decided``): a memory already here keeps its
+audit trail as well as its row (the bundle's events and votes of it are not written),
+and the incoming approvals the interop service held are put back in the review queue.
+
 Either way the store's decision generation starts a new epoch (every cache reloads)
 and this process's neighbour indexes look again. On a DuckDB file the staged file is
 attached read-only; on PostgreSQL its rows are copied (``Store.copy_rows``) into
@@ -32,7 +36,7 @@ temporary tables of the transaction. The inserts are the same SQL on both.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,10 +45,12 @@ from typing import Any
 import duckdb
 import pandas as pd
 
+from ..._foundations.utc import utc_now
 from ...errors import StoreError
 from ..contract import _SEQUENCED as SEQUENCED
 from ..contract import Connection, Store, scalar
 from ..moving.copy_into import catalog_tables
+from .decided import drop_kept_views, reopen, without_kept
 from .tables import Column, current_schema, quoted, store_home
 
 __all__ = ["SEQUENCE_RANGES", "SEQUENCE_REFERENCES", "Loaded", "load_staged"]
@@ -67,8 +73,19 @@ class Loaded:
     skipped: dict[str, int]
 
 
-def load_staged(store: Store, staged: Path, *, merge: bool, project: str) -> Loaded:
-    """Write the staged file's rows into ``store`` (see the module docstring)."""
+def load_staged(
+    store: Store,
+    staged: Path,
+    *,
+    merge: bool,
+    project: str,
+    kept: Iterable[str] = (),
+    held: dict[str, str] | None = None,
+    actor: str = "imported:bundle",
+) -> Loaded:
+    """Write the staged file's rows into ``store`` (see the module docstring); in a
+    merge, the ``kept`` memories' trails stay the target's, and the ``held`` incoming
+    memories ({id: reason}) are put back in the review queue (``decided``)."""
     columns, keys, _ = current_schema()
     _check_target(store, columns)
     duck = False
@@ -78,6 +95,8 @@ def load_staged(store: Store, staged: Path, *, merge: bool, project: str) -> Loa
             if not merge:
                 _refuse_unless_empty(con, columns, project)
             incoming = _incoming(store, con, staged, columns, duck)
+            if merge:
+                without_kept(store, con, incoming, kept)
             inserted, skipped = {}, {}
             for table in _referenced_first(columns):
                 before = _count(con, quoted(table))
@@ -87,6 +106,8 @@ def load_staged(store: Store, staged: Path, *, merge: bool, project: str) -> Loa
                 inserted[table] = _count(con, quoted(table)) - before
                 skipped[table] = offered - inserted[table]
             _drop_number_maps(con, columns)
+            drop_kept_views(con)
+            reopen(store, con, held or {}, actor=actor, now=utc_now())
             if not merge:
                 _restart_sequences(con, duck)
             store.bump_generation(con, rewrite=True)
