@@ -6,9 +6,11 @@ text, scope keys and flags), so the interop service can screen them as candidate
 before anything is written. In the load's transaction, then:
 
 - a memory the target already holds keeps its row (a duplicate by id, as any row)
-  *and* its audit trail: ``without_kept`` points the load at views of the bundle's
-  ``memory_events`` and ``votes`` without that memory's rows, so the target's log
-  gains no event about a memory whose state it decided;
+  *and* its audit trail: ``without_kept`` lists those memories (``KEPT``) and points
+  the load at a view of the bundle's ``votes`` without their rows, and the load's
+  numbering of ``memory_events`` leaves their events out (a snapshot whose range
+  holds one is then not exact), so the target's log gains no event about a memory
+  whose state it decided;
 - an incoming approved memory the screen holds (a text one of the target's tombstones
   covers, one the text checks refuse, one flagged as instruction-like where the bundle
   showed no flag) is written, then ``reopen``\\ ed: pending again, with a ``held at
@@ -31,11 +33,13 @@ from ..contract import Connection, Store, rows
 from ..memories import events, memory_rows
 from .tables import quoted
 
-__all__ = ["KEPT_TABLES", "drop_kept_views", "incoming_memories", "reopen", "without_kept"]
+__all__ = ["KEPT", "KEPT_TABLES", "drop_kept_views", "incoming_memories", "reopen", "without_kept"]
 
-#: The tables whose rows decide a memory's state, left out for a memory already here.
-KEPT_TABLES = ("memory_events", "votes")
-_KEPT = "npc_bundle_kept"
+#: The temporary table of the memories whose trail the target keeps (column memory_id).
+KEPT = "npc_bundle_kept"
+#: The tables besides the audit log whose rows decide a memory's state, left out for a
+#: memory already here (the audit log is left out as it is numbered: ``load``).
+KEPT_TABLES = ("votes",)
 _COLUMNS = "id, status, final_text, category, scope, npc, team, flags, experiment_arm"
 
 
@@ -51,32 +55,34 @@ def incoming_memories(staged: Path) -> list[dict[str, Any]]:
 
 def without_kept(
     store: Store, con: Connection, incoming: dict[str, str], kept: Iterable[str]
-) -> None:
-    """Make ``incoming``'s ``KEPT_TABLES`` views without the rows of the ``kept``
-    memories (in the load's transaction; ``drop_kept_views`` removes them)."""
+) -> bool:
+    """List the ``kept`` memories in ``KEPT`` and make ``incoming``'s ``KEPT_TABLES``
+    views without their rows (in the load's transaction; ``drop_kept_views`` removes
+    them); False when there are none (nothing made)."""
     ids = sorted(set(kept))
     if not ids:
-        return
-    con.execute(f"CREATE TEMP TABLE {_KEPT} (memory_id VARCHAR)")
+        return False
+    con.execute(f"CREATE TEMP TABLE {KEPT} (memory_id VARCHAR)")
     if isinstance(con, duckdb.DuckDBPyConnection):
-        con.executemany(f"INSERT INTO {_KEPT} VALUES (?)", [[i] for i in ids])
+        con.executemany(f"INSERT INTO {KEPT} VALUES (?)", [[i] for i in ids])
     else:
-        store.copy_rows(con, _KEPT, ["memory_id"], iter([(i,) for i in ids]))
+        store.copy_rows(con, KEPT, ["memory_id"], iter([(i,) for i in ids]))
     for table in KEPT_TABLES:
-        view = quoted(f"{_KEPT}_{table}")
+        view = quoted(f"{KEPT}_{table}")
         con.execute(
             f"CREATE TEMP VIEW {view} AS SELECT * FROM {incoming[table]} s "
-            f"WHERE s.memory_id NOT IN (SELECT memory_id FROM {_KEPT})"
+            f"WHERE s.memory_id NOT IN (SELECT memory_id FROM {KEPT})"
         )
         incoming[table] = view
+    return True
 
 
 def drop_kept_views(con: Connection) -> None:
     """Drop what ``without_kept`` made (temporary objects outlive a PostgreSQL
     transaction in a pooled session)."""
     for table in KEPT_TABLES:
-        con.execute(f"DROP VIEW IF EXISTS {quoted(f'{_KEPT}_{table}')}")
-    con.execute(f"DROP TABLE IF EXISTS {_KEPT}")
+        con.execute(f"DROP VIEW IF EXISTS {quoted(f'{KEPT}_{table}')}")
+    con.execute(f"DROP TABLE IF EXISTS {KEPT}")
 
 
 def reopen(

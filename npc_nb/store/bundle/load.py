@@ -50,7 +50,7 @@ from ...errors import StoreError
 from ..contract import _SEQUENCED as SEQUENCED
 from ..contract import Connection, Store, scalar
 from ..moving.copy_into import catalog_tables
-from .decided import drop_kept_views, reopen, without_kept
+from .decided import KEPT, drop_kept_views, reopen, without_kept
 from .tables import Column, current_schema, quoted, store_home
 
 __all__ = ["SEQUENCE_RANGES", "SEQUENCE_REFERENCES", "Loaded", "load_staged"]
@@ -95,14 +95,15 @@ def load_staged(
             if not merge:
                 _refuse_unless_empty(con, columns, project)
             incoming = _incoming(store, con, staged, columns, duck)
-            if merge:
-                without_kept(store, con, incoming, kept)
+            offered_rows = dict(incoming)  # a kept memory's rows count as skipped
+            keeping = merge and without_kept(store, con, incoming, kept)
             inserted, skipped = {}, {}
             for table in _referenced_first(columns):
                 before = _count(con, quoted(table))
-                offered = _count(con, incoming[table])
+                offered = _count(con, offered_rows[table])
                 cols = columns[table]
-                _insert(store, con, table, cols, keys.get(table, []), incoming[table], merge)
+                key = keys.get(table, [])
+                _insert(store, con, table, cols, key, incoming[table], merge, keeping)
                 inserted[table] = _count(con, quoted(table)) - before
                 skipped[table] = offered - inserted[table]
             _drop_number_maps(con, columns)
@@ -231,6 +232,7 @@ def _insert(
     key: list[str],
     source: str,
     merge: bool,
+    keeping: bool = False,
 ) -> None:
     names = [c.name for c in columns]
     listed = ", ".join(quoted(n) for n in names)
@@ -262,7 +264,7 @@ def _insert(
             f"SELECT nextval('{sequence}'), {_from('s', rest)} FROM {source} s WHERE {new}"
         )
     else:
-        _insert_renumbered(store, con, table, names, compared, source, references)
+        _insert_renumbered(store, con, table, names, compared, source, references, keeping)
 
 
 def _mapped_value(name: str, references: set[str], ranges: list[tuple[str, str, str]]) -> str:
@@ -321,13 +323,14 @@ def _insert_renumbered(
     compared: list[str],
     source: str,
     references: set[str],
+    keeping: bool,
 ) -> None:
     """Merge a sequenced table whose numbers other rows name: duplicates map to the
     number they have here, new rows to fresh numbers in their old order, and the
     naming columns follow the map."""
     column = SEQUENCED[table][0]
     numbers = _map_of(table)
-    _number_map(store, con, table, compared, source)
+    _number_map(store, con, table, compared, source, keeping)
     rest = [n for n in names if n != column and n not in references]
     follow = {n: f"r_{i}" for i, n in enumerate(sorted(references))}
     joins = " ".join(
@@ -346,10 +349,12 @@ def _insert_renumbered(
 
 
 def _number_map(
-    store: Store, con: Connection, table: str, compared: list[str], source: str
+    store: Store, con: Connection, table: str, compared: list[str], source: str, keeping: bool
 ) -> None:
     """The temporary map from each incoming row's number to its number here: a
-    duplicate's existing one, or a fresh one from the sequence (``fresh``)."""
+    duplicate's existing one, none for an event of a memory whose trail the target
+    keeps (``keeping``: not written, and a range holding it is not exact), or a fresh
+    one from the sequence (``fresh``)."""
     column, sequence = SEQUENCED[table]
     mapped = _map_of(table)
     con.execute(f"CREATE TEMP TABLE {mapped} (old_seq BIGINT, new_seq BIGINT, fresh BOOLEAN)")
@@ -357,6 +362,12 @@ def _number_map(
         f"INSERT INTO {mapped} SELECT s.{quoted(column)}, min(t.{quoted(column)}), false "
         f"FROM {source} s JOIN {quoted(table)} t ON {_same(compared)} GROUP BY s.{quoted(column)}"
     )
+    if keeping and table == "memory_events":
+        con.execute(
+            f"INSERT INTO {mapped} SELECT s.{quoted(column)}, NULL, false FROM {source} s "
+            f"WHERE s.memory_id IN (SELECT memory_id FROM {KEPT}) "
+            f"AND s.{quoted(column)} NOT IN (SELECT old_seq FROM {mapped})"
+        )
     fresh = [
         int(row[0])
         for row in con.execute(
