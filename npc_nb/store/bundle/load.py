@@ -108,9 +108,9 @@ def load_staged(
                 skipped[table] = offered - inserted[table]
             _drop_number_maps(con, columns)
             drop_kept_views(con)
-            reopen(store, con, held or {}, actor=actor, now=utc_now())
             if not merge:
                 _restart_sequences(con, duck)
+            reopen(store, con, held or {}, actor=actor, now=utc_now())  # numbered after all
             store.bump_generation(con, rewrite=True)
     finally:
         if duck:
