@@ -11,16 +11,16 @@ For each record, in file order:
    source recorded for it is listed as held) and reinforces an approved one. Only a
    queued record goes on.
 3. An approval the source recorded is taken only for a text that passes the same
-   checks: an edited final text refused by the text checks, or flagged as
-   instruction-like, or covered by one of this project's tombstones, and a proposed
-   text flagged, leave the card pending, listed as held with the reason (``holds``).
-   Any other decision the source recorded (npcpy's ``human-approved``,
-   ``human-edited``, ``human-rejected``) is applied by the review engine, audited with actor
+   checks (``holds``): a proposed text flagged as instruction-like, or an edited final
+   text refused by the text checks, flagged, or covered by one of this project's
+   tombstones, leaves the card pending, listed as held with the reason. Otherwise the
+   decision the source recorded (npcpy's ``human-approved``, ``human-edited``,
+   ``human-rejected``) is applied by the review engine, audited with actor
    ``imported:<source>`` at the decision time given (the file's), with a reason saying
    the original reviewer is unknown. With ``trust=True`` (mem0, Letta) a queued record
    is approved, audited under the importing person's name with a reason saying it was
    a trusted import; an instruction-like (flagged) one is left for review, as
-   ``approve_all`` leaves it.
+   ``approve_all`` leaves it, and listed as held.
 4. The record is written to ``imported_records``: the memory it became or matched, the
    outcome, the source file and time, and its provenance.
 

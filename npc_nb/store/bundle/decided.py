@@ -13,7 +13,7 @@ before anything is written. In the load's transaction, then:
   whose state it decided;
 - an incoming approved memory the screen holds (a text one of the target's tombstones
   covers, one the text checks refuse, one flagged as instruction-like where the bundle
-  showed no flag) is written, then ``reopen``\\ ed: pending again, with a ``held at
+  showed no flag) is written, then re-opened (``reopen``): pending, with a ``held at
   import`` flag and a ``propose`` event (actor ``imported:bundle``) that gives the
   reason. It is a new memory of the target's, left for review; the target's own rows
   are not touched.
