@@ -214,7 +214,13 @@ class Project:
         self._graph = KnowledgeGraph(store, settings)
         self._interop = Interop(self._memory, self._stores, self.name, _version())
         self._experiments = Experiments(
-            store, self._memory, settings, self._recorder, root, self._memory.add_candidate
+            store,
+            self._memory,
+            settings,
+            self._recorder,
+            root,
+            self._memory.add_candidate,
+            self._chat.extraction_model_for,
         )
         if create:
             store.create()
