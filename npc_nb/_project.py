@@ -35,8 +35,8 @@ from ._foundations.locations import (
     STORE_DIR,
     check_store_dir,
     ensure_store_dir,
-    removed_on_failure,
     find_project_root,
+    removed_on_failure,
     user_home,
 )
 from ._foundations.results import (
