@@ -20,6 +20,8 @@ trusted (fewer than 20 conversations, an arm's rate 0 or 1); on ``"decision"``
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
@@ -129,6 +131,7 @@ def compare_frame(
     return compared.astype({"permutations": "int64", "conversations": "int64"})
 
 
+_COLUMNS: dict[str, Any] = {"cluster": "conversation_id", "group": "arm", "outcome": "success"}
 _CLUSTERED = [
     "permutation_p",
     "permutations",
@@ -144,10 +147,12 @@ def _clustered(decided: pd.DataFrame, row: pd.Series, baseline: str, seed: int) 
     """One arm against the baseline by conversation: the permutation test, the cluster
     bootstrap interval, the conversations with a card of either, and the bootstrap's
     caveat (None where it can be trusted, or where there is no interval)."""
-    options = {"cluster": "conversation_id", "group": "arm", "outcome": "success"}
-    pair = {"baseline": baseline, "other": row["arm"], "seed": seed}
-    p, permutations, method = permutation_test_difference(decided, **options, **pair)
-    low, high, _ = cluster_bootstrap_difference(decided, **options, **pair)
+    p, permutations, method = permutation_test_difference(
+        decided, **_COLUMNS, baseline=baseline, other=row["arm"], seed=seed
+    )
+    low, high, _ = cluster_bootstrap_difference(
+        decided, **_COLUMNS, baseline=baseline, other=row["arm"], seed=seed
+    )
     both = decided[decided["arm"].isin([baseline, row["arm"]])]
     conversations = both["conversation_id"].nunique()
     rates = {row["arm"]: row["rate"], baseline: row["baseline_rate"]}

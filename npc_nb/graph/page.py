@@ -53,6 +53,7 @@ class PyvisGraph(Network):
     """
 
     template: Any  # pyvis's Jinja template (set by Network.prep_notebook)
+    cdn_resources: str  # pyvis's "local", "in_line" or "remote" (set by Network.__init__)
 
     def __init__(self, height: int = 640, note: str = "") -> None:
         super().__init__(
