@@ -32,6 +32,7 @@ __all__ = ["EXACT_LIMIT", "permutation_test_difference"]
 #: Arrangements enumerated exactly (2^16: up to 16 conversations); more are sampled.
 EXACT_LIMIT = 2**16
 _TOLERANCE = 1e-12  # an arrangement as extreme as the observed one, up to rounding
+_CHUNK = 2**20  # arrangement x conversation cells held at once (8 MB of float64)
 
 
 def permutation_test_difference(
@@ -77,17 +78,23 @@ def permutation_test_difference(
     successes, trials = sums
     k = trials.shape[1]
     exact = k < 63 and 2**k <= exact_limit
+    observed = abs(_differences(successes, trials, np.zeros((1, k)))[0])
+    rng = np.random.default_rng(seed)
+    total = 2**k if exact else resamples
+    hits = counted = 0
+    for start in range(0, total, max(1, _CHUNK // k)):  # a few MB of arrangements at a time
+        rows = min(max(1, _CHUNK // k), total - start)
+        if exact:
+            swaps = (np.arange(start, start + rows)[:, None] >> np.arange(k)) & 1
+        else:
+            swaps = rng.integers(0, 2, (rows, k))
+        found = _differences(successes, trials, swaps.astype("float64"))
+        found = found[~np.isnan(found)]
+        hits += int((np.abs(found) >= observed - _TOLERANCE).sum())
+        counted += len(found)
     if exact:
-        swaps = (np.arange(2**k)[:, None] >> np.arange(k)) & 1
-    else:
-        swaps = np.random.default_rng(seed).integers(0, 2, (resamples, k))
-    observed = _differences(successes, trials, np.zeros((1, k)))[0]
-    differences = _differences(successes, trials, swaps.astype("float64"))
-    counted = differences[~np.isnan(differences)]
-    hits = int((np.abs(counted) >= abs(observed) - _TOLERANCE).sum())
-    if exact:
-        return (hits / len(counted), len(counted), "exact")
-    return ((1 + hits) / (1 + len(counted)), len(counted), "monte carlo")
+        return (hits / counted, counted, "exact")
+    return ((1 + hits) / (1 + counted), counted, "monte carlo")
 
 
 def _differences(successes: Any, trials: Any, swaps: Any) -> Any:
