@@ -11,6 +11,7 @@ import pytest
 
 import npc_nb
 from tests.helpers import propose
+from tests.test_pg_projects import schemas
 
 #: A shared store nobody listens on: a session configured with it must never be asked.
 ELSEWHERE = "postgresql://nobody@127.0.0.1:9/elsewhere"
@@ -81,3 +82,16 @@ def test_a_store_passed_to_import_bundle_is_still_the_one_used(
     with pytest.raises(npc_nb.StoreError, match="127.0.0.1"):
         npc_nb.import_bundle(bundle, tmp_path / "copy", create=True, store=ELSEWHERE)
     assert not (tmp_path / "copy").exists()
+
+
+def test_a_postgresql_project_in_the_settings_is_left_alone(
+    nb: npc_nb.Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, postgres_url: str
+) -> None:
+    """The issue's kernel: its settings name a lab project on a reachable server."""
+    bundle = _bundle(nb, tmp_path)
+    before = schemas(postgres_url)
+    monkeypatch.setenv("NPC_NB_STORE", postgres_url)
+    monkeypatch.setenv("NPC_NB_PROJECT", "lab")
+    npc_nb.import_bundle(bundle, tmp_path / "copy", create=True)
+    assert schemas(postgres_url) == before  # no schema made, nothing written there
+    assert (tmp_path / "copy" / ".npc_nb" / "memory.duckdb").is_file()
