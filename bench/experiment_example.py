@@ -84,8 +84,9 @@ def main() -> None:
     show(results.round(3), "arm approval_rate approval_rate_low approval_rate_high "
          "rejection_rate median_review_s")  # fmt: skip
     show(exp.compare().round(4), "arm baseline successes trials baseline_successes "
-         "baseline_trials difference ci_low ci_high p_value p_holm bootstrap_low "
-         "bootstrap_high conversations")  # fmt: skip
+         "baseline_trials difference ci_low ci_high p_value p_holm permutation_p "
+         "permutations permutation_method bootstrap_low bootstrap_high conversations")  # fmt: skip
+    print(exp.compare()["note"].fillna("(no note)").iloc[0] + "\n")
     show(exp.compare("decision").round(4), "arm baseline statistic df p_value test")
     print(f"\nrun: {ran:.2f} s for {2 * args.exchanges} extractions; "
           f"blind review of {int(results['cards'].sum())} cards: {reviewed:.2f} s")  # fmt: skip

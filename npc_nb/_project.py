@@ -36,6 +36,7 @@ from ._foundations.locations import (
     check_store_dir,
     ensure_store_dir,
     find_project_root,
+    removed_on_failure,
     user_home,
 )
 from ._foundations.results import (
@@ -127,17 +128,35 @@ def import_bundle(
 ) -> BundleImport:
     """Load a bundle (``nb.export_bundle``) into the project at ``project_dir``, which
     must be empty unless ``into_nonempty`` (then rows already there are skipped and
-    counted); ``create=True`` creates the folder, as a project of its own, and
-    ``store=URL`` imports into a shared store. Everything is written in one
-    transaction, or nothing."""
+    counted); ``create=True`` creates the folder, as a project of its own. The target
+    is ``project_dir``'s own store file whatever store or project the session's settings
+    name; ``store=URL`` passed here imports into a shared store. Everything is written
+    in one transaction, or nothing: a refused import leaves no folder or store behind."""
     for name, value in (("create", create), ("into_nonempty", into_nonempty)):
         if not isinstance(value, bool):
             raise ConfigError(f"import_bundle(): {name} must be True or False, not {value!r}.")
     if not isinstance(path, str | os.PathLike):
         raise ConfigError(f"import_bundle(): path must be a file path, not {path!r}.")
-    if create and project_dir is not None and not Path(project_dir).expanduser().exists():
-        # A new folder is a project of its own, not part of a project it sits in.
-        ensure_store_dir(Path(project_dir).expanduser() / STORE_DIR)
+    if project_dir is None:
+        return _import_into(path, None, create, into_nonempty, settings)
+    if "store" not in settings:
+        # The folder named is the target: a store or project the session's settings name
+        # (environment, .env, config file) is another project's, not asked.
+        settings = {"store": None, "project": None, **settings}
+    with removed_on_failure(Path(project_dir)):
+        if create and not Path(project_dir).expanduser().exists():
+            # A new folder is a project of its own, not part of a project it sits in.
+            ensure_store_dir(Path(project_dir).expanduser() / STORE_DIR)
+        return _import_into(path, project_dir, create, into_nonempty, settings)
+
+
+def _import_into(
+    path: str | os.PathLike[str],
+    project_dir: str | Path | None,
+    create: bool,
+    into_nonempty: bool,
+    settings: dict[str, Any],
+) -> BundleImport:
     project = open_project(project_dir, create=create, **settings)
     try:
         return project._interop.import_bundle(path, into_nonempty=into_nonempty)
@@ -214,7 +233,13 @@ class Project:
         self._graph = KnowledgeGraph(store, settings)
         self._interop = Interop(self._memory, self._stores, self.name, _version())
         self._experiments = Experiments(
-            store, self._memory, settings, self._recorder, root, self._memory.add_candidate
+            store,
+            self._memory,
+            settings,
+            self._recorder,
+            root,
+            self._memory.add_candidate,
+            self._chat.extraction_model_for,
         )
         if create:
             store.create()

@@ -19,14 +19,18 @@ already there); the store folder is made when something is first written
 (``ensure_store_dir``), and it then holds a ``.gitignore`` of ``*``, as a virtual
 environment does: the store keeps raw chats, and ``git add .`` in the project must
 never take them along by accident. A store made before that gets the file the next
-time npc_nb opens it.
+time npc_nb opens it. A step that may create a project and then refuse (importing a
+bundle into a new folder) runs inside ``removed_on_failure``: a refusal leaves no
+folder and no empty store behind.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import ConfigError, StoreError, SymlinkedStoreError
@@ -143,6 +147,30 @@ def ensure_store_dir(folder: Path) -> Path:
     make_private(folder)
     keep_out_of_git(folder)
     return folder
+
+
+@contextlib.contextmanager
+def removed_on_failure(folder: Path) -> Iterator[None]:
+    """Run a step that may create ``folder`` (and missing folders above it) and its store
+    folder; if the step fails, remove the highest of them it created, and re-raise.
+    What was there before the step is never touched."""
+    created = _highest_missing(Path(folder).expanduser().absolute() / STORE_DIR)
+    try:
+        yield
+    except BaseException:
+        if created is not None and created.is_dir() and not created.is_symlink():
+            shutil.rmtree(created, ignore_errors=True)
+        raise
+
+
+def _highest_missing(path: Path) -> Path | None:
+    """The highest folder on the way to ``path`` (itself included) that does not exist."""
+    missing = None
+    for candidate in (path, *path.parents):
+        if candidate.exists() or candidate.is_symlink():
+            return missing
+        missing = candidate
+    return missing
 
 
 def check_store_dir(folder: Path) -> None:

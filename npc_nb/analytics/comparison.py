@@ -9,7 +9,10 @@ Fisher's exact test, Pearson's chi-square, Holm's step-down), written here in pl
 ``math`` and NumPy, so SciPy is not a dependency (the tests cross-check against it).
 The scalar tests live in ``analytics.significance`` and are re-exported here; this
 module builds the experiment's frames from them. Cards cluster within conversations,
-so it also offers a bootstrap that resamples whole conversations. Degenerate input (no
+so it also offers a bootstrap that resamples whole conversations, the caveat that says
+when that bootstrap cannot be trusted (few conversations, an arm at 0 or 1), and
+re-exports the permutation test over conversations (``analytics.permutation``), the
+test to report when conversations are few. Degenerate input (no
 trials, an empty frame) gives NaN and, where a frame is returned, a ``note`` saying
 why; never an error or a warning. NumPy and pandas are imported inside the functions:
 ``import npc_nb`` stays fast.
@@ -21,6 +24,8 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ArgumentError, UnknownFilterError
+from .clusters import cluster_sums, require_columns
+from .permutation import permutation_test_difference
 from .significance import (
     _check_count,
     _z,
@@ -34,6 +39,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = [
+    "FEW_CONVERSATIONS",
+    "bootstrap_caveat",
     "chi_square_test",
     "cluster_bootstrap_difference",
     "compare_categories",
@@ -41,7 +48,11 @@ __all__ = [
     "fisher_exact",
     "holm_adjust",
     "newcombe_interval",
+    "permutation_test_difference",
 ]
+
+#: Below this many conversations a percentile bootstrap over them is not to be trusted.
+FEW_CONVERSATIONS = 20
 
 
 def cluster_bootstrap_difference(
@@ -71,13 +82,13 @@ def cluster_bootstrap_difference(
     """
     import numpy as np
 
-    _columns(frame, cluster, group, outcome)
+    require_columns(frame, cluster, group, outcome)
     if baseline == other:
         raise ArgumentError(f"baseline and other are both {other!r}: name two different groups.")
     if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 1:
         raise ArgumentError(f"resamples must be a whole number >= 1, not {resamples!r}")
     _z(confidence)
-    sums = _cluster_sums(frame, cluster, group, outcome, (baseline, other))
+    sums = cluster_sums(frame, cluster, group, outcome, (baseline, other))
     if sums is None:
         return (math.nan, math.nan, 0)
     successes, trials = sums  # each 2 x K: baseline's row, then other's
@@ -90,6 +101,33 @@ def cluster_bootstrap_difference(
     alpha = 1 - confidence
     low, high = np.quantile(rates[1] - rates[0], [alpha / 2, 1 - alpha / 2])
     return (float(low), float(high), int(usable.sum()))
+
+
+def bootstrap_caveat(conversations: int, rates: dict[Any, float]) -> str | None:
+    """Why a cluster bootstrap interval cannot be trusted, or None: fewer than
+    ``FEW_CONVERSATIONS`` conversations, or an arm (``rates``: arm -> its rate) whose rate
+    is 0 or 1.
+
+    A percentile bootstrap over few clusters is too narrow: the resamples can only mix
+    the few conversations' rates, so the interval covers the true difference less often
+    than it claims (Cameron, Gelbach & Miller 2008, Review of Economics and Statistics
+    90:414-427, with 5 to 30 clusters; Davison & Hinkley 1997, §2.5, on small samples).
+    An arm at 0 or 1 has the same rate in every resample, so the interval carries none
+    of that arm's uncertainty. The note points to the Newcombe interval and the
+    permutation test, which are exact or nearly so at any size.
+    """
+    reasons = []
+    if conversations < FEW_CONVERSATIONS:
+        reasons.append(f"only {conversations} conversations (fewer than {FEW_CONVERSATIONS})")
+    reasons += [
+        f"arm {arm!r} has a rate of {rate:g}" for arm, rate in rates.items() if rate in (0.0, 1.0)
+    ]
+    if not reasons:
+        return None
+    return (
+        f"the bootstrap interval cannot be trusted here: {'; '.join(reasons)}. Report the "
+        "Newcombe interval (ci_low, ci_high) and the permutation test (permutation_p)."
+    )
 
 
 def compare_proportions(
@@ -106,7 +144,7 @@ def compare_proportions(
     """
     import pandas as pd
 
-    _columns(counts, "arm", "successes", "trials")
+    require_columns(counts, "arm", "successes", "trials")
     _z(confidence)
     base, others = _split_arms(counts, baseline)
     rows = []
@@ -148,7 +186,7 @@ def compare_categories(counts: pd.DataFrame, *, baseline: Any) -> pd.DataFrame:
     """
     import pandas as pd
 
-    _columns(counts, "arm")
+    require_columns(counts, "arm")
     categories = [str(column) for column in counts.columns if column != "arm"]
     base, others = _split_arms(counts, baseline)
     base_counts = [] if base is None else [_count(base[category]) for category in categories]
@@ -244,39 +282,3 @@ def _with_holm(frame: pd.DataFrame) -> pd.DataFrame:
     frame["p_holm"] = frame["p_holm"].astype("float64")
     frame["note"] = frame["note"].astype("string")
     return frame
-
-
-def _cluster_sums(
-    frame: pd.DataFrame, cluster: str, group: str, outcome: str, groups: tuple[Any, Any]
-) -> tuple[Any, Any] | None:
-    """Per cluster, the successes and trials of each of the two groups: two 2 x K float
-    arrays (K clusters with a decided row in either group), or None if a group has none."""
-    import numpy as np
-    import pandas as pd
-
-    rows = frame[frame[group].isin(list(groups)) & frame[outcome].notna()]
-    values = pd.to_numeric(rows[outcome], errors="coerce").to_numpy(dtype="float64")
-    if not np.isin(values, (0.0, 1.0)).all():
-        raise ArgumentError(
-            f"The outcome column {outcome!r} must hold True/False or 0/1 (missing values "
-            "are left out), not other values."
-        )
-    codes, clusters = pd.factorize(rows[cluster])
-    arms = [(rows[group] == name).to_numpy() for name in groups]
-    trials = np.array([np.bincount(codes[arm], minlength=len(clusters)) for arm in arms])
-    if (trials.sum(axis=1) == 0).any():
-        return None
-    successes = np.array(
-        [np.bincount(codes[arm], weights=values[arm], minlength=len(clusters)) for arm in arms]
-    )
-    return successes, trials.astype("float64")
-
-
-def _columns(frame: pd.DataFrame, *names: str) -> None:
-    """Refuse a frame that lacks one of the named columns, listing those it has."""
-    missing = [name for name in names if name not in frame.columns]
-    if missing:
-        raise ArgumentError(
-            f"The frame has no column {', '.join(map(repr, missing))}; its columns are "
-            f"{', '.join(map(str, frame.columns)) or 'none'}. Pass the names of its columns."
-        )

@@ -115,6 +115,13 @@ class Conversations:
         ``.ctx``), the ``model`` setting, else the offline model."""
         return model or persona.model_name or self.settings.model or offline.MODEL
 
+    def extraction_model_for(self, npc: str | None) -> str:
+        """The model extraction of ``npc``'s exchanges uses when nothing else is named:
+        the ``extraction_model`` setting, else the model its turns use (``model_for``)."""
+        if self.settings.extraction_model:
+            return self.settings.extraction_model
+        return self.model_for(self.persona(npc)) if npc else self.settings.model or offline.MODEL
+
     def chat(
         self,
         npc: str,

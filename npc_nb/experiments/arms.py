@@ -3,11 +3,15 @@
 An arm names any of ``model`` (or ``extraction_model``), ``prompt`` (the extraction
 prompt's text) or ``prompt_file`` (a file holding it), ``prompt_version`` (a label; by
 default the prompt's own hash), ``max_memories_per_exchange`` and ``temperature``; what
-it leaves out is the project's setting at creation. ``extractor``, a Python callable
+it leaves out is what the persona's live extraction uses at creation (the model: the
+``extraction_model`` setting, else the persona's model, the ``model`` setting, the
+offline model; the project's limit per exchange; the built-in prompt), so an arm changes
+only what it names. ``extractor``, a Python callable
 ``(user_text, reply_text) -> JSON text``, stands in for a model (a scripted arm); it is
 recorded by its qualified name. The configuration recorded is complete (every key, the
 prompt's full text), as JSON with sorted keys, and hashed: the same arms give the same
-hash, so a kernel that opens the experiment again knows it is the same one.
+hash, so a kernel that opens the experiment again knows it is the same one (resolved
+again under other settings, the same arms are another configuration, and refused).
 
 Arms see the exchange and nothing else: no reviewed examples of live memory (which
 would change while the arms run, and differ between them), so both arms of a pair
@@ -98,19 +102,22 @@ class Arm:
         return gateway.complete(self.model, messages, recording=recording, **options).text
 
 
-def checked_arms(arms: object, settings: Settings, folder: Path) -> list[Arm]:
-    """The arms as recorded, in the order given; a ConfigError says what is wrong."""
+def checked_arms(arms: object, settings: Settings, folder: Path, default_model: str) -> list[Arm]:
+    """The arms as recorded, in the order given; a ConfigError says what is wrong.
+    ``default_model`` is the model of an arm that names none (its persona's extraction)."""
     if not isinstance(arms, dict) or len(arms) < 2:
         raise ConfigError(
             'An experiment needs at least two arms: arms={"A": {...}, "B": {...}}, each a '
             "dict of model, prompt, prompt_file, prompt_version, max_memories_per_exchange, "
             "temperature or extractor."
         )
-    return [_arm(name, position, spec, settings, folder) for position, (name, spec) in
-            enumerate(arms.items())]  # fmt: skip
+    return [_arm(name, position, spec, settings, folder, default_model) for position,
+            (name, spec) in enumerate(arms.items())]  # fmt: skip
 
 
-def _arm(name: object, position: int, spec: object, settings: Settings, folder: Path) -> Arm:
+def _arm(
+    name: object, position: int, spec: object, settings: Settings, folder: Path, model: str
+) -> Arm:
     if not isinstance(name, str) or not name.strip():
         raise ConfigError(f"An arm's name must be non-empty text, not {name!r}.")
     if not isinstance(spec, dict):
@@ -126,7 +133,7 @@ def _arm(name: object, position: int, spec: object, settings: Settings, folder: 
     limit = spec.get("max_memories_per_exchange", settings.max_memories_per_exchange)
     if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
         raise ConfigError(f"Arm {name!r}: max_memories_per_exchange must be a whole number >= 1.")
-    model = spec.get("model", spec.get("extraction_model", settings.extraction_model))
+    model = spec.get("model", spec.get("extraction_model")) or model
     version = spec.get("prompt_version")
     if version is None:
         text = prompt or ""

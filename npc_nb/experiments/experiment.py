@@ -210,7 +210,8 @@ class Experiment:
     def compare(self, metric: str = "approval_rate", baseline: str | None = None) -> pd.DataFrame:
         """Each arm against ``baseline`` (default: the first arm) on ``metric``:
         ``approval_rate``, ``edit_rate``, ``rejection_rate`` (Newcombe interval, Fisher
-        p, Holm, a bootstrap interval over conversations) or ``decision`` (chi-square)."""
+        p, Holm, the permutation test and a bootstrap interval over conversations, with
+        a note where the bootstrap cannot be trusted) or ``decision`` (chi-square)."""
         baseline = self.arms[0] if baseline is None else self._arm_named(baseline)
         cards = experiment_results.card_frame(self._store, self._row["id"])
         return compare_frame(cards, self.arms, metric, baseline, self.seed)

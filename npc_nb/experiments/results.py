@@ -11,19 +11,26 @@ rate the edits alone.
 ``compare`` puts each arm against the baseline (``analytics.comparison``): on a yes/no
 metric the difference of rates with Newcombe's interval, Fisher's exact p-value, Holm's
 adjustment across arms and the counts, and, because an arm's cards cluster within
-conversations, a bootstrap interval that resamples whole conversations; on
-``"decision"`` (approved, edited, rejected) a chi-square test.
+conversations, the permutation test over conversations (exact while the arrangements
+are few, else a seeded Monte Carlo; its method and count beside it) and a bootstrap
+interval that resamples whole conversations, with a note where that interval cannot be
+trusted (fewer than 20 conversations, an arm's rate 0 or 1); on ``"decision"``
+(approved, edited, rejected) a chi-square test.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ..analytics.comparison import (
+    bootstrap_caveat,
     cluster_bootstrap_difference,
     compare_categories,
     compare_proportions,
+    permutation_test_difference,
 )
 from ..analytics.intervals import wilson_interval
 from ..errors import ConfigError
@@ -111,19 +118,50 @@ def compare_frame(
     )
     compared = compare_proportions(counts, baseline=baseline)
     compared.insert(1, "metric", metric)
-    bounds = [
-        cluster_bootstrap_difference(
-            decided,
-            cluster="conversation_id",
-            group="arm",
-            outcome="success",
-            baseline=baseline,
-            other=arm,
-            seed=seed,
-        )
-        for arm in compared["arm"]
+    clustered = pd.DataFrame(
+        [_clustered(decided, row, baseline, seed) for _, row in compared.iterrows()],
+        columns=_CLUSTERED,
+    )
+    notes = [
+        "; ".join(str(n) for n in (note, caveat) if isinstance(n, str)) or None
+        for note, caveat in zip(compared["note"], clustered.pop("caveat"), strict=True)
     ]
-    compared["bootstrap_low"] = [low for low, _, _ in bounds]
-    compared["bootstrap_high"] = [high for _, high, _ in bounds]
-    compared["conversations"] = decided["conversation_id"].nunique()
-    return compared
+    compared = pd.concat([compared.drop(columns="note"), clustered], axis=1)
+    compared["note"] = pd.array(notes, dtype="string")
+    return compared.astype({"permutations": "int64", "conversations": "int64"})
+
+
+_COLUMNS: dict[str, Any] = {"cluster": "conversation_id", "group": "arm", "outcome": "success"}
+_CLUSTERED = [
+    "permutation_p",
+    "permutations",
+    "permutation_method",
+    "bootstrap_low",
+    "bootstrap_high",
+    "conversations",
+    "caveat",
+]
+
+
+def _clustered(decided: pd.DataFrame, row: pd.Series, baseline: str, seed: int) -> dict:
+    """One arm against the baseline by conversation: the permutation test, the cluster
+    bootstrap interval, the conversations with a card of either, and the bootstrap's
+    caveat (None where it can be trusted, or where there is no interval)."""
+    p, permutations, method = permutation_test_difference(
+        decided, **_COLUMNS, baseline=baseline, other=row["arm"], seed=seed
+    )
+    low, high, _ = cluster_bootstrap_difference(
+        decided, **_COLUMNS, baseline=baseline, other=row["arm"], seed=seed
+    )
+    both = decided[decided["arm"].isin([baseline, row["arm"]])]
+    conversations = both["conversation_id"].nunique()
+    rates = {row["arm"]: row["rate"], baseline: row["baseline_rate"]}
+    return {
+        "permutation_p": p,
+        "permutations": permutations,
+        "permutation_method": method,
+        "bootstrap_low": low,
+        "bootstrap_high": high,
+        "conversations": conversations,
+        "caveat": None if np.isnan(low) else bootstrap_caveat(conversations, rates),
+    }

@@ -46,8 +46,12 @@ class Experiments:
         recorder: Recorder,
         folder: Path,
         propose: Callable[..., CandidateOutcome],
+        default_model: Callable[[str | None], str],
     ) -> None:
+        """``default_model(npc)``: the model an arm that names none runs on (the one the
+        persona's live extraction would use)."""
         self._store, self._memory, self._settings = store, memory, settings
+        self._default_model = default_model
         self._recorder, self._folder, self._propose = recorder, folder, propose
         self._runners: dict[str, Runner] = {}  # one per experiment in this process
         self._lock = threading.Lock()
@@ -71,13 +75,17 @@ class Experiments:
                     f"There is no experiment {name!r}; create it with "
                     f"nb.experiment({name!r}, arms={{'A': {{...}}, 'B': {{...}}}})."
                 )
-            checked = checked_arms(arms, self._settings, self._folder)
+            checked = self._checked(arms, npc)
             self._create(name, checked, _selection(conversations, npc), npc, seed)
             found = experiment_rows.find(self._store, name)
             assert found is not None
         row, recorded = found
-        given = None if arms is None else checked_arms(arms, self._settings, self._folder)
+        given = None if arms is None else self._checked(arms, npc)
         return self._opened(row, recorded, given)
+
+    def _checked(self, arms: Any, npc: str | None) -> list[Arm]:
+        """The arms resolved against what the project's extraction of ``npc`` uses now."""
+        return checked_arms(arms, self._settings, self._folder, self._default_model(npc))
 
     def listing(self) -> pd.DataFrame:
         return experiment_rows.listing(self._store)

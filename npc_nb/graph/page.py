@@ -7,8 +7,10 @@ labels and tooltips from ``style.py``; its fonts, edges and layout), which the u
 change as any pyvis network (``set_options``, ``show_buttons``, ``add_node``, ...). It
 shows itself inline and offline: ``_repr_html_`` is an iframe whose ``srcdoc`` holds the
 whole page, rendered again on every display so it shows what was changed since. That
-page inlines vis-network (pyvis's ``cdn_resources="in_line"``) and loses pyvis's
-Bootstrap links, the only outside resources it adds, so it fetches nothing; it weighs
+page inlines vis-network (pyvis's ``cdn_resources="in_line"``, whatever the network's
+``cdn_resources`` was set to; tom-select too when pyvis's menus are on) and loses
+pyvis's Bootstrap links, which its template writes in every mode and the drawing does
+not need, so it fetches nothing; it weighs
 ~0.7 MB, which every such output carries in a saved notebook (the light renderer in
 ``view.py`` carries only the graph's data). The same page, saved as a file to open in
 any browser, is ``GraphView.page``.
@@ -51,6 +53,7 @@ class PyvisGraph(Network):
     """
 
     template: Any  # pyvis's Jinja template (set by Network.prep_notebook)
+    cdn_resources: str  # pyvis's "local", "in_line" or "remote" (set by Network.__init__)
 
     def __init__(self, height: int = 640, note: str = "") -> None:
         super().__init__(
@@ -65,12 +68,13 @@ class PyvisGraph(Network):
 
     def offline_html(self) -> str:
         """The page as the network stands now: vis-network inline, nothing fetched."""
-        template = self.template
+        template, resources = self.template, self.cdn_resources
         self.template = _TextTooltips(template or self.templateEnv.get_template(self.path))
+        self.cdn_resources = "in_line"  # whatever it was set to: "remote" and "local" fetch
         try:
             page = self.generate_html(notebook=True)
         finally:
-            self.template = template
+            self.template, self.cdn_resources = template, resources
         page = _NO_HEADING.sub("", _OUTSIDE.sub("", page))
         return page.replace("</head>", f"{_TOOLTIP_FONT}\n</head>", 1)
 
