@@ -95,9 +95,9 @@ def test_an_untouched_saved_notebook_reads_reproducible(
     book = json.loads(study.read_text(encoding="utf-8"))
     for index in (FIRST, SECOND):
         entry = reply_output(book, index)["metadata"]["npc_nb"]
-        text = opened.sql(
-            "SELECT content FROM messages WHERE id = ?", [entry["message_id"]]
-        )["content"].item()
+        text = opened.sql("SELECT content FROM messages WHERE id = ?", [entry["message_id"]])[
+            "content"
+        ].item()
         assert entry["reply_hash"] == hashlib.sha256(text.encode("utf-8")).hexdigest()
         recorded = opened.sql(
             "SELECT reply FROM model_recordings WHERE id = ?", [entry["recording_id"]]

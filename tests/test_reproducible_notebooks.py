@@ -125,7 +125,7 @@ def test_provenance_lists_every_npc_cell_with_the_hash_of_the_block_it_sent(
         assert found["block_hash"].tolist()[:2] == sent
         snapshot = nb.snapshots()["id"].item()
         assert pd.isna(found["snapshot"].iloc[0]) and found["snapshot"].iloc[1] == snapshot
-        assert found["reproducible"].tolist() == [True, True, False]
+        assert found["status"].tolist() == ["reproducible", "reproducible", "no_reply"]
         assert "no reply saved" in found["note"].iloc[2]
         messages = nb.sql("SELECT id FROM messages WHERE role = 'assistant' ORDER BY created_at")
         for position, message_id in enumerate(messages["id"]):
@@ -142,7 +142,7 @@ def test_provenance_lists_every_npc_cell_with_the_hash_of_the_block_it_sent(
             "WHERE final_text = 'Counts are per hectare'",
             allow_write=True,
         )
-        assert not npc_nb.provenance(path, nb)["reproducible"].any()
+        assert set(npc_nb.provenance(path, nb)["status"]) == {"store_changed", "no_reply"}
     finally:
         nb.close()
 

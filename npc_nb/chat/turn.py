@@ -135,6 +135,7 @@ class Turn:
             as_of=self.block.as_of,
             team=self.persona.team,
             max_chars=context.settings.context_max_chars,
+            recording_id=result.recording_id if result else None,
         )
 
     def _pinned_line(self) -> list[str]:

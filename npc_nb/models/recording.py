@@ -115,6 +115,8 @@ class Completion:
     prompt_tokens: int | None
     completion_tokens: int | None
     latency_ms: float
+    #: The ``model_recordings`` row the reply was kept in or replayed from (None: neither).
+    recording_id: str | None = None
 
 
 class RecordedCall:
@@ -149,14 +151,15 @@ class RecordedCall:
             )
         latency = (time.perf_counter() - self._started) * 1000
         tokens = (found["prompt_tokens"], found["completion_tokens"])
-        return Completion(found["reply"], self.model, provider, *tokens, latency)
+        return Completion(found["reply"], self.model, provider, *tokens, latency, found["id"])
 
     def keep(self, result: Completion) -> None:
-        """Record ``result`` as the reply to this request."""
+        """Record ``result`` as the reply to this request (its ``recording_id`` says where)."""
+        result.recording_id = new_id()
         recordings.record_reply(
             self.recording.store,
             {
-                "id": new_id(),
+                "id": result.recording_id,
                 "fingerprint": self.key,
                 "model": self.model,
                 "caller": self.recording.caller,

@@ -28,7 +28,7 @@ from IPython.core.magic import (
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.utils.process import arg_split
 
-from .._foundations.results import Reply, reply_html, reply_plain
+from .._foundations.results import Reply, reply_html, reply_plain, shown_hash
 from .._foundations.suggestions import did_you_mean
 from .._foundations.text import clean_text
 from ..errors import ModelCallError, NpcError
@@ -128,8 +128,10 @@ def _live_bundle(shown: str, notices: list[str]) -> dict[str, str]:
 
 def reply_with_provenance(reply: Reply) -> tuple[dict[str, str], dict[str, Any]]:
     """A reply as a cell shows it, with what it was built on in the output's metadata
-    (``{"npc_nb": Reply.provenance()}``), so a saved notebook says what each cell saw."""
-    return reply._repr_mimebundle_(), {"npc_nb": reply.provenance()}
+    (``{"npc_nb": Reply.provenance()}``, with the hash of the output as shown), so a
+    saved notebook says what each cell saw, and an edit of the saved reply shows."""
+    bundle = reply._repr_mimebundle_()
+    return bundle, {"npc_nb": reply.provenance() | {"output_hash": shown_hash(bundle)}}
 
 
 _LIST_HELP = "the queue as a table (text first; every column: nb.review_queue()), no panel"
