@@ -171,6 +171,11 @@ class ReplyStream:
         """What the reader must see with this reply (known before the first chunk)."""
         return self.turn.notices
 
+    @property
+    def replayed(self) -> bool:
+        """Whether the reply comes from a recording: whole at once, nothing to watch."""
+        return isinstance(self._source, ReplayedStream)
+
     def __iter__(self) -> Iterator[str]:
         if self.reply is not None or self._started:
             raise NpcError("A reply stream can be read once; use its .reply afterwards.")

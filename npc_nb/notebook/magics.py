@@ -5,7 +5,10 @@ Each magic parses its arguments, calls one Project method and displays the resul
 Domain errors become ``UsageError`` (IPython shows them without a traceback). The reply
 streams into one display, updated at most every 50 ms; the finished reply is the cell's
 result, so it is kept as ``Out[n]``. While the model client is still loading (the load
-``%load_ext`` starts in the background), that display first says so, at once.
+``%load_ext`` starts in the background), that display first says so, at once. A replayed
+reply (``model_replay``) needs no model client and is whole at once: it shows neither
+line nor live display, only the result, so a replayed notebook's saved outputs are
+exactly what it shows again (strict ``pytest --nbval``).
 """
 
 from __future__ import annotations
@@ -231,8 +234,10 @@ class NpcMagics(Magics):
         a line in the cell says so at once; the live reply takes its place, as does the
         result or the error. Yields that display's handle, or None (no line shown)."""
         from ..models import gateway  # imported already by the load %load_ext started
+        from ..models.recording import effective_mode
 
-        if not getattr(self.shell, "kernel", None) or gateway.client_loaded():
+        replaying = effective_mode(self.project.settings) == "replay"
+        if not getattr(self.shell, "kernel", None) or replaying or gateway.client_loaded():
             yield None
             return
         from IPython.display import clear_output, display
@@ -244,7 +249,7 @@ class NpcMagics(Magics):
             clear_output(wait=True)  # whatever comes next replaces it
 
     def _show_stream(self, stream: Any, live: Any = None) -> Reply:
-        if not getattr(self.shell, "kernel", None):  # a terminal: no live display to update
+        if not getattr(self.shell, "kernel", None) or stream.replayed:  # nothing to watch
             for _ in stream:
                 pass
             return stream.reply
