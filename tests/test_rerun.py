@@ -155,3 +155,4 @@ def test_the_shipped_reproducible_notebook_saved_reruns_identically_and_passes_s
         check=False,
     )
     assert strict.returncode == 0, strict.stdout[-3000:]
+    assert f"{len(report.results)} passed" in strict.stdout, strict.stdout[-3000:]
