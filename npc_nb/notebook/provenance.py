@@ -309,13 +309,14 @@ def _memory_failure(saved: _Saved, stored: dict[str, Any]) -> tuple[str, str] | 
 
 def _block_failure(project: Project, saved: _Saved, stored: dict[str, Any]) -> tuple[str, Any]:
     """Whether the store still builds, at that state, the block the reply was built on."""
+    state: Any = saved.snapshot or saved.as_of  # a snapshot's id, or an ISO 8601 time
     try:
         block = project.context_block(
             saved.persona,
             team=saved.team,
             query=stored["question"] or "",
             max_chars=saved.max_chars,
-            as_of=saved.snapshot or saved.as_of,
+            as_of=state,
         )
     except NpcError as exc:
         return "store_changed", str(exc)
