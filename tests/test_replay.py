@@ -180,6 +180,7 @@ def test_a_rerun_s_variable_overrides_the_notebook_s_own_setting(
         with pytest.raises(UnrecordedCallError):  # forced replay: nothing recorded, no call
             nb.chat("analyst", "When is it due?", model=MODEL, new=True)
         assert fake_models.RECEIVED == []
+        assert nb.status().model_replay == "replay"  # %npc_status says what calls follow
 
         monkeypatch.setenv("NPC_NB_RERUN", "live")
         nb.configure(model_replay="replay")
