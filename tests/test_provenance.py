@@ -252,3 +252,37 @@ def test_a_cell_never_run_reads_no_reply(study: Path, opened: npc_nb.Project) ->
     found = npc_nb.provenance(study, opened)
     assert found["status"].tolist() == ["reproducible", "no_reply"]
     assert "no reply saved" in found["note"].iloc[1]
+
+
+def test_on_a_shared_store_each_edit_is_told_apart(
+    project_dir: Path, tmp_path: Path, postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same checks on PostgreSQL: the kernel and the check read the project's schema."""
+    monkeypatch.setenv("NPC_NB_STORE", postgres_url)  # the kernel's npc_nb.open() too
+    nb = npc_nb.open(project_dir)
+    try:
+        nb.npc("analyst", directive="You help with the survey.")
+        nb.approve(propose(nb, "The user prefers large fonts"))
+        nb.approve(propose(nb, "Counts are per hectare"))
+        nb.snapshot("v1")
+        path = saved(executed(notebook(project_dir, *STUDY), tmp_path), tmp_path / "study.ipynb")
+        assert statuses(path, nb) == ["reproducible", "reproducible"]
+        edited, renamed = tmp_path / "edited.ipynb", tmp_path / "ids.ipynb"
+        for copy, change in ((edited, _small_fonts(("text/html",))), (renamed, _made_up_id)):
+            shutil.copy(path, copy)
+            edit(copy, change)
+        assert statuses(edited, nb) == ["edited_output", "reproducible"]
+        assert statuses(renamed, nb) == ["unknown_memory", "reproducible"]
+        nb.sql(
+            "UPDATE memories SET final_text = 'The user prefers tiny fonts' "
+            "WHERE final_text = 'The user prefers large fonts'",
+            allow_write=True,
+        )
+        assert statuses(path, nb) == ["store_changed", "store_changed"]
+    finally:
+        nb.close()
+
+
+def _made_up_id(book: dict[str, Any]) -> None:
+    entry = reply_output(book, FIRST)["metadata"]["npc_nb"]
+    entry["memory_ids"] = ["0190f0f0-0000-7000-8000-000000000000", *entry["memory_ids"][1:]]
