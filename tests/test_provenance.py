@@ -244,6 +244,29 @@ def test_damaged_metadata_reads_metadata_damaged_never_an_exception(
     assert found["note"].iloc[0]
 
 
+def test_a_reply_whose_metadata_was_stripped_reads_metadata_damaged(
+    study: Path, opened: npc_nb.Project
+) -> None:
+    edit(study, lambda book: reply_output(book, FIRST).update(metadata={}))
+    found = npc_nb.provenance(study, opened)
+    assert found["status"].tolist() == ["metadata_damaged", "reproducible"]
+    assert "carries no npc_nb metadata" in found["note"].iloc[0]
+
+
+def test_a_live_display_left_beside_the_reply_changes_nothing(
+    study: Path, opened: npc_nb.Project
+) -> None:
+    """Some front ends keep the streamed display beside the result: the result counts."""
+
+    def leave_live_display(book: dict[str, Any]) -> None:
+        result = reply_output(book, FIRST)
+        live = {"output_type": "display_data", "metadata": {}, "data": dict(result["data"])}
+        book["cells"][FIRST]["outputs"].insert(0, live)
+
+    edit(study, leave_live_display)
+    assert statuses(study, opened) == ["reproducible", "reproducible"]
+
+
 def test_a_cell_never_run_reads_no_reply(study: Path, opened: npc_nb.Project) -> None:
     def clear(book: dict[str, Any]) -> None:
         book["cells"][SECOND]["outputs"] = []

@@ -181,17 +181,21 @@ def _row(project: Project, index: int, cell: dict[str, Any]) -> dict[str, Any]:
 def _reply_output(cell: dict[str, Any]) -> dict[str, Any] | None:
     """The output that saved the reply (the last, if several), None if there is none."""
     outputs = cell.get("outputs")
-    found = None
+    found, unmarked = None, False
     for output in outputs if isinstance(outputs, list) else []:
         if not isinstance(output, dict):
             continue
         metadata = output.get("metadata")
         if isinstance(metadata, dict) and "npc_nb" in metadata:
             found = output
-        elif metadata not in (None, {}) and not isinstance(metadata, dict):
+        elif metadata is not None and not isinstance(metadata, dict):
             raise _Damaged("an output's metadata is not an object")
-        elif "npc-nb-reply" in _joined((output.get("data") or {}).get("text/html")):
-            raise _Damaged("the reply's output carries no npc_nb metadata")
+        elif output.get("output_type") == "execute_result":
+            # A reply shown without its provenance: stripped, or never saved with it (a
+            # live display left behind by a front end is a display_data, not this).
+            unmarked |= "npc-nb-reply" in _joined((output.get("data") or {}).get("text/html"))
+    if found is None and unmarked:
+        raise _Damaged("the reply's output carries no npc_nb metadata")
     return found
 
 
