@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from .experiments import Experiment
     from .memory.block import MemoryBlock, StreamScrubber, scrub_memory_tags
     from .notebook.provenance import provenance
+    from .reruns import RerunReport, rerun
 
     open = open_project
 
@@ -73,6 +74,8 @@ _LAZY = {
     "agreement": "analytics.agreement",
     "Snapshot": "_foundations.results",
     "provenance": "notebook.provenance",
+    "rerun": "reruns",
+    "RerunReport": "reruns",
 }
 
 
@@ -134,6 +137,7 @@ __all__ = [
     "Project",
     "QueryError",
     "Reply",
+    "RerunReport",
     "Settings",
     "Snapshot",
     "StoreError",
@@ -148,5 +152,6 @@ __all__ = [
     "open",
     "open_project",
     "provenance",
+    "rerun",
     "scrub_memory_tags",
 ]

@@ -72,6 +72,7 @@ from .store.analysis import frames
 from .store.analysis.user_sql import run_sql
 from .store.conversations import chat_log
 from .store.memories.predicates import Moment
+from .store.runs import recordings
 
 __all__ = [
     "Project",
@@ -374,6 +375,23 @@ class Project:
         """Every snapshot of the project, oldest first: id, label, taken_at, taken_by,
         memories (approved then) and hash."""
         return self._memory.snapshots.frame()
+
+    def _reply_as_stored(
+        self, message_id: str, user_message_id: str | None, recording_id: str | None
+    ) -> dict[str, Any]:
+        """What this store holds of a reply a saved notebook names (``npc_nb.provenance``):
+        its text and its question (None when absent), the memories its prompt held, and
+        the reply its recording kept (None when there is none)."""
+        store = self._stores.project
+        reply = chat_log.message(store, message_id)
+        question = chat_log.message(store, user_message_id) if user_message_id else None
+        injected = chat_log.injected_versions(store, [message_id])[message_id]
+        return {
+            "text": reply["content"] if reply and reply["role"] == "assistant" else None,
+            "question": question["content"] if question else None,
+            "injected": [memory_id for memory_id, _ in injected],
+            "recorded": recordings.recorded_reply(store, recording_id) if recording_id else None,
+        }
 
     def diff(self, a: AsOf, b: AsOf | None = None) -> pd.DataFrame:
         """The approved memories added, removed (rejected, superseded, expired, undone)

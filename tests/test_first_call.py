@@ -20,7 +20,7 @@ from IPython.core.interactiveshell import InteractiveShell
 import npc_nb
 from npc_nb.models import credentials, gateway, preload
 from npc_nb.notebook.magics import LOADING_LINE
-from tests.helpers import PATIENCE, cell, run_python, wait_until
+from tests.helpers import PATIENCE, cell, magics_project, run_python, wait_until
 
 # -- loading the client in the background ----------------------------------------------
 
@@ -213,6 +213,21 @@ def test_no_loading_line_once_the_client_is_loaded(
 ) -> None:
     cell(shell, "%%npc analyst\nhello")
     assert not screen.showing(LOADING_LINE) and screen.shown
+
+
+def test_a_replayed_reply_shows_no_loading_line_and_no_live_display(
+    shell: InteractiveShell, screen: Screen, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Replayed, a reply needs no model client and is whole at once: the cell's one
+    output is its result, so a replayed notebook's saved outputs pass strict nbval."""
+    nb = magics_project(shell)
+    nb.configure(model_replay="record")
+    recorded = nb.chat("analyst", "hello", new=True)  # outside the cell: nothing shown
+    monkeypatch.setattr(gateway, "client_loaded", lambda: False)  # as if still loading
+    monkeypatch.setenv("NPC_NB_RERUN", "replay")
+    reply = cell(shell, "%%npc analyst --new\nhello")
+    assert reply.text == recorded.text and reply.recording_id is not None
+    assert screen.shown == []
 
 
 # -- failing fast on a missing key -----------------------------------------------------

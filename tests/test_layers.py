@@ -36,6 +36,7 @@ LAYERS = {
     "npc_nb.analytics": 4,
     "npc_nb.interop": 4,  # memories in and out: the bundle, other tools' files, through the gate
     "npc_nb.review": 4,  # the review session and its panel: a service with its own view
+    "npc_nb.reruns": 4,  # a saved notebook re-run in a kernel, replay forced, and compared
     # extraction experiments: above the services they use (chat, review, analytics)
     "npc_nb.experiments": 5,
     "npc_nb._project": 6,

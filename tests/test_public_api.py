@@ -47,6 +47,8 @@ def test_public_names_are_pinned() -> None:
             "open",
             "open_project",
             "provenance",
+            "rerun",
+            "RerunReport",
             "scrub_memory_tags",
         ]
     )

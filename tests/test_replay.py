@@ -167,3 +167,30 @@ def test_the_model_judge_follows_the_setting(project_dir: Path) -> None:
         assert other.queued and "no reply was recorded" in (other.error or "")
     finally:
         nb.close()
+
+
+def test_a_rerun_s_variable_overrides_the_notebook_s_own_setting(
+    project_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``npc-nb rerun`` forces the mode from outside: NPC_NB_RERUN wins over whatever
+    the notebook's cells configure, and opening a project with it set is no error."""
+    monkeypatch.setenv("NPC_NB_RERUN", "replay")
+    nb = npc_nb.open(project_dir, model_replay="record", extraction_model="npc_nb/offline")
+    try:
+        with pytest.raises(UnrecordedCallError):  # forced replay: nothing recorded, no call
+            nb.chat("analyst", "When is it due?", model=MODEL, new=True)
+        assert fake_models.RECEIVED == []
+        assert nb.status().model_replay == "replay"  # %npc_status says what calls follow
+
+        monkeypatch.setenv("NPC_NB_RERUN", "live")
+        nb.configure(model_replay="replay")
+        fake_models.SCRIPT.append("Friday.")
+        assert nb.chat("analyst", "When is it due?", model=MODEL, new=True).text == "Friday."
+        assert len(fake_models.RECEIVED) == 1  # live: the model was called
+        assert nb.sql("SELECT count(*) AS n FROM model_recordings")["n"].item() == 0
+
+        monkeypatch.setenv("NPC_NB_RERUN", "sometimes")
+        with pytest.raises(npc_nb.ConfigError, match="set it to replay or live"):
+            nb.chat("analyst", "When is it due?", model=MODEL, new=True)
+    finally:
+        nb.close()

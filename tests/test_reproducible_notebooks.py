@@ -16,10 +16,10 @@ import nbformat
 import pandas as pd
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
-from nbclient import NotebookClient
 
 import npc_nb
 from tests.helpers import cell, magics_project, propose
+from tests.saved_notebooks import executed, notebook
 
 
 def test_a_pinned_kernel_s_turns_inject_the_pinned_block(
@@ -66,32 +66,6 @@ def test_npc_diff_shows_what_changed_since_a_snapshot(shell: InteractiveShell) -
 
 
 # -- saved notebooks, executed by nbclient ---------------------------------------------------
-
-
-def notebook(project: Path, *cells: str) -> Any:
-    """A notebook that opens ``project`` (extraction only on wait(), so nothing runs
-    behind the cells) and runs ``cells``."""
-    opening = (
-        "import npc_nb\n"
-        f"nb = npc_nb.open({str(project)!r}, extract_in_background=False)\n"
-        "%load_ext npc_nb"
-    )
-    return nbformat.v4.new_notebook(
-        cells=[nbformat.v4.new_code_cell(source) for source in (opening, *cells)],
-        metadata={"kernelspec": {"name": "python3", "display_name": "Python 3"}},
-    )
-
-
-def executed(book: Any, folder: Path, *, allow_errors: bool = False) -> Any:
-    client = NotebookClient(
-        book,
-        timeout=600,
-        kernel_name="python3",
-        allow_errors=allow_errors,
-        resources={"metadata": {"path": str(folder)}},
-    )
-    client.execute()
-    return book
 
 
 def replies(book: Any) -> list[Any]:
@@ -151,7 +125,7 @@ def test_provenance_lists_every_npc_cell_with_the_hash_of_the_block_it_sent(
         assert found["block_hash"].tolist()[:2] == sent
         snapshot = nb.snapshots()["id"].item()
         assert pd.isna(found["snapshot"].iloc[0]) and found["snapshot"].iloc[1] == snapshot
-        assert found["reproducible"].tolist() == [True, True, False]
+        assert found["status"].tolist() == ["reproducible", "reproducible", "no_reply"]
         assert "no reply saved" in found["note"].iloc[2]
         messages = nb.sql("SELECT id FROM messages WHERE role = 'assistant' ORDER BY created_at")
         for position, message_id in enumerate(messages["id"]):
@@ -168,7 +142,7 @@ def test_provenance_lists_every_npc_cell_with_the_hash_of_the_block_it_sent(
             "WHERE final_text = 'Counts are per hectare'",
             allow_write=True,
         )
-        assert not npc_nb.provenance(path, nb)["reproducible"].any()
+        assert set(npc_nb.provenance(path, nb)["status"]) == {"store_changed", "no_reply"}
     finally:
         nb.close()
 

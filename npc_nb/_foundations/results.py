@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import html
+import json
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
@@ -254,6 +256,8 @@ class Reply:
     #: What rebuilding the block needs besides: the persona's team and the block's cap.
     team: str | None = None
     max_chars: int | None = None
+    #: The recorded reply it was kept in or replayed from (``model_replay``), else None.
+    recording_id: str | None = None
 
     def provenance(self) -> dict[str, Any]:
         """What the reply was built on, as plain JSON values: the ``npc_nb`` entry of a
@@ -269,6 +273,8 @@ class Reply:
             "max_chars": self.max_chars,
             "message_id": self.message_id,
             "user_message_id": self.user_message_id,
+            "reply_hash": sha256_text(self.text),
+            "recording_id": self.recording_id,
         }
 
     @property
@@ -307,6 +313,24 @@ class Reply:
             "text/plain": reply_plain(self.text, self.footer(), notices),
             "text/html": reply_html(self.text, self.footer(), notices),
         }
+
+
+def sha256_text(text: str) -> str:
+    """SHA-256 (hex) of ``text`` as UTF-8: a reply's hash in its provenance."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+#: The representations of a reply a saved notebook shows, in its output's hash.
+SHOWN_MIMES = ("text/plain", "text/html")
+
+
+def shown_hash(bundle: dict[str, str]) -> str:
+    """SHA-256 (hex) of a reply's output as shown: canonical JSON (keys sorted, no
+    spaces, UTF-8) of its ``text/plain`` and ``text/html``; a saved output whose hash
+    differs was changed after the cell ran."""
+    shown = {mime: bundle.get(mime) for mime in SHOWN_MIMES}
+    canonical = json.dumps(shown, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return sha256_text(canonical)
 
 
 NOTICE_MARK = "Note:"

@@ -208,7 +208,7 @@ class Conversations:
             alerts=self._turns.store.alerts(),
             matching=self._memory.matching_status(),
             pinned=pinned.status_line() if (pinned := self._memory.pinned()) else None,
-            model_replay=self.settings.model_replay,
+            model_replay=self._turns.recorder.mode,  # a re-run's forced mode shows
         )
 
 

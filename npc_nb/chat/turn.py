@@ -135,6 +135,7 @@ class Turn:
             as_of=self.block.as_of,
             team=self.persona.team,
             max_chars=context.settings.context_max_chars,
+            recording_id=result.recording_id if result else None,
         )
 
     def _pinned_line(self) -> list[str]:
@@ -169,6 +170,11 @@ class ReplyStream:
     def notices(self) -> list[str]:
         """What the reader must see with this reply (known before the first chunk)."""
         return self.turn.notices
+
+    @property
+    def replayed(self) -> bool:
+        """Whether the reply comes from a recording: whole at once, nothing to watch."""
+        return isinstance(self._source, ReplayedStream)
 
     def __iter__(self) -> Iterator[str]:
         if self.reply is not None or self._started:

@@ -7,7 +7,8 @@ own. ``main`` is the console script's entry point (``npc-nb = "npc_nb.cli:main"`
 review``: single keys over a ``ReviewSession``), ``opening`` (which project a command
 opens; a command that only reads or reviews creates nothing), ``migrate`` (``npc-nb
 migrate-store``), ``grants`` (``npc-nb grant`` and ``npc-nb revoke``), ``transfer``
-(``npc-nb import`` and ``npc-nb export``), ``options`` (the options that say which
+(``npc-nb import`` and ``npc-nb export``), ``rerun`` (``npc-nb rerun``: a saved notebook
+executed again, replayed, each cell compared), ``options`` (the options that say which
 project a command opens: ``--project``, ``--project-name``, ``--store``) and ``console``
 (the terminal: one key at a time, prompts asked again after a refusal). It may import
 anything below it; nothing in the package imports it.

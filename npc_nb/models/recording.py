@@ -8,6 +8,10 @@ kept under that fingerprint is returned (streamed in chunks, as a model would) a
 provider is never called: a request nobody recorded is an ``UnrecordedCallError``
 naming the caller, never a live call. ``"off"`` changes nothing.
 
+A re-run (``npc_nb.rerun``, ``npc-nb rerun``) forces the mode from outside the notebook:
+its kernel gets ``NPC_NB_RERUN=replay`` (or ``live``, which is ``"off"``), and that wins
+over whatever the notebook's own cells configure, so the saved cells run unchanged.
+
 The fingerprint is SHA-256 over canonical JSON (keys sorted, no spaces) of everything
 that changes the answer: the model, every message (the persona's directive, the memory
 block, the history, the new message), the call's parameters (temperature, max_tokens,
@@ -21,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -30,18 +35,40 @@ from .._foundations.ids import new_id
 from .._foundations.redact import strip_credentials
 from .._foundations.settings import Settings
 from .._foundations.utc import utc_now
-from ..errors import UnrecordedCallError
+from ..errors import ConfigError, UnrecordedCallError
 from ..store import Store
 from ..store.runs import recordings
 
 __all__ = [
+    "RERUN_VARIABLE",
     "Completion",
     "RecordedCall",
     "Recorder",
     "Recording",
     "ReplayedStream",
+    "effective_mode",
     "fingerprint",
 ]
+
+#: Set in a re-run's kernel: "replay" (every call from the recordings) or "live" (every
+#: call made, nothing kept), whatever the notebook's cells set ``model_replay`` to.
+RERUN_VARIABLE = "NPC_NB_RERUN"
+_FORCED = {"replay": "replay", "live": "off"}
+
+
+def effective_mode(settings: Settings) -> str:
+    """``model_replay`` as calls follow it: the re-run's mode when one forces it, else the
+    setting."""
+    forced = os.environ.get(RERUN_VARIABLE)
+    if not forced:
+        return settings.model_replay
+    if forced not in _FORCED:
+        raise ConfigError(
+            f"{RERUN_VARIABLE} is {forced!r}: set it to replay or live (npc-nb rerun sets "
+            "it in the kernel it starts), or unset it."
+        )
+    return _FORCED[forced]
+
 
 #: Call options that change nothing in the answer: left out of the fingerprint.
 VOLATILE_OPTIONS = frozenset(
@@ -79,7 +106,7 @@ class Recorder:
 
     @property
     def mode(self) -> str:
-        return self._settings.model_replay
+        return effective_mode(self._settings)
 
     def recording(self, caller: str, **extra: Any) -> Recording | None:
         """What a call by ``caller`` does under the setting now (None: nothing)."""
@@ -115,6 +142,8 @@ class Completion:
     prompt_tokens: int | None
     completion_tokens: int | None
     latency_ms: float
+    #: The ``model_recordings`` row the reply was kept in or replayed from (None: neither).
+    recording_id: str | None = None
 
 
 class RecordedCall:
@@ -149,14 +178,15 @@ class RecordedCall:
             )
         latency = (time.perf_counter() - self._started) * 1000
         tokens = (found["prompt_tokens"], found["completion_tokens"])
-        return Completion(found["reply"], self.model, provider, *tokens, latency)
+        return Completion(found["reply"], self.model, provider, *tokens, latency, found["id"])
 
     def keep(self, result: Completion) -> None:
-        """Record ``result`` as the reply to this request."""
+        """Record ``result`` as the reply to this request (its ``recording_id`` says where)."""
+        result.recording_id = new_id()
         recordings.record_reply(
             self.recording.store,
             {
-                "id": new_id(),
+                "id": result.recording_id,
                 "fingerprint": self.key,
                 "model": self.model,
                 "caller": self.recording.caller,

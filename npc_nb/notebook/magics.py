@@ -5,7 +5,10 @@ Each magic parses its arguments, calls one Project method and displays the resul
 Domain errors become ``UsageError`` (IPython shows them without a traceback). The reply
 streams into one display, updated at most every 50 ms; the finished reply is the cell's
 result, so it is kept as ``Out[n]``. While the model client is still loading (the load
-``%load_ext`` starts in the background), that display first says so, at once.
+``%load_ext`` starts in the background), that display first says so, at once. A replayed
+reply (``model_replay``) needs no model client and is whole at once: it shows neither
+line nor live display, only the result, so a replayed notebook's saved outputs are
+exactly what it shows again (strict ``pytest --nbval``).
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from IPython.core.magic import (
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.utils.process import arg_split
 
-from .._foundations.results import Reply, reply_html, reply_plain
+from .._foundations.results import Reply, reply_html, reply_plain, shown_hash
 from .._foundations.suggestions import did_you_mean
 from .._foundations.text import clean_text
 from ..errors import ModelCallError, NpcError
@@ -128,8 +131,10 @@ def _live_bundle(shown: str, notices: list[str]) -> dict[str, str]:
 
 def reply_with_provenance(reply: Reply) -> tuple[dict[str, str], dict[str, Any]]:
     """A reply as a cell shows it, with what it was built on in the output's metadata
-    (``{"npc_nb": Reply.provenance()}``), so a saved notebook says what each cell saw."""
-    return reply._repr_mimebundle_(), {"npc_nb": reply.provenance()}
+    (``{"npc_nb": Reply.provenance()}``, with the hash of the output as shown), so a
+    saved notebook says what each cell saw, and an edit of the saved reply shows."""
+    bundle = reply._repr_mimebundle_()
+    return bundle, {"npc_nb": reply.provenance() | {"output_hash": shown_hash(bundle)}}
 
 
 _LIST_HELP = "the queue as a table (text first; every column: nb.review_queue()), no panel"
@@ -229,8 +234,10 @@ class NpcMagics(Magics):
         a line in the cell says so at once; the live reply takes its place, as does the
         result or the error. Yields that display's handle, or None (no line shown)."""
         from ..models import gateway  # imported already by the load %load_ext started
+        from ..models.recording import effective_mode
 
-        if not getattr(self.shell, "kernel", None) or gateway.client_loaded():
+        replaying = effective_mode(self.project.settings) == "replay"
+        if not getattr(self.shell, "kernel", None) or replaying or gateway.client_loaded():
             yield None
             return
         from IPython.display import clear_output, display
@@ -242,7 +249,7 @@ class NpcMagics(Magics):
             clear_output(wait=True)  # whatever comes next replaces it
 
     def _show_stream(self, stream: Any, live: Any = None) -> Reply:
-        if not getattr(self.shell, "kernel", None):  # a terminal: no live display to update
+        if not getattr(self.shell, "kernel", None) or stream.replayed:  # nothing to watch
             for _ in stream:
                 pass
             return stream.reply

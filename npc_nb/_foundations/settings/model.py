@@ -44,8 +44,9 @@ __all__ = [
 #: The built-in offline demo model: what runs when no model is configured.
 OFFLINE_MODEL = "npc_nb/offline"
 ENV_PREFIX = "NPC_NB_"
-#: Environment variables that are read directly, not settings fields.
-_LOCATIONS = {"NPC_NB_CONFIG_FILE", "NPC_NB_HOME"}
+#: Environment variables that are read directly, not settings fields (NPC_NB_RERUN: the
+#: replay a re-run forces on a kernel, read by models/recording.py).
+_LOCATIONS = {"NPC_NB_CONFIG_FILE", "NPC_NB_HOME", "NPC_NB_RERUN"}
 
 
 def config_file_path() -> Path:

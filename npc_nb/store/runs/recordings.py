@@ -11,7 +11,7 @@ from typing import Any
 
 from ..contract import Store, insert_row, rows
 
-__all__ = ["newest_recording", "record_reply"]
+__all__ = ["newest_recording", "record_reply", "recorded_reply"]
 
 
 def record_reply(store: Store, row: dict[str, Any]) -> None:
@@ -26,8 +26,15 @@ def newest_recording(store: Store, fingerprint: str) -> dict[str, Any] | None:
     with store.read() as con:
         found = rows(
             con,
-            "SELECT reply, prompt_tokens, completion_tokens, recorded_at FROM model_recordings "
+            "SELECT id, reply, prompt_tokens, completion_tokens, recorded_at FROM model_recordings "
             "WHERE fingerprint = ? ORDER BY recorded_at DESC, id DESC LIMIT 1",
             [fingerprint],
         )
     return found[0] if found else None
+
+
+def recorded_reply(store: Store, recording_id: str) -> str | None:
+    """The reply kept in the recording ``recording_id``, or None if there is none."""
+    with store.read() as con:
+        found = rows(con, "SELECT reply FROM model_recordings WHERE id = ?", [recording_id])
+    return found[0]["reply"] if found else None
