@@ -63,7 +63,7 @@ def test_the_connected_role_is_recorded_beside_the_display_name(
 
 def test_a_reviewer_role_cannot_vote_as_another_person(lab: dict[str, str], tmp_path: Path) -> None:
     owner = _open(tmp_path, lab["owner"])
-    owner.set_policy(review_mode="independent")
+    owner.set_policy(review_mode="independent", reviewers_per_card=3)
     card = propose(owner, "The field season starts in April")
     alice, bob = _open(tmp_path, lab["alice"]), _open(tmp_path, lab["bob"])
     try:
@@ -99,7 +99,11 @@ def test_only_the_owner_sets_the_policy(lab: dict[str, str], tmp_path: Path) -> 
         assert bob.policy().review_mode == "single" and not bob.policy().stored
         owner.set_policy(review_mode="independent", reviewers_per_card=3)
         assert bob.policy().reviewers_per_card == 3
-        assert bob.policy().set_by == lab["owner_role"]
+        changes = bob.sql("SELECT key, set_by, reviewer_role FROM review_policy ORDER BY key")
+        assert changes.values.tolist() == [
+            ["review_mode", "tester", lab["owner_role"]],
+            ["reviewers_per_card", "tester", lab["owner_role"]],
+        ]
     finally:
         bob.close()
         owner.close()

@@ -165,6 +165,7 @@ def _event(
         "review_session": audit.get("session"),
         "state_before": dump_state(memory),
         "wording": change.wording,
+        "reviewer_role": audit.get("reviewer_role"),
     } | ({"vote_id": change.vote_id} if change.vote_id is not None else {})
 
 
