@@ -121,3 +121,24 @@ def run_cli(*argv: str, cwd: Path, keys: str = "a\n") -> subprocess.CompletedPro
         env={**os.environ, "PYTHONPATH": str(REPO)},
         timeout=PATIENCE * 4,
     )
+
+
+#: The projects ``as_reviewer`` opened, closed after each test (conftest.py).
+REVIEWER_KERNELS: list[npc_nb.Project] = []
+
+
+def as_reviewer(nb: npc_nb.Project, name: str) -> npc_nb.Project:
+    """The project of ``nb`` opened again as reviewer ``name`` (another kernel, the same
+    settings): in independent review ``by=`` names only yourself, so each reviewer
+    records from their own Project, as each would from their own kernel."""
+    for opened in REVIEWER_KERNELS:
+        if opened.store_path == nb.store_path and opened.settings.reviewer == name:
+            return opened
+    chosen = {
+        key: getattr(nb.settings, key)
+        for key in type(nb.settings).model_fields
+        if nb.settings.source_of(key) in ("npc_nb.open()", "this session")
+    }
+    project = npc_nb.open(nb.root, **(chosen | {"reviewer": name}))
+    REVIEWER_KERNELS.append(project)
+    return project

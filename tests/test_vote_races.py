@@ -106,7 +106,7 @@ def test_two_last_votes_at_once_on_postgresql_finish_a_card_once(
     try:
         ids = cards(nb, CARDS)
         for memory_id in ids:
-            nb.approve(memory_id, by="ada")
+            as_reviewer(nb, "ada").approve(memory_id)
         bob = plan(project_dir, "bob", dict.fromkeys(ids, "approve"))
         carol = plan(project_dir, "carol", dict.fromkeys(ids, "approve"))
         (first, second), _ = run_together(

@@ -11,7 +11,7 @@ import pytest
 
 import npc_nb
 from npc_nb.store.server.database import PostgresStore
-from tests.helpers import propose, run_python, wait_until
+from tests.helpers import as_reviewer, propose, run_python, wait_until
 
 GENEROUS = 10.0  # how long a notice may take before the test fails: not a speed check
 
@@ -47,8 +47,8 @@ def test_cards_finished_in_another_kernel_leave_every_open_review(
     agreed = propose(lab, "The cluster is called Orca")
     disputed = propose(lab, "Backups run nightly at 02:00")
     kept = propose(lab, "The wiki lives on the intranet")
-    ada = lab.review_session(by="ada")
-    carol = lab.review_session(by="carol", adjudicate=True)
+    ada = as_reviewer(lab, "ada").review_session()
+    carol = as_reviewer(lab, "carol").review_session(adjudicate=True)
     heard: list[str] = []
     ada.watch(heard.append)
     assert (ada.current, ada.remaining, carol.remaining) == (agreed, 3, 0)
