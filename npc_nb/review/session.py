@@ -136,7 +136,7 @@ class ReviewSession:
 
     @property
     def recording(self) -> str:
-        """"recording as NAME (how it was determined)": who this review's decisions are
+        """ "recording as NAME (how it was determined)": who this review's decisions are
         recorded for."""
         me = self.memory.identity()
         name = self.memory.actor(self.by)

@@ -200,9 +200,7 @@ class Settings(BaseSettings):
     def store_origin(self) -> str:
         """Where the store setting came from, and any store setting left out."""
         source = self.source_of("store")
-        origin = (
-            "default: the project's own DuckDB file" if source == "default" else source
-        )
+        origin = "default: the project's own DuckDB file" if source == "default" else source
         left_out = [
             f"ignored {name} from {path} (a parent folder's .env, loaded into the "
             "environment by a dependency: only the working directory's .env counts)"

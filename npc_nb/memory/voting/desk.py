@@ -16,8 +16,8 @@ from typing import Any
 
 from ..._foundations.results import DecisionResult
 from ..._foundations.settings import Settings
-from ..._foundations.utc import utc_now
 from ..._foundations.settings.reviewer import Identity
+from ..._foundations.utc import utc_now
 from ...errors import ConfigError, StoreError
 from ...store import Store, Stores
 from ...store.memories import policy_rows, vote_rows
