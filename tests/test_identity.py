@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import npc_nb
-from tests.helpers import cell, propose, run_python, status_of
+from tests.helpers import cell, propose, run_cli, run_python, status_of
 
 
 @pytest.fixture
@@ -164,3 +164,21 @@ def test_a_parent_folders_env_loaded_by_litellm_does_not_choose_the_store(
     store, origin = out.strip().splitlines()[-2:]
     assert store.startswith(str(nested)) and store.endswith(".duckdb")
     assert "ignored" in origin and str(parent / ".env") in origin
+
+
+def test_npc_nb_policy_shows_and_sets_the_policy(project_dir: Path) -> None:
+    shown = run_cli("policy", "--project", str(project_dir), cwd=project_dir, keys="")
+    assert shown.returncode == 0 and "the project stores no policy" in shown.stdout
+    stored = run_cli(
+        "policy", "--set", "review_mode=independent", "--set", "reviewers_per_card=3",
+        "--project", str(project_dir), cwd=project_dir, keys="",
+    )  # fmt: skip
+    assert stored.returncode == 0, stored.stdout + stored.stderr
+    assert "reviewers_per_card = 3" in stored.stdout and "set by tester" in stored.stdout
+    nb = npc_nb.open(project_dir)
+    try:
+        assert nb.policy().review_mode == "independent"
+    finally:
+        nb.close()
+    wrong = run_cli("policy", "--set", "review_mode=solo", cwd=project_dir, keys="")
+    assert wrong.returncode == 2 and "review_mode must be one of" in wrong.stdout
