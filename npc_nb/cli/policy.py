@@ -58,8 +58,7 @@ def _assignments(raw: list[str]) -> dict[str, Any]:
         key, sep, value = assignment.partition("=")
         if not sep or not key.strip():
             raise ConfigError(
-                f"--set takes KEY=VALUE (e.g. --set review_mode=independent), not "
-                f"{assignment!r}."
+                f"--set takes KEY=VALUE (e.g. --set review_mode=independent), not {assignment!r}."
             )
         values[key.strip()] = _typed(key.strip(), value.strip())
     return values
