@@ -298,10 +298,9 @@ def _vote_event(
         "lead_time_ms": round((now - memory["recorded_at"]).total_seconds() * 1000),
         "time_spent_ms": round(spent * 1000) if spent is not None else None,
         "review_session": audit.get("session"),
-        "reviewer_role": audit.get("reviewer_role"),
         "state_before": dump_state(memory),
         "vote_id": vote_id,
-    }
+    } | ({"reviewer_role": audit["reviewer_role"]} if audit.get("reviewer_role") else {})
 
 
 def _final(

@@ -5,8 +5,8 @@
 ``memory_events`` (``actor``). On PostgreSQL it is the authenticated role
 (``session_user``): a trigger writes it on every insert by a role that does not own the
 project, so no reviewer can record a row under another role, whatever SQL it sends;
-the owner may copy rows as they were (a bundle, a moved store), and its own rows get
-its role by default. On a DuckDB file it is the reviewer setting, written by npc_nb
+the owner may copy rows as they were (a bundle, a moved store, NULL included), and a
+row that leaves the column out gets the connected role (the column's default). On a DuckDB file it is the reviewer setting, written by npc_nb
 (one user's file: trusted). Rows written before ``m024`` keep NULL: nobody knows.
 
 ``review_policy`` is an append-only list of policy changes (one key a row: what was
@@ -52,7 +52,7 @@ _OWNS = (
 PG_REVIEWER_ROLE = f"""CREATE FUNCTION npc_nb_reviewer_role() RETURNS trigger
     LANGUAGE plpgsql AS $$
     BEGIN
-        IF NEW.reviewer_role IS NULL OR NOT {_OWNS} THEN
+        IF NOT {_OWNS} THEN
             NEW.reviewer_role := session_user;
         END IF;
         RETURN NEW;
