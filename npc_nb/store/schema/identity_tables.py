@@ -6,8 +6,9 @@
 (``session_user``): a trigger writes it on every insert by a role that does not own the
 project, so no reviewer can record a row under another role, whatever SQL it sends;
 the owner may copy rows as they were (a bundle, a moved store, NULL included), and a
-row that leaves the column out gets the connected role (the column's default). On a DuckDB file it is the reviewer setting, written by npc_nb
-(one user's file: trusted). Rows written before ``m024`` keep NULL: nobody knows.
+row that leaves the column out gets the connected role (the column's default). On a
+DuckDB file it is the reviewer setting, written by npc_nb (one user's file: trusted).
+Rows written before ``m024`` keep NULL: nobody knows.
 
 ``review_policy`` is an append-only list of policy changes (one key a row: what was
 set, when, by whom, as which role); the policy in force is each key's latest row, so
