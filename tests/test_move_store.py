@@ -98,8 +98,8 @@ def seed(nb: npc_nb.Project) -> None:
 
 def vote(nb: npc_nb.Project) -> None:
     """Independent review's rows: a card two votes agreed on, one waiting for
-    adjudication, a replaced vote and a withdrawn one."""
-    nb.configure(review_mode="independent")
+    adjudication, a replaced vote and a withdrawn one, under the project's stored policy."""
+    nb.set_policy(review_mode="independent")
     agreed = propose(nb, f"Two reviewers agreed on {HOSTILE[0]}", npc="analyst")
     disputed = propose(nb, f"Two reviewers disagreed on {HOSTILE[3]}", npc="analyst")
     as_reviewer(nb, "ada").approve(agreed, time_spent=1.5, session="review-1")
@@ -109,7 +109,7 @@ def vote(nb: npc_nb.Project) -> None:
     as_reviewer(nb, "ada").approve(disputed)
     as_reviewer(nb, "ada").edit(disputed, f"edited: {HOSTILE[2]}")  # replaces ada's vote
     as_reviewer(nb, "bob").reject(disputed, reason=HOSTILE[5] + CONTROLS)
-    nb.configure(review_mode="single")
+    nb.set_policy(review_mode="single")
 
 
 def embedded_rows(folder: Path, *, user: bool = False) -> dict[str, list[tuple]]:

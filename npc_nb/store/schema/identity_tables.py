@@ -74,7 +74,6 @@ PG_OWNER_ONLY = f"""CREATE FUNCTION npc_nb_policy_owner_only() RETURNS trigger
             RAISE EXCEPTION 'only the project''s owner may set its review policy'
                 USING ERRCODE = 'insufficient_privilege';
         END IF;
-        NEW.reviewer_role := session_user;
         RETURN NEW;
     END $$"""
 
