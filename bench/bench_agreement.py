@@ -8,8 +8,8 @@
    it, except that with probability ``--depart`` (each on their own) they give one of
    the other three decisions instead, uniformly. So they disagree with probability
    ``2d(1 - d) + d²·2/3`` (with ``d = --depart``: 0.27 at 0.15), the known disagreement
-   rate the frame should recover. Every vote goes through ``nb.approve/edit/reject/defer
-   (..., by=...)``; a third reviewer, carol, adjudicates the disagreements with
+   rate the frame should recover. Every vote goes through ``nb.approve/edit/reject/defer``
+   of the reviewer's own Project; a third reviewer, carol, adjudicates the disagreements with
    ``nb.adjudicate``. Printed: the agreement frame with its 95% bootstrap intervals (as
    voted, and with ``collapse_edits=True``), how many cards agreed and how many went to
    adjudication.
@@ -87,29 +87,39 @@ def simulate(depart: float, cards: int, seed: int = 31) -> list[tuple[str, str, 
     return out
 
 
-def cast(nb: npc_nb.Project, memory_id: str, text: str, decision: str, by: str) -> bool:
-    """One reviewer's vote through the public API; whether the card is now final."""
+def cast(nb: npc_nb.Project, memory_id: str, text: str, decision: str) -> bool:
+    """One reviewer's vote through the public API (``nb``: the reviewer's own Project);
+    whether the card is now final."""
     if decision == "approve":
-        return nb.approve(memory_id, by=by).final
+        return nb.approve(memory_id).final
     if decision == "edit":
-        return nb.edit(memory_id, f"{text} (checked)", by=by).final
+        return nb.edit(memory_id, f"{text} (checked)").final
     if decision == "reject":
-        return nb.reject(memory_id, by=by, reason="not a fact").final
-    return nb.defer(memory_id, until="2099-01-01", by=by).final
+        return nb.reject(memory_id, reason="not a fact").final
+    return nb.defer(memory_id, until="2099-01-01").final
+
+
+def reviewer_kernels(folder: Path) -> dict[str, npc_nb.Project]:
+    """ada, bob and carol, each recording from a Project of their own (in independent
+    review ``by=`` names only yourself)."""
+    return {
+        name: npc_nb.open(folder, reviewer=name, matcher=None, extract_in_background=False)
+        for name in ("ada", "bob", "carol")
+    }
 
 
 def worked_example(folder: Path, cards: int, depart: float) -> None:
-    nb = npc_nb.open(
-        folder, create=True, review_mode="independent", matcher=None, extract_in_background=False
-    )
+    nb = npc_nb.open(folder, create=True, matcher=None, extract_in_background=False)
+    nb.set_policy(review_mode="independent")
+    kernels = reviewer_kernels(folder)
     plan = simulate(depart, cards)
     started = time.perf_counter()
     finals = 0
     for number, (_, ada, bob) in enumerate(plan):
         text = f"Simulated fact number {number} of the worked example"
         memory_id = nb.add_candidate(text, npc="analyst", category="fact").memory_id
-        cast(nb, memory_id, text, ada, "ada")
-        finals += cast(nb, memory_id, text, bob, "bob")
+        cast(kernels["ada"], memory_id, text, ada)
+        finals += cast(kernels["bob"], memory_id, text, bob)
     took = time.perf_counter() - started
     waiting = nb.review_queue(adjudicate=True, reviewer="carol")
     observed = sum(ada != bob for _, ada, bob in plan) / cards
@@ -124,12 +134,13 @@ def worked_example(folder: Path, cards: int, depart: float) -> None:
         print(f"\nnb.metrics.agreement(collapse_edits={collapse})  ({what}):")
         print(frame[SHOWN].round(3).T.to_string(header=False))
     for memory_id in waiting["id"]:
-        nb.adjudicate(memory_id, vote=1, by="carol")
+        kernels["carol"].adjudicate(memory_id, vote=1)
     left = len(nb.review_queue(adjudicate=True, reviewer="carol"))
     approved = len(nb.memories(status="approved"))
     print(f"\ncarol adjudicated {len(waiting)} cards (vote 1 each); {left} left waiting;")
     print(f"{approved} of {cards} memories approved")
-    nb.close()
+    for kernel in (*kernels.values(), nb):
+        kernel.close()
 
 
 def vote_store(folder: Path, votes: int, depart: float) -> None:

@@ -46,7 +46,7 @@ from ._foundations.results import (
     RoleAccess,
     Snapshot,
 )
-from ._foundations.settings import Settings, load_settings, unknown_setting
+from ._foundations.settings import Settings, load_settings, session, unknown_setting
 from ._foundations.tables import with_missing_as_na
 from .analytics.diff import diff_frame
 from .analytics.export import export_review_log, export_tables
@@ -64,6 +64,7 @@ from .memory.block import MemoryBlock
 from .memory.core import AUTOMATIC_KINDS, MemoryCore, ReviewContext
 from .memory.queue import QUEUE_KINDS, VOTE_QUEUE_KINDS, queue_filters
 from .memory.snapshots import State
+from .memory.voting.lab_policy import POLICY_KEYS, ReviewPolicy
 from .models.judge import ModelJudge
 from .models.recording import Recorder
 from .review import ReviewSession
@@ -115,6 +116,10 @@ def open_existing(project_dir: str | Path | None = None, **settings: Any) -> Pro
 
 def _opened(project: Project) -> Project:
     global _latest
+    kept = session.remembered(str(project.store_path))
+    again = {k: v for k, v in kept.items() if project.settings.source_of(k) != "npc_nb.open()"}
+    if again:  # this kernel's %npc_config and %npc_pin, set on this project before
+        project.configure(**again)
     _latest = weakref.ref(project)
     return project
 
@@ -248,6 +253,9 @@ class Project:
             with store.read():
                 pass  # open and migrate now, so a broken store fails at open()
         self._memory.matching()  # so does a matcher setting that names nothing usable
+        self._memory.votes.lab_policy()  # and a local setting against the project's policy
+        identity = weakref.WeakMethod(self._memory.identity)
+        settings.recording_as(lambda: str(found()) if (found := identity()) else "")
         # So does a pin to no snapshot of the project; pin='now' takes one now.
         self.settings.pin = self._memory.snapshots.pin_value(self.settings.pin)
         _open_projects.add(self)
@@ -295,6 +303,8 @@ class Project:
                 setattr(trial, key, value)  # validated on assignment
             except ValueError as exc:  # pydantic's ValidationError
                 raise ConfigError(f"{key}={value!r}: {_first_error(exc)}") from None
+        for key in set(settings) & set(POLICY_KEYS):
+            self._memory.votes.refuse_local(key, getattr(trial, key))
         if "pin" in settings:  # checked last: pin='now' takes a snapshot
             trial.pin = self._memory.snapshots.pin_value(trial.pin)
         for key in settings:
@@ -577,7 +587,7 @@ class Project:
         whose or which. ``adjudicate=True`` lists the cards whose votes disagree, waiting
         for an adjudicator (those ``reviewer`` voted on left out)."""
         self._require_persona(npc)
-        view = self._memory.votes.view(self._memory.actor(reviewer), adjudicate=adjudicate)
+        view = self._memory.votes.view(self._memory.voter(reviewer), adjudicate=adjudicate)
         queue = self._memory.review_queue(
             npc=npc, team=team, category=category, scope=scope, conversation=conversation,
             view=view,
@@ -678,6 +688,28 @@ class Project:
     def sql(self, query: str, params: Any = None, *, allow_write: bool = False) -> pd.DataFrame:
         """Run SQL on the project store; read-only unless ``allow_write=True``."""
         return run_sql(self._stores.project, query, params, allow_write=allow_write)
+
+    def policy(self) -> ReviewPolicy:
+        """The review policy this kernel follows: the project's stored policy (set by its
+        owner) for the keys it sets, this kernel's settings for the others."""
+        return self._memory.votes.lab_policy()
+
+    def set_policy(
+        self,
+        *,
+        review_mode: Literal["single", "independent"] | None = None,
+        reviewers_per_card: int | None = None,
+        allow_self_adjudication: bool | None = None,
+    ) -> ReviewPolicy:
+        """As the project's owner: store the review policy that every kernel and the
+        command line follow (the keys given); each change is kept in ``review_policy``."""
+        given = {
+            "review_mode": review_mode,
+            "reviewers_per_card": reviewers_per_card,
+            "allow_self_adjudication": allow_self_adjudication,
+        }
+        values = {key: value for key, value in given.items() if value is not None}
+        return self._memory.votes.set_policy(values, self._memory.identity())
 
     def grant(self, role: str, level: Level) -> RoleAccess:
         """On a shared store, as the owner of the project's schema: let the database role

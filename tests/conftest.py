@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, settings
 from IPython.core.interactiveshell import InteractiveShell
 
 import npc_nb
-from tests.helpers import running_in_ci
+from tests.helpers import REVIEWER_KERNELS, running_in_ci
 from tests.postgres import PostgresServer, PostgresUnavailable, missing_postgres, start_postgres
 
 # Real DuckDB files under a noisy 2-core machine: time limits would only add flakiness.
@@ -96,6 +96,14 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("NPC_NB_REVIEWER", "tester")
     monkeypatch.chdir(tmp_path)
     return home
+
+
+@pytest.fixture(autouse=True)
+def reviewer_kernels() -> Iterator[None]:
+    """Close the projects ``helpers.as_reviewer`` opened for the test."""
+    yield
+    while REVIEWER_KERNELS:
+        REVIEWER_KERNELS.pop().close()
 
 
 @pytest.fixture

@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 import npc_nb
 
@@ -121,3 +122,48 @@ def run_cli(*argv: str, cwd: Path, keys: str = "a\n") -> subprocess.CompletedPro
         env={**os.environ, "PYTHONPATH": str(REPO)},
         timeout=PATIENCE * 4,
     )
+
+
+#: The projects ``as_reviewer`` opened, closed after each test (conftest.py).
+REVIEWER_KERNELS: list[npc_nb.Project] = []
+
+
+def as_reviewer(nb: npc_nb.Project, name: str) -> npc_nb.Project:
+    """The project of ``nb`` opened again as reviewer ``name`` (another kernel, the same
+    settings): in independent review ``by=`` names only yourself, so each reviewer
+    records from their own Project, as each would from their own kernel."""
+    for opened in REVIEWER_KERNELS:
+        if opened.store_path == nb.store_path and opened.settings.reviewer == name:
+            return opened
+    chosen = {
+        key: getattr(nb.settings, key)
+        for key in type(nb.settings).model_fields
+        if nb.settings.source_of(key) in ("npc_nb.open()", "this session")
+    }
+    if nb.settings.store:  # a shared store: the reviewer connects as a role of their own
+        chosen["store"] = reviewer_store(nb, name)
+    project = npc_nb.open(nb.root, **(chosen | {"reviewer": name}))
+    REVIEWER_KERNELS.append(project)
+    return project
+
+
+def reviewer_store(nb: npc_nb.Project, name: str) -> str:
+    """The URL of ``nb``'s PostgreSQL store as a login role of reviewer ``name``'s own
+    (``<name>_<database>``, created if need be and granted reviewer on the project by
+    ``nb``, which must be connected as the owner or a superuser): on PostgreSQL the
+    connected role is who votes, so each reviewer needs one."""
+    import psycopg
+    from psycopg import sql
+
+    url = nb.settings.store
+    assert url, "reviewer_store is for a project on PostgreSQL"
+    parts = urlsplit(url)
+    database = unquote(parts.path.lstrip("/"))
+    role = f"{name}_{database}"
+    with psycopg.connect(url, autocommit=True) as con:
+        exists = con.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", [role]).fetchone()
+        if exists is None:
+            con.execute(sql.SQL("CREATE ROLE {} LOGIN PASSWORD 'pw'").format(sql.Identifier(role)))
+    nb.grant(role, "reviewer")
+    netloc = f"{quote(role, safe='')}:pw@{parts.hostname}:{parts.port or 5432}"
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, ""))

@@ -34,7 +34,7 @@ from hypothesis import strategies as st
 from sklearn.metrics import cohen_kappa_score
 
 import npc_nb
-from tests.helpers import propose
+from tests.helpers import as_reviewer, propose
 
 NA = None
 #: Krippendorff (2011) / irrCAC's cac.raw4raters: a row per unit, a column per rater.
@@ -222,11 +222,11 @@ def reviewed(project_dir: Path):
     cards = [propose(nb, f"Fact number {n} about the lab", category=c)
              for n, c in enumerate(["fact", "fact", "preference", "preference"])]  # fmt: skip
     for card in cards:
-        nb.approve(card, by="ada")
-    nb.approve(cards[0], by="bob")
-    nb.approve(cards[1], by="bob")
-    nb.edit(cards[2], "Fact number 2 about the lab, edited", by="bob")
-    nb.reject(cards[3], by="bob")
+        as_reviewer(nb, "ada").approve(card)
+    as_reviewer(nb, "bob").approve(cards[0])
+    as_reviewer(nb, "bob").approve(cards[1])
+    as_reviewer(nb, "bob").edit(cards[2], "Fact number 2 about the lab, edited")
+    as_reviewer(nb, "bob").reject(cards[3])
     yield nb
     nb.close()
 

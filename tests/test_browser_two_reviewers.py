@@ -22,11 +22,13 @@ SETUP = """
 import os
 os.environ["NPC_NB_HOME"] = {home!r}
 import npc_nb
+bob = npc_nb.open({project!r}, review_mode="independent", reviewer="bob")  # bob's kernel
+seminar = bob.add_candidate("The seminar is in room A3", category="fact", npc="analyst")
+lunch = bob.add_candidate("Lunch is at noon", category="fact", npc="analyst")
+bob.edit(seminar.memory_id, {edit!r})
+bob.reject(lunch.memory_id, reason={reason!r})
+bob.close()
 nb = npc_nb.open({project!r}, review_mode="independent")
-seminar = nb.add_candidate("The seminar is in room A3", category="fact", npc="analyst")
-lunch = nb.add_candidate("Lunch is at noon", category="fact", npc="analyst")
-nb.edit(seminar.memory_id, {edit!r}, by="bob")
-nb.reject(lunch.memory_id, by="bob", reason={reason!r})
 %load_ext npc_nb
 """
 
@@ -47,7 +49,7 @@ def test_the_panel_never_shows_another_reviewers_vote(tmp_path: Path) -> None:
     setup = SETUP.format(home=str(tmp_path / "home"), project=str(project), edit=BOBS_EDIT,
                          reason=BOBS_REASON)  # fmt: skip
     ARTIFACTS.mkdir(exist_ok=True)
-    cells = [setup, "%npc_review --by ada"]
+    cells = [setup, "%npc_config reviewer=ada\n%npc_review"]
     with jupyterlab(tmp_path / "lab", {}) as lab:
         url = lab.write_notebook("two-reviewers.ipynb", cells)
         with browser_page(lab) as page:
@@ -80,4 +82,4 @@ def _vote_blind(page: object) -> None:
     wait_for(page, 0, "Review finished")
     everything = page.inner_text(".jp-Notebook")  # type: ignore[attr-defined]
     for secret in ("bob", BOBS_EDIT, BOBS_REASON):
-        assert secret not in everything.split("%npc_review --by ada")[-1], secret
+        assert secret not in everything.split("%npc_review")[-1], secret

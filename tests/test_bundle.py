@@ -18,7 +18,7 @@ import pytest
 
 import npc_nb
 from npc_nb.store.bundle.tables import EXCLUDED
-from tests.helpers import propose, status_of
+from tests.helpers import as_reviewer, propose, status_of
 from tests.interop_projects import (
     DATA,
     assert_shows_the_same,
@@ -64,11 +64,11 @@ def test_the_imported_project_carries_on_where_the_export_left_off(
     )
     assert suppressed.action == "suppressed"  # the tombstone travelled
     fresh = propose(copy, "A new fact after the import")
-    copy.approve(fresh, by="ada")
+    as_reviewer(copy, "ada").approve(fresh)
     seqs = copy.decisions()["seq"].tolist()
     assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
     assert "A new fact after the import" in copy.context("analyst")
-    copy.undo(by="ada")
+    as_reviewer(copy, "ada").undo()
     assert status_of(copy, fresh) == "pending_approval"
     copy.close()
 
@@ -91,7 +91,7 @@ def test_into_nonempty_merges_keeping_ids_and_counting_duplicates(
     npc_nb.import_bundle(bundle, tmp_path / "copy", create=True)
     copy = npc_nb.open(tmp_path / "copy")
     extra = propose(copy, "Only in the copy")
-    copy.approve(extra, by="ada")
+    as_reviewer(copy, "ada").approve(extra)
     again = npc_nb.import_bundle(bundle, tmp_path / "copy", into_nonempty=True)
     assert sum(again.inserted.values()) == 0
     assert again.duplicates == sum(rows for rows, _ in checksums(bundle).values())
@@ -101,7 +101,7 @@ def test_into_nonempty_merges_keeping_ids_and_counting_duplicates(
     assert merged.duplicates == 0
     third = npc_nb.open(tmp_path / "third")
     ours = propose(third, "Only in the third project")
-    third.reject(ours, by="grace")
+    as_reviewer(third, "grace").reject(ours)
     result = npc_nb.import_bundle(
         copy.export_bundle(tmp_path / "copy.zip"), tmp_path / "third", into_nonempty=True
     )
@@ -187,7 +187,7 @@ def test_the_bundle_carries_global_memories_no_more_than_a_move(
     """Global memories live in the user's own store, not the project's: the bundle is
     the project's (docs/bundle.md)."""
     shared = propose(nb, "The user is called Ada", npc=None, scope="global")
-    nb.approve(shared, by="ada")
+    as_reviewer(nb, "ada").approve(shared)
     propose(nb, "A project memory")
     found = manifest(nb.export_bundle(tmp_path / "b.zip"))
     assert found["tables"]["memories"]["rows"] == 1
@@ -318,11 +318,11 @@ def test_votes_travel_and_a_card_in_adjudication_stays_out_of_every_prompt(
     copy shows the same votes, the same adjudication queue, and no open card's text."""
     lab = npc_nb.open(project_dir, review_mode="independent")
     agreed = propose(lab, "The lab meets on Mondays")
-    lab.approve(agreed, by="ada")
-    lab.approve(agreed, by="bob")
+    as_reviewer(lab, "ada").approve(agreed)
+    as_reviewer(lab, "bob").approve(agreed)
     open_card = propose(lab, "We use DuckDB for everything")
-    lab.approve(open_card, by="ada")
-    lab.reject(open_card, by="bob", reason="not everything")
+    as_reviewer(lab, "ada").approve(open_card)
+    as_reviewer(lab, "bob").reject(open_card, reason="not everything")
     first = lab.export_bundle(tmp_path / "first.zip")
     assert checksums(first)["votes"][0] == 4
     npc_nb.import_bundle(first, tmp_path / "copy", create=True)
@@ -331,7 +331,7 @@ def test_votes_travel_and_a_card_in_adjudication_stays_out_of_every_prompt(
     pd.testing.assert_frame_equal(copy.votes(), lab.votes())
     assert copy.review_queue(adjudicate=True, reviewer="carol")["id"].tolist() == [open_card]
     assert "Mondays" in copy.context("analyst") and "DuckDB" not in copy.context("analyst")
-    assert copy.approve(open_card, by="carol").decision == "adjudicate"
+    assert as_reviewer(copy, "carol").approve(open_card).decision == "adjudicate"
     assert "DuckDB" in copy.context("analyst")
     copy.close()
     lab.close()

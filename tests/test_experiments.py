@@ -13,7 +13,7 @@ import pytest
 
 import npc_nb
 from npc_nb.errors import ConfigError
-from tests.helpers import run_python, wait_until
+from tests.helpers import as_reviewer, run_python, wait_until
 
 SAME_FACT = "We decided to use DuckDB for all survey data."
 
@@ -330,10 +330,10 @@ def test_in_independent_review_an_experiment_card_needs_two_votes_and_disagreeme
     exp = nb.experiment("double", arms=_arms(), npc="analyst")
     exp.run()
     exp.wait(timeout=120)
-    ada = exp.review_session(by="ada")
+    ada = as_reviewer(nb, "ada").experiment("double").review_session()
     while ada.card() is not None:
         ada.decide("approve")
-    bob = exp.review_session(by="bob")
+    bob = as_reviewer(nb, "bob").experiment("double").review_session()
     notes = []
     while (card := bob.card()) is not None:
         notes.append(card.review_note)
@@ -342,8 +342,10 @@ def test_in_independent_review_an_experiment_card_needs_two_votes_and_disagreeme
     assert notes == ["independent review: 1 of 2 votes"] * 3
     results = exp.results().set_index("arm")
     assert results.loc["A", "approved"] == 1 and results.loc["B", "approved"] == 0
-    assert exp.review_session(by="ada", adjudicate=True).card() is None  # she voted on them
-    carol = exp.review_session(by="carol", adjudicate=True)
+    assert (
+        as_reviewer(nb, "ada").experiment("double").review_session(adjudicate=True).card() is None
+    )  # she voted on them
+    carol = as_reviewer(nb, "carol").experiment("double").review_session(adjudicate=True)
     waiting = []
     while (card := carol.card()) is not None:
         waiting.append(card.text)

@@ -133,7 +133,8 @@ def test_config_is_a_table_with_the_model_in_effect_and_each_source(
 ) -> None:
     cell(shell, "%npc_config history_messages=4")
     shown = cell(shell, "%npc_config")._repr_mimebundle_()
-    lines = shown["text/plain"].splitlines()
+    recording, *lines = shown["text/plain"].splitlines()
+    assert recording == "recording as tester (environment (NPC_NB_REVIEWER))"
     assert lines[0].split() == ["setting", "value", "from"]
     rows = {line.split()[0]: line for line in lines[1:]}
     assert len(rows) == len(npc_nb.Settings.model_fields)  # one setting a line

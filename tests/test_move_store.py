@@ -26,7 +26,7 @@ from npc_nb.cli import main
 from npc_nb.store.moving.copy_into import NOT_COPIED
 from npc_nb.store.moving.move import migrate_store
 from npc_nb.store.schema.migrations import MIGRATIONS
-from tests.helpers import propose
+from tests.helpers import as_reviewer, propose
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -98,18 +98,18 @@ def seed(nb: npc_nb.Project) -> None:
 
 def vote(nb: npc_nb.Project) -> None:
     """Independent review's rows: a card two votes agreed on, one waiting for
-    adjudication, a replaced vote and a withdrawn one."""
-    nb.configure(review_mode="independent")
+    adjudication, a replaced vote and a withdrawn one, under the project's stored policy."""
+    nb.set_policy(review_mode="independent")
     agreed = propose(nb, f"Two reviewers agreed on {HOSTILE[0]}", npc="analyst")
     disputed = propose(nb, f"Two reviewers disagreed on {HOSTILE[3]}", npc="analyst")
-    nb.approve(agreed, by="ada", time_spent=1.5, session="review-1")
-    nb.approve(agreed, by="bob")
-    nb.approve(disputed, by="ada")
-    nb.undo(by="ada")  # withdrawn
-    nb.approve(disputed, by="ada")
-    nb.edit(disputed, f"edited: {HOSTILE[2]}", by="ada")  # replaces ada's vote
-    nb.reject(disputed, by="bob", reason=HOSTILE[5] + CONTROLS)
-    nb.configure(review_mode="single")
+    as_reviewer(nb, "ada").approve(agreed, time_spent=1.5, session="review-1")
+    as_reviewer(nb, "bob").approve(agreed)
+    as_reviewer(nb, "ada").approve(disputed)
+    as_reviewer(nb, "ada").undo()  # withdrawn
+    as_reviewer(nb, "ada").approve(disputed)
+    as_reviewer(nb, "ada").edit(disputed, f"edited: {HOSTILE[2]}")  # replaces ada's vote
+    as_reviewer(nb, "bob").reject(disputed, reason=HOSTILE[5] + CONTROLS)
+    nb.set_policy(review_mode="single")
 
 
 def embedded_rows(folder: Path, *, user: bool = False) -> dict[str, list[tuple]]:

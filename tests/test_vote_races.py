@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import npc_nb
+from tests.helpers import as_reviewer, reviewer_store
 from tests.store_worker import run_together
 
 CARDS = 300
@@ -55,12 +56,12 @@ def check_every_card(nb: npc_nb.Project, ids: list[str], voters: set[str]) -> No
     assert sorted(waiting["id"]) == sorted(i for n, i in enumerate(ids) if n % 3 == 0)
 
 
-def race(project_dir: Path, store: str, ids: list[str]) -> tuple[dict, dict]:
+def race(project_dir: Path, stores: tuple[str, str], ids: list[str]) -> tuple[dict, dict]:
     ada = plan(project_dir, "ada", dict.fromkeys(ids, "approve"))
     bob = plan(project_dir, "bob", {i: bob_decides(n) for n, i in enumerate(ids)})
     (first, second), _ = run_together(
-        ["vote", str(project_dir), store, "ada", ada],
-        ["vote", str(project_dir), store, "bob", bob],
+        ["vote", str(project_dir), stores[0], "ada", ada],
+        ["vote", str(project_dir), stores[1], "bob", bob],
     )
     return first, second
 
@@ -70,7 +71,7 @@ def test_two_reviewers_voting_at_once_on_one_file(project_dir: Path) -> None:
     nb = npc_nb.open(project_dir, extract_in_background=False)
     ids = cards(nb, CARDS)
     nb.close()
-    ada, bob = race(project_dir, "embedded", ids)
+    ada, bob = race(project_dir, ("embedded", "embedded"), ids)
     assert ada["errors"] == bob["errors"] == {}
     agreed = [i for n, i in enumerate(ids) if bob_decides(n) == "approve"]
     assert sorted(ada["final"] + bob["final"]) == sorted(agreed)  # each final exactly once
@@ -86,7 +87,7 @@ def test_two_reviewers_voting_at_once_on_postgresql(project_dir: Path, postgres_
     nb = npc_nb.open(project_dir, store=postgres_url, extract_in_background=False)
     try:
         ids = cards(nb, CARDS)
-        ada, bob = race(project_dir, postgres_url, ids)
+        ada, bob = race(project_dir, (reviewer_store(nb, "ada"), reviewer_store(nb, "bob")), ids)
         assert ada["errors"] == bob["errors"] == {}
         agreed = [i for n, i in enumerate(ids) if bob_decides(n) == "approve"]
         assert sorted(ada["final"] + bob["final"]) == sorted(agreed)
@@ -106,12 +107,12 @@ def test_two_last_votes_at_once_on_postgresql_finish_a_card_once(
     try:
         ids = cards(nb, CARDS)
         for memory_id in ids:
-            nb.approve(memory_id, by="ada")
+            as_reviewer(nb, "ada").approve(memory_id)
         bob = plan(project_dir, "bob", dict.fromkeys(ids, "approve"))
         carol = plan(project_dir, "carol", dict.fromkeys(ids, "approve"))
         (first, second), _ = run_together(
-            ["vote", str(project_dir), postgres_url, "bob", bob],
-            ["vote", str(project_dir), postgres_url, "carol", carol],
+            ["vote", str(project_dir), reviewer_store(nb, "bob"), "bob", bob],
+            ["vote", str(project_dir), reviewer_store(nb, "carol"), "carol", carol],
         )
         assert sorted(first["final"] + second["final"]) == sorted(ids)  # never both
         lost = {k: first["errors"].get(k, 0) + second["errors"].get(k, 0)

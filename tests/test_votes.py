@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import npc_nb
-from tests.helpers import propose, status_of
+from tests.helpers import as_reviewer, propose, status_of
 
 VOTE_COLUMNS = {"votes", "votes_needed"}
 
@@ -31,10 +31,10 @@ def actions(nb: npc_nb.Project, memory_id: str) -> list[tuple[str, str]]:
 
 def test_agreeing_votes_make_the_card_final_automatically(lab: npc_nb.Project) -> None:
     card = propose(lab, "The lab meets on Mondays")
-    first = lab.approve(card, by="ada")
+    first = as_reviewer(lab, "ada").approve(card)
     assert not first.final and status_of(lab, card) == "pending_approval"
     assert "The lab meets on Mondays" not in lab.context("analyst")
-    second = lab.approve(card, by="bob")
+    second = as_reviewer(lab, "bob").approve(card)
     assert second.final and second.changes[-1][1:] == ("pending_approval", "human-approved")
     assert "The lab meets on Mondays" in lab.context("analyst")
     assert actions(lab, card)[1:] == [("ada", "vote"), ("bob", "vote"), ("bob", "agree")]
@@ -48,25 +48,25 @@ def test_agreeing_votes_make_the_card_final_automatically(lab: npc_nb.Project) -
 
 def test_edits_agree_when_their_texts_normalise_alike(lab: npc_nb.Project) -> None:
     card = propose(lab, "Budget is 10k")
-    lab.edit(card, "Budget is 12k EUR.", by="ada")
-    assert lab.edit(card, "  budget is 12k eur ", by="bob").final
+    as_reviewer(lab, "ada").edit(card, "Budget is 12k EUR.")
+    assert as_reviewer(lab, "bob").edit(card, "  budget is 12k eur ").final
     assert lab.memories().set_index("id").loc[card, "final_text"] == "Budget is 12k EUR."
     other = propose(lab, "Deadline is Friday")
-    lab.edit(other, "Deadline is Friday 17:00", by="ada")
-    assert not lab.edit(other, "Deadline is Monday", by="bob").final  # another text
+    as_reviewer(lab, "ada").edit(other, "Deadline is Friday 17:00")
+    assert not as_reviewer(lab, "bob").edit(other, "Deadline is Monday").final  # another text
 
 
 def test_disagreement_waits_for_an_adjudicator_and_reaches_no_prompt(lab: npc_nb.Project) -> None:
     card = propose(lab, "We use DuckDB for everything")
-    lab.approve(card, by="ada")
-    result = lab.reject(card, by="bob", reason="not everything")
+    as_reviewer(lab, "ada").approve(card)
+    result = as_reviewer(lab, "bob").reject(card, reason="not everything")
     assert not result.final and "adjudication" in result.notes[0]
     assert status_of(lab, card) == "pending_approval"
     assert "DuckDB" not in lab.context("analyst")
     assert lab.review_queue(reviewer="carol").empty  # no longer collecting votes
     waiting = lab.review_queue(adjudicate=True, reviewer="carol")
     assert waiting["id"].tolist() == [card] and waiting["votes"].tolist() == [2]
-    adjudicated = lab.approve(card, by="carol")  # carol did not vote: the adjudication
+    adjudicated = as_reviewer(lab, "carol").approve(card)  # carol did not vote: the adjudication
     assert adjudicated.final and adjudicated.decision == "adjudicate"
     assert "DuckDB" in lab.context("analyst")
     assert lab.review_queue(adjudicate=True, reviewer="dan").empty
@@ -75,11 +75,11 @@ def test_disagreement_waits_for_an_adjudicator_and_reaches_no_prompt(lab: npc_nb
 
 def test_adjudicate_picks_the_nth_vote_as_votes_lists_it(lab: npc_nb.Project) -> None:
     card = propose(lab, "The cluster is called Orca")
-    lab.edit(card, "The cluster is called Orca-2", by="ada")
-    lab.reject(card, by="bob", reason="renamed")
+    as_reviewer(lab, "ada").edit(card, "The cluster is called Orca-2")
+    as_reviewer(lab, "bob").reject(card, reason="renamed")
     listed = lab.votes(card)
     assert listed["vote"].tolist() == [1, 2]
-    picked = lab.adjudicate(card, vote=1, by="carol")
+    picked = as_reviewer(lab, "carol").adjudicate(card, vote=1)
     assert picked.final
     row = lab.memories().set_index("id").loc[card]
     assert (row["status"], row["final_text"]) == ("human-edited", "The cluster is called Orca-2")
@@ -89,34 +89,35 @@ def test_adjudicate_picks_the_nth_vote_as_votes_lists_it(lab: npc_nb.Project) ->
 
 def test_an_adjudicator_who_voted_is_refused_unless_allowed(lab: npc_nb.Project) -> None:
     card = propose(lab, "Reviews happen on Fridays")
-    lab.approve(card, by="ada")
-    lab.reject(card, by="bob")
-    for attempt in (lambda: lab.adjudicate(card, vote=1, by="ada"),
-                    lambda: lab.approve(card, by="bob")):  # fmt: skip
+    as_reviewer(lab, "ada").approve(card)
+    as_reviewer(lab, "bob").reject(card)
+    for attempt in (lambda: as_reviewer(lab, "ada").adjudicate(card, vote=1),
+                    lambda: as_reviewer(lab, "bob").approve(card)):  # fmt: skip
         with pytest.raises(npc_nb.DecisionError, match="voted on memory .* adjudicator"):
             attempt()
     assert status_of(lab, card) == "pending_approval"
     assert lab.review_queue(adjudicate=True, reviewer="ada").empty  # not ada's to adjudicate
     lab.configure(allow_self_adjudication=True)
+    as_reviewer(lab, "ada").configure(allow_self_adjudication=True)  # ada's kernel too
     assert lab.review_queue(adjudicate=True, reviewer="ada")["id"].tolist() == [card]
-    assert lab.adjudicate(card, vote=2, by="ada").final
+    assert as_reviewer(lab, "ada").adjudicate(card, vote=2).final
     assert status_of(lab, card) == "human-rejected"
 
 
 def test_adjudication_is_refused_where_nothing_disagrees(lab: npc_nb.Project) -> None:
     card = propose(lab, "The printer is on floor 2")
-    lab.approve(card, by="ada")
+    as_reviewer(lab, "ada").approve(card)
     with pytest.raises(npc_nb.DecisionError, match="not waiting for adjudication: it has 1 of"):
-        lab.adjudicate(card, vote=1, by="carol")
-    lab.reject(card, by="bob")
+        as_reviewer(lab, "carol").adjudicate(card, vote=1)
+    as_reviewer(lab, "bob").reject(card)
     with pytest.raises(npc_nb.DecisionError, match="votes 1 to 2"):
-        lab.adjudicate(card, vote=3, by="carol")
+        as_reviewer(lab, "carol").adjudicate(card, vote=3)
 
 
 def test_a_second_vote_replaces_the_first_and_is_audited(lab: npc_nb.Project) -> None:
     card = propose(lab, "Coffee is free on Tuesdays")
-    lab.approve(card, by="ada")
-    again = lab.reject(card, by="ada", reason="changed my mind")
+    as_reviewer(lab, "ada").approve(card)
+    again = as_reviewer(lab, "ada").reject(card, reason="changed my mind")
     assert again.decision == "replace_vote" and not again.final
     current = lab.votes(card)
     assert current[["reviewer", "decision", "reason"]].values.tolist() == [
@@ -126,15 +127,15 @@ def test_a_second_vote_replaces_the_first_and_is_audited(lab: npc_nb.Project) ->
     assert history["state"].tolist() == ["replaced", "active"]
     assert history["replaced_by"].iloc[0] == history["id"].iloc[1]
     assert [a for _, a in actions(lab, card)] == ["propose", "vote", "replace_vote"]
-    assert lab.reject(card, by="bob").final  # one vote each: ada's counts once
+    assert as_reviewer(lab, "bob").reject(card).final  # one vote each: ada's counts once
     assert status_of(lab, card) == "human-rejected"
 
 
 def test_undo_withdraws_a_vote_and_the_card_comes_back(lab: npc_nb.Project) -> None:
     card = propose(lab, "The wiki moved to Notion")
-    lab.approve(card, by="ada")
+    as_reviewer(lab, "ada").approve(card)
     assert lab.review_queue(reviewer="ada").empty
-    undone = lab.undo(by="ada")
+    undone = as_reviewer(lab, "ada").undo()
     assert undone.decision == "withdraw_vote" and not undone.final
     assert lab.review_queue(reviewer="ada")["id"].tolist() == [card]
     assert lab.votes(card).empty
@@ -146,23 +147,23 @@ def test_undo_withdraws_a_vote_and_the_card_comes_back(lab: npc_nb.Project) -> N
 
 def test_undo_of_the_vote_that_completed_an_agreement_reverts_it(lab: npc_nb.Project) -> None:
     card = propose(lab, "Standup is at 09:30")
-    lab.approve(card, by="ada")
-    lab.approve(card, by="bob")
+    as_reviewer(lab, "ada").approve(card)
+    as_reviewer(lab, "bob").approve(card)
     assert "Standup" in lab.context("analyst")
-    lab.undo(by="bob")
+    as_reviewer(lab, "bob").undo()
     assert status_of(lab, card) == "pending_approval"
     assert "Standup" not in lab.context("analyst")
     assert lab.votes(card)[["reviewer", "final"]].values.tolist() == [["ada", False]]
     assert lab.review_queue(reviewer="bob")["votes"].tolist() == [1]
-    assert lab.approve(card, by="bob").final  # votes again: agreed again
+    assert as_reviewer(lab, "bob").approve(card).final  # votes again: agreed again
 
 
 def test_undo_of_an_adjudication_reopens_it(lab: npc_nb.Project) -> None:
     card = propose(lab, "Tea is in the left cupboard")
-    lab.approve(card, by="ada")
-    lab.reject(card, by="bob")
-    lab.adjudicate(card, vote=1, by="carol")
-    lab.undo(by="carol")
+    as_reviewer(lab, "ada").approve(card)
+    as_reviewer(lab, "bob").reject(card)
+    as_reviewer(lab, "carol").adjudicate(card, vote=1)
+    as_reviewer(lab, "carol").undo()
     assert status_of(lab, card) == "pending_approval"
     assert lab.review_queue(adjudicate=True, reviewer="carol")["id"].tolist() == [card]
     assert lab.votes(card)["final"].tolist() == [False, False]
@@ -170,20 +171,20 @@ def test_undo_of_an_adjudication_reopens_it(lab: npc_nb.Project) -> None:
 
 def test_agreeing_defers_put_the_card_aside_for_a_new_round(lab: npc_nb.Project) -> None:
     card = propose(lab, "The grant is renewed")
-    lab.defer(card, until="2000-01-02", by="ada")
-    assert lab.defer(card, until="2000-01-03", by="bob").final
+    as_reviewer(lab, "ada").defer(card, until="2000-01-02")
+    assert as_reviewer(lab, "bob").defer(card, until="2000-01-03").final
     row = lab.memories().set_index("id").loc[card]
     assert row["status"] == "deferred" and str(row["defer_until"]).startswith("2000-01-03")
     # Due again (its date has passed): both may vote anew, in round 2.
     assert lab.review_queue(reviewer="ada")["id"].tolist() == [card]
-    lab.approve(card, by="ada")
-    assert lab.approve(card, by="bob").final
+    as_reviewer(lab, "ada").approve(card)
+    assert as_reviewer(lab, "bob").approve(card).final
     assert lab.votes(card)["round"].tolist() == [1, 1, 2, 2]
 
 
 def test_a_skip_is_not_a_vote(lab: npc_nb.Project) -> None:
     card = propose(lab, "Lunch is at noon")
-    lab.skip(card, by="ada")
+    as_reviewer(lab, "ada").skip(card)
     assert lab.votes().empty
     assert lab.review_queue(reviewer="ada")["id"].tolist() == [card]
 
@@ -196,9 +197,9 @@ def test_approve_all_is_refused_in_independent_review(lab: npc_nb.Project) -> No
 
 def test_a_final_memory_is_revised_by_one_reviewer_as_before(lab: npc_nb.Project) -> None:
     card = propose(lab, "The dataset has 120 rows")
-    lab.approve(card, by="ada")
-    lab.approve(card, by="bob")
-    retracted = lab.reject(card, by="carol", reason="wrong count")
+    as_reviewer(lab, "ada").approve(card)
+    as_reviewer(lab, "bob").approve(card)
+    retracted = as_reviewer(lab, "carol").reject(card, reason="wrong count")
     assert retracted.final and retracted.decision == "reject"
     assert status_of(lab, card) == "human-rejected"
 
@@ -221,21 +222,21 @@ def test_the_review_settings_are_checked(project_dir: Path) -> None:
 def test_three_reviewers_per_card(project_dir: Path) -> None:
     nb = npc_nb.open(project_dir, review_mode="independent", reviewers_per_card=3)
     card = propose(nb, "Seminars are recorded")
-    assert not nb.approve(card, by="ada").final
-    assert not nb.approve(card, by="bob").final
+    assert not as_reviewer(nb, "ada").approve(card).final
+    assert not as_reviewer(nb, "bob").approve(card).final
     assert nb.review_queue(reviewer="carol")[["votes", "votes_needed"]].values.tolist() == [[2, 3]]
-    assert nb.approve(card, by="carol").final
+    assert as_reviewer(nb, "carol").approve(card).final
     nb.close()
 
 
 def test_the_audit_log_replays_every_card_s_votes_and_final_decision(lab: npc_nb.Project) -> None:
     agreed, disputed = propose(lab, "Agreed fact"), propose(lab, "Disputed fact")
-    lab.approve(agreed, by="ada")
-    lab.approve(agreed, by="bob")
-    lab.approve(disputed, by="ada")
-    lab.approve(disputed, by="ada")  # replaced
-    lab.reject(disputed, by="bob")
-    lab.adjudicate(disputed, vote=2, by="carol")
+    as_reviewer(lab, "ada").approve(agreed)
+    as_reviewer(lab, "bob").approve(agreed)
+    as_reviewer(lab, "ada").approve(disputed)
+    as_reviewer(lab, "ada").approve(disputed)  # replaced
+    as_reviewer(lab, "bob").reject(disputed)
+    as_reviewer(lab, "carol").adjudicate(disputed, vote=2)
     replayed = lab.sql(
         """SELECT e.memory_id, e.actor, e.action, coalesce(v.decision, '-') AS decision,
                   e.to_status
@@ -258,9 +259,9 @@ def test_the_audit_log_replays_every_card_s_votes_and_final_decision(lab: npc_nb
 
 def test_votes_are_kept_by_the_store_across_kernels(lab: npc_nb.Project, project_dir: Path) -> None:
     card = propose(lab, "Kept across kernels")
-    lab.approve(card, by="ada")
+    as_reviewer(lab, "ada").approve(card)
     lab.close()
     reopened = npc_nb.open(project_dir, review_mode="independent")
     assert reopened.review_queue(reviewer="bob")["votes"].tolist() == [1]
-    assert reopened.approve(card, by="bob").final
+    assert as_reviewer(reopened, "bob").approve(card).final
     reopened.close()

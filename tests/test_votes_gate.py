@@ -12,7 +12,7 @@ import pytest
 
 import npc_nb
 from npc_nb.store.schema.migrations import MIGRATIONS
-from tests.helpers import propose
+from tests.helpers import as_reviewer, propose
 
 VOTING = "The server room is in Oslo"
 DISPUTED = "The server room is in Bergen"
@@ -31,11 +31,11 @@ def test_a_memory_with_votes_but_no_final_decision_never_reaches_a_prompt(
     lab: npc_nb.Project, tmp_path: Path
 ) -> None:
     voting, disputed, agreed = (propose(lab, t) for t in (VOTING, DISPUTED, AGREED))
-    lab.approve(voting, by="ada")  # one vote of two
-    lab.approve(disputed, by="ada")
-    lab.edit(disputed, EDITED, by="bob")  # votes disagree: waiting for adjudication
-    lab.approve(agreed, by="ada")
-    lab.approve(agreed, by="bob")
+    as_reviewer(lab, "ada").approve(voting)  # one vote of two
+    as_reviewer(lab, "ada").approve(disputed)
+    as_reviewer(lab, "bob").edit(disputed, EDITED)  # votes disagree: waiting for adjudication
+    as_reviewer(lab, "ada").approve(agreed)
+    as_reviewer(lab, "bob").approve(agreed)
     assert lab.review_queue(adjudicate=True, reviewer="carol")["id"].tolist() == [disputed]
 
     block = lab.context_block("analyst")
@@ -63,10 +63,10 @@ def test_the_adjudicated_memory_reaches_the_prompt_only_after_the_adjudication(
     lab: npc_nb.Project,
 ) -> None:
     disputed = propose(lab, DISPUTED)
-    lab.approve(disputed, by="ada")
-    lab.edit(disputed, EDITED, by="bob")
+    as_reviewer(lab, "ada").approve(disputed)
+    as_reviewer(lab, "bob").edit(disputed, EDITED)
     assert EDITED not in lab.context("analyst")
-    lab.adjudicate(disputed, vote=2, by="carol")
+    as_reviewer(lab, "carol").adjudicate(disputed, vote=2)
     assert EDITED in lab.context("analyst")
 
 
@@ -107,8 +107,8 @@ def test_an_older_store_gets_votes_and_keeps_its_audit_log(project_dir: Path) ->
         assert nb.decisions()[["seq", "action", "to_status"]].values.tolist() == before_rows
         assert "An old fact" in nb.context("analyst")
         card = propose(nb, "Proposed after the store learnt votes")
-        nb.approve(card, by="ada")
-        assert nb.approve(card, by="bob").final
+        as_reviewer(nb, "ada").approve(card)
+        assert as_reviewer(nb, "bob").approve(card).final
         seqs = nb.decisions()["seq"].tolist()
         assert seqs == sorted(seqs) and seqs[: len(before_rows)] == [r[0] for r in before_rows]
     finally:
@@ -128,9 +128,9 @@ def test_a_read_of_the_past_never_mistakes_a_vote_for_a_decision(lab: npc_nb.Pro
     """``as_of`` rebuilds a memory from the audit log: a snapshot taken between the votes
     shows the card open (with its text), and only the agreement approves it."""
     card = propose(lab, AGREED)
-    lab.approve(card, by="ada")
+    as_reviewer(lab, "ada").approve(card)
     between = lab.snapshot("between the votes")
-    lab.approve(card, by="bob")
+    as_reviewer(lab, "bob").approve(card)
     then = lab.memories(as_of=between).set_index("id")
     assert then.loc[card, "status"] == "pending_approval"
     assert then.loc[card, "final_text"] == AGREED

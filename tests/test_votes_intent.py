@@ -18,7 +18,7 @@ import pytest
 
 import npc_nb
 from npc_nb.errors import AlreadyDecidedError, ArgumentError, DecisionError
-from tests.helpers import propose, status_of
+from tests.helpers import as_reviewer, propose, status_of
 
 NOT_RECORDED = "This card now waits for adjudication: your vote was not recorded"
 
@@ -39,11 +39,11 @@ def disagree_behind_carols_back(lab: npc_nb.Project) -> None:
     key press records nothing, and the card waits for an adjudicator."""
     card = propose(lab, "The reading group meets on Thursdays")
     later = propose(lab, "The wiki lives on the intranet")
-    carol = lab.review_session(by="carol")
+    carol = as_reviewer(lab, "carol").review_session()
     assert carol.current == card
     with carol.lock:  # the key press is on its way: the others' notices wait behind it
-        lab.approve(card, by="ada")
-        lab.reject(card, by="bob", reason="it moved to Fridays")
+        as_reviewer(lab, "ada").approve(card)
+        as_reviewer(lab, "bob").reject(card, reason="it moved to Fridays")
         with pytest.raises(DecisionError, match=NOT_RECORDED):
             carol.decide("approve")
         assert carol.current == later  # the session moved on
@@ -72,9 +72,9 @@ def test_a_voting_session_never_adjudicates_by_accident_on_postgresql(
 
 def test_the_panel_says_the_vote_was_not_recorded(lab: npc_nb.Project) -> None:
     card = propose(lab, "The reading group meets on Thursdays")
-    panel = lab.review_panel(by="carol")
-    lab.approve(card, by="ada")
-    lab.edit(card, "The reading group meets on Fridays", by="bob")
+    panel = as_reviewer(lab, "carol").review_panel()
+    as_reviewer(lab, "ada").approve(card)
+    as_reviewer(lab, "bob").edit(card, "The reading group meets on Fridays")
     panel._on_message(None, {"type": "key", "key": "a", "card": card}, None)
     assert NOT_RECORDED in panel.status.value
     assert "Fridays" not in panel.status.value + panel.keys.card_html  # still blind
@@ -83,53 +83,53 @@ def test_the_panel_says_the_vote_was_not_recorded(lab: npc_nb.Project) -> None:
 
 def test_a_vote_on_a_card_final_meanwhile_is_not_recorded(lab: npc_nb.Project) -> None:
     card = propose(lab, "The reading group meets on Thursdays")
-    carol = lab.review_session(by="carol")
-    lab.approve(card, by="ada")
-    lab.approve(card, by="bob")  # they agree: final
+    carol = as_reviewer(lab, "carol").review_session()
+    as_reviewer(lab, "ada").approve(card)
+    as_reviewer(lab, "bob").approve(card)  # they agree: final
     with pytest.raises(AlreadyDecidedError, match="your vote was not recorded"):
         carol.decide("reject", reason="never heard of it")
     assert status_of(lab, card) == "human-approved" and carol.current is None
     assert actions(lab, card) == ["propose", "vote", "vote", "agree"]
     # A script voting from nb.review_queue(reviewer=...) says so, and is refused alike
     with pytest.raises(AlreadyDecidedError, match="your vote was not recorded"):
-        lab.reject(card, by="carol", intent="vote")
+        as_reviewer(lab, "carol").reject(card, intent="vote")
     assert status_of(lab, card) == "human-approved"
 
 
 def test_only_a_deliberate_decision_adjudicates(lab: npc_nb.Project) -> None:
     card = propose(lab, "The reading group meets on Thursdays")
-    lab.approve(card, by="ada")
-    lab.reject(card, by="bob")
+    as_reviewer(lab, "ada").approve(card)
+    as_reviewer(lab, "bob").reject(card)
     with pytest.raises(DecisionError, match=NOT_RECORDED):
-        lab.approve(card, by="carol", intent="vote")  # voting from the blind queue
+        as_reviewer(lab, "carol").approve(card, intent="vote")  # voting from the blind queue
     assert actions(lab, card) == ["propose", "vote", "vote"]
-    decided = lab.approve(card, by="carol")  # a non-voter's own call: the adjudication
+    decided = as_reviewer(lab, "carol").approve(card)  # a non-voter's own call: the adjudication
     assert decided.final and decided.decision == "adjudicate"
     assert actions(lab, card)[-1] == "adjudicate"
 
 
 def test_an_adjudicator_s_key_never_becomes_a_vote(lab: npc_nb.Project) -> None:
     card = propose(lab, "The reading group meets on Thursdays")
-    lab.approve(card, by="ada")
-    lab.reject(card, by="bob")
-    carol = lab.review_session(by="carol", adjudicate=True)
+    as_reviewer(lab, "ada").approve(card)
+    as_reviewer(lab, "bob").reject(card)
+    carol = as_reviewer(lab, "carol").review_session(adjudicate=True)
     assert carol.current == card
-    lab.undo(by="bob")  # bob withdraws his vote: the card collects votes again
+    as_reviewer(lab, "bob").undo()  # bob withdraws his vote: the card collects votes again
     with pytest.raises(DecisionError, match="no longer waits for adjudication"):
         carol.decide("approve")
     assert carol.current is None
     assert lab.votes(card)["reviewer"].tolist() == ["ada"]  # carol's key cast no vote
     with pytest.raises(DecisionError, match="no longer waits for adjudication"):
-        lab.approve(card, by="carol", intent="adjudicate")
+        as_reviewer(lab, "carol").approve(card, intent="adjudicate")
     assert actions(lab, card)[-1] == "withdraw_vote"
 
 
 def test_intent_is_vote_or_adjudicate(lab: npc_nb.Project) -> None:
     card = propose(lab, "The reading group meets on Thursdays")
     with pytest.raises(ArgumentError, match="intent must be one of 'vote', 'adjudicate'"):
-        lab.approve(card, by="ada", intent="final")  # type: ignore[typeddict-item]
+        as_reviewer(lab, "ada").approve(card, intent="final")  # type: ignore[typeddict-item]
     with pytest.raises(DecisionError, match="intent='final' is not one: pass intent='vote'"):
-        lab.decide(card, "approve", by="ada", intent="final")
+        as_reviewer(lab, "ada").decide(card, "approve", intent="final")
     assert actions(lab, card) == ["propose"]
 
 
@@ -137,13 +137,13 @@ def test_an_adjudication_of_a_card_decided_meanwhile_says_who_decided(
     lab: npc_nb.Project,
 ) -> None:
     card = propose(lab, "The reading group meets on Thursdays")
-    lab.approve(card, by="ada")
-    lab.reject(card, by="bob")
-    carol = lab.review_session(by="carol", adjudicate=True)
-    lab.approve(card, by="dan")  # another adjudicator was quicker
+    as_reviewer(lab, "ada").approve(card)
+    as_reviewer(lab, "bob").reject(card)
+    carol = as_reviewer(lab, "carol").review_session(adjudicate=True)
+    as_reviewer(lab, "dan").approve(card)  # another adjudicator was quicker
     with pytest.raises(AlreadyDecidedError, match="already decided by dan"):
         carol.decide("reject")
     with pytest.raises(DecisionError, match="no longer waits for adjudication"):
-        lab.reject(card, by="carol", intent="adjudicate")  # not a retraction
+        as_reviewer(lab, "carol").reject(card, intent="adjudicate")  # not a retraction
     assert status_of(lab, card) == "human-approved"
     assert actions(lab, card)[-1] == "adjudicate"

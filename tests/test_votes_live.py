@@ -11,7 +11,7 @@ import pytest
 
 import npc_nb
 from npc_nb.store.server.database import PostgresStore
-from tests.helpers import propose, run_python, wait_until
+from tests.helpers import as_reviewer, propose, reviewer_store, run_python, wait_until
 
 GENEROUS = 10.0  # how long a notice may take before the test fails: not a speed check
 
@@ -26,16 +26,22 @@ def lab(project_dir: Path, postgres_url: str) -> Iterator[npc_nb.Project]:
     project.close()
 
 
-def vote_elsewhere(project_dir: Path, url: str, home: Path, votes: list[tuple]) -> None:
-    """Cast ``votes`` ((reviewer, decision, memory id), ...) in another process."""
+def vote_elsewhere(project_dir: Path, lab: npc_nb.Project, home: Path, votes: list[tuple]) -> None:
+    """Cast ``votes`` ((reviewer, decision, memory id), ...) in another process, each
+    reviewer connected as a role of their own."""
+    url = lab.settings.store
+    votes = [(by, reviewer_store(lab, by), decision, card) for by, decision, card in votes]
     run_python(
         f"""
         import npc_nb
         nb = npc_nb.open({str(project_dir)!r}, store={url!r}, review_mode="independent",
                          extract_in_background=False)
-        for by, decision, memory_id in {votes!r}:
-            getattr(nb, decision)(memory_id, by=by)
         nb.close()
+        for by, url, decision, memory_id in {votes!r}:
+            nb = npc_nb.open({str(project_dir)!r}, store=url, review_mode="independent",
+                             reviewer=by, extract_in_background=False)
+            getattr(nb, decision)(memory_id)
+            nb.close()
         """,
         env_home=home,
     )
@@ -47,13 +53,13 @@ def test_cards_finished_in_another_kernel_leave_every_open_review(
     agreed = propose(lab, "The cluster is called Orca")
     disputed = propose(lab, "Backups run nightly at 02:00")
     kept = propose(lab, "The wiki lives on the intranet")
-    ada = lab.review_session(by="ada")
-    carol = lab.review_session(by="carol", adjudicate=True)
+    ada = as_reviewer(lab, "ada").review_session()
+    carol = as_reviewer(lab, "carol").review_session(adjudicate=True)
     heard: list[str] = []
     ada.watch(heard.append)
     assert (ada.current, ada.remaining, carol.remaining) == (agreed, 3, 0)
 
-    vote_elsewhere(project_dir, postgres_url, tmp_path / "elsewhere", [
+    vote_elsewhere(project_dir, lab, tmp_path / "elsewhere", [
         ("bob", "approve", agreed), ("dan", "approve", agreed),
         ("bob", "approve", disputed), ("dan", "reject", disputed),
     ])  # fmt: skip
@@ -68,5 +74,9 @@ def test_cards_finished_in_another_kernel_leave_every_open_review(
         "\u201cBackups run nightly at 02:00\u201d has the votes it needs from others; it "
         "left this review."
     ]
-    assert any("Orca" in message and "approved" in message for message in heard)
+    wait_until(
+        lambda: any("Orca" in message and "approved" in message for message in heard),
+        timeout=GENEROUS,
+        what="the agreed card's message",
+    )
     assert "Orca" in lab.context("analyst") and "Backups" not in lab.context("analyst")

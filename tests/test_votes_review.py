@@ -13,7 +13,7 @@ import pytest
 
 import npc_nb
 from npc_nb.cli import main
-from tests.helpers import REPO, cell, magics_project, propose, status_of
+from tests.helpers import REPO, as_reviewer, cell, magics_project, propose, status_of
 from tests.test_cli import Terminal
 
 #: What bob wrote when he voted: none of it may reach ada's screen before the card is final.
@@ -38,8 +38,8 @@ def bob_votes(lab: npc_nb.Project) -> tuple[str, str]:
     """Two cards bob has voted on: an edit, and a rejection with a reason."""
     edited = propose(lab, "The lab meets on Mondays")
     rejected = propose(lab, "The budget is 10k")
-    lab.edit(edited, BOBS_EDIT, by="bob")
-    lab.reject(rejected, by="bob", reason=BOBS_REASON)
+    as_reviewer(lab, "bob").edit(edited, BOBS_EDIT)
+    as_reviewer(lab, "bob").reject(rejected, reason=BOBS_REASON)
     return edited, rejected
 
 
@@ -61,7 +61,7 @@ def test_a_reviewers_queue_shows_counts_never_anothers_vote(lab: npc_nb.Project)
 
 def test_the_session_is_blind_and_a_vote_leaves_the_queue(lab: npc_nb.Project) -> None:
     edited, rejected = bob_votes(lab)
-    session = lab.review_session(by="ada")
+    session = as_reviewer(lab, "ada").review_session()
     card = session.card()
     assert card is not None and card.review_note == "independent review: 1 of 2 votes"
     assert card.text == "The lab meets on Mondays" and card.votes == ()
@@ -77,10 +77,10 @@ def test_the_session_is_blind_and_a_vote_leaves_the_queue(lab: npc_nb.Project) -
 
 def test_an_adjudicator_sees_the_votes_side_by_side_and_picks_one(lab: npc_nb.Project) -> None:
     edited, rejected = bob_votes(lab)
-    lab.approve(edited, by="ada")
-    lab.approve(rejected, by="ada")
-    assert lab.review_session(by="ada", adjudicate=True).current is None  # ada voted
-    session = lab.review_session(by="carol", adjudicate=True)
+    as_reviewer(lab, "ada").approve(edited)
+    as_reviewer(lab, "ada").approve(rejected)
+    assert as_reviewer(lab, "ada").review_session(adjudicate=True).current is None  # ada voted
+    session = as_reviewer(lab, "carol").review_session(adjudicate=True)
     card = session.card()
     assert card is not None and card.review_note == "adjudication: 2 votes disagree"
     shown = [(v.number, v.reviewer, v.decision, v.text) for v in card.votes]
@@ -97,14 +97,14 @@ def test_an_adjudicator_sees_the_votes_side_by_side_and_picks_one(lab: npc_nb.Pr
 
 def test_the_panel_is_blind_and_adjudicates_with_number_keys(lab: npc_nb.Project) -> None:
     edited, _ = bob_votes(lab)
-    panel = lab.review_panel(by="ada")
+    panel = as_reviewer(lab, "ada").review_panel()
     assert "independent review: 1 of 2 votes" in panel.keys.card_html
     nothing_of_bobs(panel.keys.card_html)
     assert panel.approve_all.disabled  # one reviewer's batch: none in independent review
     panel._on_message(None, {"type": "key", "key": "a", "card": edited}, None)
     assert "your vote is in (approve)" in panel.status.value
     nothing_of_bobs(panel.status.value + panel.keys.card_html)
-    adjudicator = lab.review_panel(by="dan", adjudicate=True)
+    adjudicator = as_reviewer(lab, "dan").review_panel(adjudicate=True)
     assert adjudicator.session.current == edited
     assert BOBS_EDIT in adjudicator.keys.card_html and "ada" in adjudicator.keys.card_html
     adjudicator._on_message(None, {"type": "key", "key": "1", "card": edited}, None)
@@ -137,7 +137,7 @@ def test_on_a_terminal_a_number_key_picks_a_vote(
 ) -> None:
     monkeypatch.setenv("PYTHONPATH", str(REPO))  # this checkout's npc_nb
     edited, _ = bob_votes(lab)
-    lab.approve(edited, by="ada")
+    as_reviewer(lab, "ada").approve(edited)
     argv = [sys.executable, "-m", "npc_nb.cli", "review", "--project", str(project_dir),
             "--by", "carol", "--adjudicate"]  # fmt: skip
     terminal = Terminal(argv)
@@ -153,10 +153,12 @@ def test_on_a_terminal_a_number_key_picks_a_vote(
 def test_the_review_magic_adjudicates(independent: None, shell) -> None:
     nb = magics_project(shell)
     edited, _ = bob_votes(nb)
-    nb.approve(edited, by="ada")
-    table = cell(shell, "%npc_review --list --adjudicate --by carol")
+    as_reviewer(nb, "ada").approve(edited)
+    cell(shell, "%npc_config reviewer=carol")  # carol's kernel
+    table = cell(shell, "%npc_review --list --adjudicate")
     assert table.frame["id"].tolist() == [edited]
-    panel = cell(shell, "%npc_review --adjudicate --by carol")
+    panel = cell(shell, "%npc_review --adjudicate")
+    assert "recording as carol (this session)" in panel.recording.value
     assert panel.session.adjudicate and panel.session.current == edited
     assert BOBS_EDIT in panel.keys.card_html
     panel._on_message(None, {"type": "key", "key": "2", "card": edited}, None)

@@ -209,6 +209,8 @@ class Conversations:
             matching=self._memory.matching_status(),
             pinned=pinned.status_line() if (pinned := self._memory.pinned()) else None,
             model_replay=self._turns.recorder.mode,  # a re-run's forced mode shows
+            recording=str(self._memory.identity()),
+            store_setting=self.settings.store_origin(),
         )
 
 
@@ -243,6 +245,8 @@ class Status:
     matching: str | None = None  # who judges re-proposals, and the model judge's work
     pinned: str | None = None  # "memory pinned to 'v1', 2026-12-04 10:31, 412 memories"
     model_replay: str = "off"
+    recording: str = ""  # "recording as ada (the OS user)": who decisions are recorded for
+    store_setting: str = ""  # where the store setting came from (and what was left out)
 
     @property
     def waiting_line(self) -> str:
@@ -256,6 +260,8 @@ class Status:
         )
         lines = [
             f"project:   {self.project} ({self.store})",
+            f"store:     chosen by {self.store_setting}",
+            f"reviewer:  {self.recording}",
             f"model:     {model}",
             f"personas:  {', '.join(self.personas) or 'none defined (ad hoc on first use)'}",
         ]

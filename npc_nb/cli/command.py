@@ -3,7 +3,8 @@
 ``npc-nb review`` (``review``) reviews candidates with single keys, in a project opened
 as it is (``opening``: nothing is created); ``npc-nb migrate-store`` (``migrate``)
 copies a store into another; ``npc-nb grant`` and ``npc-nb revoke`` (``grants``) give a
-database role access to a project on a shared store, or take it back; ``npc-nb import``
+database role access to a project on a shared store, or take it back; ``npc-nb policy``
+(``policy``) shows or sets the lab's review policy; ``npc-nb import``
 and ``npc-nb export`` (``transfer``) move memories in and out; ``npc-nb rerun``
 (``rerun``) executes a saved notebook again, replayed, and compares it. All talk to the user
 through ``console``. Errors the user can fix (``NpcError``) are printed on one line,
@@ -23,6 +24,7 @@ from .grants import add_grant_commands, grant_command
 from .migrate import add_migrate_store, migrate_store
 from .opening import open_to_review
 from .options import add_project_options
+from .policy import add_policy_command, policy_command
 from .rerun import add_rerun, run_rerun
 from .review import review_session
 from .transfer import add_transfer, run_export, run_import
@@ -62,6 +64,7 @@ def main(
     add_transfer(commands)
     add_grant_commands(commands)
     add_rerun(commands)
+    add_policy_command(commands)
     args = parser.parse_args(argv)
     console = Console(stdin or sys.stdin, stdout or sys.stdout)
     if args.command == "migrate-store":
@@ -74,6 +77,8 @@ def main(
         return grant_command(args, console)
     if args.command == "rerun":
         return run_rerun(args, console)
+    if args.command == "policy":
+        return policy_command(args, console)
     try:
         project = open_to_review(args)
         if args.experiment is not None:

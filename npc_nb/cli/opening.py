@@ -49,6 +49,8 @@ def open_to_review(args: argparse.Namespace) -> Project:
     settings: dict[str, Any] = {"store": args.store} if args.store else {}
     if args.project_name:
         settings["project"] = args.project_name
+    if getattr(args, "by", None):  # --by NAME: who reviews here, as the reviewer setting
+        settings["reviewer"] = args.by
     project = open_existing(args.project, **settings)
     where = project.store_path
     if isinstance(where, Path) and (args.project_name or not where.exists()):

@@ -51,6 +51,8 @@ def review_session(session: ReviewSession, console: Console) -> None:
         console.say(f"{session.remaining} card(s) waiting for adjudication. {ADJUDICATION_HELP}")
     elif session.remaining:
         console.say(f"{session.remaining} candidate(s) waiting. {HELP}")
+    if session.remaining:
+        console.say(session.recording)
     if account := session.unnamed_reviewer:
         console.say(
             f"Decisions are recorded as {account}, a shared account that names nobody: "

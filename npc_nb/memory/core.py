@@ -23,7 +23,7 @@ from rapidfuzz import fuzz
 
 from .._foundations.results import ApproveAllPreview, CandidateOutcome, DecisionResult, Snapshot
 from .._foundations.settings import Settings
-from .._foundations.settings.reviewer import default_reviewer
+from .._foundations.settings.reviewer import Identity, default_reviewer, reviewer_name
 from .._foundations.tables import Kind
 from .._foundations.terms import content_terms
 from .._foundations.utc import utc_now
@@ -116,19 +116,56 @@ class MemoryCore:
     def store_path(self) -> Path | str:
         return self.stores.project.path
 
+    def identity(self) -> Identity:
+        """Who is recording: the reviewer setting, else the database role on a shared
+        store, else the default reviewer (the OS user, or git's user.name on a shared
+        account such as root); beside it the role that counts as the same reviewer (the
+        connected role on PostgreSQL, the name on a file), and how it was determined."""
+        settings, role = self.settings, self.stores.project.default_actor()
+        if settings.reviewer:
+            name, how = settings.reviewer, settings.source_of("reviewer")
+        elif role:
+            name, how = role, "the connected database role"
+        else:
+            default = default_reviewer()
+            name, how = reviewer_name(default.name) or "unknown", default.source
+        if role and name != role:
+            how = f"role {role}, the connected database role; the name from {how}"
+        elif role:
+            how = f"role {role}, the connected database role"
+        return Identity(name, role or name, how)
+
     def actor(self, by: str | None) -> str:
-        """Who a decision is recorded for: ``by``, else the reviewer setting, else the
-        database role on a shared store, else the default reviewer (``settings.reviewer``:
-        the OS user, or git's user.name on a shared account such as root)."""
+        """Who a decision is recorded for: ``by`` (normalised), else who is recording
+        (``identity``). In independent review, and for a role that does not own the
+        project on a shared store, ``by`` may only name yourself: a decision recorded
+        under another person's name is refused, nothing written."""
+        me = self.identity()
         if by is None:
-            return (
-                self.settings.reviewer
-                or self.stores.project.default_actor()
-                or default_reviewer().name
-            )
-        if not isinstance(by, str) or not by.strip():
+            return me.name
+        name = reviewer_name(by) if isinstance(by, str) else ""
+        if not name:
             raise DecisionError("by= must be a non-empty reviewer name.")
-        return by.strip()
+        if name not in me.names() and self._only_yourself():
+            raise DecisionError(
+                f"by={name!r} names another reviewer, and you are {me}: decisions are "
+                "recorded only under your own name here (independent review, or a "
+                "reviewer role on a shared store). Nothing was written. Leave by= out; "
+                "another reviewer decides in their own kernel, as themselves."
+            )
+        return name
+
+    def voter(self, by: str | None) -> str:
+        """What counts as the same reviewer for ``by`` (None: you): your role when it
+        names you, else the name (a queue of another reviewer's, as an adjudicator
+        lists it)."""
+        me = self.identity()
+        if by is None or reviewer_name(by) in me.names():
+            return me.role
+        return reviewer_name(by)
+
+    def _only_yourself(self) -> bool:
+        return self.votes.independent or not self.stores.project.owns_project
 
     def unnamed_reviewer(self, by: str | None) -> str | None:
         """The shared account (root, jovyan) decisions would be recorded under because
@@ -443,6 +480,7 @@ class MemoryCore:
         the approved text from that row (a merged wording of the card)."""
         audit = self._review_context(decision, dict(context))
         actor = self.actor(by)
+        audit["reviewer_role"] = self.identity().role
         expected = audit.pop("expect_status", None)
         intent = check_intent(audit.pop("intent", None))
         marks = decisions.read_marks(self.stores)  # before the row is read
@@ -545,7 +583,7 @@ class MemoryCore:
         if self.votes.independent:
             raise DecisionError(
                 "approve_all is one reviewer's batch, and in independent review every card "
-                f"needs {self.settings.reviewers_per_card} votes: review the cards one by "
+                f"needs {self.votes.policy().needed} votes: review the cards one by "
                 "one, or configure(review_mode='single') for a review of your own."
             )
         key = repr(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in filters.items()))
@@ -598,7 +636,9 @@ class MemoryCore:
         """Decide a card waiting for adjudication as its vote ``vote`` says (1-based, in
         the order ``nb.votes(memory_id)`` lists them)."""
         audit = self._review_context("adjudicate", dict(context))
-        return self.votes.adjudicate(memory_id, vote, actor=self.actor(by), audit=audit)
+        actor = self.actor(by)
+        audit["reviewer_role"] = self.identity().role
+        return self.votes.adjudicate(memory_id, vote, actor=actor, audit=audit)
 
 
 def accepted_arguments(method: Any) -> list[str]:

@@ -165,7 +165,13 @@ def _event(
         "review_session": audit.get("session"),
         "state_before": dump_state(memory),
         "wording": change.wording,
-    } | ({"vote_id": change.vote_id} if change.vote_id is not None else {})
+    } | _optional(vote_id=change.vote_id, reviewer_role=audit.get("reviewer_role"))
+
+
+def _optional(**columns: Any) -> dict[str, Any]:
+    """The columns given a value: one left out gets the store's default (on PostgreSQL
+    ``reviewer_role`` is then the connected role)."""
+    return {name: value for name, value in columns.items() if value is not None}
 
 
 def approve_all(

@@ -32,6 +32,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.utils.process import arg_split
 
 from .._foundations.results import Reply, reply_html, reply_plain, shown_hash
+from .._foundations.settings import session
 from .._foundations.suggestions import did_you_mean
 from .._foundations.text import clean_text
 from ..errors import ModelCallError, NpcError
@@ -368,6 +369,7 @@ class NpcMagics(Magics):
         with _as_usage_errors():
             if args.snapshot is not None:
                 self.project.configure(pin=args.snapshot)
+                session.remember(str(self.project.store_path), {"pin": self.project.settings.pin})
             pinned = self.project.status().pinned
         print(pinned or "memory not pinned: every turn reads the memory as it is")
 
@@ -398,4 +400,7 @@ class NpcMagics(Magics):
                 raise UsageError(f"Use key=value with a known setting; got {assignment!r}.")
             changes[key] = None if value in ("", "None") else value
         with _as_usage_errors():
-            return self.project.configure(**changes)
+            settings = self.project.configure(**changes)
+        kept = {key: getattr(settings, key) for key in changes}
+        session.remember(str(self.project.store_path), kept)  # kept across npc_nb.open()
+        return settings

@@ -132,7 +132,15 @@ class ReviewSession:
     @property
     def view(self) -> QueueView | None:
         """Which cards this review lists in independent review (None: every open card)."""
-        return self.memory.votes.view(self.memory.actor(self.by), adjudicate=self.adjudicate)
+        return self.memory.votes.view(self.memory.voter(self.by), adjudicate=self.adjudicate)
+
+    @property
+    def recording(self) -> str:
+        """ "recording as NAME (how it was determined)": who this review's decisions are
+        recorded for."""
+        me = self.memory.identity()
+        name = self.memory.actor(self.by)
+        return str(me) if name == me.name else f"recording as {name} (by=, typed by {me.name})"
 
     @property
     def unnamed_reviewer(self) -> str | None:

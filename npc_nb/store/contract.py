@@ -67,6 +67,7 @@ TABLES = (
     "experiment_items",
     "experiment_reviews",
     "experiment_promotions",
+    "review_policy",
 )
 
 
@@ -240,6 +241,12 @@ class Store(ABC):
     def default_actor(self) -> str | None:
         """Who a decision is recorded for when no reviewer is configured (None: the OS
         user)."""
+
+    @property
+    def owns_project(self) -> bool:
+        """Whether the connected role owns the project (may set its policy): always on a
+        file, the schema's owner (or a superuser) on PostgreSQL."""
+        return True
 
     @abstractmethod
     def announce(self, con: Connection, notice: DecisionNotice) -> None:

@@ -10,6 +10,7 @@ in litellm's own environment variables.
 
 from __future__ import annotations
 
+import html
 import os
 import tomllib
 from collections.abc import Callable
@@ -30,6 +31,8 @@ from ..locations import user_home
 from ..results import Snapshot
 from ..store_url import check_store_url, redact, redact_text
 from ..suggestions import closest, did_you_mean
+from .environment import OwnEnvironment, parent_env_variables
+from .reviewer import reviewer_name
 from .view import SettingRow, settings_html, settings_rows, settings_text
 
 __all__ = [
@@ -161,6 +164,16 @@ class Settings(BaseSettings):
         description="let a reviewer who voted on a card adjudicate it (independent review)",
     )
 
+    @field_validator("reviewer")
+    @classmethod
+    def _reviewer(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        name = reviewer_name(value)
+        if not name:
+            raise ValueError("a reviewer's name must have a visible character")
+        return name
+
     @field_validator("store")
     @classmethod
     def _store_url(cls, value: str | None) -> str | None:
@@ -182,17 +195,44 @@ class Settings(BaseSettings):
     def mark_source(self, name: str, source: str) -> None:
         self._sources[name] = source
 
+    #: Variables left out because a parent folder's .env set them (``environment``).
+    _ignored: dict[str, str] = PrivateAttr(default_factory=dict)
+
+    def store_origin(self) -> str:
+        """Where the store setting came from, and any store setting left out."""
+        source = self.source_of("store")
+        origin = "default: the project's own DuckDB file" if source == "default" else source
+        left_out = [
+            f"ignored {name} from {path} (a parent folder's .env, loaded into the "
+            "environment by a dependency: only the working directory's .env counts)"
+            for name, path in self._ignored.items()
+            if name in ("NPC_NB_STORE", "NPC_NB_PROJECT")
+        ]
+        return "; ".join([origin, *left_out])
+
+    #: Who decisions are recorded for, as the project opened with these settings says
+    #: (``recording_as``): shown above the table.
+    _recording: Callable[[], str] | None = PrivateAttr(default=None)
+
+    def recording_as(self, describe: Callable[[], str]) -> None:
+        self._recording = describe
+
+    def _recording_line(self) -> str:
+        return self._recording() if self._recording is not None else ""
+
     def _rows(self) -> list[SettingRow]:
         values = {name: getattr(self, name) for name in type(self).model_fields}
         return settings_rows(values, self._sources, OFFLINE_MODEL)
 
     def __str__(self) -> str:
         """One setting a line: name, the value in effect, where it came from."""
-        return settings_text(self._rows())
+        line = self._recording_line()
+        return f"{line}\n{settings_text(self._rows())}" if line else settings_text(self._rows())
 
     def _repr_mimebundle_(self, **_: object) -> dict[str, str]:
-        rows = self._rows()
-        return {"text/plain": settings_text(rows), "text/html": settings_html(rows)}
+        line, table = self._recording_line(), settings_html(self._rows())
+        shown = f"<p>{html.escape(line)}</p>{table}" if line else table
+        return {"text/plain": str(self), "text/html": shown}
 
     @classmethod
     def settings_customise_sources(
@@ -204,7 +244,8 @@ class Settings(BaseSettings):
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         toml = TomlConfigSettingsSource(settings_cls, toml_file=config_file_path())
-        return (init_settings, env_settings, _PrefixedDotEnv(settings_cls), toml)
+        own = OwnEnvironment(settings_cls)  # without what a dependency loaded (environment)
+        return (init_settings, own, _PrefixedDotEnv(settings_cls), toml)
 
 
 class _PrefixedDotEnv(PydanticBaseSettingsSource):
@@ -254,6 +295,7 @@ def load_settings(**overrides: Any) -> Settings:
         raise ConfigError(_describe(exc, path)) from exc
     for name, source in _sources(overrides, path).items():
         settings.mark_source(name, source)
+    settings._ignored = {name: str(where) for name, where in parent_env_variables().items()}
     return settings
 
 
@@ -261,7 +303,7 @@ def _sources(overrides: dict[str, Any], path: Path) -> dict[str, str]:
     """Which source gave each setting, in the order the sources are consulted (the file
     has parsed already, or loading would have failed)."""
     found: dict[str, str] = {}
-    environment = {k.upper() for k in os.environ}
+    environment = {k.upper() for k in os.environ} - set(parent_env_variables())
     dotenv = _PrefixedDotEnv(Settings)()
     in_file = tomllib.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
     for name in Settings.model_fields:
@@ -278,7 +320,9 @@ def _sources(overrides: dict[str, Any], path: Path) -> dict[str, str]:
 
 
 def _refuse_unknown_environment_keys() -> None:
-    _refuse_unknown({k.upper(): v for k, v in os.environ.items()}, "the environment")
+    ignored = parent_env_variables()
+    own = {k.upper(): v for k, v in os.environ.items() if k not in ignored}
+    _refuse_unknown(own, "the environment")
 
 
 def _refuse_unknown(variables: dict[str, Any], where: str) -> None:

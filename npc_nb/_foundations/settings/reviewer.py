@@ -7,6 +7,12 @@ on. But in a container, and on Jupyter's own Docker images, the account is ``roo
 from the global git config files, never by running git), and otherwise the account's
 name stays and the review panel says how to set a name. Found once per process, so a
 decision pays nothing for it.
+
+Every name is normalised before it is compared or stored (``reviewer_name``): NFKC,
+format characters such as U+200B removed, whitespace collapsed, so "alice" followed by U+200B is
+alice and cannot count as a second reviewer. ``Identity`` is who is recording: the name
+recorded as the display name, the role recorded beside it (``reviewer_role``: the
+connected role on PostgreSQL, the name itself on a file) and how it was determined.
 """
 
 from __future__ import annotations
@@ -14,10 +20,18 @@ from __future__ import annotations
 import functools
 import getpass
 import os
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["SHARED_ACCOUNTS", "DefaultReviewer", "default_reviewer", "how_to_name_yourself"]
+__all__ = [
+    "SHARED_ACCOUNTS",
+    "DefaultReviewer",
+    "Identity",
+    "default_reviewer",
+    "how_to_name_yourself",
+    "reviewer_name",
+]
 
 #: Accounts that name no person: a container's root, Jupyter's Docker images' jovyan.
 SHARED_ACCOUNTS = frozenset({"root", "jovyan"})
@@ -31,6 +45,32 @@ class DefaultReviewer:
     name: str
     source: str
     shared_account: bool
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Who is recording: ``name`` (the display name decisions carry), ``role`` (what
+    counts as the same reviewer: the connected database role on PostgreSQL, the name on
+    a file) and ``how`` the name was determined."""
+
+    name: str
+    role: str
+    how: str
+
+    def __str__(self) -> str:
+        return f"recording as {self.name} ({self.how})"
+
+    def names(self) -> frozenset[str]:
+        """The names that name this reviewer (``by=`` may use either)."""
+        return frozenset({self.name, self.role})
+
+
+def reviewer_name(value: str) -> str:
+    """A reviewer's name as compared and stored: NFKC, no format characters (zero-width
+    spaces, direction marks), whitespace collapsed; "" if nothing is left."""
+    text = unicodedata.normalize("NFKC", value)
+    text = "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
+    return " ".join(text.split())
 
 
 @functools.cache

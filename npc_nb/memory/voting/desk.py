@@ -1,7 +1,8 @@
 """``VoteDesk``: independent review as the memory core uses it, one per core.
 
-It reads the ``review_mode``, ``reviewers_per_card`` and ``allow_self_adjudication``
-settings at every use (``configure`` changes them for the next vote), says whether a
+It reads the review policy at every use: the project's stored policy where its owner
+set one, else the ``review_mode``, ``reviewers_per_card`` and ``allow_self_adjudication``
+settings (``lab_policy``; ``configure`` changes them for the next vote), says whether a
 decision is a vote (``votes_on``), refuses one meant as a vote or an adjudication on a
 card that moved on (``refuse_moved_on``, ``intent``), hands votes and adjudications to
 the engine (``engine``) and builds what the queues filter by (``view``, ``standings``).
@@ -15,13 +16,16 @@ from typing import Any
 
 from ..._foundations.results import DecisionResult
 from ..._foundations.settings import Settings
+from ..._foundations.settings.reviewer import Identity
 from ..._foundations.utc import utc_now
+from ...errors import ConfigError, StoreError
 from ...store import Store, Stores
-from ...store.memories import vote_rows
+from ...store.memories import policy_rows, vote_rows
 from ...vocabulary import OPEN_STATUSES, VOTE_DECISIONS
 from ..decisions import VoteUndo
 from .engine import Also, adjudicate_vote, cast, undo_vote_event
 from .intent import not_adjudicated, vote_too_late
+from .lab_policy import FOLLOWED, ReviewPolicy, as_text, in_force, refuse_local
 from .policy import CardVotes, Policy, QueueView, card_votes
 
 __all__ = ["VoteDesk"]
@@ -35,12 +39,47 @@ class VoteDesk:
         self.settings = settings
         self._also = also  # what comes with a final decision (the memory core knows)
 
+    def lab_policy(self) -> ReviewPolicy:
+        """The review policy in force (a ConfigError if a local setting disagrees with
+        the project's stored policy)."""
+        return in_force(self.settings, policy_rows.policy_changes(self.stores.project))
+
+    def set_policy(self, values: dict[str, Any], me: Identity) -> ReviewPolicy:
+        """Store ``values`` as the project's policy, as its owner (``me``); this kernel
+        follows it from now on."""
+        store = self.stores.project
+        if not store.owns_project:
+            raise StoreError(
+                f"{me.role!r} may not set the review policy of this project: only the "
+                "project's owner may (the role that owns its schema). Nothing was stored; "
+                "ask the owner to run nb.set_policy(...) or npc-nb policy --set."
+            )
+        if not values:
+            raise ConfigError(
+                "set_policy() needs at least one of review_mode=, reviewers_per_card=, "
+                "allow_self_adjudication=."
+            )
+        texts = as_text(self.settings, values)
+        policy_rows.insert_changes(store, texts, at=utc_now(), by=me.name, role=me.role)
+        for key in texts:
+            setattr(self.settings, key, values[key])
+            self.settings.mark_source(key, FOLLOWED)
+        return self.lab_policy()
+
+    def refuse_local(self, key: str, value: Any) -> None:
+        """Refuse setting ``key`` to ``value`` in this session if the project's policy
+        sets it otherwise (``lab_policy``)."""
+        latest = {c["key"]: c for c in policy_rows.policy_changes(self.stores.project)}
+        if key in latest:
+            refuse_local(key, value, "this session", latest[key])
+
     @property
     def independent(self) -> bool:
-        return self.settings.review_mode == "independent"
+        return self.lab_policy().review_mode == "independent"
 
     def policy(self) -> Policy:
-        return Policy(self.settings.reviewers_per_card, self.settings.allow_self_adjudication)
+        found = self.lab_policy()
+        return Policy(found.reviewers_per_card, found.allow_self_adjudication)
 
     def votes_on(self, decision: str, memory: dict) -> bool:
         """Whether ``decision`` on ``memory`` is a vote: in independent review, any

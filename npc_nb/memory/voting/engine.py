@@ -49,7 +49,7 @@ from ...vocabulary import OPEN_STATUSES
 from ..decisions import already_decided, write_change
 from ..transitions import Change, dump_state, plan, plan_undo
 from .intent import not_adjudicated, vote_too_late, vote_unrecorded
-from .policy import Policy, agree
+from .policy import Policy, agree, voter_key
 
 __all__ = ["Also", "adjudicate_vote", "cast", "undo_vote_event"]
 
@@ -75,6 +75,7 @@ def cast(
     """``voter``'s ``decision`` on the open card ``memory_id`` (``args`` as its planner
     takes them): a vote, or on a card in adjudication the adjudication, as ``intent``
     allows (module docstring). The result is ``final`` once the card is decided."""
+    me = audit.get("reviewer_role") or voter  # who counts as the same voter
     with store.write() as con:
         memory, active, voted = _read_card(store, con, memory_id, expect_status, intent)
         disputed = len(active) >= policy.needed and not agree(active)
@@ -83,15 +84,15 @@ def cast(
         if not disputed and intent == "adjudicate":
             raise not_adjudicated(memory_id, _collecting(len(active), policy.needed))
         if disputed:
-            _may_adjudicate(memory_id, voter, voted, policy)
+            _may_adjudicate(memory_id, voter, me, voted, policy)
             change = plan(decision, memory, actor=voter, now=now, **args)
             return _final(
                 store, con, memory, _as(change, "adjudicate"), voter, now, audit, also, None
             )
         change = plan(decision, memory, actor=voter, now=now, **args)
-        ballot = _ballot(change, memory) | {"id": new_id(), "reviewer": voter}
-        mine = [vote for vote in active if vote["reviewer"] == voter]
-        after = [vote for vote in active if vote["reviewer"] != voter] + [ballot]
+        ballot = _ballot(change, memory) | {"id": new_id(), "reviewer": voter, "reviewer_role": me}
+        mine = [vote for vote in active if voter_key(vote) == me]
+        after = [vote for vote in active if voter_key(vote) != me] + [ballot]
         agreed = len(after) >= policy.needed and agree(after)
         batch_id = new_id() if agreed else None
         seq = _write_vote(store, con, memory, ballot, mine, voter, now, audit, batch_id)
@@ -139,7 +140,7 @@ def adjudicate_vote(
                 + (" and they agree" if len(active) >= policy.needed else "")
                 + ". Adjudicate only what review_queue(adjudicate=True) lists."
             )
-        _may_adjudicate(memory_id, actor, voted, policy)
+        _may_adjudicate(memory_id, actor, audit.get("reviewer_role") or actor, voted, policy)
         if isinstance(number, bool) or not isinstance(number, int):
             raise DecisionError(f"vote= is the number of a vote (1 to {len(active)}).")
         if not 1 <= number <= len(active):
@@ -174,11 +175,11 @@ def _read_card(
         raise already_decided(memory_id, seen, latest)
     votes = vote_rows.round_votes(con, memory_id)
     active = [v for v in votes if v["replaced_by"] is None and v["withdrawn_at"] is None]
-    return memory, active, {vote["reviewer"] for vote in votes}
+    return memory, active, {voter_key(vote) for vote in votes}
 
 
-def _may_adjudicate(memory_id: str, actor: str, voted: set[str], policy: Policy) -> None:
-    if actor in voted and not policy.allow_self:
+def _may_adjudicate(memory_id: str, actor: str, me: str, voted: set[str], policy: Policy) -> None:
+    if me in voted and not policy.allow_self:
         raise DecisionError(
             f"{actor} voted on memory {memory_id}, which is waiting for adjudication: an "
             "adjudicator must be somebody who did not vote on it. Ask another reviewer "
@@ -299,7 +300,7 @@ def _vote_event(
         "review_session": audit.get("session"),
         "state_before": dump_state(memory),
         "vote_id": vote_id,
-    }
+    } | ({"reviewer_role": audit["reviewer_role"]} if audit.get("reviewer_role") else {})
 
 
 def _final(

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["CardVotes", "Policy", "QueueView", "agree", "card_votes"]
+__all__ = ["CardVotes", "Policy", "QueueView", "agree", "card_votes", "voter_key"]
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,13 @@ class CardVotes:
         return "agreed" if self.agreeing else "adjudication"
 
 
+def voter_key(vote: dict) -> str:
+    """Who cast a vote, as the same-voter rules compare: its ``reviewer_role`` (the
+    connected role on PostgreSQL, the reviewer's name on a file), else, for a vote
+    recorded before roles were, its reviewer's name."""
+    return vote.get("reviewer_role") or vote["reviewer"]
+
+
 def agree(ballots: Sequence[dict]) -> bool:
     """Whether votes agree: one decision, and for approve and edit one normalised text
     (``final_hash``). Several defers agree whatever their dates."""
@@ -57,7 +64,7 @@ def card_votes(ballots: Sequence[dict]) -> dict[str, CardVotes]:
     for ballot in ballots:
         grouped.setdefault(ballot["memory_id"], []).append(ballot)
     return {
-        memory_id: CardVotes(len(found), frozenset(b["reviewer"] for b in found), agree(found))
+        memory_id: CardVotes(len(found), frozenset(voter_key(b) for b in found), agree(found))
         for memory_id, found in grouped.items()
     }
 

@@ -21,6 +21,7 @@ __all__ = [
     "error_html",
     "help_html",
     "preview_html",
+    "recording_html",
     "reviewer_note_html",
     "static_summary_html",
     "static_summary_text",
@@ -212,6 +213,12 @@ def help_html() -> str:
         '<div class="npc-help"><b>Keys</b> (click the panel first so it has focus; '
         f"they never reach the notebook):<ul>{rows}</ul></div>"
     )
+
+
+def recording_html(recording: str) -> str:
+    """The line that says who the panel's decisions are recorded for, and how that was
+    determined ("recording as ada (the OS user)"), as data."""
+    return f'<div class="npc-review-recording">{escape(recording)}</div>'
 
 
 def reviewer_note_html(account: str | None) -> str:

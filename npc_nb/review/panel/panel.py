@@ -40,6 +40,7 @@ from .cards import (
     error_html,
     help_html,
     preview_html,
+    recording_html,
     reviewer_note_html,
     static_summary_html,
     static_summary_text,
@@ -122,9 +123,11 @@ class ReviewPanel:
         self.status = w.HTML()
         note = reviewer_note_html(self.session.unnamed_reviewer)
         self.reviewer_note = w.HTML(note, layout=w.Layout(display=None if note else "none"))
+        self.recording = w.HTML(recording_html(self.session.recording))
         self.widget = w.VBox(
             [
                 self.reviewer_note,
+                self.recording,
                 w.HBox([self.position, self.tally]),
                 self.progress,
                 self.keys,

@@ -35,7 +35,7 @@ __all__ = [
 #: A vote that counts: neither replaced nor withdrawn.
 ACTIVE = "replaced_by IS NULL AND withdrawn_at IS NULL"
 #: What the queue and the policy need of a card's open votes: no text of anybody's.
-_BALLOT = "memory_id, reviewer, decision, final_hash"
+_BALLOT = "memory_id, reviewer, reviewer_role, decision, final_hash"
 
 
 def insert_vote(con: Connection, vote: dict[str, Any]) -> None:

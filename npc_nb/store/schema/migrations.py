@@ -26,6 +26,7 @@ import duckdb
 from ..._foundations.utc import utc_now
 from ...errors import StoreError
 from .experiment_tables import EXPERIMENT_TABLES, EXPERIMENT_VIEWS
+from .identity_tables import POLICY_TABLE, REVIEWER_ROLE_COLUMNS
 from .initial_tables import INITIAL_TABLES
 from .later_tables import CONCEPT_TABLES, IMPORTED_RECORDS_TABLE, MATCH_LABELS_TABLE
 from .matching_columns import CARD_COLUMNS, JUDGING_COLUMNS, MATCHING_COLUMNS
@@ -454,3 +455,18 @@ def m023_experiments(con: duckdb.DuckDBPyConnection) -> None:
         con.execute(statement)
     for view in EXPERIMENT_VIEWS:
         con.execute(view.replace("{other_wording}", OTHER_WORDING))
+
+
+@migration
+def m024_reviewer_identity(con: duckdb.DuckDBPyConnection) -> None:
+    """Who recorded each vote and audit event, beside its display name
+    (``reviewer_role``, ``identity_tables``); earlier rows keep NULL."""
+    for statement in REVIEWER_ROLE_COLUMNS:
+        con.execute(statement)
+
+
+@migration
+def m025_review_policy(con: duckdb.DuckDBPyConnection) -> None:
+    """The lab's review policy, stored in the project (``review_policy``: its changes,
+    append-only; ``identity_tables``)."""
+    con.execute(POLICY_TABLE)

@@ -40,6 +40,13 @@ from ...vocabulary import (
     STATUSES,
 )
 from .experiment_tables import EXPERIMENT_TABLES
+from .identity_tables import (
+    PG_REVIEWER_ROLE,
+    PG_REVIEWER_ROLE_TRIGGERS,
+    POLICY_TABLE,
+    REVIEWER_ROLE_COLUMNS,
+    pg_policy_guards,
+)
 from .matching_columns import JUDGING_COLUMNS
 from .migrations import MIGRATIONS
 from .pg_project import (
@@ -537,4 +544,21 @@ def p023_experiments(con: Any) -> None:
     """Extraction experiments' tables and the arm mark on memories, as on DuckDB (the
     views are DuckDB's)."""
     for statement in EXPERIMENT_TABLES:
+        con.execute(statement)
+
+
+@pg_migration("m024_reviewer_identity")
+def p024_reviewer_identity(con: Any) -> None:
+    """``reviewer_role`` as on DuckDB, written by the server: the connected role
+    (``identity_tables``); earlier rows keep NULL."""
+    for statement in (*REVIEWER_ROLE_COLUMNS, PG_REVIEWER_ROLE, *PG_REVIEWER_ROLE_TRIGGERS):
+        con.execute(statement)
+    for table in ("votes", "memory_events"):
+        con.execute(f"ALTER TABLE {table} ALTER COLUMN reviewer_role SET DEFAULT session_user")
+
+
+@pg_migration("m025_review_policy")
+def p025_review_policy(con: Any) -> None:
+    """The review policy as on DuckDB; only the owner inserts, nobody changes a row."""
+    for statement in (POLICY_TABLE, *pg_policy_guards()):
         con.execute(statement)

@@ -167,7 +167,7 @@ class PostgresStore(Store):
                     create=create,
                     where=redact(url),
                 )
-                self.role = str(raw.execute("SELECT current_user").fetchone()[0])  # type: ignore[index]
+                self.role, self._owns = _who_connects(raw, schema)
         except psycopg.Error as exc:
             reason = first_line(exc, url_secrets(url))
             raise StoreError(
@@ -230,6 +230,10 @@ class PostgresStore(Store):
 
     def default_actor(self) -> str | None:
         return self.role
+
+    @property
+    def owns_project(self) -> bool:
+        return self._owns
 
     def release(self) -> None:
         """Nothing to let go of: the pool serves every kernel of this process."""
@@ -527,3 +531,15 @@ def _close_all() -> None:
     for store in list(_open_stores):
         with contextlib.suppress(Exception):
             store.close()
+
+
+def _who_connects(raw: psycopg.Connection, schema: str) -> tuple[str, bool]:
+    """The authenticated role (``session_user``: a ``SET ROLE`` does not change who
+    connected) and whether it owns the project's schema (or is a superuser)."""
+    found = raw.execute(
+        "SELECT session_user, coalesce((SELECT pg_has_role(session_user, nspowner, 'USAGE') "
+        "FROM pg_namespace WHERE nspname = %s), false)",
+        [schema],
+    ).fetchone()
+    assert found is not None  # a SELECT without FROM returns one row
+    return str(found[0]), bool(found[1])
