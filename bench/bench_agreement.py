@@ -139,7 +139,7 @@ def vote_store(folder: Path, votes: int, depart: float) -> None:
     try:
         con.execute(
             """INSERT INTO votes (id, memory_id, round, reviewer, decision, final_text,
-                final_hash, voted_at, event_seq, settled_seq)
+                final_hash, voted_at, event_seq)
             WITH cards AS (
                 SELECT id, final_text, final_hash, insert_seq AS n, recorded_at,
                     hash(id) % 1000 / 1000.0 AS u
@@ -156,7 +156,7 @@ def vote_store(folder: Path, votes: int, depart: float) -> None:
                 ['ada', 'bob', 'carol', 'dan', 'eve', 'fay'][CAST(1 + 2 * (n % 3) + k AS INTEGER)],
                 ['approve', 'edit', 'reject', 'defer'][CAST(1 + (t + CASE WHEN d < ? THEN shift
                     ELSE 0 END) % 4 AS INTEGER)],
-                final_text, final_hash, recorded_at, 0, 0
+                final_text, final_hash, recorded_at, 0
             FROM ballots""",
             [depart],
         )

@@ -51,7 +51,7 @@ from .pg_project import (
 )
 from .rewrites import REHASHED_COLUMNS, endpoint_without_credentials, rehashed_rows
 from .runs_tables import RUNS_TABLES, SNAPSHOT_FLOOR
-from .votes_table import VOTES_TABLE
+from .votes_table import PG_BLIND_VOTES_M026, VOTES_TABLE
 
 __all__ = [
     "DEFAULT_LOCK_TIMEOUT",
@@ -538,3 +538,13 @@ def p023_experiments(con: Any) -> None:
     views are DuckDB's)."""
     for statement in EXPERIMENT_TABLES:
         con.execute(statement)
+
+
+@pg_migration("m026_blind_votes")
+def p026_blind_votes(con: Any) -> None:
+    """The votes' columns as on DuckDB; here also append-only for every role (a
+    trigger), attributed to the connected role, and blind by row-level security
+    (``votes_table.PG_BLIND_VOTES_M026``)."""
+    schema = con.execute("SELECT current_schema()").fetchone()[0]
+    for statement in PG_BLIND_VOTES_M026:
+        con.execute(statement.replace("{schema}", schema))
