@@ -130,7 +130,14 @@ class Gate:
         summary: ImportSummary,
     ) -> str:
         """Apply the source's decision (or trust's approval) to a queued record; the
-        outcome to record."""
+        outcome to record. In independent review a source's decision is nobody's vote
+        here: the record stays queued for the reviewers' votes."""
+        if record.decision is not None and self.core.votes.independent:
+            summary.warnings.append(
+                f"{record.position}: decided in {batch.source}, queued for the votes of "
+                "independent review (a source's decision is nobody's vote here)"
+            )
+            return "queued"
         if record.decision is not None:
             source = f"imported:{batch.source}"
             at = max(batch.decided_at, record.source_time or batch.decided_at)
