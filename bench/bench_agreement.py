@@ -87,15 +87,16 @@ def simulate(depart: float, cards: int, seed: int = 31) -> list[tuple[str, str, 
     return out
 
 
-def cast(nb: npc_nb.Project, memory_id: str, text: str, decision: str, by: str) -> bool:
-    """One reviewer's vote through the public API; whether the card is now final."""
+def cast(nb: npc_nb.Project, memory_id: str, text: str, decision: str, by: str) -> None:
+    """One reviewer's vote through the public API (its result says only "vote recorded")."""
     if decision == "approve":
-        return nb.approve(memory_id, by=by).final
-    if decision == "edit":
-        return nb.edit(memory_id, f"{text} (checked)", by=by).final
-    if decision == "reject":
-        return nb.reject(memory_id, by=by, reason="not a fact").final
-    return nb.defer(memory_id, until="2099-01-01", by=by).final
+        nb.approve(memory_id, by=by)
+    elif decision == "edit":
+        nb.edit(memory_id, f"{text} (checked)", by=by)
+    elif decision == "reject":
+        nb.reject(memory_id, by=by, reason="not a fact")
+    else:
+        nb.defer(memory_id, until="2099-01-01", by=by)
 
 
 def worked_example(folder: Path, cards: int, depart: float) -> None:
@@ -104,13 +105,13 @@ def worked_example(folder: Path, cards: int, depart: float) -> None:
     )
     plan = simulate(depart, cards)
     started = time.perf_counter()
-    finals = 0
     for number, (_, ada, bob) in enumerate(plan):
         text = f"Simulated fact number {number} of the worked example"
         memory_id = nb.add_candidate(text, npc="analyst", category="fact").memory_id
         cast(nb, memory_id, text, ada, "ada")
-        finals += cast(nb, memory_id, text, bob, "bob")
+        cast(nb, memory_id, text, bob, "bob")
     took = time.perf_counter() - started
+    finals = int((nb.decisions()["action"] == "agree").sum())
     waiting = nb.review_queue(adjudicate=True, reviewer="carol")
     observed = sum(ada != bob for _, ada, bob in plan) / cards
     print(f"## Worked example: {cards} cards, two reviewers, each departing with p={depart}")
