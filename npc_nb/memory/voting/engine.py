@@ -364,7 +364,9 @@ def _final(
         batch_id = new_id()
     written = {"session": audit.get("session"), "time_spent": audit.get("time_spent")}
     seqs = [
-        write_change(store, con, c, actor=actor, now=now, batch_id=batch_id, audit=written)
+        write_change(
+            store, con, c, actor=actor, now=now, batch_id=batch_id, audit=written, named=False
+        )
         for c in planned
     ]
     changes = tuple((c.memory["id"], c.memory["status"], c.to_status) for c in planned)
