@@ -47,19 +47,27 @@ def open_as(lab: dict[str, str], kind: str) -> npc_nb.Project:
     )
 
 
-def seen_by(nb: npc_nb.Project, tmp_path: Path, memory_id: str) -> str:
-    """Everything this role's read paths give about the card, as one text."""
+def seen_by(nb: npc_nb.Project, url: str, tmp_path: Path, memory_id: str) -> str:
+    """Everything this role's read paths give about the card, as one text: the API,
+    both SQL paths (DuckDB over the attached schema, and the server's own SQL), and
+    the exports."""
     folder = tmp_path / f"export-{id(nb)}"
     written = nb.export(folder, format="jsonl")
     parts = [
         nb.votes(history=True).to_string(),
         nb.decisions().to_string(),
         nb.sql("SELECT * FROM votes").to_string(),
-        nb.sql("SELECT * FROM votes", allow_write=True).to_string(),
+        _server_rows(url, f"SELECT * FROM {SCHEMA}.votes"),
+        _server_rows(url, f"SELECT * FROM {SCHEMA}.npc_nb_open_ballots()"),
         nb.sql("SELECT * FROM v_decisions WHERE memory_id = ?", [memory_id]).to_string(),
         *(path.read_text() for path in written.values()),
     ]
     return "\n".join(parts)
+
+
+def _server_rows(url: str, sql: str) -> str:
+    with psycopg.connect(url) as con:
+        return repr(con.execute(sql).fetchall())
 
 
 def test_an_open_vote_is_hidden_from_the_other_reviewer_and_the_reader(
@@ -75,14 +83,14 @@ def test_an_open_vote_is_hidden_from_the_other_reviewer_and_the_reader(
     assert status_of(bob, settled) == "human-approved"
     reader = open_as(lab, "reader")
     owner = open_as(lab, "owner")
-    for nb in (bob, reader):
-        shown = seen_by(nb, tmp_path, open_card)
+    for nb, kind in ((bob, "bob"), (reader, "reader")):
+        shown = seen_by(nb, lab[kind], tmp_path, open_card)
         assert ALICES_EDIT not in shown
         assert open_card not in set(nb.votes(history=True)["memory_id"])
         assert open_card not in set(nb.sql("SELECT memory_id FROM votes")["memory_id"])
         assert sorted(nb.votes(settled)["reviewer"]) == ["alice", "bob"]  # settled: shown
         agreement = nb.metrics.agreement()
-        assert agreement["items"].tolist() == [1]  # only the settled card's votes count
+        assert agreement["cards"].tolist() == [1]  # only the settled card's votes count
     assert bob.review_queue(reviewer="bob")[["id", "votes"]].values.tolist() == [[open_card, 1]]
     assert alice.votes(open_card)["final_text"].tolist() == [ALICES_EDIT]  # her own
     assert owner.votes(open_card)["final_text"].tolist() == [ALICES_EDIT]  # the owner: all
