@@ -162,7 +162,11 @@ def test_promotion_votes_and_says_so_and_never_settles_a_card_waiting_for_adjudi
     nb.chat("analyst", " ".join(facts))
     disputed = nb.add_candidate(facts[0], category="decision", npc="analyst").memory_id
     open_card = nb.add_candidate(facts[1], category="decision", npc="analyst").memory_id
-    exp = nb.experiment("promo", arms={"A": {"extractor": _script(*facts)}, "B": {"extractor": _script()}}, npc="analyst")
+    exp = nb.experiment(
+        "promo",
+        arms={"A": {"extractor": _script(*facts)}, "B": {"extractor": _script()}},
+        npc="analyst",
+    )
     exp.run()
     exp.wait(timeout=120)
     session = exp.review_session(by="bob")

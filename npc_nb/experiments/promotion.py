@@ -110,10 +110,10 @@ def promote(
             confidence=row["confidence"],
         )
         became = _BECAME[outcome.action]
-        done = ""
+        effect = ""
         if became in ("approved", "approved_card"):
             reason = f"promoted from experiment {experiment!r}, arm {arm!r} (memory {row['id']})"
-            done = _approve(memory, outcome.memory_id, actor, reason)
+            effect = _approve(memory, outcome.memory_id, actor, reason)
         experiment_rows.record_promotion(
             store,
             {
@@ -125,7 +125,7 @@ def promote(
                 "promoted_at": utc_now(),
             },
         )
-        found.append((row["id"], became, done, outcome.memory_id, row["final_text"]))
+        found.append((row["id"], became, effect, outcome.memory_id, row["final_text"]))
     columns = ["memory_id", "outcome", "done", "live_memory_id", "text"]
     return Promotion(arm, pd.DataFrame(found, columns=columns))
 

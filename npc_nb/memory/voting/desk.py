@@ -16,8 +16,8 @@ from typing import Any
 from ..._foundations.results import DecisionResult
 from ..._foundations.settings import Settings
 from ..._foundations.utc import utc_now
-from ...store import Store, Stores
 from ...errors import DecisionError
+from ...store import Store, Stores
 from ...store.memories import vote_rows
 from ...vocabulary import OPEN_STATUSES, VOTE_DECISIONS
 from ..decisions import VoteUndo

@@ -224,7 +224,7 @@ def _read_card(
     )
 
 
-def _may_adjudicate(memory_id: str, actor: str, voted: set[str], policy: Policy) -> None:
+def _may_adjudicate(memory_id: str, actor: str, voted: frozenset[str], policy: Policy) -> None:
     if actor in voted and not policy.allow_self:
         raise DecisionError(
             f"{actor} voted on memory {memory_id}, which is waiting for adjudication: an "

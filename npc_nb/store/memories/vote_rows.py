@@ -37,8 +37,8 @@ __all__ = [
     "insert_vote",
     "next_round",
     "open_ballots",
-    "round_votes",
     "round_voters",
+    "round_votes",
     "vote_by_id",
 ]
 

@@ -98,8 +98,7 @@ BLIND_VOTES_M026 = (
 #: adjudicate it). Who voted in open rounds, never how, comes through
 #: ``npc_nb_open_ballots()``, which runs as the owner.
 PG_BLIND_VOTES_M026 = (
-    "ALTER TABLE votes DROP COLUMN replaced_by, DROP COLUMN withdrawn_at, "
-    "DROP COLUMN settled_seq",
+    "ALTER TABLE votes DROP COLUMN replaced_by, DROP COLUMN withdrawn_at, DROP COLUMN settled_seq",
     "ALTER TABLE votes ADD COLUMN IF NOT EXISTS reviewer_role VARCHAR",
     "ALTER TABLE votes ALTER COLUMN reviewer_role SET DEFAULT session_user",
     "ALTER TABLE votes ADD COLUMN closes_round BOOLEAN DEFAULT FALSE",
