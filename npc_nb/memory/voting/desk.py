@@ -21,9 +21,10 @@ from ...store import Store, Stores
 from ...store.memories import vote_rows
 from ...vocabulary import OPEN_STATUSES, VOTE_DECISIONS
 from ..decisions import VoteUndo
-from .engine import Also, adjudicate_vote, cast, undo_vote_event
+from .engine import Also, adjudicate_vote, cast
 from .intent import not_adjudicated, vote_too_late
 from .policy import CardVotes, Policy, QueueView, card_votes
+from .undo import undo_vote_event
 
 __all__ = ["VoteDesk"]
 

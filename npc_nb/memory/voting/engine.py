@@ -34,9 +34,7 @@ status as it was, ``final`` False. Outcomes reach a reviewer when they ask (the 
 status, ``nb.votes``) and, on PostgreSQL, other reviewers' votes only once the round is
 complete (``store.memories.vote_rows``).
 
-Undo of a vote withdraws it (``withdraw_vote``, pointing at the vote's event) while its
-round still collects votes; in a complete round it is refused, nothing written. Undo of
-an adjudication reverts it and reopens the round (in adjudication again).
+Undo is ``undo``'s.
 """
 
 from __future__ import annotations
@@ -49,17 +47,17 @@ from typing import Any
 from ..._foundations.ids import new_id
 from ..._foundations.results import DecisionResult
 from ..._foundations.text import content_hash
-from ...errors import AlreadyDecidedError, DecisionError
+from ...errors import DecisionError
 from ...store import Connection, Store
 from ...store.memories import events, memory_rows, vote_rows
 from ...store.notices import DecisionNotice
 from ...vocabulary import OPEN_STATUSES
 from ..decisions import already_decided, write_change
-from ..transitions import Change, dump_state, plan, plan_undo
+from ..transitions import Change, dump_state, plan
 from .intent import not_adjudicated, round_complete, vote_too_late, vote_unrecorded
 from .policy import Policy, agree
 
-__all__ = ["Also", "adjudicate_vote", "cast", "undo_vote_event"]
+__all__ = ["Also", "adjudicate_vote", "cast", "vote_event"]
 
 #: The changes that come with a final decision (approving a proposed update supersedes
 #: the memory it updates): given by the memory core, which knows them.
@@ -295,7 +293,7 @@ def _write_vote(
     action = "replace_vote" if mine else "vote"
     now = ballot["voted_at"]
     seq = events.insert_event(
-        con, _vote_event(memory, action, ballot["reviewer"], now, audit, None, ballot["id"])
+        con, vote_event(memory, action, ballot["reviewer"], now, audit, None, ballot["id"])
     )
     spent = audit.get("time_spent")
     vote_rows.insert_vote(
@@ -313,7 +311,7 @@ def _write_vote(
     return seq
 
 
-def _vote_event(
+def vote_event(
     memory: dict,
     action: str,
     actor: str,
@@ -381,85 +379,3 @@ def _collecting(count: int, needed: int) -> str:
             "meanwhile?); reviewers decide it by their votes again (review_queue(), %npc_review)"
         )
     return f"has {count} votes and they agree; the next vote makes it final"
-
-
-# -- undo ---------------------------------------------------------------------------------
-
-
-def undo_vote_event(
-    store: Store, event: dict, now: datetime, *, actor: str, session: str | None
-) -> DecisionResult:
-    """Revert an event of independent review: withdraw a vote (and the agreement it
-    completed), or revert an adjudication and reopen its round."""
-    with store.write() as con:
-        store.lock_memory(con, event["memory_id"])
-        memory = memory_rows.get_memory(store, event["memory_id"], con)
-        if memory is None:
-            raise DecisionError(f"Cannot undo: memory {event['memory_id']} is gone.")
-        if event["action"] == "adjudicate":
-            return _revert_final(store, con, event, memory, actor, now, session)
-        return _withdraw(store, con, event, memory, actor, now, session)
-
-
-def _withdraw(
-    store: Store,
-    con: Connection,
-    event: dict,
-    memory: dict,
-    actor: str,
-    now: datetime,
-    session: str | None,
-) -> DecisionResult:
-    """Withdraw the vote ``event`` cast, while its round still collects votes: a new
-    ``withdraw_vote`` event, the vote row untouched."""
-    vote = vote_rows.vote_by_id(con, event["vote_id"]) if event.get("vote_id") else None
-    if vote is None or vote["replaced_by"] is not None or vote["withdrawn_at"] is not None:
-        raise DecisionError(
-            f"Cannot undo the vote on memory {event['memory_id']}: it is no longer your "
-            "current vote there (replaced or withdrawn since)."
-        )
-    voters = vote_rows.round_voters(store, con, memory["id"])
-    if vote["settled_seq"] is not None or any(v["active"] and v["closes_round"] for v in voters):
-        raise round_complete(memory["id"], undo=True)
-    withdrawn = _vote_event(
-        memory, "withdraw_vote", actor, now, {"session": session}, None, vote["id"],
-        undoes=event["seq"],
-    )  # fmt: skip
-    seq = events.insert_event(con, withdrawn)
-    store.announce(con, DecisionNotice(memory["id"], memory["status"], None))
-    return DecisionResult(
-        "withdraw_vote",
-        actor,
-        ((memory["id"], memory["status"], memory["status"]),),
-        notes=("your vote is withdrawn; the card waits for your vote again",),
-        event_seqs=(seq,),
-        final=False,
-    )
-
-
-def _revert_final(
-    store: Store,
-    con: Connection,
-    event: dict,
-    memory: dict,
-    actor: str,
-    now: datetime,
-    session: str | None,
-) -> DecisionResult:
-    """Undo the agreement or adjudication ``event`` (nothing changed since) and reopen
-    the round it settled."""
-    changed = events.changed_after(con, memory["id"], event["seq"])
-    change = plan_undo(event, memory, now=now, changed_since=changed)
-    try:
-        seq = write_change(
-            store, con, change, actor=actor, now=now, batch_id=None, audit={"session": session}
-        )
-    except AlreadyDecidedError as exc:
-        raise DecisionError(str(exc)) from exc
-    return DecisionResult(
-        "undo",
-        actor,
-        ((memory["id"], memory["status"], change.to_status),),
-        event_seqs=(seq,),
-        final=False,
-    )
