@@ -92,8 +92,9 @@ def _revert_final(
     change = plan_undo(event, memory, now=now, changed_since=changed)
     try:
         seq = write_change(
-            store, con, change, actor=actor, now=now, batch_id=None, audit={"session": session}
-        )
+            store, con, change, actor=actor, now=now, batch_id=None,
+            audit={"session": session}, named=False,
+        )  # fmt: skip
     except AlreadyDecidedError as exc:
         raise DecisionError(str(exc)) from exc
     return DecisionResult(
