@@ -87,16 +87,17 @@ def simulate(depart: float, cards: int, seed: int = 31) -> list[tuple[str, str, 
     return out
 
 
-def cast(nb: npc_nb.Project, memory_id: str, text: str, decision: str) -> bool:
-    """One reviewer's vote through the public API (``nb``: the reviewer's own Project);
-    whether the card is now final."""
+def cast(nb: npc_nb.Project, memory_id: str, text: str, decision: str) -> None:
+    """One reviewer's vote through the public API (``nb``: the reviewer's own Project;
+    its result says only "vote recorded")."""
     if decision == "approve":
-        return nb.approve(memory_id).final
-    if decision == "edit":
-        return nb.edit(memory_id, f"{text} (checked)").final
-    if decision == "reject":
-        return nb.reject(memory_id, reason="not a fact").final
-    return nb.defer(memory_id, until="2099-01-01").final
+        nb.approve(memory_id)
+    elif decision == "edit":
+        nb.edit(memory_id, f"{text} (checked)")
+    elif decision == "reject":
+        nb.reject(memory_id, reason="not a fact")
+    else:
+        nb.defer(memory_id, until="2099-01-01")
 
 
 def reviewer_kernels(folder: Path) -> dict[str, npc_nb.Project]:
@@ -114,13 +115,13 @@ def worked_example(folder: Path, cards: int, depart: float) -> None:
     kernels = reviewer_kernels(folder)
     plan = simulate(depart, cards)
     started = time.perf_counter()
-    finals = 0
     for number, (_, ada, bob) in enumerate(plan):
         text = f"Simulated fact number {number} of the worked example"
         memory_id = nb.add_candidate(text, npc="analyst", category="fact").memory_id
         cast(kernels["ada"], memory_id, text, ada)
-        finals += cast(kernels["bob"], memory_id, text, bob)
+        cast(kernels["bob"], memory_id, text, bob)
     took = time.perf_counter() - started
+    finals = int((nb.decisions()["action"] == "agree").sum())
     waiting = nb.review_queue(adjudicate=True, reviewer="carol")
     observed = sum(ada != bob for _, ada, bob in plan) / cards
     print(f"## Worked example: {cards} cards, two reviewers, each departing with p={depart}")
@@ -150,7 +151,7 @@ def vote_store(folder: Path, votes: int, depart: float) -> None:
     try:
         con.execute(
             """INSERT INTO votes (id, memory_id, round, reviewer, decision, final_text,
-                final_hash, voted_at, event_seq, settled_seq)
+                final_hash, voted_at, event_seq)
             WITH cards AS (
                 SELECT id, final_text, final_hash, insert_seq AS n, recorded_at,
                     hash(id) % 1000 / 1000.0 AS u
@@ -167,7 +168,7 @@ def vote_store(folder: Path, votes: int, depart: float) -> None:
                 ['ada', 'bob', 'carol', 'dan', 'eve', 'fay'][CAST(1 + 2 * (n % 3) + k AS INTEGER)],
                 ['approve', 'edit', 'reject', 'defer'][CAST(1 + (t + CASE WHEN d < ? THEN shift
                     ELSE 0 END) % 4 AS INTEGER)],
-                final_text, final_hash, recorded_at, 0, 0
+                final_text, final_hash, recorded_at, 0
             FROM ballots""",
             [depart],
         )

@@ -87,16 +87,19 @@ def decide(nb: npc_nb.Project, decision: str, ids: list[str]) -> dict:
     return {"won": won, "errors": dict(errors)}
 
 
-def vote(nb: npc_nb.Project, plan: list[tuple[str, str]]) -> dict:
-    final, errors = [], Counter()
+def vote(nb: npc_nb.Project, reviewer: str, plan: list[tuple[str, str]]) -> dict:
+    """A vote's result is the same whatever it completed: the cards this reviewer's
+    votes made final are read from the audit log afterwards (their ``agree`` events)."""
+    errors: Counter[str] = Counter()
     for memory_id, decision in plan:
         try:
-            result = getattr(nb, decision)(memory_id, expect_status="pending_approval")
+            getattr(nb, decision)(memory_id, expect_status="pending_approval")
         except npc_nb.NpcError as exc:
             errors[type(exc).__name__] += 1
-            continue
-        if result.final:
-            final.append(memory_id)
+    log = nb.decisions()
+    mine = log[(log["action"] == "agree") & (log["actor"] == reviewer)]
+    planned = {memory_id for memory_id, _ in plan}
+    final = [m for m in mine["memory_id"].tolist() if m in planned]
     return {"final": final, "errors": dict(errors)}
 
 
@@ -147,7 +150,7 @@ def main(argv: list[str]) -> None:
             lines = Path(argv[4]).read_text().splitlines()
             plan = [(memory_id, decision) for memory_id, decision in map(str.split, lines)]
             _start()
-            result = vote(nb, plan)
+            result = vote(nb, argv[3], plan)
         elif mode == "decide":
             ids = Path(argv[4]).read_text().split()
             _start()

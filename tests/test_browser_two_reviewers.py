@@ -78,8 +78,59 @@ def _vote_blind(page: object) -> None:
             assert secret not in shown, secret
         page.click(".npc-review-panel .npc-card-text")  # type: ignore[attr-defined]
         page.keyboard.press("a")  # type: ignore[attr-defined]
-        wait_for(page, 0, f"your vote is in (approve): {expected}")
+        wait_for(page, 0, f"vote recorded (approve): {expected}")
     wait_for(page, 0, "Review finished")
     everything = page.inner_text(".jp-Notebook")  # type: ignore[attr-defined]
     for secret in ("bob", BOBS_EDIT, BOBS_REASON):
-        assert secret not in everything.split("%npc_review")[-1], secret
+        assert secret not in everything.split("%npc_review --by ada")[-1], secret
+
+
+#: Two projects, the same two cards, bob's vote the only difference: ada's approval of
+#: the first card completes an agreement in one and a dispute in the other.
+TWO_OUTCOMES = """
+import os
+os.environ["NPC_NB_HOME"] = {home!r}
+import npc_nb
+panels = []
+for folder, bobs in (({agreed!r}, "approve"), ({disputed!r}, "reject")):
+    nb = npc_nb.open(folder, create=True, review_mode="independent")
+    seminar = nb.add_candidate("The seminar is in room A3", category="fact", npc="analyst")
+    nb.add_candidate("Lunch is at noon", category="fact", npc="analyst")
+    getattr(nb, bobs)(seminar.memory_id, by="bob")
+    panels.append(as_reviewer(nb, "ada").review_panel())
+"""
+
+
+def test_a_vote_shows_the_same_message_and_tally_whatever_it_completed(tmp_path: Path) -> None:
+    agreed, disputed = tmp_path / "agreed", tmp_path / "disputed"
+    setup = TWO_OUTCOMES.format(home=str(tmp_path / "home"), agreed=str(agreed),
+                                disputed=str(disputed))  # fmt: skip
+    cells = [setup, "panels[0]", "panels[1]"]
+    with jupyterlab(tmp_path / "lab", {}) as lab:
+        url = lab.write_notebook("two-outcomes.ipynb", cells)
+        with browser_page(lab) as page:
+            page.goto(url)
+            run_all_cells(page, 3)
+            try:
+                shown = [_approve_first_card(page, index) for index in (0, 1)]
+            except Exception:
+                page.screenshot(path=str(ARTIFACTS / "two-outcomes-failed.png"))
+                raise
+    assert shown[0] == shown[1]  # message, tally, next card: nothing tells them apart
+    assert "vote recorded (approve): The seminar is in room A3" in shown[0]
+    assert "1 vote" in shown[0] and "1 approved" not in shown[0]
+    statuses = []
+    for folder in (agreed, disputed):
+        nb = npc_nb.open(folder)
+        statuses.append(nb.memories().set_index("final_text").loc["The seminar is in room A3"])
+        nb.close()
+    assert [s["status"] for s in statuses] == ["human-approved", "pending_approval"]
+
+
+def _approve_first_card(page: object, index: int) -> str:
+    wait_for(page, index, "independent review: 1 of 2 votes")
+    page.locator(".npc-review-panel .npc-card-text").nth(index).click()  # type: ignore[attr-defined]
+    page.keyboard.press("a")  # type: ignore[attr-defined]
+    wait_for(page, index, "vote recorded (approve)")
+    wait_for(page, index, "Lunch is at noon")
+    return panel_text(page, index)

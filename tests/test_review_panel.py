@@ -94,6 +94,7 @@ def test_each_decision_by_key_is_written_with_its_audit_row(
         "rejected": 1,
         "skipped": 1,
         "deferred": 1,
+        "votes": 0,
     }
     # The skipped card went to the back of this review and is the one shown again.
     assert panel.keys.card_id == queued[4]

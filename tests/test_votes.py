@@ -35,7 +35,8 @@ def test_agreeing_votes_make_the_card_final_automatically(lab: npc_nb.Project) -
     assert not first.final and status_of(lab, card) == "pending_approval"
     assert "The lab meets on Mondays" not in lab.context("analyst")
     second = as_reviewer(lab, "bob").approve(card)
-    assert second.final and second.changes[-1][1:] == ("pending_approval", "human-approved")
+    assert not second.final and second.notes == ("vote recorded",)  # says nothing more
+    assert status_of(lab, card) == "human-approved"  # for whoever asks
     assert "The lab meets on Mondays" in lab.context("analyst")
     assert actions(lab, card)[1:] == [("ada", "vote"), ("bob", "vote"), ("bob", "agree")]
     votes = lab.votes(card)
@@ -49,18 +50,20 @@ def test_agreeing_votes_make_the_card_final_automatically(lab: npc_nb.Project) -
 def test_edits_agree_when_their_texts_normalise_alike(lab: npc_nb.Project) -> None:
     card = propose(lab, "Budget is 10k")
     as_reviewer(lab, "ada").edit(card, "Budget is 12k EUR.")
-    assert as_reviewer(lab, "bob").edit(card, "  budget is 12k eur ").final
+    as_reviewer(lab, "bob").edit(card, "  budget is 12k eur ")
+    assert status_of(lab, card) == "human-edited"
     assert lab.memories().set_index("id").loc[card, "final_text"] == "Budget is 12k EUR."
     other = propose(lab, "Deadline is Friday")
     as_reviewer(lab, "ada").edit(other, "Deadline is Friday 17:00")
-    assert not as_reviewer(lab, "bob").edit(other, "Deadline is Monday").final  # another text
+    as_reviewer(lab, "bob").edit(other, "Deadline is Monday")
+    assert status_of(lab, other) == "pending_approval"  # another text
 
 
 def test_disagreement_waits_for_an_adjudicator_and_reaches_no_prompt(lab: npc_nb.Project) -> None:
     card = propose(lab, "We use DuckDB for everything")
     as_reviewer(lab, "ada").approve(card)
     result = as_reviewer(lab, "bob").reject(card, reason="not everything")
-    assert not result.final and "adjudication" in result.notes[0]
+    assert not result.final and result.notes == ("vote recorded",)
     assert status_of(lab, card) == "pending_approval"
     assert "DuckDB" not in lab.context("analyst")
     assert lab.review_queue(reviewer="carol").empty  # no longer collecting votes
@@ -127,7 +130,7 @@ def test_a_second_vote_replaces_the_first_and_is_audited(lab: npc_nb.Project) ->
     assert history["state"].tolist() == ["replaced", "active"]
     assert history["replaced_by"].iloc[0] == history["id"].iloc[1]
     assert [a for _, a in actions(lab, card)] == ["propose", "vote", "replace_vote"]
-    assert as_reviewer(lab, "bob").reject(card).final  # one vote each: ada's counts once
+    as_reviewer(lab, "bob").reject(card)  # one vote each: ada's counts once
     assert status_of(lab, card) == "human-rejected"
 
 
@@ -145,17 +148,18 @@ def test_undo_withdraws_a_vote_and_the_card_comes_back(lab: npc_nb.Project) -> N
     assert log["undoes"].iloc[-1] == log["seq"].iloc[-2]  # it points at the vote
 
 
-def test_undo_of_the_vote_that_completed_an_agreement_reverts_it(lab: npc_nb.Project) -> None:
+def test_undo_of_the_vote_that_completed_an_agreement_is_refused(lab: npc_nb.Project) -> None:
     card = propose(lab, "Standup is at 09:30")
     as_reviewer(lab, "ada").approve(card)
     as_reviewer(lab, "bob").approve(card)
     assert "Standup" in lab.context("analyst")
-    as_reviewer(lab, "bob").undo()
-    assert status_of(lab, card) == "pending_approval"
-    assert "Standup" not in lab.context("analyst")
-    assert lab.votes(card)[["reviewer", "final"]].values.tolist() == [["ada", False]]
-    assert lab.review_queue(reviewer="bob")["votes"].tolist() == [1]
-    assert as_reviewer(lab, "bob").approve(card).final  # votes again: agreed again
+    with pytest.raises(npc_nb.DecisionError, match="round is complete"):
+        as_reviewer(lab, "bob").undo()
+    assert status_of(lab, card) == "human-approved"
+    assert lab.votes(card)[["reviewer", "final"]].values.tolist() == [
+        ["ada", True],
+        ["bob", True],
+    ]
 
 
 def test_undo_of_an_adjudication_reopens_it(lab: npc_nb.Project) -> None:
@@ -172,13 +176,14 @@ def test_undo_of_an_adjudication_reopens_it(lab: npc_nb.Project) -> None:
 def test_agreeing_defers_put_the_card_aside_for_a_new_round(lab: npc_nb.Project) -> None:
     card = propose(lab, "The grant is renewed")
     as_reviewer(lab, "ada").defer(card, until="2000-01-02")
-    assert as_reviewer(lab, "bob").defer(card, until="2000-01-03").final
+    as_reviewer(lab, "bob").defer(card, until="2000-01-03")
     row = lab.memories().set_index("id").loc[card]
     assert row["status"] == "deferred" and str(row["defer_until"]).startswith("2000-01-03")
     # Due again (its date has passed): both may vote anew, in round 2.
     assert lab.review_queue(reviewer="ada")["id"].tolist() == [card]
     as_reviewer(lab, "ada").approve(card)
-    assert as_reviewer(lab, "bob").approve(card).final
+    as_reviewer(lab, "bob").approve(card)
+    assert status_of(lab, card) == "human-approved"
     assert lab.votes(card)["round"].tolist() == [1, 1, 2, 2]
 
 
@@ -222,10 +227,12 @@ def test_the_review_settings_are_checked(project_dir: Path) -> None:
 def test_three_reviewers_per_card(project_dir: Path) -> None:
     nb = npc_nb.open(project_dir, review_mode="independent", reviewers_per_card=3)
     card = propose(nb, "Seminars are recorded")
-    assert not as_reviewer(nb, "ada").approve(card).final
-    assert not as_reviewer(nb, "bob").approve(card).final
+    as_reviewer(nb, "ada").approve(card)
+    as_reviewer(nb, "bob").approve(card)
+    assert status_of(nb, card) == "pending_approval"
     assert nb.review_queue(reviewer="carol")[["votes", "votes_needed"]].values.tolist() == [[2, 3]]
-    assert as_reviewer(nb, "carol").approve(card).final
+    as_reviewer(nb, "carol").approve(card)
+    assert status_of(nb, card) == "human-approved"
     nb.close()
 
 
@@ -263,5 +270,6 @@ def test_votes_are_kept_by_the_store_across_kernels(lab: npc_nb.Project, project
     lab.close()
     reopened = npc_nb.open(project_dir, review_mode="independent")
     assert reopened.review_queue(reviewer="bob")["votes"].tolist() == [1]
-    assert as_reviewer(reopened, "bob").approve(card).final
+    reopened.approve(card, by="bob")
+    assert status_of(reopened, card) == "human-approved"
     reopened.close()

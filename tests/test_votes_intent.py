@@ -114,14 +114,14 @@ def test_an_adjudicator_s_key_never_becomes_a_vote(lab: npc_nb.Project) -> None:
     as_reviewer(lab, "bob").reject(card)
     carol = as_reviewer(lab, "carol").review_session(adjudicate=True)
     assert carol.current == card
-    as_reviewer(lab, "bob").undo()  # bob withdraws his vote: the card collects votes again
-    with pytest.raises(DecisionError, match="no longer waits for adjudication"):
-        carol.decide("approve")
+    with pytest.raises(DecisionError, match="round is complete"):
+        as_reviewer(lab, "bob").undo()  # bob may not withdraw his vote: the round is complete
+    as_reviewer(lab, "dan").adjudicate(card, vote=1)  # dan adjudicates meanwhile
+    with pytest.raises(DecisionError, match="decided"):
+        carol.decide("reject")
     assert carol.current is None
-    assert lab.votes(card)["reviewer"].tolist() == ["ada"]  # carol's key cast no vote
-    with pytest.raises(DecisionError, match="no longer waits for adjudication"):
-        as_reviewer(lab, "carol").approve(card, intent="adjudicate")
-    assert actions(lab, card)[-1] == "withdraw_vote"
+    assert lab.votes(card)["reviewer"].tolist() == ["ada", "bob"]  # carol's key cast no vote
+    assert actions(lab, card)[-1] == "adjudicate"
 
 
 def test_intent_is_vote_or_adjudicate(lab: npc_nb.Project) -> None:

@@ -68,11 +68,11 @@ def test_the_session_is_blind_and_a_vote_leaves_the_queue(lab: npc_nb.Project) -
     nothing_of_bobs(str(card))
     result = session.decide("approve")
     assert not result.final and session.current == rejected
-    assert session.tally["approved"] == 1  # ada's own vote
-    session.undo()  # withdraws ada's vote: the card is back
-    assert session.current == edited and lab.votes(edited)["reviewer"].tolist() == ["bob"]
-    session.decide("edit", text=BOBS_EDIT)  # the same text: the votes agree
-    assert status_of(lab, edited) == "human-edited"
+    assert session.tally["votes"] == 1 and session.tally["approved"] == 0  # a vote
+    with pytest.raises(npc_nb.DecisionError, match="round is complete"):
+        session.undo()  # the round is complete: ada may not look, undo and re-vote
+    assert sorted(lab.votes(edited)["reviewer"].tolist()) == ["ada", "bob"]
+    assert status_of(lab, edited) == "pending_approval"  # waits for adjudication
 
 
 def test_an_adjudicator_sees_the_votes_side_by_side_and_picks_one(lab: npc_nb.Project) -> None:
@@ -102,7 +102,7 @@ def test_the_panel_is_blind_and_adjudicates_with_number_keys(lab: npc_nb.Project
     nothing_of_bobs(panel.keys.card_html)
     assert panel.approve_all.disabled  # one reviewer's batch: none in independent review
     panel._on_message(None, {"type": "key", "key": "a", "card": edited}, None)
-    assert "your vote is in (approve)" in panel.status.value
+    assert "vote recorded (approve)" in panel.status.value
     nothing_of_bobs(panel.status.value + panel.keys.card_html)
     adjudicator = as_reviewer(lab, "dan").review_panel(adjudicate=True)
     assert adjudicator.session.current == edited

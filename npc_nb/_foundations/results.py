@@ -94,9 +94,10 @@ class DecisionResult:
     notes: tuple[str, ...] = ()
     #: The audit events that recorded it (``memory_events.seq``, in its store's log).
     event_seqs: tuple[int, ...] = ()
-    #: Whether the card is decided now. Always in single review; in independent review
-    #: a vote is final only when it completed an agreement (``notes`` says where the
-    #: card stands: waiting for votes, or for adjudication).
+    #: Whether the decision made the card final. Always in single review; in
+    #: independent review never for a vote, whatever it completed (the result of a vote
+    #: is the same for an agreeing and a disagreeing one: "vote recorded"; ask the
+    #: card's status afterwards), and always for an adjudication.
     final: bool = True
 
     @property

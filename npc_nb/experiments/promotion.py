@@ -8,6 +8,12 @@ live pending card approves that card (a person already approved the fact); the s
 a live approved memory reinforces it; the same as a live tombstone stays out and is
 listed. ``experiment_promotions`` records what became of each, so promoting again does
 nothing more.
+
+In independent review the promoter is one reviewer: the approval is their vote
+(``intent="vote"``), attributed to them, never an adjudication and never a second vote
+in a complete round. The report says what it did to each live card (``done``): the
+vote made it final, the vote was cast and the card waits for other votes, or nothing
+was cast because the card waits for adjudication (or its round is complete).
 """
 
 from __future__ import annotations
@@ -17,11 +23,16 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from .._foundations.utc import utc_now
+from ..errors import DecisionError
 from ..memory.core import MemoryCore
 from ..store import Store
 from ..store.experiments import experiment_rows
+from ..vocabulary import APPROVED_STATUSES
 
 __all__ = ["Promotion", "promote"]
+
+#: What a promotion did to a live card it approved (``Promotion.done``).
+_DONE = ("final", "vote cast", "waiting")
 
 #: What promotion did with a memory, for each outcome of the live matcher.
 _BECAME = {
@@ -42,6 +53,14 @@ class Promotion:
     rows: pd.DataFrame = field(repr=False)
 
     @property
+    def done(self) -> dict[str, int]:
+        """What the promotion did to live cards it approved: ``final`` (approved now),
+        ``vote cast`` (one vote of independent review, the card still open),
+        ``waiting`` (no vote cast: the card waits for adjudication)."""
+        found = self.rows["done"].value_counts() if len(self.rows) else pd.Series()
+        return {kind: int(found.get(kind, 0)) for kind in _DONE}
+
+    @property
     def counts(self) -> dict[str, int]:
         found = self.rows["outcome"].value_counts() if len(self.rows) else pd.Series()
         return {kind: int(found.get(kind, 0)) for kind in _BECAME.values()}
@@ -54,6 +73,10 @@ class Promotion:
         counts = self.counts
         if not len(self.rows):
             return f"Promoted arm {self.arm!r}: nothing new to promote."
+        counts = {k: n for k, n in counts.items() if k not in ("approved", "approved_card")}
+        approved = self.rows.loc[self.rows["done"] == "final", "outcome"].value_counts()
+        counts = {k: int(approved.get(k, 0)) for k in ("approved", "approved_card")} | counts
+        counts |= {k: n for k, n in self.done.items() if k != "final"}
         said = ", ".join(f"{n} {kind.replace('_', ' ')}" for kind, n in counts.items() if n)
         lines = [f"Promoted arm {self.arm!r}: {said}."]
         lines += [f"  kept out by a live tombstone: {text}" for text in self.tombstoned]
@@ -87,9 +110,10 @@ def promote(
             confidence=row["confidence"],
         )
         became = _BECAME[outcome.action]
+        effect = ""
         if became in ("approved", "approved_card"):
             reason = f"promoted from experiment {experiment!r}, arm {arm!r} (memory {row['id']})"
-            memory.approve_promoted(outcome.memory_id, actor, reason)
+            effect = _approve(memory, outcome.memory_id, actor, reason)
         experiment_rows.record_promotion(
             store,
             {
@@ -101,6 +125,18 @@ def promote(
                 "promoted_at": utc_now(),
             },
         )
-        found.append((row["id"], became, outcome.memory_id, row["final_text"]))
-    columns = ["memory_id", "outcome", "live_memory_id", "text"]
+        found.append((row["id"], became, effect, outcome.memory_id, row["final_text"]))
+    columns = ["memory_id", "outcome", "done", "live_memory_id", "text"]
     return Promotion(arm, pd.DataFrame(found, columns=columns))
+
+
+def _approve(memory: MemoryCore, memory_id: str, actor: str, reason: str) -> str:
+    """Approve the live card (in independent review: vote for it); what that did."""
+    try:
+        result = memory.approve_promoted(memory_id, actor, reason)
+    except DecisionError:  # independent review: waiting for adjudication, or complete
+        return "waiting"
+    if result.decision not in ("vote", "replace_vote"):
+        return "final"
+    _, row = memory.stores.locate(memory_id, columns="status")
+    return "final" if row["status"] in APPROVED_STATUSES else "vote cast"

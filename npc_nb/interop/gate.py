@@ -144,7 +144,14 @@ class Gate:
         summary: ImportSummary,
     ) -> str:
         """Apply the source's decision (or trust's approval) to a queued record; the
-        outcome to record."""
+        outcome to record. In independent review a source's decision is nobody's vote
+        here: the record stays queued for the reviewers' votes."""
+        if record.decision is not None and self.core.votes.independent:
+            summary.warnings.append(
+                f"{record.position}: decided in {batch.source}, queued for the votes of "
+                "independent review (a source's decision is nobody's vote here)"
+            )
+            return "queued"
         held = approval_hold(self.core, record, outcome, batch.source)
         if held is not None:
             hold(self.core, summary, record, outcome.memory_id, held)

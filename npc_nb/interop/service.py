@@ -22,7 +22,7 @@ import time
 import warnings
 from pathlib import Path
 
-from ..errors import ConfigError
+from ..errors import ConfigError, DecisionError
 from ..memory.core import MemoryCore
 from ..store import Stores
 from ..store.bundle.load import load_staged
@@ -64,7 +64,16 @@ class Interop:
         return write_bundle(self.stores.project, path, self.project, self.version)
 
     def import_bundle(self, path: str | os.PathLike[str], *, into_nonempty: bool) -> BundleImport:
-        """Load a bundle into this project: it must be empty, unless ``into_nonempty``."""
+        """Load a bundle into this project: it must be empty, unless ``into_nonempty``
+        (refused in independent review: the bundle's decisions would be final here
+        without this project's votes)."""
+        if into_nonempty and self.core.votes.independent:
+            raise DecisionError(
+                "A bundle merged into a project in independent review would bring its "
+                "decisions in final, without the votes this project's review asks for. "
+                "Nothing was imported. Import it into an empty project (a copy), or have "
+                "the project's owner merge it in single review."
+            )
         start = time.perf_counter()
         with tempfile.TemporaryDirectory(prefix="npc_nb-import-") as folder:
             opened = open_bundle(path, Path(folder))
@@ -124,6 +133,13 @@ class Interop:
         trust: bool,
     ) -> ImportSummary:
         _check_trust(trust)
+        if trust and self.core.votes.independent:
+            raise DecisionError(
+                f"trust=True approves the {name} memories under one name, and in "
+                "independent review every card needs its reviewers' votes. Nothing was "
+                f"imported. Import without trust=True: the memories arrive as candidates "
+                "for the reviewers to vote on."
+            )
         start = time.perf_counter()
         summary = ImportSummary(name, str(source.path))
         if trust:

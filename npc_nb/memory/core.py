@@ -414,8 +414,10 @@ class MemoryCore:
 
     def approve_promoted(self, memory_id: str, by: str | None, reason: str) -> DecisionResult:
         """Approve a live card because an experiment arm's approved memory states the
-        same fact (``reason`` names it in the audit event)."""
-        return self._decide("approve", memory_id, by, {}, reason=reason)
+        same fact (``reason`` names it in the audit event). In independent review it is
+        the promoter's vote, refused on a card waiting for adjudication."""
+        context: ReviewContext = {"intent": "vote"} if self.votes.independent else {}
+        return self._decide("approve", memory_id, by, context, reason=reason)
 
     def reject(
         self,
@@ -496,6 +498,7 @@ class MemoryCore:
             raise decisions.already_decided(memory["id"], expected, latest())
         if text_of is not None:
             args["text"] = text_of(store, memory)
+        self.votes.refuse_reconsider(memory, args.get("reconsider", False))
         if self.votes.votes_on(decision, memory):
             return self.votes.vote(
                 store, memory, decision, voter=actor, args=args, audit=audit,

@@ -87,10 +87,12 @@ def write_change(
     batch_id: str | None,
     audit: dict[str, Any],
     as_read: bool = False,
+    named: bool = True,
 ) -> int:
     """Write one change and its event (and a new row's, for a revision) in the caller's
     transaction; the event's seq. Refused (``AlreadyDecidedError``) if the memory no
-    longer has the status the change was planned against."""
+    longer has the status the change was planned against. ``named=False``: its notices
+    name nobody (a decision of independent review: notices never carry a voter)."""
     memory = change.memory
     if not memory_rows.update_memory(
         store, con, memory["id"], memory["status"], change.changes, as_read=as_read
@@ -100,10 +102,11 @@ def write_change(
         )
     event = _event(memory, change, actor=actor, now=now, batch_id=batch_id, audit=audit)
     seq = events.insert_event(con, event)
-    store.announce(con, DecisionNotice(memory["id"], change.to_status, actor))
+    said = actor if named else None
+    store.announce(con, DecisionNotice(memory["id"], change.to_status, said))
     if change.new_row is not None:
         memory_rows.insert_memory(store, con, change.new_row)
-        store.announce(con, DecisionNotice(change.new_row["id"], change.new_row["status"], actor))
+        store.announce(con, DecisionNotice(change.new_row["id"], change.new_row["status"], said))
         created = {
             "memory_id": change.new_row["id"],
             "from_status": None,

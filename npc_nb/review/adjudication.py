@@ -63,8 +63,9 @@ def adjudicated(picked: VoteShown, row: dict[str, Any]) -> Decided:
     return Decided(KIND_OF[picked.decision], text, before=before)
 
 
-def vote_decided(kind: str, text: str, row: dict[str, Any], wording: int | None) -> Decided:
-    """What the tally records of a vote approving ``text``: a vote leaves the memory as
-    it was, so the text is the vote's, not the stored one."""
+def vote_decided(text: str, row: dict[str, Any], wording: int | None) -> Decided:
+    """What the tally records of a vote (``text``: the text it approves, else the
+    card's): a vote, whatever it was and whatever it completed; a vote leaves the memory
+    as it was, so the text is the vote's, not the stored one."""
     before = row["final_text"] if text != row["final_text"] else None
-    return Decided(kind, text, before=before, wording=wording)
+    return Decided("votes", text, before=before, wording=wording)

@@ -92,8 +92,8 @@ class Deciding:
             )
         # An edit that changes nothing is stored as an approval: count what was stored.
         kind = KIND_OF.get(result.decision, KIND_OF[decision])
-        if not result.final and result.decision in ("vote", "replace_vote"):
-            decided = vote_decided(kind, voted_text(), row, wording)
+        if result.decision in ("vote", "replace_vote"):  # the same whatever it completed
+            decided = vote_decided(voted_text(), row, wording)
         elif kind == "edited" or wording is not None:  # the text approved, as stored
             stored = stored_text(self.memory, memory_id)
             decided = Decided(kind, stored, before=row["final_text"], wording=wording)

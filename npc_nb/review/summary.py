@@ -13,7 +13,9 @@ from dataclasses import dataclass
 
 __all__ = ["KIND_OF", "TALLY_KINDS", "Decided", "Summary", "count_kinds", "count_other_wordings"]
 
-TALLY_KINDS = ("approved", "edited", "rejected", "skipped", "deferred")
+#: ``votes``: in independent review a decision on an open card is a vote, counted as a
+#: vote whatever it was and whatever it completed (nothing is final by one vote).
+TALLY_KINDS = ("approved", "edited", "rejected", "skipped", "deferred", "votes")
 #: The tally's kind of each decision a card can get.
 KIND_OF = {
     "approve": "approved",
@@ -36,6 +38,8 @@ class Decided:
     wording: int | None = None
 
     def __str__(self) -> str:
+        if self.kind == "votes":
+            return f"vote: {self.text}"
         if self.wording is not None:
             return f"{self.kind} as wording {self.wording}: {self.text}"
         return f"{self.kind}: {self.text}"
@@ -43,6 +47,8 @@ class Decided:
     @property
     def undo_line(self) -> str:
         """The line that says this decision was undone, naming the text it left."""
+        if self.kind == "votes":
+            return f"undo: {self.before or self.text} (your vote is withdrawn; back in the queue)"
         if self.wording is not None:
             return (
                 f"undo: {self.before} (was approved as wording {self.wording}, "
@@ -98,6 +104,8 @@ class Summary:
 
     def counted(self, kind: str) -> str:
         """One kind's count in words: "3 approved (1 as another wording)"."""
+        if kind == "votes":
+            return f"{self.tally[kind]} vote" + ("" if self.tally[kind] == 1 else "s")
         counted = f"{self.tally[kind]} {kind}"
         if kind == "approved" and self.other_wordings:
             counted += f" ({self.other_wordings} as another wording)"

@@ -1,7 +1,9 @@
 """Decision notices: what a store tells this process's open reviews when a memory's
 status changed somewhere else.
 
-A notice names the memory, its new status and who decided, never the memory's text.
+A notice names the memory, its new status and who decided, never the memory's text; a
+notice of independent review (a vote, a withdrawal, an agreement, an adjudication)
+names nobody, so a LISTEN on the project's channel never learns who voted.
 ``memory_id`` None means "anything may have changed" (a listener that lost its
 connection and may have missed notices, or SQL written by hand): reread everything.
 Subscribers are held weakly, so an abandoned review session simply stops hearing.

@@ -2,8 +2,9 @@
 
 ``policy`` (pure: whether votes agree, where a card stands, which cards a reviewer's
 queue or the adjudication queue lists), ``engine`` (a vote, an agreement or an
-adjudication written with its audit events in one transaction under the memory's lock,
-and undone), ``intent`` (what a decision is meant as, a vote or an adjudication, and the
+adjudication written with its audit events in one transaction under the memory's lock),
+``undo`` (a vote withdrawn while its round collects votes, an adjudication reverted),
+``intent`` (what a decision is meant as, a vote or an adjudication, and the
 refusal of one whose card moved on meanwhile) and ``desk`` (``VoteDesk``: what the
 memory core holds, reading the settings at every use).
 

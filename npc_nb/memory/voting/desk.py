@@ -18,15 +18,16 @@ from ..._foundations.results import DecisionResult
 from ..._foundations.settings import Settings
 from ..._foundations.settings.reviewer import Identity
 from ..._foundations.utc import utc_now
-from ...errors import ConfigError, StoreError
+from ...errors import ConfigError, DecisionError, StoreError
 from ...store import Store, Stores
 from ...store.memories import policy_rows, vote_rows
 from ...vocabulary import OPEN_STATUSES, VOTE_DECISIONS
 from ..decisions import VoteUndo
-from .engine import Also, adjudicate_vote, cast, undo_vote_event
+from .engine import Also, adjudicate_vote, cast
 from .intent import not_adjudicated, vote_too_late
 from .lab_policy import FOLLOWED, ReviewPolicy, as_text, in_force, refuse_local
 from .policy import CardVotes, Policy, QueueView, card_votes
+from .undo import undo_vote_event
 
 __all__ = ["VoteDesk"]
 
@@ -113,6 +114,19 @@ class VoteDesk:
             expect_status=expect_status,
             also=self._also,
             intent=intent,
+        )
+
+    def refuse_reconsider(self, memory: dict, reconsider: bool) -> None:
+        """In independent review a rejection is its reviewers' (agreed, or adjudicated):
+        one reviewer's ``reconsider=True`` may not overturn it."""
+        if not (self.independent and reconsider and memory["status"] not in OPEN_STATUSES):
+            return
+        raise DecisionError(
+            f"Memory {memory['id']} is {memory['status']} by the review's votes (or an "
+            "adjudication), and in independent review one reviewer's reconsider=True may "
+            "not overturn them. Nothing was written. The project's owner may reconsider "
+            "it in single review (configure(review_mode='single')), which the audit log "
+            "records under their name."
         )
 
     def refuse_moved_on(

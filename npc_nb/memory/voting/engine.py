@@ -17,18 +17,24 @@ Everything one vote does is one write transaction on the card's store, in this o
    instead, nothing written: adjudication is deliberate (``intent``);
 4. otherwise the decision is the reviewer's vote (refused, nothing written, if it was
    meant as an adjudication: ``intent="adjudicate"``): a ``votes`` row and a ``vote`` event
-   (``replace_vote`` when it replaces the reviewer's active vote, which is marked). The
-   memory row does not change: its status stays ``pending_approval`` (or ``deferred``),
-   so the one approval predicate keeps it out of every prompt;
-5. when the round now holds enough votes and they all agree (the same decision, and for
+   (``replace_vote`` when it replaces the reviewer's active vote; the old row is never
+   touched, the later one replaces it). The memory row does not change: its status stays
+   ``pending_approval`` (or ``deferred``), so the one approval predicate keeps it out of
+   every prompt. A vote that brings the round to the votes it needs records so
+   (``closes_round``): from then on the round is *complete*, and no voter may withdraw or
+   replace a vote in it;
+5. when the round is complete and its votes all agree (the same decision, and for
    approve and edit the same text after normalisation) the agreed decision is applied
-   in the same batch as the vote (an ``agree`` event) and the round is settled; if they
-   disagree nothing more is written: "in adjudication" is read from the votes and the
-   policy, never stored.
+   in the same transaction (an ``agree`` event), which settles the round; if they
+   disagree nothing more is written: "in adjudication" is read from the votes, never
+   stored.
 
-Undo of a vote withdraws it (``withdraw_vote``, pointing at the vote's event); if that
-vote had completed an agreement, the agreement is reverted too, unless somebody changed
-the memory since. Undo of an adjudication reverts it and reopens the round.
+What a vote returns is the same whatever it completed: "vote recorded", the card's
+status as it was, ``final`` False. Outcomes reach a reviewer when they ask (the card's
+status, ``nb.votes``) and, on PostgreSQL, other reviewers' votes only once the round is
+complete (``store.memories.vote_rows``).
+
+Undo is ``undo``'s.
 """
 
 from __future__ import annotations
@@ -41,17 +47,17 @@ from typing import Any
 from ..._foundations.ids import new_id
 from ..._foundations.results import DecisionResult
 from ..._foundations.text import content_hash
-from ...errors import AlreadyDecidedError, DecisionError
+from ...errors import DecisionError
 from ...store import Connection, Store
 from ...store.memories import events, memory_rows, vote_rows
 from ...store.notices import DecisionNotice
 from ...vocabulary import OPEN_STATUSES
 from ..decisions import already_decided, write_change
-from ..transitions import Change, dump_state, plan, plan_undo
-from .intent import not_adjudicated, vote_too_late, vote_unrecorded
+from ..transitions import Change, dump_state, plan
+from .intent import not_adjudicated, round_complete, vote_too_late, vote_unrecorded
 from .policy import Policy, agree, voter_key
 
-__all__ = ["Also", "adjudicate_vote", "cast", "undo_vote_event"]
+__all__ = ["Also", "adjudicate_vote", "cast", "vote_event"]
 
 #: The changes that come with a final decision (approving a proposed update supersedes
 #: the memory it updates): given by the memory core, which knows them.
@@ -74,47 +80,66 @@ def cast(
 ) -> DecisionResult:
     """``voter``'s ``decision`` on the open card ``memory_id`` (``args`` as its planner
     takes them): a vote, or on a card in adjudication the adjudication, as ``intent``
-    allows (module docstring). The result is ``final`` once the card is decided."""
+    allows (module docstring). A vote's result is the same whatever it completed."""
     me = audit.get("reviewer_role") or voter  # who counts as the same voter
     with store.write() as con:
-        memory, active, voted = _read_card(store, con, memory_id, expect_status, intent)
-        disputed = len(active) >= policy.needed and not agree(active)
-        if disputed and intent == "vote":
+        memory, card = _read_card(store, con, memory_id, expect_status, intent, policy)
+        if card.disputed and intent == "vote":
             raise vote_unrecorded(memory_id)
-        if not disputed and intent == "adjudicate":
-            raise not_adjudicated(memory_id, _collecting(len(active), policy.needed))
-        if disputed:
-            _may_adjudicate(memory_id, voter, me, voted, policy)
-            change = plan(decision, memory, actor=voter, now=now, **args)
+        if not card.disputed and intent == "adjudicate":
+            raise not_adjudicated(memory_id, _collecting(card.count, policy.needed))
+        change = plan(decision, memory, actor=voter, now=now, **args)
+        if card.disputed:
+            _may_adjudicate(memory_id, voter, me, card.voted, policy)
             return _final(
                 store, con, memory, _as(change, "adjudicate"), voter, now, audit, also, None
             )
-        change = plan(decision, memory, actor=voter, now=now, **args)
-        ballot = _ballot(change, memory) | {"id": new_id(), "reviewer": voter, "reviewer_role": me}
-        mine = [vote for vote in active if voter_key(vote) == me]
-        after = [vote for vote in active if voter_key(vote) != me] + [ballot]
-        agreed = len(after) >= policy.needed and agree(after)
-        batch_id = new_id() if agreed else None
-        seq = _write_vote(store, con, memory, ballot, mine, voter, now, audit, batch_id)
-        if not agreed:
-            note = _standing(len(after), policy.needed)
-            return DecisionResult(
-                "replace_vote" if mine else "vote",
-                voter,
-                ((memory_id, memory["status"], memory["status"]),),
-                batch_id,
-                notes=(note,),
-                event_seqs=(seq,),
-                final=False,
-            )
-        agreed_change = _agreed_change(memory, after, voter, now)
-        result = _final(store, con, memory, agreed_change, voter, now, audit, also, batch_id)
-    return dataclasses.replace(
-        result,
-        decision="replace_vote" if mine else "vote",
-        event_seqs=(seq, *result.event_seqs),
-        notes=(f"all {len(after)} votes agree: {agreed_change.to_status}",),
+        mine = me in card.active
+        if mine and card.complete:
+            raise round_complete(memory_id)
+        ballot = _ballot(change, memory) | {
+            "id": new_id(),
+            "reviewer": voter,
+            "reviewer_role": me,
+            "voted_at": now,
+        }
+        closes = card.count - mine + 1 >= policy.needed
+        seq = _write_vote(store, con, memory, ballot | {"closes_round": closes}, mine, audit)
+        if closes:
+            _settle_if_agreed(store, con, memory, voter, now, audit, also)
+    return DecisionResult(
+        "replace_vote" if mine else "vote",
+        voter,
+        ((memory_id, memory["status"], memory["status"]),),
+        notes=("vote recorded",),
+        event_seqs=(seq,),
+        final=False,
     )
+
+
+def _settle_if_agreed(
+    store: Store,
+    con: Connection,
+    memory: dict,
+    voter: str,
+    now: datetime,
+    audit: dict[str, Any],
+    also: Also,
+) -> None:
+    """The round is complete with this vote: if its votes agree, the agreed decision is
+    applied (an ``agree`` event) in the same transaction; else the card waits for
+    adjudication (read from the votes, never stored). Every vote of a complete round is
+    readable to whoever may vote."""
+    active = _active_votes(con, memory["id"])
+    if agree(active):
+        batch_id = new_id()
+        _final(store, con, memory, _agreed_change(memory, active, voter, now), voter, now,
+               audit, also, batch_id)  # fmt: skip
+
+
+def _active_votes(con: Connection, memory_id: str) -> list[dict]:
+    votes = vote_rows.round_votes(con, memory_id)
+    return [v for v in votes if v["replaced_by"] is None and v["withdrawn_at"] is None]
 
 
 def adjudicate_vote(
@@ -132,15 +157,16 @@ def adjudicate_vote(
     """Decide the card in adjudication as its vote ``number`` says (1-based, in the
     order ``nb.votes(memory_id)`` lists the open round's votes)."""
     with store.write() as con:
-        memory, active, voted = _read_card(store, con, memory_id, expect_status)
-        if len(active) < policy.needed or agree(active):
+        memory, card = _read_card(store, con, memory_id, expect_status, None, policy)
+        if not card.disputed:
             raise DecisionError(
                 f"Memory {memory_id} is not waiting for adjudication: it has "
-                f"{len(active)} of the {policy.needed} votes it needs"
-                + (" and they agree" if len(active) >= policy.needed else "")
+                f"{card.count} of the {policy.needed} votes it needs"
+                + (" and they agree" if card.complete else "")
                 + ". Adjudicate only what review_queue(adjudicate=True) lists."
             )
-        _may_adjudicate(memory_id, actor, audit.get("reviewer_role") or actor, voted, policy)
+        _may_adjudicate(memory_id, actor, audit.get("reviewer_role") or actor, card.voted, policy)
+        active = card.votes
         if isinstance(number, bool) or not isinstance(number, int):
             raise DecisionError(f"vote= is the number of a vote (1 to {len(active)}).")
         if not 1 <= number <= len(active):
@@ -154,15 +180,32 @@ def adjudicate_vote(
         return _final(store, con, memory, change, actor, now, audit, also, None)
 
 
+@dataclasses.dataclass(frozen=True)
+class _Round:
+    """A card's open round as its voter may know it: who voted (``voted``, withdrawn
+    and replaced votes too), whose votes count (``active``), and once the round is
+    complete its active votes in full (``votes``) and whether they disagree."""
+
+    voted: frozenset[str]
+    active: frozenset[str]
+    count: int
+    complete: bool
+    votes: list[dict]
+
+    @property
+    def disputed(self) -> bool:
+        return self.complete and not agree(self.votes)
+
+
 def _read_card(
     store: Store,
     con: Connection,
     memory_id: str,
     expect_status: str | None,
-    intent: str | None = None,
-) -> tuple[dict, list[dict], set[str]]:
-    """The memory (locked), its open round's active votes (oldest first) and everybody
-    who voted in that round (withdrawn or replaced votes too), read now."""
+    intent: str | None,
+    policy: Policy,
+) -> tuple[dict, _Round]:
+    """The memory (locked) and its open round, read now."""
     store.lock_memory(con, memory_id)
     memory = memory_rows.get_memory(store, memory_id, con)
     if memory is None:
@@ -173,18 +216,28 @@ def _read_card(
         if intent == "vote":
             raise vote_too_late(memory_id, memory["status"], latest)
         raise already_decided(memory_id, seen, latest)
-    votes = vote_rows.round_votes(con, memory_id)
-    active = [v for v in votes if v["replaced_by"] is None and v["withdrawn_at"] is None]
-    return memory, active, {voter_key(vote) for vote in votes}
+    voters = vote_rows.round_voters(store, con, memory_id)
+    active = [v for v in voters if v["active"]]
+    complete = len(active) >= policy.needed or any(v["closes_round"] for v in active)
+    return memory, _Round(
+        voted=frozenset(voter_key(v) for v in voters),
+        active=frozenset(voter_key(v) for v in active),
+        count=len(active),
+        complete=complete,
+        votes=_active_votes(con, memory_id) if complete else [],
+    )
 
 
-def _may_adjudicate(memory_id: str, actor: str, me: str, voted: set[str], policy: Policy) -> None:
+def _may_adjudicate(
+    memory_id: str, actor: str, me: str, voted: frozenset[str], policy: Policy
+) -> None:
     if me in voted and not policy.allow_self:
         raise DecisionError(
             f"{actor} voted on memory {memory_id}, which is waiting for adjudication: an "
             "adjudicator must be somebody who did not vote on it. Ask another reviewer "
             "(review_queue(adjudicate=True), %npc_review --adjudicate), or allow it with "
-            "configure(allow_self_adjudication=True). To change your own vote, undo it first."
+            "configure(allow_self_adjudication=True). A vote in a complete round stands: "
+            "it can no longer be withdrawn or replaced."
         )
 
 
@@ -239,17 +292,16 @@ def _write_vote(
     con: Connection,
     memory: dict,
     ballot: dict[str, Any],
-    mine: list[dict],
-    voter: str,
-    now: datetime,
+    mine: bool,
     audit: dict[str, Any],
-    batch_id: str | None,
 ) -> int:
     """The vote row (``ballot``, with its id and voter) and its event, the memory
-    unchanged; the event's seq."""
+    unchanged; the event's seq. A replaced vote is not touched: the later row replaces
+    it. The notice names the card, never the voter."""
     action = "replace_vote" if mine else "vote"
+    now = ballot["voted_at"]
     seq = events.insert_event(
-        con, _vote_event(memory, action, voter, now, audit, batch_id, ballot["id"])
+        con, vote_event(memory, action, ballot["reviewer"], now, audit, None, ballot["id"])
     )
     spent = audit.get("time_spent")
     vote_rows.insert_vote(
@@ -260,17 +312,14 @@ def _write_vote(
             "round": vote_rows.next_round(con, memory["id"]),
             "time_spent_ms": round(spent * 1000) if spent is not None else None,
             "review_session": audit.get("session"),
-            "voted_at": now,
             "event_seq": seq,
         },
     )
-    for replaced in mine:
-        vote_rows.mark_replaced(con, replaced["id"], ballot["id"])
-    store.announce(con, DecisionNotice(memory["id"], memory["status"], voter))
+    store.announce(con, DecisionNotice(memory["id"], memory["status"], None))
     return seq
 
 
-def _vote_event(
+def vote_event(
     memory: dict,
     action: str,
     actor: str,
@@ -321,10 +370,11 @@ def _final(
         batch_id = new_id()
     written = {"session": audit.get("session"), "time_spent": audit.get("time_spent")}
     seqs = [
-        write_change(store, con, c, actor=actor, now=now, batch_id=batch_id, audit=written)
+        write_change(
+            store, con, c, actor=actor, now=now, batch_id=batch_id, audit=written, named=False
+        )
         for c in planned
     ]
-    vote_rows.settle(con, memory["id"], seqs[0])
     changes = tuple((c.memory["id"], c.memory["status"], c.to_status) for c in planned)
     return DecisionResult(change.action, actor, changes, batch_id, event_seqs=tuple(seqs))
 
@@ -337,101 +387,3 @@ def _collecting(count: int, needed: int) -> str:
             "meanwhile?); reviewers decide it by their votes again (review_queue(), %npc_review)"
         )
     return f"has {count} votes and they agree; the next vote makes it final"
-
-
-def _standing(count: int, needed: int) -> str:
-    if count < needed:
-        return f"vote recorded: {count} of {needed} votes"
-    return "vote recorded: the votes disagree, the card waits for adjudication"
-
-
-# -- undo ---------------------------------------------------------------------------------
-
-
-def undo_vote_event(
-    store: Store, event: dict, now: datetime, *, actor: str, session: str | None
-) -> DecisionResult:
-    """Revert an event of independent review: withdraw a vote (and the agreement it
-    completed), or revert an adjudication and reopen its round."""
-    with store.write() as con:
-        store.lock_memory(con, event["memory_id"])
-        memory = memory_rows.get_memory(store, event["memory_id"], con)
-        if memory is None:
-            raise DecisionError(f"Cannot undo: memory {event['memory_id']} is gone.")
-        if event["action"] == "adjudicate":
-            return _revert_final(store, con, event, memory, actor, now, session)
-        return _withdraw(store, con, event, memory, actor, now, session)
-
-
-def _withdraw(
-    store: Store,
-    con: Connection,
-    event: dict,
-    memory: dict,
-    actor: str,
-    now: datetime,
-    session: str | None,
-) -> DecisionResult:
-    vote = vote_rows.vote_by_id(con, event["vote_id"]) if event.get("vote_id") else None
-    if vote is None or vote["replaced_by"] is not None or vote["withdrawn_at"] is not None:
-        raise DecisionError(
-            f"Cannot undo the vote on memory {event['memory_id']}: it is no longer your "
-            "current vote there (replaced or withdrawn since)."
-        )
-    before = memory["status"]
-    if vote["settled_seq"] is not None:
-        final = events.event_by_seq(con, vote["settled_seq"])
-        if final is None or final["batch_id"] is None or final["batch_id"] != event["batch_id"]:
-            raise DecisionError(
-                f"Cannot undo your vote on memory {memory['id']}: the card is final now "
-                f"({memory['status']}, decided after your vote). Decide on it again instead."
-            )
-        reverted = _revert_final(store, con, final, memory, actor, now, session)
-        memory = memory_rows.get_memory(store, memory["id"], con) or memory
-        seqs: tuple[int, ...] = reverted.event_seqs
-    else:
-        seqs = ()
-    vote_rows.mark_withdrawn(con, vote["id"], now)
-    withdrawn = _vote_event(
-        memory, "withdraw_vote", actor, now, {"session": session}, None, vote["id"],
-        undoes=event["seq"],
-    )  # fmt: skip
-    seq = events.insert_event(con, withdrawn)
-    store.announce(con, DecisionNotice(memory["id"], memory["status"], actor))
-    return DecisionResult(
-        "withdraw_vote",
-        actor,
-        ((memory["id"], before, memory["status"]),),
-        notes=("your vote is withdrawn; the card waits for votes again",),
-        event_seqs=(*seqs, seq),
-        final=False,
-    )
-
-
-def _revert_final(
-    store: Store,
-    con: Connection,
-    event: dict,
-    memory: dict,
-    actor: str,
-    now: datetime,
-    session: str | None,
-) -> DecisionResult:
-    """Undo the agreement or adjudication ``event`` (nothing changed since) and reopen
-    the round it settled."""
-    changed = events.changed_after(con, memory["id"], event["seq"])
-    change = plan_undo(event, memory, now=now, changed_since=changed)
-    try:
-        seq = write_change(
-            store, con, change, actor=actor, now=now, batch_id=None, audit={"session": session}
-        )
-    except AlreadyDecidedError as exc:
-        raise DecisionError(str(exc)) from exc
-    vote_rows.unsettle(con, memory["id"], event["seq"])
-    return DecisionResult(
-        "undo",
-        actor,
-        ((memory["id"], memory["status"], change.to_status),),
-        event_seqs=(seq,),
-        final=False,
-    )

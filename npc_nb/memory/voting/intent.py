@@ -16,7 +16,14 @@ from typing import Any
 
 from ...errors import AlreadyDecidedError, DecisionError
 
-__all__ = ["INTENTS", "check_intent", "not_adjudicated", "vote_too_late", "vote_unrecorded"]
+__all__ = [
+    "INTENTS",
+    "check_intent",
+    "not_adjudicated",
+    "round_complete",
+    "vote_too_late",
+    "vote_unrecorded",
+]
 
 INTENTS = ("vote", "adjudicate")
 
@@ -66,4 +73,16 @@ def not_adjudicated(memory_id: str, where: str) -> DecisionError:
     return DecisionError(
         "This card no longer waits for adjudication: your decision was not recorded. "
         f"Memory {memory_id} {where}."
+    )
+
+
+def round_complete(memory_id: str, *, undo: bool = False) -> DecisionError:
+    """A voter's undo or new vote on a card whose round has every vote it needs: what
+    the voter may learn of the others' votes from then on must not change theirs."""
+    what = "undo your vote" if undo else "change your vote"
+    return DecisionError(
+        f"Cannot {what} on memory {memory_id}: its round is complete (it has every vote "
+        "it needs), and a vote in a complete round can no longer be withdrawn or "
+        "replaced. Nothing was written. The card is settled by its votes, or by an "
+        "adjudicator who did not vote on it."
     )

@@ -202,7 +202,8 @@ def _nearest_html(card: Card) -> str:
 
 def tally_html(summary: Summary) -> str:
     """The live tally: each kind of decision, and how many cards are left."""
-    counts = " · ".join(summary.counted(kind) for kind in TALLY_KINDS)
+    shown = [kind for kind in TALLY_KINDS if kind != "votes" or summary.tally[kind]]
+    counts = " · ".join(summary.counted(kind) for kind in shown)
     return f'<div class="npc-tally">{counts} · {summary.remaining} to go</div>'
 
 

@@ -439,8 +439,8 @@ class ReviewPanel:
     def _decide(self, decision: str, **extra: Any) -> str:
         text = self.session.card_text()
         result = self.session.decide(decision, **extra)
-        if not result.final:  # a vote: say it is in, and nothing of anybody else's
-            return f"your vote is in ({decision}): {extra.get('text', text)}"
+        if result.decision in ("vote", "replace_vote"):  # the same whatever it completed
+            return f"vote recorded ({decision}): {extra.get('text', text)}"
         return f"{result.decision}: {extra.get('text', text)}"
 
     def _reject(self) -> str:

@@ -14,6 +14,7 @@ import pandas as pd
 
 from ..contract import Store
 from ..memories.predicates import Moment, approved_source
+from ..memories.vote_rows import ACTIVE, VOTES_NOW
 from .rewind import rewound
 
 __all__ = [
@@ -360,7 +361,7 @@ def agreement_votes(store: Store, by: Sequence[str]) -> pd.DataFrame:
     return store.dataframe(
         f"""SELECT v.memory_id || ':' || CAST(v.round AS VARCHAR) AS item, v.reviewer,
             v.decision{dims}
-        FROM votes v JOIN v_memories m ON m.id = v.memory_id
-        WHERE v.replaced_by IS NULL AND v.withdrawn_at IS NULL
+        FROM {VOTES_NOW} v JOIN v_memories m ON m.id = v.memory_id
+        WHERE {ACTIVE}
         ORDER BY v.memory_id, v.round, v.voted_at, v.id"""
     )

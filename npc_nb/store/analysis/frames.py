@@ -18,6 +18,7 @@ import pandas as pd
 
 from ..contract import Store
 from ..memories.predicates import LIVE, Moment, approved_source, memories_at
+from ..memories.vote_rows import ACTIVE, VOTES_NOW
 
 __all__ = ["decisions_frame", "memories_frame", "reproposals_frame", "votes_frame"]
 
@@ -70,25 +71,23 @@ def reproposals_frame(store: Store) -> pd.DataFrame:
     )
 
 
-#: A vote that counts (``vote_rows.ACTIVE``), as this query names its table.
-_ACTIVE = "v.replaced_by IS NULL AND v.withdrawn_at IS NULL"
-
-
 def votes_frame(store: Store, *, memory_id: str | None, history: bool) -> pd.DataFrame:
     """The votes of independent review, card by card (oldest card first), round by
     round, in the order cast. ``vote`` numbers a round's active votes from 1 (what
     ``adjudicate(vote=...)`` picks); ``final`` says whether the round was decided (by
     agreement or adjudication). With ``history`` the votes replaced or withdrawn are
-    listed too (``state``; their ``vote`` is missing)."""
-    clauses = ["TRUE" if history else _ACTIVE]
+    listed too (``state``; their ``vote`` is missing). On PostgreSQL a role reads the
+    votes row-level security lets it (``m026_blind_votes``): a reviewer its own and
+    those of complete rounds, a reader those of settled rounds, the owner all."""
+    clauses = ["TRUE" if history else ACTIVE]
     params: dict[str, object] = {}
     if memory_id is not None:
         clauses.append("v.memory_id = $id")
         params["id"] = memory_id
     return store.table(
         f"""SELECT v.memory_id,
-            CASE WHEN {_ACTIVE} THEN row_number() OVER (
-                PARTITION BY v.memory_id, v.round, {_ACTIVE} ORDER BY v.voted_at, v.id)
+            CASE WHEN {ACTIVE} THEN row_number() OVER (
+                PARTITION BY v.memory_id, v.round, {ACTIVE} ORDER BY v.voted_at, v.id)
             END AS vote,
             v.round, v.reviewer, v.decision, v.final_text, v.final_hash, v.reason,
             v.wording, v.defer_until, v.time_spent_ms, v.review_session, v.voted_at,
@@ -97,7 +96,7 @@ def votes_frame(store: Store, *, memory_id: str | None, history: bool) -> pd.Dat
                  WHEN v.replaced_by IS NOT NULL THEN 'replaced' ELSE 'active' END AS state,
             v.replaced_by, v.withdrawn_at, v.id, v.event_seq, v.settled_seq,
             m.npc, m.category, m.status AS memory_status
-        FROM votes v LEFT JOIN memories m ON m.id = v.memory_id
+        FROM {VOTES_NOW} v LEFT JOIN memories m ON m.id = v.memory_id
         WHERE {" AND ".join(clauses)}
         ORDER BY m.recorded_at, v.memory_id, v.round, v.voted_at, v.id""",
         params,

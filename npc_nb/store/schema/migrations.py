@@ -42,7 +42,7 @@ from .view_sql import (
     V_REPROPOSALS_M011,
     V_REPROPOSALS_M012,
 )
-from .votes_table import EVENT_COLUMNS_M016, EVENTS_TABLE_M021, VOTES_TABLE
+from .votes_table import BLIND_VOTES_M026, EVENT_COLUMNS_M016, EVENTS_TABLE_M021, VOTES_TABLE
 
 __all__ = [
     "JUDGING_COLUMNS",
@@ -470,3 +470,15 @@ def m025_review_policy(con: duckdb.DuckDBPyConnection) -> None:
     """The lab's review policy, stored in the project (``review_policy``: its changes,
     append-only; ``identity_tables``)."""
     con.execute(POLICY_TABLE)
+
+
+@migration
+def m026_blind_votes(con: duckdb.DuckDBPyConnection) -> None:
+    """Votes append-only: a vote row is never changed; whether it was replaced,
+    withdrawn or settled is read from later votes and the audit log (the markers
+    ``replaced_by``, ``withdrawn_at`` and ``settled_seq`` go). A vote records the
+    connected role (``reviewer_role``) and whether it completed its round
+    (``closes_round``: from then on its voters may not withdraw or replace it). On
+    PostgreSQL row-level security hides other reviewers' open votes."""
+    for statement in BLIND_VOTES_M026:
+        con.execute(statement)

@@ -58,7 +58,7 @@ from .pg_project import (
 )
 from .rewrites import REHASHED_COLUMNS, endpoint_without_credentials, rehashed_rows
 from .runs_tables import RUNS_TABLES, SNAPSHOT_FLOOR
-from .votes_table import VOTES_TABLE
+from .votes_table import PG_BLIND_VOTES_M026, VOTES_TABLE
 
 __all__ = [
     "DEFAULT_LOCK_TIMEOUT",
@@ -562,3 +562,13 @@ def p025_review_policy(con: Any) -> None:
     """The review policy as on DuckDB; only the owner inserts, nobody changes a row."""
     for statement in (POLICY_TABLE, *pg_policy_guards()):
         con.execute(statement)
+
+
+@pg_migration("m026_blind_votes")
+def p026_blind_votes(con: Any) -> None:
+    """The votes' columns as on DuckDB; here also append-only for every role (a
+    trigger), attributed to the connected role, and blind by row-level security
+    (``votes_table.PG_BLIND_VOTES_M026``)."""
+    schema = con.execute("SELECT current_schema()").fetchone()[0]
+    for statement in PG_BLIND_VOTES_M026:
+        con.execute(statement.replace("{schema}", schema))

@@ -1,4 +1,5 @@
-"""The votes table of independent review and the audit log it widened (``m021_votes``).
+"""The votes table of independent review and the audit log it widened (``m021_votes``),
+and the votes made append-only and blind in the store (``m026_blind_votes``).
 
 DuckDB cannot change a CHECK, so ``m021`` copies the audit log into a table with the
 wider set of actions (``EVENTS_TABLE_M021``), every event and its ``seq`` as they were
@@ -10,7 +11,13 @@ from __future__ import annotations
 from ...vocabulary import EVENT_ACTIONS, STATUSES, VOTE_DECISIONS
 from .initial_tables import one_of
 
-__all__ = ["EVENTS_TABLE_M021", "EVENT_COLUMNS_M016", "VOTES_TABLE"]
+__all__ = [
+    "BLIND_VOTES_M026",
+    "EVENTS_TABLE_M021",
+    "EVENT_COLUMNS_M016",
+    "PG_BLIND_VOTES_M026",
+    "VOTES_TABLE",
+]
 
 #: The votes of independent review (``m021_votes``), the same on both backends: one row
 #: per vote, never deleted. A vote's own columns are written once; the markers say
@@ -66,3 +73,80 @@ EVENTS_TABLE_M021 = f"""CREATE TABLE memory_events_m021 (
             wording VARCHAR,
             vote_id VARCHAR
         )"""
+
+
+#: ``m026_blind_votes`` on DuckDB: the markers a vote's later fate was written into go
+#: (``store.memories.vote_rows`` reads it from later votes and the audit log); a vote
+#: records who is connected (``reviewer_role``, unless a migration before added it) and
+#: whether it completed its round (``closes_round``). DuckDB refuses to alter a table
+#: an index depends on: the index is made again.
+BLIND_VOTES_M026 = (
+    "DROP INDEX votes_memory",
+    "ALTER TABLE votes DROP COLUMN replaced_by",
+    "ALTER TABLE votes DROP COLUMN withdrawn_at",
+    "ALTER TABLE votes DROP COLUMN settled_seq",
+    "ALTER TABLE votes ADD COLUMN IF NOT EXISTS reviewer_role VARCHAR",
+    "ALTER TABLE votes ADD COLUMN closes_round BOOLEAN DEFAULT FALSE",
+    "CREATE INDEX votes_memory ON votes (memory_id)",
+)
+
+#: ``m026_blind_votes`` on PostgreSQL (``{schema}``: the project's schema, a safe
+#: identifier): the same columns, a vote attributed to the role that cast it, votes
+#: append-only for every role, and row-level security. The table's owner (the project's
+#: owner) reads every vote; any other role reads its own votes, every vote of a settled
+#: round, and, if it may vote (INSERT on votes), every vote of a complete round (to
+#: adjudicate it). Who voted in open rounds, never how, comes through
+#: ``npc_nb_open_ballots()``, which runs as the owner.
+PG_BLIND_VOTES_M026 = (
+    "ALTER TABLE votes DROP COLUMN replaced_by, DROP COLUMN withdrawn_at, DROP COLUMN settled_seq",
+    "ALTER TABLE votes ADD COLUMN IF NOT EXISTS reviewer_role VARCHAR",
+    "ALTER TABLE votes ALTER COLUMN reviewer_role SET DEFAULT session_user",
+    "ALTER TABLE votes ADD COLUMN closes_round BOOLEAN DEFAULT FALSE",
+    "CREATE TRIGGER votes_no_change BEFORE UPDATE OR DELETE ON votes "
+    "FOR EACH ROW EXECUTE FUNCTION npc_nb_append_only()",
+    "CREATE TRIGGER votes_no_truncate BEFORE TRUNCATE ON votes "
+    "FOR EACH STATEMENT EXECUTE FUNCTION npc_nb_append_only()",
+    """CREATE FUNCTION npc_nb_vote_settled(p_memory VARCHAR, p_seq BIGINT) RETURNS BOOLEAN
+        LANGUAGE sql STABLE SET search_path = {schema} AS $$
+        SELECT EXISTS (SELECT 1 FROM memory_events e WHERE e.memory_id = p_memory
+            AND e.action IN ('agree', 'adjudicate') AND e.seq > p_seq
+            AND NOT EXISTS (SELECT 1 FROM memory_events u WHERE u.undoes = e.seq)) $$""",
+    """CREATE FUNCTION npc_nb_may_vote() RETURNS BOOLEAN
+        LANGUAGE sql STABLE SET search_path = {schema} AS $$
+        SELECT has_table_privilege(session_user, '{schema}.votes', 'INSERT') $$""",
+    """CREATE FUNCTION npc_nb_round_complete(p_memory VARCHAR, p_round INTEGER)
+        RETURNS BOOLEAN LANGUAGE sql STABLE SECURITY DEFINER SET search_path = {schema}
+        AS $$ SELECT EXISTS (SELECT 1 FROM votes WHERE memory_id = p_memory
+            AND round = p_round AND closes_round) $$""",
+    """CREATE FUNCTION npc_nb_open_ballots() RETURNS TABLE (
+            id VARCHAR, memory_id VARCHAR, round INTEGER, reviewer VARCHAR, reviewer_role VARCHAR,
+            voted_at TIMESTAMP, active BOOLEAN, closes_round BOOLEAN, complete BOOLEAN,
+            decision VARCHAR, final_hash VARCHAR)
+        LANGUAGE sql STABLE SECURITY DEFINER SET search_path = {schema} AS $$
+        WITH now_open AS (
+            SELECT b.*, NOT EXISTS (
+                    SELECT 1 FROM memory_events w
+                    WHERE w.action = 'withdraw_vote' AND w.vote_id = b.id)
+                AND NOT EXISTS (
+                    SELECT 1 FROM votes n WHERE n.memory_id = b.memory_id
+                    AND n.round = b.round
+                    AND coalesce(n.reviewer_role, n.reviewer)
+                        = coalesce(b.reviewer_role, b.reviewer)
+                    AND n.event_seq > b.event_seq) AS active
+            FROM votes b WHERE NOT npc_nb_vote_settled(b.memory_id, b.event_seq)),
+        rounds AS (
+            SELECT o.*, bool_or(coalesce(o.closes_round, FALSE)) OVER (
+                PARTITION BY o.memory_id, o.round) AS complete FROM now_open o)
+        SELECT r.id, r.memory_id, r.round, r.reviewer, r.reviewer_role, r.voted_at, r.active,
+            coalesce(r.closes_round, FALSE), r.complete,
+            CASE WHEN r.complete AND npc_nb_may_vote() THEN r.decision END,
+            CASE WHEN r.complete AND npc_nb_may_vote() THEN r.final_hash END
+        FROM rounds r $$""",
+    "ALTER TABLE votes ENABLE ROW LEVEL SECURITY",
+    """CREATE POLICY votes_cast_as_yourself ON votes FOR INSERT
+        WITH CHECK (reviewer_role = session_user::text)""",
+    """CREATE POLICY votes_blind ON votes FOR SELECT USING (
+        reviewer_role = session_user::text
+        OR npc_nb_vote_settled(memory_id, event_seq)
+        OR (npc_nb_may_vote() AND npc_nb_round_complete(memory_id, round)))""",
+)

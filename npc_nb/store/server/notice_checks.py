@@ -8,7 +8,8 @@ store holds, a notice of what the store shows *now*: its status and who decided 
 never what the payload claimed. A forged notice therefore changes nothing: at most it
 makes a review look again at a card that is still what it showed.
 
-A notice whose claim the store does not back is counted (``unconfirmed``, shown by
+A notice of independent review names nobody (notices never carry a voter): it claims
+only the status. A notice whose claim the store does not back is counted (``unconfirmed``, shown by
 ``%npc_status``): the memory does not exist, or it never moved to that status by that
 actor. A real notice can be overtaken (approved, then undone before the notice was
 read): the memory then shows a later status, and its audit log still holds the claimed
@@ -83,10 +84,19 @@ def _check(
     with store.read() as con:
         shown = _decided(con, ids)
         claims = {_claim(n) for n in named}
-        unbacked = {c for c in claims if c[0] not in shown or shown[c[0]] != c[1:]}
+        unbacked = {c for c in claims if not _backs(shown.get(str(c[0])), c)}
         if unbacked:  # overtaken by a later change? its audit log holds the claimed one
             unbacked -= _recorded(con, sorted({str(c[0]) for c in unbacked}))
     return shown, unbacked
+
+
+def _backs(shown: tuple[str, str | None] | None, claim: _Claim) -> bool:
+    """Whether the store's (status, decided_by) backs a claim; a claim naming nobody
+    (a decision of independent review: its notices never carry a voter) claims only
+    the status."""
+    if shown is None:
+        return False
+    return shown == claim[1:] if claim[2] is not None else shown[0] == claim[1]
 
 
 def _claim(notice: DecisionNotice) -> _Claim:
@@ -114,6 +124,7 @@ def _recorded(con: Connection, ids: list[str]) -> set[_Claim]:
             chunk,
         ).fetchall()
         found.update((memory_id, status, _cut(actor)) for memory_id, status, actor in rows)
+        found.update((memory_id, status, None) for memory_id, status, _ in rows)  # unnamed
     return found
 
 

@@ -3,13 +3,15 @@
 - **owner** creates the project's schema and runs the migrations (it opens the project
   first, and again after an upgrade of npc_nb);
 - **reviewer** decides: it reads everything and inserts and updates rows, but on the
-  audit log (``memory_events``) it may only read and insert, and the schema's record of
-  its project (``_project``, see ``pg_project``) it may only read;
+  audit log (``memory_events``) and the votes it may only read and insert, and the
+  schema's record of its project (``_project``, see ``pg_project``) it may only read;
 - **reader** queries (``nb.sql``, ``%npc_sql``, the metrics) and nothing else.
 
 Isolation between projects is by schema privileges: a role without USAGE on a project's
-schema cannot read a single row of it, whatever SQL it sends. Row-level security is not
-needed, since a project never shares a table with another.
+schema cannot read a single row of it, whatever SQL it sends. Within a project one
+table has row-level security, ``votes`` (``m026_blind_votes``): a reviewer reads its
+own votes, and another's only once the round is complete (to adjudicate) or settled;
+a reader reads settled rounds only; the owner reads everything.
 
 ``grant_statements`` is that SQL as text, for an administrator to read and run;
 ``set_access`` runs it for one role (``nb.grant``, ``nb.revoke``, ``npc-nb grant``), as
@@ -43,6 +45,7 @@ def grant_statements(schema: str, *, reviewer: str, reader: str) -> list[str]:
         f"GRANT SELECT ON {tables} TO {reader}",
         f"GRANT SELECT, INSERT, UPDATE ON {tables} TO {reviewer}",
         f"REVOKE UPDATE ON {schema}.memory_events FROM {reviewer}",
+        f"REVOKE UPDATE ON {schema}.votes FROM {reviewer}",
         f"REVOKE INSERT, UPDATE ON {schema}._project FROM {reviewer}",
         f"GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA {schema} TO {reviewer}",
         f"ALTER DEFAULT PRIVILEGES IN SCHEMA {schema} GRANT SELECT ON TABLES TO {reader}",
@@ -68,6 +71,7 @@ _LEVEL_GRANTS = {
         "GRANT USAGE ON SCHEMA {schema} TO {role}",
         "GRANT SELECT, INSERT, UPDATE ON ALL TABLES IN SCHEMA {schema} TO {role}",
         "REVOKE UPDATE ON {schema}.memory_events FROM {role}",
+        "REVOKE UPDATE ON {schema}.votes FROM {role}",
         "REVOKE INSERT, UPDATE ON {schema}._project FROM {role}",
         "GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA {schema} TO {role}",
         "ALTER DEFAULT PRIVILEGES FOR ROLE {owner} IN SCHEMA {schema} "
