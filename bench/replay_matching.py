@@ -362,8 +362,6 @@ def main() -> None:
         report("near-miss (issue 34's pairs)", near_miss(args.copies), *run)
     if "labels" in args.workloads:
         report("labels and qualifiers (issue 41's pairs, both ways)", labels(args.copies), *run)
-    if "labels" in args.workloads:
-        report("labels and qualifiers (issue 41's pairs, both ways)", labels(args.copies), *run)
     if args.locomo and "locomo" in args.workloads:
         report("LoCoMo conversation 26 (tuned on)", locomo(args.locomo, "26"), *run)
         report("LoCoMo conversation 30 (held out)", locomo(args.locomo, "30"), *run)
