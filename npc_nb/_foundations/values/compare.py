@@ -48,6 +48,7 @@ from typing import Any
 
 from ..terms import content_terms, stem
 from ..text import unmask
+from .labels import label_changes
 from .polarity import flips
 from .reader import DATES, NAME_WORD, Value, ValueReader
 
@@ -62,6 +63,7 @@ class Values:
     values: tuple[Value, ...]
     names: tuple[str, ...]
     value_words: tuple[str, ...]
+    placed: tuple[str, ...] = ()  # names inside a sentence (not opening one)
 
     @property
     def value_stems(self) -> frozenset[str]:
@@ -91,6 +93,7 @@ def read_values(text: str) -> Values:
         tuple(v for _, v in sorted(reader.found, key=lambda found: found[0])),
         tuple(reader.names),
         tuple(reader.value_words),
+        tuple(reader.placed),
     )
 
 
@@ -105,26 +108,56 @@ def value_changes(candidate: str, memory: str) -> list[str]:
 @functools.lru_cache(maxsize=16_384)
 def changes(candidate: str, memory: str) -> tuple[str, ...]:
     """What the candidate asserts differently from ``memory``: a value of a family put in
-    place of another (``"number: 32 → 64"``, ``"sign: 0.4 → -0.4"``, ``"unit: 120 ms →
-    120 s"``, ``"comparator: < 0.05 → > 0.05"``, ``"date: Mondays → Thursdays"``), a
-    name put in place of another, or a word asserted by one and denied by the other."""
+    place of another, added or left out (``"number: 32 → 64"``, ``"sign: 0.4 → -0.4"``,
+    ``"unit: 120 ms → 120 s"``, ``"date: none → May"``), a name put in place of another,
+    added or left out, a label (``values.labels``: ``"label: B → A"``), or a word
+    asserted by one and denied by the other. Symmetric: whatever changes from the
+    memory to the candidate changes back."""
+    found = _one_way(candidate, memory)
+    if found:
+        return found
+    return tuple(_reversed(change) for change in _one_way(memory, candidate))
+
+
+def _one_way(candidate: str, memory: str) -> tuple[str, ...]:
     ours, theirs = read_values(candidate), read_values(memory)
     changes = []
     for family in ("number", "ordinal", "date", "time"):
         added = _unmatched(ours.values, theirs.values, family)
         dropped = _unmatched(theirs.values, ours.values, family)
-        if added and dropped:
-            label = _label(dropped[0], added[0])
-            before, after = (", ".join(v.text for v in side) for side in (dropped, added))
+        if added or dropped:
+            label = _label(dropped[0], added[0]) if added and dropped else family
+            before, after = (", ".join(v.text for v in side) or "none" for side in (dropped, added))
             changes.append(f"{label}: {before} → {after}")
-    new_names = [n for n in ours.names if not _mentions(memory, n)]
-    gone_names = [n for n in theirs.names if not _mentions(candidate, n)] if new_names else []
-    if new_names and gone_names:
-        changes.append(f"name: {', '.join(gone_names)} → {', '.join(new_names)}")
+    if names := _name_changes(candidate, memory, ours, theirs):
+        changes.append(names)
+    changes += label_changes(candidate, memory)
     if flipped := flips(candidate, memory):
         said = ", ".join(repr(w) for w in flipped)
         changes.append(f"negation: {said} asserted on one side, denied on the other")
     return tuple(changes)
+
+
+def _reversed(change: str) -> str:
+    """A change read the other way ("number: 32 → 64" is "number: 64 → 32")."""
+    kind, _, what = change.partition(": ")
+    if " → " not in what:
+        return change
+    before, _, after = what.partition(" → ")
+    return f"{kind}: {after} → {before}"
+
+
+def _name_changes(candidate: str, memory: str, ours: Values, theirs: Values) -> str | None:
+    """A name put in place of another, or one named inside a sentence that the other
+    statement does not mention (a person or a place added or left out). A capitalised
+    word that opens a sentence counts only in place of another: it may be any word."""
+    new_names = [n for n in ours.names if not _mentions(memory, n)]
+    gone_names = [n for n in theirs.names if not _mentions(candidate, n)]
+    swapped = bool(new_names and gone_names)
+    placed = any(n in ours.placed for n in new_names) or any(n in theirs.placed for n in gone_names)
+    if not (swapped or placed):
+        return None
+    return f"name: {', '.join(gone_names) or 'none'} → {', '.join(new_names) or 'none'}"
 
 
 def _mentions(text: str, name: str) -> bool:
@@ -143,26 +176,18 @@ def _words(text: str) -> frozenset[str]:
 
 
 def _unmatched(ours: tuple[Value, ...], theirs: tuple[Value, ...], family: str) -> list[Value]:
-    """Our values of ``family`` that some value of theirs is about and none agrees with."""
+    """Our values of ``family`` that no value of theirs agrees with: put in place of
+    one of theirs, or added."""
     found = []
     for value in (v for v in ours if v.family == family):
-        relevant = [w for w in theirs if w.family == family and _comparable(value, w)]
-        if relevant and not any(_agree(value, w) for w in relevant):
+        if not any(_agree(value, w) for w in theirs if w.family == family):
             found.append(value)
     return found
 
 
-def _comparable(a: Value, b: Value) -> bool:
-    """Whether two values are about the same thing (dates: share a part)."""
-    if a.family == "date":
-        return bool({part for part, _ in a.amount} & {part for part, _ in b.amount})
-    return True
-
-
 def _agree(a: Value, b: Value) -> bool:
     if a.family == "date":
-        mine = dict(a.amount)
-        return all(mine[part] == value for part, value in b.amount if part in mine)
+        return bool(a.amount == b.amount)
     if "version" in (a.kind, b.kind):
         return _as_version(a) == _as_version(b) and _same_comparator(a, b)
     if a.kind != b.kind or a.amount != b.amount:
@@ -185,8 +210,11 @@ def _same_comparator(a: Value, b: Value) -> bool:
 
 
 def _same_unit(a: Value, b: Value) -> bool:
-    if a.unit is None or b.unit is None or a.unit == b.unit:
+    """The same unit, or none on both sides: a unit added is a qualifier added."""
+    if a.unit == b.unit:
         return True
+    if a.unit is None or b.unit is None:
+        return False
     return (a.caseless or b.caseless) and a.unit.casefold() == b.unit.casefold()
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..terms import DATE_WORDS, FILLER, FUNCTION_WORDS, NUMBER_WORDS, WORD
 from .calendar import DATES, TIMES, date_fields, minutes
+from .labels import is_numeral
 from .units import SYMBOL, WORDS, canonical_unit
 
 __all__ = ["DATES", "NAME_WORD", "Value", "ValueReader"]
@@ -115,6 +116,7 @@ _NOT_NAMES = (
 _NUMBERISH = frozenset(_ONES) | frozenset(_TENS) | frozenset(_SCALES) | frozenset(_ORDINAL_WORDS)
 _NUMBERISH |= {"a"}
 _MAX_POWER = 400  # larger exponents are compared as written, not computed
+_OPENERS = " \t\"'“‘([«*•·-"
 
 
 class ValueReader:
@@ -126,6 +128,7 @@ class ValueReader:
         self.taken = bytearray(len(plain))
         self.found: list[tuple[int, Value]] = []
         self.names: list[str] = []
+        self.placed: list[str] = []  # names inside a sentence, not at its start
         self.value_words: list[str] = []
 
     def free(self, start: int, end: int) -> bool:
@@ -243,12 +246,23 @@ class ValueReader:
             self.take(*self._quantity(tokens[index].start(), tokens[last].end(), Fraction(amount)))
             return last + 1
         name = lower.removesuffix("'s")
+        if len(spelled) == 1 or is_numeral(spelled):
+            self.value_words.append(name)  # a label ("Plan B", "phase II"): ``labels``
+            return index + 1
         acronym = len(spelled) > 1 and spelled.isupper()  # "EU", "BY": named on purpose
         named = spelled[0].isupper() and (acronym or name not in _NOT_NAMES)
         if named and not self.caseless:
             self.names.append(name)
             self.value_words.append(name)
+            if not self._starts_sentence(token):
+                self.placed.append(name)
         return index + 1
+
+    def _starts_sentence(self, token: re.Match[str]) -> bool:
+        """Whether a word opens its sentence (where any word is capitalised), after
+        quotes, brackets and list markers."""
+        before = self.plain[: token.start()].rstrip(_OPENERS)
+        return not before or before[-1] in ".!?:;\n"
 
     def _after_number(self, token: re.Match[str]) -> bool:
         return bool(re.search(r"\d\s?$", self.plain[: token.start()]))
