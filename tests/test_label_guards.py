@@ -159,7 +159,8 @@ def test_the_exact_repeat_hash_keeps_labels(
     nb = _open(opened, project_dir, None)
     first = nb.add_candidate("Plan B is approved.", category="fact", npc="analyst")
     nb.reject(first.memory_id)
-    assert nb.add_candidate("plan b is approved", category="fact", npc="analyst").action == "suppressed"
+    again = nb.add_candidate("plan b is approved", category="fact", npc="analyst")
+    assert (again.action, again.memory_id) == ("suppressed", first.memory_id)
     assert nb.add_candidate("Plan A is approved.", category="fact", npc="analyst").queued
     assert nb.add_candidate("We use option I.", category="fact", npc="analyst").queued
     assert nb.add_candidate("We use option a.", category="fact", npc="analyst").queued
