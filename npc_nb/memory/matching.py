@@ -50,7 +50,7 @@ from .._foundations.terms import (
     words,
 )
 from .._foundations.text import normalise
-from .._foundations.values import read_values, value_changes
+from .._foundations.values import read_values, replaces, value_changes
 from ..errors import ConfigError
 from .lookup.embedding import similarities
 
@@ -227,13 +227,7 @@ def _lexical_judgement(candidate: str, memory: str) -> tuple[Judgement, bool]:
     unexplained = ours - theirs
     rewording = False
     if differs:
-        # An update changes a value of the same statement: apart from the numbers, dates
-        # and names, the two say the same words (two at most differ). Approving an update
-        # supersedes the memory, so a statement that merely shares a topic is "different".
-        ours_core = ours - _assertion_terms(candidate)
-        theirs_core = theirs - _assertion_terms(memory)
-        same_statement = bool(ours_core & theirs_core) and len(ours_core ^ theirs_core) <= 2
-        verdict: Verdict = "update" if same_statement else "different"
+        verdict: Verdict = "update" if _same_statement(candidate, memory, differs) else "different"
         return Judgement(verdict, score, "; ".join(differs)), False
     if ours and _in_order(candidate, memory):
         if not unexplained:
@@ -248,6 +242,19 @@ def _lexical_judgement(candidate: str, memory: str) -> tuple[Judgement, bool]:
         added = ", ".join(as_written(candidate, sorted(unexplained)))
         return Judgement("update", score, f"adds: {added}"), rewording
     return Judgement("different", score), rewording
+
+
+def _same_statement(candidate: str, memory: str, differs: list[str]) -> bool:
+    """Whether a change of value is an update of the same statement. Apart from the
+    values, names and labels, the two say the same words: two at most differ when a
+    value is put in place of another ("batch size 64" / "32"), none when one is only
+    added or left out ("week 3" / "week 3 of May"; but "meets in room 4" is no update
+    of "meets on Mondays"). Approving an update supersedes the memory, so a statement
+    that merely shares a topic is "different"."""
+    ours = content_terms(candidate) - _assertion_terms(candidate)
+    theirs = content_terms(memory) - _assertion_terms(memory)
+    allowed = 2 if any(replaces(change) for change in differs) else 0
+    return bool(ours & theirs) and len(ours ^ theirs) <= allowed
 
 
 def _explained(

@@ -52,7 +52,7 @@ from .labels import label_changes
 from .polarity import flips
 from .reader import DATES, NAME_WORD, Value, ValueReader
 
-__all__ = ["Value", "Values", "read_values", "value_changes"]
+__all__ = ["Value", "Values", "read_values", "replaces", "value_changes"]
 
 
 @dataclass(frozen=True)
@@ -136,6 +136,15 @@ def _one_way(candidate: str, memory: str) -> tuple[str, ...]:
         said = ", ".join(repr(w) for w in flipped)
         changes.append(f"negation: {said} asserted on one side, denied on the other")
     return tuple(changes)
+
+
+def replaces(change: str) -> bool:
+    """Whether a change (as ``changes`` words it) puts a value in place of another,
+    rather than adding one or leaving one out ("number: 32 → 64", not "date: none →
+    May"); a negation is a replacement too."""
+    what = change.partition(": ")[2]
+    before, arrow, after = what.partition(" → ")
+    return not arrow or "none" not in (before, after)
 
 
 def _reversed(change: str) -> str:
