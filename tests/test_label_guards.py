@@ -30,7 +30,7 @@ CHANGES = [
     ("The seminar is at 3 pm.", "The seminar is at 3 pm on Fridays.", "date"),
     ("The workshop is in the main hall.", "The workshop is in the main hall in Berlin.",
      "name"),
-    ("The field notes are checked by the lead.", "The field notes are checked by Priya.",
+    ("The field notes are checked.", "The field notes are checked by Priya.",
      "name"),
     ("Order pipette tips for the lab.", "Order 500 pipette tips for the lab.", "number"),
     ("The scan timeout is 30.", "The scan timeout is 30 s.", "unit"),
