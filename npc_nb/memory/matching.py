@@ -5,21 +5,24 @@ against its nearest memories: ``matcher(candidate_text, neighbour_texts)`` retur
 verdict per neighbour, ``"same"``, ``"update"`` or ``"different"``, optionally as
 ``(verdict, score)`` with a score from 0 to 100.
 
-**Guards** apply to every matcher, custom ones included: a candidate that changes a
-value the memory asserts is never "same" as it; such a verdict becomes "update". The
-guards compare typed values (``_foundations.values``), not words: another number,
-sign, comparator, unit, exponent, date, time, version or name of the same kind, or a
-word the memory asserts and the candidate denies (or the other way round). A rewording
-passes ("three" and "3", "Jira" and "jira", "dislikes" and "would rather not have"),
-so a judge that knows a paraphrase is not overridden; a tombstone never swallows a
-correction ("batch size 64" after "32" was rejected, "-0.4" after "0.4", "5 MW" after
-"5 mW").
+**Guards** apply to every matcher, custom ones included: a candidate that changes,
+adds or leaves out a value of the memory is never "same" as it; such a verdict becomes
+"update". The guards compare typed values (``_foundations.values``), not words:
+another number, sign, comparator, unit, exponent, date, time, version, name or
+one-letter label ("Plan B" / "Plan A", "option I" / "option a"), a value of a known kind
+added or left out ("week 3" / "week 3 of May"), or a word the memory asserts and the
+candidate denies. They are symmetric: A → B is asked exactly when B → A is. A rewording
+passes ("three" and "3", "Jira" and "jira", "dislikes" and "would rather not have",
+"Plan Β" with a Greek Beta and "Plan B"), so a judge that knows a paraphrase is not
+overridden; a tombstone never swallows a correction ("batch size 64" after "32" was
+rejected, "-0.4" after "0.4", "5 MW" after "5 mW", "drive A" after "drive B").
 
 The **offline matcher** has no model to explain a paraphrase away, so it says "same"
 only when the candidate asserts nothing the memory does not: every content word of the
 candidate (stemmed, filler and function words left out) occurs in the memory, in the
 same order, and no guard fires. It says "update" when the two share their subject but an assertion
-differs, and "different" otherwise. It is precise by construction and modest in recall:
+differs (a value only added or left out: in an otherwise identical statement), and
+"different" otherwise. It is precise by construction and modest in recall:
 rewordings that use other words reach the reviewer (see docs/matching.md for figures).
 
 **Which matcher** (``resolve_matcher``): ``"auto"``, the default, is the model judge

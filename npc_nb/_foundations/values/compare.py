@@ -24,18 +24,32 @@ digits are ``^`` exponents, the Unicode minus is ``-``):
 - **names**: capitalised words that are not function words, filler, numbers, dates or
   units, compared without case ("Jira" and "jira" are one name). A text without a
   lowercase letter has no names: its case says nothing.
+- **labels** (``values.labels``): one-letter words and Roman numerals that say which
+  of several things ("Plan B", "option I", "writer a", "phase II"), compared pairwise
+  with lookalike letters folded, whatever a function-word list says of "a" or "I".
 - **polarity** (``values.polarity``): which words are asserted and which denied.
 
 Two values **agree** when they are of the same family (numbers and versions are one;
 ordinals, dates and times are each their own) and the same: equal amounts (``3`` and
-"three", ``10^5`` and ``100000``), and where both state a comparator or a unit, the same
-one (``<`` is not ``≤``, ``ms`` is not ``s``, ``mW`` is not ``MW``; against a text without
-lowercase letters a unit's case is unknown). Dates agree when the parts both state are
-equal ("March 15" and "March 15, 2024"). A statement that leaves a value out, or adds
-one, changes nothing ("Budget approved" after "Budget of 10k approved"): **a value
-changes** when each statement has a value of a family that no value of the other
-agrees with. A name changes when each names someone the other does not mention, and
-polarity when a word one asserts the other denies.
+"three", ``10^5`` and ``100000``) with the same comparator (``<`` is not ``≤``; none,
+``=`` and "about" are one) and the same unit, or none on both sides (``ms`` is not
+``s``, ``mW`` is not ``MW``, ``30`` is not ``30 s``; against a text without lowercase
+letters a unit's case is unknown). Dates agree when they state the same parts ("March
+15" and "15 March"; not "March 15" and "March 15, 2026": a year added). A date said
+relative to the day it was said ("tomorrow", "last Friday", "next Monday") is no value
+of the fact: it changes only in place of another ("tomorrow" / "yesterday"), never by
+being added or left out.
+
+**A value changes** when either statement has a value that no value of the other
+agrees with: one put in place of another, and equally one added or left out (a
+qualifier of a known kind: "week 3" / "week 3 of May", "Budget approved" / "Budget of
+10k approved"). A name changes when each names someone the other does not mention, or
+when one names, inside a sentence, a person or place the other does not mention
+("in the main hall" / "in the main hall in Berlin"; a capitalised word that opens a
+sentence may be any word, so it counts only in place of another). Polarity changes
+when a word one asserts the other denies. **Symmetric by construction**: whatever
+changes from A to B changes from B to A (``changes`` also reads the pair the other way
+round before it answers that nothing changed).
 """
 
 from __future__ import annotations
@@ -125,6 +139,10 @@ def _one_way(candidate: str, memory: str) -> tuple[str, ...]:
     for family in ("number", "ordinal", "date", "time"):
         added = _unmatched(ours.values, theirs.values, family)
         dropped = _unmatched(theirs.values, ours.values, family)
+        if not (added and dropped):  # a date said relative to its day is only replaced
+            added, dropped = (
+                [v for v in side if v.kind != "relative"] for side in (added, dropped)
+            )
         if added or dropped:
             label = _label(dropped[0], added[0]) if added and dropped else family
             before, after = (", ".join(v.text for v in side) or "none" for side in (dropped, added))
@@ -234,7 +252,9 @@ def _label(before: Value, after: Value) -> str:
         return "comparator" if not _same_comparator(before, after) else "unit"
     if before.kind == after.kind == "number" and _opposite(before.amount, after.amount):
         return "sign"
-    return "version" if "version" in (before.kind, after.kind) else before.kind
+    if "version" in (before.kind, after.kind):
+        return "version"
+    return before.family if before.family == "date" else before.kind
 
 
 def _opposite(a: Any, b: Any) -> bool:

@@ -26,7 +26,7 @@ class Value:
     """One value: its family and kind, what is compared (``amount``), as written."""
 
     family: str  # number (numbers, ranges, versions), ordinal, date, time
-    kind: str  # number, range, version, ordinal, date, time
+    kind: str  # number, range, version, ordinal, date, relative (a date), time
     amount: Any
     text: str
     comparator: str | None = None
@@ -117,6 +117,7 @@ _NUMBERISH = frozenset(_ONES) | frozenset(_TENS) | frozenset(_SCALES) | frozense
 _NUMBERISH |= {"a"}
 _MAX_POWER = 400  # larger exponents are compared as written, not computed
 _OPENERS = " \t\"'“‘([«*•·-"
+_DEICTIC = re.compile(r"\b(?:last|next|this|coming|past)\s+$", re.IGNORECASE)
 
 
 class ValueReader:
@@ -146,7 +147,15 @@ class ValueReader:
         for match in DATES.finditer(self.plain):
             fields = date_fields(match, self.caseless)
             if fields and self.free(*match.span()):
-                self.take(*match.span(), Value("date", "date", fields, match.group(0)))
+                kind = "relative" if self._deictic(match, fields) else "date"
+                self.take(*match.span(), Value("date", kind, fields, match.group(0)))
+
+    def _deictic(self, match: re.Match[str], fields: frozenset[tuple[str, int | str]]) -> bool:
+        """A date that means something only where it was said: "tomorrow", "last
+        Friday", "next Monday" (``compare``: no value of the fact to add or leave out)."""
+        if any(part == "r" for part, _ in fields):
+            return True
+        return bool(_DEICTIC.search(self.plain, max(0, match.start() - 12), match.start()))
 
     def times(self) -> None:
         for match in TIMES.finditer(self.plain):
