@@ -311,8 +311,16 @@ def _last_part(token: re.Match[str]) -> str:
 
 
 def _excluded_one(tokens: list[re.Match[str]], position: int) -> bool:
-    """ "one" as a pronoun: "no one", "every one", "the one"."""
-    return position > 0 and tokens[position - 1].group(0).casefold() in _NOT_ONE
+    """ "one" as a pronoun: "no one", "every one", "the one", and a "one" that counts
+    nothing after it ("kids who need one", "one of them"; but "one GPU", "one hundred")."""
+    if position > 0 and tokens[position - 1].group(0).casefold() in _NOT_ONE:
+        return True
+    if position + 1 == len(tokens):
+        return True
+    token, following = tokens[position], tokens[position + 1]
+    if token.string[token.end() : following.start()].strip():
+        return True  # punctuation after it: "need one, even though"
+    return following.group(0).casefold() in FUNCTION_WORDS
 
 
 def _add_word(part: str, total: int, current: int) -> tuple[int, int]:
