@@ -81,8 +81,8 @@ def _reversed(change: str) -> str:
 @functools.lru_cache(maxsize=16_384)
 def _changes(one: str, other: str) -> tuple[str, ...]:
     ours, theirs = _words(one), _words(other)
-    if not any(w.letter for w in ours) and not any(w.letter for w in theirs):
-        return ()
+    if _letters(ours) == _letters(theirs):
+        return ()  # the same letters in the same order, read alike: nothing to align
     keys = ([w.text for w in ours], [w.text for w in theirs])
     found: list[str] = []
     swapped: set[int] = set()
@@ -100,6 +100,10 @@ def _changes(one: str, other: str) -> tuple[str, ...]:
     if dropped or added:
         found.append(f"label: {_spelled(dropped) or 'none'} → {_spelled(added) or 'none'}")
     return tuple(found)
+
+
+def _letters(words: tuple[_Word, ...]) -> list[tuple[str, bool]]:
+    return [(w.text, w.label) for w in words if w.letter]
 
 
 def _lacking(ours: tuple[_Word, ...], theirs: tuple[_Word, ...], swapped: set[int]) -> list[_Word]:
