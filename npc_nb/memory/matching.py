@@ -171,11 +171,13 @@ def _one_verdict(item: Any) -> tuple[Verdict, float | None]:
 
 def assertion_differences(candidate: str, memory: str) -> list[str]:
     """What the candidate asserts differently from ``memory``: a value put in place of
-    another of its kind (``"number: 32 → 64"``, ``"sign: 0.4 → -0.4"``), another name,
-    or a word asserted by one and denied by the other (``_foundations.values``).
+    another of its kind (``"number: 32 → 64"``, ``"sign: 0.4 → -0.4"``), another name
+    or label (``"label: B → A"``), or a word asserted by one and denied by the other
+    (``_foundations.values``).
 
-    Leaving a detail out is not a difference ("Budget approved" after "Budget of 10k
-    approved"); replacing it is.
+    Leaving a value out is a difference exactly as adding one ("Budget approved" after
+    "Budget of 10k approved": ``"number: 10k → none"``), and the pair read the other
+    way round differs too.
     """
     return value_changes(candidate, memory)
 
