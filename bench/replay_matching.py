@@ -56,7 +56,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import replay_judge
-from replay_workloads import Item, Workload, locomo, near_miss, synthetic
+from replay_workloads import Item, Workload, labels, locomo, near_miss, synthetic
 
 import npc_nb
 from npc_nb._foundations.text import normalise
@@ -347,8 +347,8 @@ def main() -> None:
     parser.add_argument("--copies", type=int, default=3, help="synthetic rounds")
     parser.add_argument("--judge-error", type=float, default=0.0, help="share of wrong answers")
     parser.add_argument(
-        "--workloads", nargs="+", default=["synthetic", "near-miss", "locomo"],
-        choices=["synthetic", "near-miss", "locomo"],
+        "--workloads", nargs="+", default=["synthetic", "near-miss", "labels", "locomo"],
+        choices=["synthetic", "near-miss", "labels", "locomo"],
     )  # fmt: skip
     args = parser.parse_args()
     print(
@@ -360,6 +360,8 @@ def main() -> None:
         report("synthetic", synthetic(args.copies), *run)
     if "near-miss" in args.workloads:
         report("near-miss (issue 34's pairs)", near_miss(args.copies), *run)
+    if "labels" in args.workloads:
+        report("labels and qualifiers (issue 41's pairs, both ways)", labels(args.copies), *run)
     if args.locomo and "locomo" in args.workloads:
         report("LoCoMo conversation 26 (tuned on)", locomo(args.locomo, "26"), *run)
         report("LoCoMo conversation 30 (held out)", locomo(args.locomo, "30"), *run)

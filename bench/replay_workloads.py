@@ -9,6 +9,12 @@ sessions, each labelled with the distinct fact it states.
   on servers in the EU"), and corrections the guards and normalisation used to miss
   (a sign, a comparator, a unit prefix or case, an exponent, a superscript, a number
   word): each correction is a fact of its own, which must be asked;
+- ``labels``: the pairs of issue 41, each replayed in both directions (either side first,
+  the other its correction): one-letter labels ("Plan B" / "Plan A", "option I" /
+  "option a", "writer a" / "writer b"), Roman numerals, lookalike letters, and
+  qualifiers that add a value of a known kind ("week 3" / "week 3 of May": a month; a
+  weekday, a place, a person, a quantity, a unit, a year); and two writers proposing
+  "writer a fact number N" and "writer b fact number N" in one session, distinct facts;
 - ``locomo``: LoCoMo (Maharana et al., ACL 2024) conversations 26 and 30, read from
   the path given (``candidates.json``, ``facts-conv26.json``); conversation 30's labels
   are ours (``bench/labels/``). Conversation 26 is where the offline matcher was tuned;
@@ -166,14 +172,58 @@ def near_miss(copies: int = 3) -> Workload:
     return _rounds(_NEAR_MISSES, copies, "N")
 
 
-def _rounds(families: list[tuple[str, list[str], list[str]]], copies: int, tag: str) -> Workload:
+#: (one statement, the other): a label or a qualifier of a known kind changed, added or
+#: removed (issue 41). ``labels`` replays each pair both ways.
+_LABEL_PAIRS = [
+    ("Plan B is approved.", "Plan A is approved."),
+    ("Samples go to freezer B.", "Samples go to freezer A."),
+    ("We store raw data on drive B.", "We store raw data on drive A."),
+    ("We use option I.", "We use option a."),
+    ("The trial is in phase II.", "The trial is in phase III."),
+    ("Group A gets the placebo.", "Group B gets the placebo."),
+    ("The cohort is split into arms A and B.", "The cohort is split into arms A and C."),
+    ("Results go in appendix C.", "Results go in appendix D."),
+    ("Uses R for the statistics.", "Uses P for the statistics."),
+    ("Protocol \u0392 is the default.", "Protocol C is the default."),  # a Greek Beta: a B
+    ("The pilot starts in week 3.", "The pilot starts in week 3 of May."),
+    ("The seminar is at 3 pm.", "The seminar is at 3 pm on Fridays."),
+    ("The workshop is in the main hall.", "The workshop is in the main hall in Berlin."),
+    ("The field notes are checked by the lead.", "The field notes are checked by Priya."),
+    ("Order pipette tips for the lab.", "Order 500 pipette tips for the lab."),
+    ("The scan timeout is 30.", "The scan timeout is 30 s."),
+    ("The paper is due on March 15.", "The paper is due on March 15, 2027."),
+    ("Budget of 10k approved.", "Budget approved."),
+]
+
+
+def labels(copies: int = 3, writers: int = 20) -> Workload:
+    """The pairs of issue 41, each replayed with either side first and the other as its
+    correction, then two writers' interleaved facts ("writer a fact number N", "writer b
+    fact number N"), distinct facts proposed in one session."""
+    forward = [(one, [], [other]) for one, other in _LABEL_PAIRS]
+    backward = [(other, [], [one]) for one, other in _LABEL_PAIRS]
+    sessions = _rounds(forward, copies, "L", "forward") + _rounds(backward, copies, "M", "backward")
+    interleaved = [
+        Item(f"writer {w} fact number {n}", f"W.{w}.{n}", "writer")
+        for n in range(1, writers + 1)
+        for w in ("a", "b")
+    ]
+    return [*sessions, interleaved]
+
+
+def _rounds(
+    families: list[tuple[str, list[str], list[str]]],
+    copies: int,
+    tag: str,
+    persona: str = "persona",
+) -> Workload:
     """Per round (a persona each): the facts, then a session of their exact, trivial
     (shouted) and filler repeats, paraphrases, and corrections (a fact of their own)."""
     sessions: Workload = []
     for round_ in range(copies):
         first: list[Item] = []
         later: list[Item] = []
-        npc = f"persona{round_}"
+        npc = f"{persona}{round_}"
         for index, (text, paraphrases, corrections) in enumerate(families):
             fact, fixed = f"{tag}{round_}.{index}", f"{tag}{round_}.{index}.fix"
             first.append(Item(text, fact, npc))

@@ -1,5 +1,7 @@
-"""The typed values the guards compare: every change of value issue 34 lists is one, in
-both directions, and every rewording it lists is none; with properties over numbers."""
+"""The typed values the guards compare: every change of value issues 34 and 41 list is
+one, in both directions (a value put in place of another, added or left out; a label;
+a qualifier of a known kind), and every rewording they list is none; with properties
+over numbers and a symmetry property over every kind of value."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from npc_nb._foundations.values import read_values, value_changes
+from npc_nb.memory.matching import guard, offline_matcher
 
 #: (memory, candidate, what the change is called): a correction of a value.
 CORRECTIONS = [
@@ -39,6 +42,18 @@ CORRECTIONS = [
     ("We use DuckDB for the store.", "We no longer use DuckDB for the store.", "negation"),
     ("Personal data must never leave the EU servers.", "Personal data may leave the EU servers.",
      "negation"),
+    # Issue 41: labels, and qualifiers that add or leave out a value of a known kind.
+    ("Plan B is approved.", "Plan A is approved.", "label"),
+    ("We use option I.", "We use option a.", "label"),
+    ("writer a fact number 7", "writer b fact number 7", "label"),
+    ("The trial is in phase II.", "The trial is in phase III.", "label"),
+    ("Samples go to freezer A.", "Samples go to a freezer.", "label"),
+    ("The pilot starts in week 3.", "The pilot starts in week 3 of May.", "date"),
+    ("The seminar is at 3 pm.", "The seminar is at 3 pm on Fridays.", "date"),
+    ("The paper is due on March 15.", "The paper is due on March 15, 2026.", "date"),
+    ("The workshop is in the main hall.", "The workshop is in the main hall in Berlin.", "name"),
+    ("Budget of 10k approved.", "Budget approved.", "number"),
+    ("The scan timeout is 30.", "The scan timeout is 30 s.", "unit"),
 ]  # fmt: skip
 
 #: (memory, candidate): the same fact, worded otherwise; no value changes.
@@ -55,8 +70,16 @@ REWORDINGS = [
     ("The offset is +0.3.", "The offset is 0.3."),
     ("Use at least 3 reviewers.", "Use no fewer than three reviewers."),
     ("The budget is 10k.", "The budget is 10,000."),
-    ("Budget of 10k approved.", "Budget approved."),  # a detail left out
-    ("The paper is due on March 15.", "The paper is due on March 15, 2026."),
+    ("The budget of 10k was approved.", "Basically, a budget of 10,000 was approved."),
+    ("The paper is due on March 15.", "The paper is due on 15 March."),
+    ("Plan B is approved.", "plan b is approved"),
+    ("Plan B is approved.", "Plan \u0392 is approved."),  # a Greek capital Beta
+    ("Plan A is approved.", "Plan \u13aa is approved."),  # a Cherokee letter like an A
+    ("Uses P for the statistics.", "Uses \u03a1 for the statistics."),  # a Greek Rho
+    ("Group A gets the placebo.", "The placebo goes to group A."),
+    ("A tablet is used for the survey.", "The survey uses a tablet."),
+    ("I prefer tea over coffee.", "Tea over coffee is what I prefer."),
+    ("The lab meets on Mondays.", "Lab meetings are on Monday."),
     ("We use DuckDB for the store.", "DuckDB is what we use for the store."),
     ("Use 3-5 GPUs.", "Use between 3 and 5 GPUs."),
     ("The discount is 5 percent.", "The discount is 5%."),
@@ -145,3 +168,56 @@ def test_comparators_differ_when_they_mean_different_bounds(one: str, two: str) 
     meaning = {"at least": "≥", "at most": "≤", "more than": ">", "under": "<"}
     changed = value_changes(f"Use {two} 8 GPUs.", f"Use {one} 8 GPUs.")
     assert bool(changed) == (meaning.get(one, one) != meaning.get(two, two))
+
+
+#: Every kind of value (issue 41), as a statement with a slot and what fills it: the
+#: words and what they mean ("" leaves the value out: a qualifier removed).
+_KINDS = {
+    "number": ("We order {} pipette tips.", [("32", 32), ("64", 64), ("three", 3), ("3", 3),
+                                             ("", None)]),
+    "unit": ("The timeout is 30{}.", [(" ms", "ms"), (" s", "s"), (" seconds", "s"),
+                                     (" min", "min"), ("", None)]),
+    "date": ("The paper is due on March 15{}.", [("", None), (", 2026", 2026), (", 2027", 2027)]),
+    "day": ("The paper is due on {}.", [("March 15", (3, 15)), ("15 March", (3, 15)),
+                                        ("March 25", (3, 25))]),
+    "month": ("The pilot starts in week 3{}.", [("", None), (" of May", 5), (" of June", 6)]),
+    "weekday": ("The lab meets{}.", [("", None), (" on Mondays", 0), (" on Monday", 0),
+                                     (" on Thursdays", 3)]),
+    "time": ("Stand-up is{}.", [("", None), (" at 9 am", 540), (" at 09:00", 540),
+                                (" at 10 am", 600)]),
+    "version": ("We use Python {}.", [("3.10", "3.10"), ("3.1", "3.1"), ("3.12", "3.12")]),
+    "person": ("The survey is led by {}.", [("Maria", "maria"), ("Mario", "mario"),
+                                            ("the lead", None)]),
+    "place": ("The workshop is in the main hall{}.", [("", None), (" in Berlin", "berlin"),
+                                                      (" in Paris", "paris")]),
+    "label": ("Plan {} is approved.", [("A", "a"), ("B", "b"), ("\u0392", "b"), ("C", "c"),
+                                       ("II", "ii"), ("III", "iii")]),
+    "letter": ("writer {} fact number 7", [("a", "a"), ("b", "b"), ("i", "i"), ("c", "c")]),
+    "option": ("We use option {}.", [("I", "i"), ("a", "a"), ("A", "a"), ("B", "b"), ("", None)]),
+    "negation": ("We {} DuckDB for the store.", [("use", True), ("no longer use", False),
+                                                 ("do not use", False)]),
+}  # fmt: skip
+
+
+@st.composite
+def _two_statements(draw: st.DrawFn) -> tuple[str, str, bool]:
+    template, fillers = _KINDS[draw(st.sampled_from(sorted(_KINDS)))]
+    (one, meant), (other, also) = draw(st.permutations(fillers))[:2]
+    texts = (" ".join(template.format(f).split()).replace(" .", ".") for f in (one, other))
+    return (*texts, meant != also)
+
+
+@given(_two_statements())
+def test_a_value_changes_one_way_exactly_when_it_changes_the_other(
+    pair: tuple[str, str, bool],
+) -> None:
+    one, other, changed = pair
+    forward, backward = value_changes(other, one), value_changes(one, other)
+    assert bool(forward) == bool(backward) == changed, (forward, backward)
+    if changed:  # the offline matcher asks both ways, and says the same both ways
+        there = [verdict for verdict, _ in offline_matcher(other, [one])]
+        assert there == [verdict for verdict, _ in offline_matcher(one, [other])]
+        assert there != ["same"]
+        assert guard(other, one, "same")[0] == guard(one, other, "same")[0] == "update"
+    else:  # a judge's "same" on a rewording stands both ways
+        assert guard(other, one, "same")[0] == guard(one, other, "same")[0] == "same"

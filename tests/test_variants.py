@@ -310,11 +310,12 @@ def test_a_review_of_one_persona_lists_and_marks_only_its_own_outcomes(
 
 def test_wordings_and_automatic_outcomes_are_shown_as_text(nb: npc_nb.Project) -> None:
     nb.configure(matcher=f"{__name__}:always_same")
-    hostile = "We store <img src=x onerror=alert(1)> the ringing data in DuckDB."
+    # No value in the markup (a number or a one-letter word would be a value added).
+    hostile = "We store <img src=pic onerror=alert(document.cookie)> the ringing data in DuckDB."
     card = propose(nb, FACT)
     assert nb.add_candidate(hostile, category="fact", npc="analyst").action == "merged"
     panel = nb.review_panel()
-    assert "<img" not in panel.keys.card_html and "&lt;img src=x" in panel.keys.card_html
+    assert "<img" not in panel.keys.card_html and "&lt;img src=pic" in panel.keys.card_html
     panel._on_key("r", card)  # the end screen lists the merged wording
     assert "Decided automatically" in panel.keys.card_html
-    assert "<img" not in panel.keys.card_html and "&lt;img src=x" in panel.keys.card_html
+    assert "<img" not in panel.keys.card_html and "&lt;img src=pic" in panel.keys.card_html

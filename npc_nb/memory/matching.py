@@ -5,21 +5,24 @@ against its nearest memories: ``matcher(candidate_text, neighbour_texts)`` retur
 verdict per neighbour, ``"same"``, ``"update"`` or ``"different"``, optionally as
 ``(verdict, score)`` with a score from 0 to 100.
 
-**Guards** apply to every matcher, custom ones included: a candidate that changes a
-value the memory asserts is never "same" as it; such a verdict becomes "update". The
-guards compare typed values (``_foundations.values``), not words: another number,
-sign, comparator, unit, exponent, date, time, version or name of the same kind, or a
-word the memory asserts and the candidate denies (or the other way round). A rewording
-passes ("three" and "3", "Jira" and "jira", "dislikes" and "would rather not have"),
-so a judge that knows a paraphrase is not overridden; a tombstone never swallows a
-correction ("batch size 64" after "32" was rejected, "-0.4" after "0.4", "5 MW" after
-"5 mW").
+**Guards** apply to every matcher, custom ones included: a candidate that changes,
+adds or leaves out a value of the memory is never "same" as it; such a verdict becomes
+"update". The guards compare typed values (``_foundations.values``), not words:
+another number, sign, comparator, unit, exponent, date, time, version, name or
+one-letter label ("Plan B" / "Plan A", "option I" / "option a"), a value of a known kind
+added or left out ("week 3" / "week 3 of May"), or a word the memory asserts and the
+candidate denies. They are symmetric: A → B is asked exactly when B → A is. A rewording
+passes ("three" and "3", "Jira" and "jira", "dislikes" and "would rather not have",
+"Plan Β" with a Greek Beta and "Plan B"), so a judge that knows a paraphrase is not
+overridden; a tombstone never swallows a correction ("batch size 64" after "32" was
+rejected, "-0.4" after "0.4", "5 MW" after "5 mW", "drive A" after "drive B").
 
 The **offline matcher** has no model to explain a paraphrase away, so it says "same"
 only when the candidate asserts nothing the memory does not: every content word of the
 candidate (stemmed, filler and function words left out) occurs in the memory, in the
 same order, and no guard fires. It says "update" when the two share their subject but an assertion
-differs, and "different" otherwise. It is precise by construction and modest in recall:
+differs (a value only added or left out: in an otherwise identical statement), and
+"different" otherwise. It is precise by construction and modest in recall:
 rewordings that use other words reach the reviewer (see docs/matching.md for figures).
 
 **Which matcher** (``resolve_matcher``): ``"auto"``, the default, is the model judge
@@ -50,7 +53,7 @@ from .._foundations.terms import (
     words,
 )
 from .._foundations.text import normalise
-from .._foundations.values import read_values, value_changes
+from .._foundations.values import read_values, replaces, value_changes
 from ..errors import ConfigError
 from .lookup.embedding import similarities
 
@@ -168,11 +171,13 @@ def _one_verdict(item: Any) -> tuple[Verdict, float | None]:
 
 def assertion_differences(candidate: str, memory: str) -> list[str]:
     """What the candidate asserts differently from ``memory``: a value put in place of
-    another of its kind (``"number: 32 → 64"``, ``"sign: 0.4 → -0.4"``), another name,
-    or a word asserted by one and denied by the other (``_foundations.values``).
+    another of its kind (``"number: 32 → 64"``, ``"sign: 0.4 → -0.4"``), another name
+    or label (``"label: B → A"``), or a word asserted by one and denied by the other
+    (``_foundations.values``).
 
-    Leaving a detail out is not a difference ("Budget approved" after "Budget of 10k
-    approved"); replacing it is.
+    Leaving a value out is a difference exactly as adding one ("Budget approved" after
+    "Budget of 10k approved": ``"number: 10k → none"``), and the pair read the other
+    way round differs too.
     """
     return value_changes(candidate, memory)
 
@@ -227,13 +232,7 @@ def _lexical_judgement(candidate: str, memory: str) -> tuple[Judgement, bool]:
     unexplained = ours - theirs
     rewording = False
     if differs:
-        # An update changes a value of the same statement: apart from the numbers, dates
-        # and names, the two say the same words (two at most differ). Approving an update
-        # supersedes the memory, so a statement that merely shares a topic is "different".
-        ours_core = ours - _assertion_terms(candidate)
-        theirs_core = theirs - _assertion_terms(memory)
-        same_statement = bool(ours_core & theirs_core) and len(ours_core ^ theirs_core) <= 2
-        verdict: Verdict = "update" if same_statement else "different"
+        verdict: Verdict = "update" if _same_statement(candidate, memory, differs) else "different"
         return Judgement(verdict, score, "; ".join(differs)), False
     if ours and _in_order(candidate, memory):
         if not unexplained:
@@ -248,6 +247,19 @@ def _lexical_judgement(candidate: str, memory: str) -> tuple[Judgement, bool]:
         added = ", ".join(as_written(candidate, sorted(unexplained)))
         return Judgement("update", score, f"adds: {added}"), rewording
     return Judgement("different", score), rewording
+
+
+def _same_statement(candidate: str, memory: str, differs: list[str]) -> bool:
+    """Whether a change of value is an update of the same statement. Apart from the
+    values, names and labels, the two say the same words: two at most differ when a
+    value is put in place of another ("batch size 64" / "32"), none when one is only
+    added or left out ("week 3" / "week 3 of May"; but "meets in room 4" is no update
+    of "meets on Mondays"). Approving an update supersedes the memory, so a statement
+    that merely shares a topic is "different"."""
+    ours = content_terms(candidate) - _assertion_terms(candidate)
+    theirs = content_terms(memory) - _assertion_terms(memory)
+    allowed = 2 if any(replaces(change) for change in differs) else 0
+    return bool(ours & theirs) and len(ours ^ theirs) <= allowed
 
 
 def _explained(

@@ -6,7 +6,7 @@
 2. Otherwise the **neighbour index** finds the nearest memories the candidate's persona
    could see (pending, approved, rejected), and the **matcher** judges each: same,
    update or different. The guards of ``matching`` turn any "same" on a changed number,
-   date, name or negation into "update".
+   date, name, label or negation, or on a value added or left out, into "update".
 3. The **outcome**: same as a rejected memory, suppressed; as an approved one,
    reinforced; as a pending one, merged. An update of an approved memory is queued as a
    proposed update (approving it supersedes that memory); anything else is queued, with

@@ -5,7 +5,8 @@ number.
 
 A date is the set of its parts (year, month, day, weekday, quarter, a relative day, a
 numeric day/month), so "March 15" and "March 15, 2026" agree on what both state. A
-lowercase "may" or "march" without a day or a year is a verb, not a month.
+lowercase "may" or "march" without a day or a year is a verb, not a month, and the
+number of a week is no day ("week 3 of May" is a week and a month).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ _WEEKDAYS |= {"saturday": 5, "sunday": 6}
 DATES = re.compile(
     r"\b(?P<iy>\d{4})-(?P<im>\d{1,2})-(?P<id>\d{1,2})\b"
     r"|\b(?P<na>\d{1,2})[/.](?P<nb>\d{1,2})[/.](?P<ny>\d{4}|\d{2})\b"
-    r"|\b(?:(?P<d1>\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?)?"
+    r"|\b(?:(?<![Ww]eek\s)(?P<d1>\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?)?"
     rf"(?P<month>{_alternation(_MONTHS)})\.?(?:\s+(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?(?!\d))?"
     r"(?:,?\s+(?P<my>\d{4})(?!\d))?\b"
     r"|\b[Qq](?P<q>[1-4])\b(?:\s+(?P<qy>\d{4})\b)?"

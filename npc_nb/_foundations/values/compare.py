@@ -24,18 +24,32 @@ digits are ``^`` exponents, the Unicode minus is ``-``):
 - **names**: capitalised words that are not function words, filler, numbers, dates or
   units, compared without case ("Jira" and "jira" are one name). A text without a
   lowercase letter has no names: its case says nothing.
+- **labels** (``values.labels``): one-letter words and Roman numerals that say which
+  of several things ("Plan B", "option I", "writer a", "phase II"), compared pairwise
+  with lookalike letters folded, whatever a function-word list says of "a" or "I".
 - **polarity** (``values.polarity``): which words are asserted and which denied.
 
 Two values **agree** when they are of the same family (numbers and versions are one;
 ordinals, dates and times are each their own) and the same: equal amounts (``3`` and
-"three", ``10^5`` and ``100000``), and where both state a comparator or a unit, the same
-one (``<`` is not ``≤``, ``ms`` is not ``s``, ``mW`` is not ``MW``; against a text without
-lowercase letters a unit's case is unknown). Dates agree when the parts both state are
-equal ("March 15" and "March 15, 2024"). A statement that leaves a value out, or adds
-one, changes nothing ("Budget approved" after "Budget of 10k approved"): **a value
-changes** when each statement has a value of a family that no value of the other
-agrees with. A name changes when each names someone the other does not mention, and
-polarity when a word one asserts the other denies.
+"three", ``10^5`` and ``100000``) with the same comparator (``<`` is not ``≤``; none,
+``=`` and "about" are one) and the same unit, or none on both sides (``ms`` is not
+``s``, ``mW`` is not ``MW``, ``30`` is not ``30 s``; against a text without lowercase
+letters a unit's case is unknown). Dates agree when they state the same parts ("March
+15" and "15 March"; not "March 15" and "March 15, 2026": a year added). A date said
+relative to the day it was said ("tomorrow", "last Friday", "next Monday") is no value
+of the fact: it changes only in place of another ("tomorrow" / "yesterday"), never by
+being added or left out.
+
+**A value changes** when either statement has a value that no value of the other
+agrees with: one put in place of another, and equally one added or left out (a
+qualifier of a known kind: "week 3" / "week 3 of May", "Budget approved" / "Budget of
+10k approved"). A name changes when each names someone the other does not mention, or
+when one names, inside a sentence, a person or place the other does not mention
+("in the main hall" / "in the main hall in Berlin"; a capitalised word that opens a
+sentence may be any word, so it counts only in place of another). Polarity changes
+when a word one asserts the other denies. **Symmetric by construction**: whatever
+changes from A to B changes from B to A (``changes`` also reads the pair the other way
+round before it answers that nothing changed).
 """
 
 from __future__ import annotations
@@ -48,10 +62,11 @@ from typing import Any
 
 from ..terms import content_terms, stem
 from ..text import unmask
+from .labels import label_changes
 from .polarity import flips
 from .reader import DATES, NAME_WORD, Value, ValueReader
 
-__all__ = ["Value", "Values", "read_values", "value_changes"]
+__all__ = ["Value", "Values", "read_values", "replaces", "value_changes"]
 
 
 @dataclass(frozen=True)
@@ -62,6 +77,7 @@ class Values:
     values: tuple[Value, ...]
     names: tuple[str, ...]
     value_words: tuple[str, ...]
+    placed: tuple[str, ...] = ()  # names inside a sentence (not opening one)
 
     @property
     def value_stems(self) -> frozenset[str]:
@@ -91,6 +107,7 @@ def read_values(text: str) -> Values:
         tuple(v for _, v in sorted(reader.found, key=lambda found: found[0])),
         tuple(reader.names),
         tuple(reader.value_words),
+        tuple(reader.placed),
     )
 
 
@@ -105,26 +122,69 @@ def value_changes(candidate: str, memory: str) -> list[str]:
 @functools.lru_cache(maxsize=16_384)
 def changes(candidate: str, memory: str) -> tuple[str, ...]:
     """What the candidate asserts differently from ``memory``: a value of a family put in
-    place of another (``"number: 32 → 64"``, ``"sign: 0.4 → -0.4"``, ``"unit: 120 ms →
-    120 s"``, ``"comparator: < 0.05 → > 0.05"``, ``"date: Mondays → Thursdays"``), a
-    name put in place of another, or a word asserted by one and denied by the other."""
+    place of another, added or left out (``"number: 32 → 64"``, ``"sign: 0.4 → -0.4"``,
+    ``"unit: 120 ms → 120 s"``, ``"date: none → May"``), a name put in place of another,
+    added or left out, a label (``values.labels``: ``"label: B → A"``), or a word
+    asserted by one and denied by the other. Symmetric: whatever changes from the
+    memory to the candidate changes back."""
+    found = _one_way(candidate, memory)
+    if found:
+        return found
+    return tuple(_reversed(change) for change in _one_way(memory, candidate))
+
+
+def _one_way(candidate: str, memory: str) -> tuple[str, ...]:
     ours, theirs = read_values(candidate), read_values(memory)
     changes = []
     for family in ("number", "ordinal", "date", "time"):
         added = _unmatched(ours.values, theirs.values, family)
         dropped = _unmatched(theirs.values, ours.values, family)
-        if added and dropped:
-            label = _label(dropped[0], added[0])
-            before, after = (", ".join(v.text for v in side) for side in (dropped, added))
+        if not (added and dropped):  # a date said relative to its day is only replaced
+            added, dropped = (
+                [v for v in side if v.kind != "relative"] for side in (added, dropped)
+            )
+        if added or dropped:
+            label = _label(dropped[0], added[0]) if added and dropped else family
+            before, after = (", ".join(v.text for v in side) or "none" for side in (dropped, added))
             changes.append(f"{label}: {before} → {after}")
-    new_names = [n for n in ours.names if not _mentions(memory, n)]
-    gone_names = [n for n in theirs.names if not _mentions(candidate, n)] if new_names else []
-    if new_names and gone_names:
-        changes.append(f"name: {', '.join(gone_names)} → {', '.join(new_names)}")
+    if names := _name_changes(candidate, memory, ours, theirs):
+        changes.append(names)
+    changes += label_changes(candidate, memory)
     if flipped := flips(candidate, memory):
         said = ", ".join(repr(w) for w in flipped)
         changes.append(f"negation: {said} asserted on one side, denied on the other")
     return tuple(changes)
+
+
+def replaces(change: str) -> bool:
+    """Whether a change (as ``changes`` words it) puts a value in place of another,
+    rather than adding one or leaving one out ("number: 32 → 64", not "date: none →
+    May"); a negation is a replacement too."""
+    what = change.partition(": ")[2]
+    before, arrow, after = what.partition(" → ")
+    return not arrow or "none" not in (before, after)
+
+
+def _reversed(change: str) -> str:
+    """A change read the other way ("number: 32 → 64" is "number: 64 → 32")."""
+    kind, _, what = change.partition(": ")
+    if " → " not in what:
+        return change
+    before, _, after = what.partition(" → ")
+    return f"{kind}: {after} → {before}"
+
+
+def _name_changes(candidate: str, memory: str, ours: Values, theirs: Values) -> str | None:
+    """A name put in place of another, or one named inside a sentence that the other
+    statement does not mention (a person or a place added or left out). A capitalised
+    word that opens a sentence counts only in place of another: it may be any word."""
+    new_names = [n for n in ours.names if not _mentions(memory, n)]
+    gone_names = [n for n in theirs.names if not _mentions(candidate, n)]
+    swapped = bool(new_names and gone_names)
+    placed = any(n in ours.placed for n in new_names) or any(n in theirs.placed for n in gone_names)
+    if not (swapped or placed):
+        return None
+    return f"name: {', '.join(gone_names) or 'none'} → {', '.join(new_names) or 'none'}"
 
 
 def _mentions(text: str, name: str) -> bool:
@@ -143,26 +203,18 @@ def _words(text: str) -> frozenset[str]:
 
 
 def _unmatched(ours: tuple[Value, ...], theirs: tuple[Value, ...], family: str) -> list[Value]:
-    """Our values of ``family`` that some value of theirs is about and none agrees with."""
+    """Our values of ``family`` that no value of theirs agrees with: put in place of
+    one of theirs, or added."""
     found = []
     for value in (v for v in ours if v.family == family):
-        relevant = [w for w in theirs if w.family == family and _comparable(value, w)]
-        if relevant and not any(_agree(value, w) for w in relevant):
+        if not any(_agree(value, w) for w in theirs if w.family == family):
             found.append(value)
     return found
 
 
-def _comparable(a: Value, b: Value) -> bool:
-    """Whether two values are about the same thing (dates: share a part)."""
-    if a.family == "date":
-        return bool({part for part, _ in a.amount} & {part for part, _ in b.amount})
-    return True
-
-
 def _agree(a: Value, b: Value) -> bool:
     if a.family == "date":
-        mine = dict(a.amount)
-        return all(mine[part] == value for part, value in b.amount if part in mine)
+        return bool(a.amount == b.amount)
     if "version" in (a.kind, b.kind):
         return _as_version(a) == _as_version(b) and _same_comparator(a, b)
     if a.kind != b.kind or a.amount != b.amount:
@@ -185,8 +237,11 @@ def _same_comparator(a: Value, b: Value) -> bool:
 
 
 def _same_unit(a: Value, b: Value) -> bool:
-    if a.unit is None or b.unit is None or a.unit == b.unit:
+    """The same unit, or none on both sides: a unit added is a qualifier added."""
+    if a.unit == b.unit:
         return True
+    if a.unit is None or b.unit is None:
+        return False
     return (a.caseless or b.caseless) and a.unit.casefold() == b.unit.casefold()
 
 
@@ -197,7 +252,9 @@ def _label(before: Value, after: Value) -> str:
         return "comparator" if not _same_comparator(before, after) else "unit"
     if before.kind == after.kind == "number" and _opposite(before.amount, after.amount):
         return "sign"
-    return "version" if "version" in (before.kind, after.kind) else before.kind
+    if "version" in (before.kind, after.kind):
+        return "version"
+    return before.family if before.family == "date" else before.kind
 
 
 def _opposite(a: Any, b: Any) -> bool:

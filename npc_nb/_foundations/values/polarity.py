@@ -150,6 +150,7 @@ def _prefixed(word: str, ours: Polarity, theirs: Polarity) -> frozenset[bool] | 
     return None
 
 
+@functools.lru_cache(maxsize=16_384)
 def _unprefixed(spelled: str) -> str | None:
     """The stem of ``spelled`` without its negative prefix, if it has one."""
     for prefix in _PREFIXES:

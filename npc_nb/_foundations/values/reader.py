@@ -15,6 +15,7 @@ from typing import Any
 
 from ..terms import DATE_WORDS, FILLER, FUNCTION_WORDS, NUMBER_WORDS, WORD
 from .calendar import DATES, TIMES, date_fields, minutes
+from .labels import is_numeral
 from .units import SYMBOL, WORDS, canonical_unit
 
 __all__ = ["DATES", "NAME_WORD", "Value", "ValueReader"]
@@ -25,7 +26,7 @@ class Value:
     """One value: its family and kind, what is compared (``amount``), as written."""
 
     family: str  # number (numbers, ranges, versions), ordinal, date, time
-    kind: str  # number, range, version, ordinal, date, time
+    kind: str  # number, range, version, ordinal, date, relative (a date), time
     amount: Any
     text: str
     comparator: str | None = None
@@ -115,6 +116,8 @@ _NOT_NAMES = (
 _NUMBERISH = frozenset(_ONES) | frozenset(_TENS) | frozenset(_SCALES) | frozenset(_ORDINAL_WORDS)
 _NUMBERISH |= {"a"}
 _MAX_POWER = 400  # larger exponents are compared as written, not computed
+_OPENERS = " \t\"'“‘([«*•·-"
+_DEICTIC = re.compile(r"\b(?:last|next|this|coming|past)\s+$", re.IGNORECASE)
 
 
 class ValueReader:
@@ -126,6 +129,7 @@ class ValueReader:
         self.taken = bytearray(len(plain))
         self.found: list[tuple[int, Value]] = []
         self.names: list[str] = []
+        self.placed: list[str] = []  # names inside a sentence, not at its start
         self.value_words: list[str] = []
 
     def free(self, start: int, end: int) -> bool:
@@ -143,7 +147,15 @@ class ValueReader:
         for match in DATES.finditer(self.plain):
             fields = date_fields(match, self.caseless)
             if fields and self.free(*match.span()):
-                self.take(*match.span(), Value("date", "date", fields, match.group(0)))
+                kind = "relative" if self._deictic(match, fields) else "date"
+                self.take(*match.span(), Value("date", kind, fields, match.group(0)))
+
+    def _deictic(self, match: re.Match[str], fields: frozenset[tuple[str, int | str]]) -> bool:
+        """A date that means something only where it was said: "tomorrow", "last
+        Friday", "next Monday" (``compare``: no value of the fact to add or leave out)."""
+        if any(part == "r" for part, _ in fields):
+            return True
+        return bool(_DEICTIC.search(self.plain, max(0, match.start() - 12), match.start()))
 
     def times(self) -> None:
         for match in TIMES.finditer(self.plain):
@@ -243,12 +255,23 @@ class ValueReader:
             self.take(*self._quantity(tokens[index].start(), tokens[last].end(), Fraction(amount)))
             return last + 1
         name = lower.removesuffix("'s")
+        if len(spelled) == 1 or is_numeral(spelled):
+            self.value_words.append(name)  # a label ("Plan B", "phase II"): ``labels``
+            return index + 1
         acronym = len(spelled) > 1 and spelled.isupper()  # "EU", "BY": named on purpose
         named = spelled[0].isupper() and (acronym or name not in _NOT_NAMES)
         if named and not self.caseless:
             self.names.append(name)
             self.value_words.append(name)
+            if not self._starts_sentence(token):
+                self.placed.append(name)
         return index + 1
+
+    def _starts_sentence(self, token: re.Match[str]) -> bool:
+        """Whether a word opens its sentence (where any word is capitalised), after
+        quotes, brackets and list markers."""
+        before = self.plain[: token.start()].rstrip(_OPENERS)
+        return not before or before[-1] in ".!?:;\n"
 
     def _after_number(self, token: re.Match[str]) -> bool:
         return bool(re.search(r"\d\s?$", self.plain[: token.start()]))
@@ -288,8 +311,16 @@ def _last_part(token: re.Match[str]) -> str:
 
 
 def _excluded_one(tokens: list[re.Match[str]], position: int) -> bool:
-    """ "one" as a pronoun: "no one", "every one", "the one"."""
-    return position > 0 and tokens[position - 1].group(0).casefold() in _NOT_ONE
+    """ "one" as a pronoun: "no one", "every one", "the one", and a "one" that counts
+    nothing after it ("kids who need one", "one of them"; but "one GPU", "one hundred")."""
+    if position > 0 and tokens[position - 1].group(0).casefold() in _NOT_ONE:
+        return True
+    if position + 1 == len(tokens):
+        return True
+    token, following = tokens[position], tokens[position + 1]
+    if token.string[token.end() : following.start()].strip():
+        return True  # punctuation after it: "need one, even though"
+    return following.group(0).casefold() in FUNCTION_WORDS
 
 
 def _add_word(part: str, total: int, current: int) -> tuple[int, int]:
