@@ -25,7 +25,6 @@ CHANGES = [
     ("We use option I.", "We use option a.", "label"),
     ("writer a fact number 7", "writer b fact number 7", "label"),
     ("The trial is in phase II.", "The trial is in phase III.", "label"),
-    ("Uses R for the statistics.", "Uses \u03a1 for the statistics.", "label"),  # Ρ reads P
     ("The pilot starts in week 3.", "The pilot starts in week 3 of May.", "date"),
     ("The seminar is at 3 pm.", "The seminar is at 3 pm on Fridays.", "date"),
     ("The workshop is in the main hall.", "The workshop is in the main hall in Berlin.",
@@ -41,6 +40,8 @@ CHANGES = [
 #: (a memory, the same statement with a lookalike letter or in other words).
 SAME = [
     ("Uses P for the statistics.", "Uses \u03a1 for the statistics."),  # Greek capital Rho
+    ("Uses R for the statistics.", "Uses \u03a1 for the statistics."),  # Rho stands for R
+    ("Plan R is approved.", "Plan \u0420 is approved."),  # Cyrillic Er: looks P, stands R
     ("Plan B is approved.", "Plan \u0392 is approved."),  # Greek capital Beta
     ("We use option a.", "We use option \u0430."),  # Cyrillic small a
     ("Plan B is approved.", "Basically, plan B is approved."),

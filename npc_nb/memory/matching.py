@@ -53,7 +53,7 @@ from .._foundations.terms import (
     words,
 )
 from .._foundations.text import normalise
-from .._foundations.values import read_values, replaces, value_changes
+from .._foundations.values import read_values, replaces, transliterated, value_changes
 from ..errors import ConfigError
 from .lookup.embedding import similarities
 
@@ -225,7 +225,17 @@ def offline_judgement(
 def _lexical_judgement(candidate: str, memory: str) -> tuple[Judgement, bool]:
     """The offline verdict without the embedding, and whether the embedding may still
     turn it into "same" (the candidate is the memory but for one word, which a
-    rewording explains): only then is the meaning worth computing."""
+    rewording explains): only then is the meaning worth computing. A lone Greek or
+    Cyrillic letter reads as the Latin letter it looks like, or as the one it stands for
+    ("Ρ": P or R): "same" if either reading is."""
+    judged = _lexical(candidate, memory)
+    if judged[0].verdict == "same" or (candidate.isascii() and memory.isascii()):
+        return judged
+    other = _lexical(transliterated(candidate), transliterated(memory))
+    return other if other[0].verdict == "same" else judged
+
+
+def _lexical(candidate: str, memory: str) -> tuple[Judgement, bool]:
     ours, theirs = content_terms(candidate), content_terms(memory)
     score = float(fuzz.token_set_ratio(normalise(candidate), normalise(memory)))
     differs = assertion_differences(candidate, memory)

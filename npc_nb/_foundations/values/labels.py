@@ -22,8 +22,9 @@ no label, and a dotted abbreviation ("e.g.", "a.m.") is one word. Letters are co
 without case and after lookalikes are folded: the text's own (``text.unmask``: Greek
 and Cyrillic lookalikes in Latin text), and any lone letter whose confusable prototype
 (Unicode's confusables data) is one ASCII letter, so "Plan Β" (a Greek Beta) and "Plan
-Ᏼ" (a Cherokee letter) are "plan b"; the Greek capital Rho "Ρ" is the letter it looks
-like, "P".
+Ᏼ" (a Cherokee letter) are "plan b". A lone Greek or Cyrillic letter is also the
+letter it is transliterated as: the Greek capital Rho "Ρ" looks like "P" and stands for
+"R", and is the same label as either.
 """
 
 from __future__ import annotations
@@ -31,12 +32,13 @@ from __future__ import annotations
 import difflib
 import functools
 import re
+import unicodedata
 from dataclasses import dataclass
 
 from ..terms import FILLER, FUNCTION_WORDS
 from ..text import unmask
 
-__all__ = ["is_numeral", "label_changes"]
+__all__ = ["is_numeral", "label_changes", "transliterated"]
 
 _TOKENS = re.compile(
     r"(?P<abbr>(?:[^\W\d_]\.){2,})|(?P<word>[^\W\d_]+(?:['’][^\W\d_]+)*)"
@@ -67,9 +69,49 @@ class _Word:
 def label_changes(candidate: str, memory: str) -> list[str]:
     """The labels the candidate puts in place of the memory's, adds or leaves out:
     ``"label: B → A"``, ``"label: none → B"`` (see the module docstring)."""
+    found = _ordered(candidate, memory)
+    foreign = not (candidate.isascii() and memory.isascii())
+    # A lone Greek or Cyrillic letter is also the Latin letter it stands for ("Ρ", Rho,
+    # is R; it looks like P): read as either, it is that label.
+    if found and foreign and not _ordered(transliterated(candidate), transliterated(memory)):
+        return []
+    return found
+
+
+def _ordered(candidate: str, memory: str) -> list[str]:
     if candidate <= memory:
         return list(_changes(candidate, memory))
     return [_reversed(change) for change in _changes(memory, candidate)]
+
+
+#: The Latin letter a Greek or Cyrillic letter is transliterated as, by its Unicode name.
+_TRANSLITERATION = {
+    "ALPHA": "a", "BETA": "b", "GAMMA": "g", "DELTA": "d", "EPSILON": "e", "ZETA": "z",
+    "ETA": "h", "IOTA": "i", "KAPPA": "k", "LAMDA": "l", "MU": "m", "NU": "n", "XI": "x",
+    "OMICRON": "o", "PI": "p", "RHO": "r", "SIGMA": "s", "TAU": "t", "UPSILON": "y",
+    "PHI": "f", "CHI": "x", "OMEGA": "o",
+    "A": "a", "BE": "b", "VE": "v", "GHE": "g", "DE": "d", "IE": "e", "ZE": "z", "I": "i",
+    "KA": "k", "EL": "l", "EM": "m", "EN": "n", "O": "o", "PE": "p", "ER": "r", "ES": "s",
+    "TE": "t", "U": "u", "EF": "f", "HA": "h",
+}  # fmt: skip
+_LONE_LETTER = re.compile(r"(?<!\w)[^\W\d_](?!\w)")
+
+
+@functools.lru_cache(maxsize=4_096)
+def transliterated(text: str) -> str:
+    """``text`` with each lone Greek or Cyrillic letter written as its Latin letter."""
+    return _LONE_LETTER.sub(_latin, text)
+
+
+def _latin(match: re.Match[str]) -> str:
+    letter = match.group(0)
+    if letter.isascii():
+        return letter
+    script, _, name = unicodedata.name(letter, "").partition(" LETTER ")
+    latin = _TRANSLITERATION.get(name) if script.startswith(("GREEK", "CYRILLIC")) else None
+    if latin is None:
+        return letter
+    return latin.upper() if letter.isupper() else latin
 
 
 def _reversed(change: str) -> str:
