@@ -270,6 +270,6 @@ def test_votes_are_kept_by_the_store_across_kernels(lab: npc_nb.Project, project
     lab.close()
     reopened = npc_nb.open(project_dir, review_mode="independent")
     assert reopened.review_queue(reviewer="bob")["votes"].tolist() == [1]
-    reopened.approve(card, by="bob")
+    as_reviewer(reopened, "bob").approve(card)
     assert status_of(reopened, card) == "human-approved"
     reopened.close()

@@ -4,7 +4,8 @@
 ``reviewer_role`` sits beside the display name on ``votes`` (``reviewer``) and on
 ``memory_events`` (``actor``). On PostgreSQL it is the authenticated role
 (``session_user``): a trigger writes it on every insert by a role that does not own the
-project, so no reviewer can record a row under another role, whatever SQL it sends;
+project, and refuses a row that names another role, so no reviewer can record a row
+under another role, whatever SQL it sends;
 the owner may copy rows as they were (a bundle, a moved store, NULL included), and a
 row that leaves the column out gets the connected role (the column's default). On a
 DuckDB file it is the reviewer setting, written by npc_nb (one user's file: trusted).
@@ -54,6 +55,10 @@ PG_REVIEWER_ROLE = f"""CREATE FUNCTION npc_nb_reviewer_role() RETURNS trigger
     LANGUAGE plpgsql AS $$
     BEGIN
         IF NOT {_OWNS} THEN
+            IF NEW.reviewer_role IS NOT NULL AND NEW.reviewer_role <> session_user THEN
+                RAISE EXCEPTION 'a row is recorded under the connected role (%), not %',
+                    session_user, NEW.reviewer_role USING ERRCODE = 'insufficient_privilege';
+            END IF;
             NEW.reviewer_role := session_user;
         END IF;
         RETURN NEW;
