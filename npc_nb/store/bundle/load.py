@@ -24,6 +24,10 @@ between them (the target's own rows, lower, fall outside it). A range holding a 
 that was already here (a bundle of the same project merged before) cannot be one
 range of this store: it is written as ``-1, -1``, which readers refuse.
 
+Merged rows of a hash-chained table (``chain``) come without their link and are
+linked after this store's chain's head once every table is written (rows already
+without a link before the merge stay so: ``verify`` names them).
+
 Either way the store's decision generation starts a new epoch (every cache reloads)
 and this process's neighbour indexes look again. On a DuckDB file the staged file is
 attached read-only; on PostgreSQL its rows are copied (``Store.copy_rows``) into
@@ -42,6 +46,7 @@ import duckdb
 import pandas as pd
 
 from ...errors import StoreError
+from ..chain import CHAIN_COLUMNS, CHAINED, link_unlinked, unlinked
 from ..contract import _SEQUENCED as SEQUENCED
 from ..contract import Connection, Store, scalar
 from ..moving.copy_into import catalog_tables
@@ -78,6 +83,7 @@ def load_staged(store: Store, staged: Path, *, merge: bool, project: str) -> Loa
             if not merge:
                 _refuse_unless_empty(con, columns, project)
             incoming = _incoming(store, con, staged, columns, duck)
+            unlinked_before = {t: unlinked(con, t) for t in CHAINED} if merge else {}
             inserted, skipped = {}, {}
             for table in _referenced_first(columns):
                 before = _count(con, quoted(table))
@@ -87,6 +93,8 @@ def load_staged(store: Store, staged: Path, *, merge: bool, project: str) -> Loa
                 inserted[table] = _count(con, quoted(table)) - before
                 skipped[table] = offered - inserted[table]
             _drop_number_maps(con, columns)
+            for table, keep in unlinked_before.items():  # merged rows join this chain
+                link_unlinked(con, table, keep)
             if not merge:
                 _restart_sequences(con, duck)
             store.bump_generation(con, rewrite=True)
@@ -212,6 +220,8 @@ def _insert(
     merge: bool,
 ) -> None:
     names = [c.name for c in columns]
+    if merge:  # a merged row is linked into this store's chain afterwards
+        names = [n for n in names if n not in CHAIN_COLUMNS]
     listed = ", ".join(quoted(n) for n in names)
     if not merge:
         con.execute(f"INSERT INTO {quoted(table)} ({listed}) SELECT {listed} FROM {source}")
