@@ -63,6 +63,8 @@ from .memory.block import MemoryBlock
 from .memory.core import AUTOMATIC_KINDS, MemoryCore, ReviewContext
 from .memory.queue import QUEUE_KINDS, VOTE_QUEUE_KINDS, queue_filters
 from .memory.snapshots import State
+from .memory.verify import Verification
+from .memory.verify import verify as verify_history
 from .models.judge import ModelJudge
 from .models.recording import Recorder
 from .review import ReviewSession
@@ -356,6 +358,13 @@ class Project:
         its id or label, or a time; ``b`` defaults to now), with the decision that did
         each: one row per change."""
         return diff_frame(self._memory.snapshots.between(a, b, ConfigError))
+
+    def verify(self) -> Verification:
+        """Recompute the history: every hash chain (audit events, votes, recorded
+        replies), every memory against its audit events, every snapshot's hash. The
+        result is ``ok`` or lists each problem in words, the first broken link of a
+        chain among them (docs/reproducibility.md)."""
+        return verify_history(self._stores, self._memory.snapshots)
 
     def _state(self, as_of: object, error: type[NpcError]) -> State:
         """What ``as_of`` names (a snapshot, a time, or now: None); else ``error``."""

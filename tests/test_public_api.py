@@ -25,6 +25,7 @@ def test_public_names_are_pinned() -> None:
             "DecisionError",
             "DecisionResult",
             "Experiment",
+            "HistoryChangedError",
             "MemoryBlock",
             "ModelCallError",
             "NpcError",
@@ -163,6 +164,7 @@ PROJECT_METHODS = [
     "status",
     "supersede",
     "undo",
+    "verify",
     "votes",
 ]
 PROJECT_PROPERTIES = ["extraction", "metrics", "store_path"]

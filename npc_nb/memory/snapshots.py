@@ -11,7 +11,9 @@ never changes: it is kept per snapshot and persona, whatever is decided since.
 
 ``as_of`` everywhere takes a ``Snapshot``, its id, its label, or a time; ``resolve``
 tells which. The hash (``content_hash``) is SHA-256 over one canonical JSON line per
-approved memory, ordered by id (docs/reproducibility.md shows the algorithm).
+approved memory, ordered by id (docs/reproducibility.md shows the algorithm). A read at
+a snapshot recomputes it first and refuses a past that no longer hashes to it (changed
+by SQL since), naming the memory that changed (``HistoryChangedError``).
 """
 
 from __future__ import annotations
@@ -30,11 +32,12 @@ from .._foundations.ids import new_id
 from .._foundations.results import Snapshot
 from .._foundations.tables import Kind, with_missing_as_na
 from .._foundations.utc import to_utc
-from ..errors import ConfigError, NpcError, StoreError
+from ..errors import ConfigError, HistoryChangedError, NpcError, StoreError
 from ..store import Store, Stores
 from ..store.generation import epoch
 from ..store.memories.history import approved_rows_at
-from ..store.memories.predicates import Moment
+from ..store.memories.consistency import describe, disagreeing_memories
+from ..store.memories.predicates import Moment, visible_to
 from ..store.runs import snapshot_rows
 from .ranking import ApprovedSet, priority_key
 
@@ -268,9 +271,12 @@ class Snapshots:
                 self._sets.move_to_end(key)
                 return kept
         rows: list[dict] = []
-        for store, moment in self.moments(state):
-            with store.read() as con:
-                rows += approved_rows_at(con, moment, npc, team)
+        if isinstance(state, Snapshot):  # every persona's, for the hash; then this one's
+            rows = [r for r in self._checked_rows(state) if visible_to(r, npc, team)]
+        else:
+            for store, moment in self.moments(state):
+                with store.read() as con:
+                    rows += approved_rows_at(con, moment, npc, team)
         rows.sort(key=priority_key)
         approved = ApprovedSet(rows)
         if isinstance(state, Snapshot):
@@ -282,7 +288,41 @@ class Snapshots:
 
     def rows(self, state: State) -> list[dict]:
         """Every memory approved at ``state`` (every persona's), with its store's name
-        (``store``: project or user)."""
+        (``store``: project or user); at a snapshot, only if they still hash to its hash
+        (else a ``HistoryChangedError``)."""
+        if isinstance(state, Snapshot):
+            return self._checked_rows(state)
+        return self._rows(state)
+
+    def _checked_rows(self, snapshot: Snapshot) -> list[dict]:
+        """``rows(snapshot)``, refused when they no longer hash to the snapshot's hash:
+        a past changed since (by SQL), never answered from."""
+        found = self._rows(snapshot)
+        if content_hash(found) != snapshot.hash:
+            raise HistoryChangedError(self._changed(snapshot))
+        return found
+
+    def _changed(self, snapshot: Snapshot) -> str:
+        """Why a snapshot's memories no longer hash to its hash, naming the memory."""
+        named: list[str] = []
+        for store in self._stores.existing():
+            with store.read() as con:
+                named += [describe(row) for row in disagreeing_memories(con, limit=3)]
+        why = (
+            " ".join(named[:3])
+            if named
+            else "No memory's status or text disagrees with its audit events, so a row's "
+            "scope or validity, or the audit log itself, was changed."
+        )
+        return (
+            f"The snapshot {snapshot.label or snapshot.id!r} cannot be read: the memories "
+            f"approved then no longer hash to its hash ({snapshot.hash[:12]}...), so the "
+            f"past it records was changed after it was taken. {why} Nothing was answered "
+            "from the changed past; run nb.verify() (npc-nb verify) for every problem, and "
+            "restore the store from a copy you trust."
+        )
+
+    def _rows(self, state: State) -> list[dict]:
         found = []
         for (store, moment), name in zip(self.moments(state), ("project", "user"), strict=False):
             with store.read() as con:
@@ -292,7 +332,7 @@ class Snapshots:
     def recomputed_hash(self, snapshot: Snapshot) -> str:
         """The hash of what the audit log says was approved at ``snapshot``: its ``hash``
         while the log is whole."""
-        return content_hash(self.rows(snapshot))
+        return content_hash(self._rows(snapshot))
 
 
 def _snapshot(row: dict[str, Any]) -> Snapshot:

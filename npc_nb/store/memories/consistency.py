@@ -16,7 +16,7 @@ from typing import Any
 from ...vocabulary import APPROVED_STATUSES
 from ..contract import Connection, rows
 
-__all__ = ["disagreeing_memories"]
+__all__ = ["describe", "disagreeing_memories"]
 
 _NEWEST_EVENT = (
     "SELECT DISTINCT ON (memory_id) memory_id, seq, to_status, text_after "
@@ -42,4 +42,23 @@ def disagreeing_memories(
         "OR (m.status = ANY($approved) AND m.final_text IS DISTINCT FROM e.text_after)) "
         f"{only}ORDER BY m.id LIMIT $limit",
         params,
+    )
+
+
+def describe(row: dict[str, Any]) -> str:
+    """A memory whose row disagrees with its newest audit event, in words."""
+    memory = f"memory {row['id']!r}"
+    if row["seq"] is None:
+        return (
+            f"{memory} is {row['status']} but has no audit event: no decision made it so "
+            "(set by SQL)."
+        )
+    if row["status"] != row["to_status"]:
+        return (
+            f"{memory} is {row['status']} but its last audit event (seq {row['seq']}) set "
+            f"{row['to_status']}: its status was changed by SQL, never decided."
+        )
+    return (
+        f"{memory}'s approved text is not the text its last audit event (seq "
+        f"{row['seq']}) approved: its text was changed by SQL, never decided."
     )
