@@ -615,6 +615,7 @@ class Project:
         ``as_of`` (a snapshot, its id or label, or a time) shows them as they stood."""
         self._require_persona(npc)
         state = self._state(as_of, DecisionError)
+        self._memory.snapshots.check(state)
         return _concat(
             frames.memories_frame(store, status=status, npc=npc, as_of=moment)
             for store, moment in self._memory.snapshots.moments(state)

@@ -4,7 +4,8 @@
 as it is (``opening``: nothing is created); ``npc-nb migrate-store`` (``migrate``)
 copies a store into another; ``npc-nb grant`` and ``npc-nb revoke`` (``grants``) give a
 database role access to a project on a shared store, or take it back; ``npc-nb import``
-and ``npc-nb export`` (``transfer``) move memories in and out. All talk to the user
+and ``npc-nb export`` (``transfer``) move memories in and out; ``npc-nb verify``
+(``verify``) recomputes the history. All talk to the user
 through ``console``. Errors the user can fix (``NpcError``) are printed on one line,
 with exit status 2.
 """
@@ -24,6 +25,7 @@ from .opening import open_to_review
 from .options import add_project_options
 from .review import review_session
 from .transfer import add_transfer, run_export, run_import
+from .verify import add_verify, run_verify
 
 __all__ = ["main"]
 
@@ -59,6 +61,7 @@ def main(
     add_migrate_store(commands)
     add_transfer(commands)
     add_grant_commands(commands)
+    add_verify(commands)
     args = parser.parse_args(argv)
     console = Console(stdin or sys.stdin, stdout or sys.stdout)
     if args.command == "migrate-store":
@@ -67,6 +70,8 @@ def main(
         return run_import(args, console)
     if args.command == "export":
         return run_export(args, console)
+    if args.command == "verify":
+        return run_verify(args, console)
     if args.command in ("grant", "revoke"):
         return grant_command(args, console)
     try:

@@ -71,16 +71,19 @@ SNAPSHOT_KINDS: dict[str, Kind] = {
 def hash_line(row: dict[str, Any]) -> str:
     """One approved memory as its canonical JSON line (keys sorted, no spaces, UTF-8,
     times as ISO 8601 with microseconds, absent values as null)."""
-    fields = {
+    fields = {  # the keys in sorted order already: one encoder, made once, writes them
         "id": row["id"],
-        "text": row["final_text"],
-        "scope": row["scope"],
         "npc": row["npc"],
+        "scope": row["scope"],
         "team": row["team"],
+        "text": row["final_text"],
         "valid_from": _iso(row["valid_from"]),
         "valid_to": _iso(row["valid_to"]),
     }
-    return json.dumps(fields, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return _ENCODER.encode(fields)
+
+
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
 
 def content_hash(rows: Iterable[dict[str, Any]]) -> str:
@@ -229,7 +232,10 @@ class Snapshots:
         self, a: object, b: object, error: type[NpcError] = ConfigError
     ) -> list[tuple[Store, Moment | None, Moment | None]]:
         """Each store with the moments states ``a`` and ``b`` are in it (``nb.diff``)."""
-        earlier, later = self.moments(self.resolve(a, error)), self.moments(self.resolve(b, error))
+        states = self.resolve(a, error), self.resolve(b, error)
+        for state in states:
+            self.check(state)
+        earlier, later = self.moments(states[0]), self.moments(states[1])
         return [(store, m_a, m_b) for (store, m_a), (_, m_b) in zip(earlier, later, strict=True)]
 
     def project_moment(self, as_of: object, error: type[NpcError] = ConfigError) -> Moment | None:
@@ -293,6 +299,12 @@ class Snapshots:
         if isinstance(state, Snapshot):
             return self._checked_rows(state)
         return self._rows(state)
+
+    def check(self, state: State) -> None:
+        """At a snapshot, a ``HistoryChangedError`` if its memories no longer hash to its
+        hash (``rows``); any other state has no hash to hold."""
+        if isinstance(state, Snapshot):
+            self._checked_rows(state)
 
     def _checked_rows(self, snapshot: Snapshot) -> list[dict]:
         """``rows(snapshot)``, refused when they no longer hash to the snapshot's hash:

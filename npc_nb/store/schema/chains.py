@@ -117,9 +117,10 @@ def _value(value: Any) -> Any:
 
 def canonical_line(table: str, chain_seq: int, values: Sequence[Any]) -> str:
     """The canonical line of one row (``values`` in ``CHAINED[table]`` order)."""
-    return json.dumps(
-        [table, chain_seq, *map(_value, values)], ensure_ascii=False, separators=(",", ":")
-    )
+    return _ENCODER.encode([table, chain_seq, *map(_value, values)])
+
+
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
 
 def link(previous: str, table: str, chain_seq: int, values: Sequence[Any]) -> str:
