@@ -8,10 +8,11 @@ file opened with DuckDB, a statement run, the project opened again.
 
 from __future__ import annotations
 
-import json
+import hashlib
 from pathlib import Path
 
 import duckdb
+import pandas as pd
 import pytest
 
 import npc_nb
@@ -210,17 +211,11 @@ def test_a_store_from_before_the_chains_is_chained_when_opened(
 
 def test_the_chain_hash_is_the_documented_one(nb: npc_nb.Project) -> None:
     history(nb)
-    import hashlib
-
-    first = nb.sql("SELECT * FROM model_recordings")
-    row = first.iloc[0]
-    line = json.dumps(
-        ["model_recordings", 1, row["id"], row["fingerprint"], row["model"], row["caller"],
-         row["request"], row["reply"], int(row["prompt_tokens"]) if row["prompt_tokens"] == row["prompt_tokens"] else None,
-         int(row["completion_tokens"]) if row["completion_tokens"] == row["completion_tokens"] else None,
-         row["recorded_at"].isoformat(timespec="microseconds")],
-        ensure_ascii=False,
-        separators=(",", ":"),
-    )
-    expected = hashlib.sha256(("\n" + line).encode("utf-8")).hexdigest()
-    assert row["chain_hash"] == expected
+    row = nb.sql("SELECT * FROM model_recordings").iloc[0]
+    tokens = [None if pd.isna(row[c]) else str(int(row[c])) for c in ("prompt_tokens", "completion_tokens")]
+    values = [row["id"], row["fingerprint"], row["model"], row["caller"], row["request"],
+              row["reply"], *tokens, row["recorded_at"].isoformat(timespec="microseconds")]
+    fields = "".join("~" if v is None else f"{len(v.encode())}:{v}" for v in values)
+    line = f"model_recordings|1|{fields}"
+    digest = hashlib.sha256(line.encode()).hexdigest()
+    assert row["chain_hash"] == hashlib.sha256(digest.encode()).hexdigest()

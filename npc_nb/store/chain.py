@@ -9,8 +9,8 @@ table, held until it ends), so two kernels appending at once still form one chai
 the second waits for the first to commit, then reads its row as the head (any role
 may take the lock; a wait past ``lock_timeout`` is an error, never a hang).
 
-``first_break`` recomputes a whole chain in order and says, in words, where it first
-breaks: a row with no link (written by SQL, outside npc_nb), a position missing
+``first_break`` checks every link of a chain in one query and says, in words, where
+it first breaks: a row with no link (written by SQL, outside npc_nb), a position missing
 (a row deleted) or repeated (a row inserted), or a row whose content no longer hashes
 to its link (changed since it was written). Later rows are not looked at: after the
 first break every link is in doubt.
@@ -22,7 +22,15 @@ from typing import Any
 
 import duckdb
 
-from .schema.chains import CHAIN_KEYS, CHAIN_ORDER, CHAINED, GENESIS, link
+from .schema.chains import (
+    CHAIN_KEYS,
+    CHAIN_ORDER,
+    CHAINED,
+    GENESIS,
+    digest_sql,
+    link,
+    sha256_sql,
+)
 
 __all__ = [
     "CHAINED",
@@ -66,38 +74,51 @@ def chain_row(con: Any, table: str, row: dict[str, Any]) -> dict[str, Any]:
 
 
 def first_break(con: Any, table: str) -> str | None:
-    """Where the chain of ``table`` first breaks, in words; None if it holds."""
+    """Where the chain of ``table`` first breaks, in words; None if it holds. One
+    query: each row's link recomputed in SQL from its digest and the stored link of
+    the row before it (``schema.chains``), the first row where that fails returned."""
+    duck = isinstance(con, duckdb.DuckDBPyConnection)
     key = CHAIN_KEYS[table]
+    order = f"chain_seq NULLS LAST, {key}"
+    previous = f"lag(chain_hash, 1, '') OVER (ORDER BY {order})"
+    recomputed = sha256_sql(f"{previous} || {digest_sql(table, duck)}", duck)
+    checked = (
+        f"SELECT {key} AS name, chain_seq, chain_hash, "
+        f"lag(chain_seq, 1, 0) OVER (ORDER BY {order}) AS before, "
+        f"{recomputed} AS recomputed FROM {table}"
+    )
     found = con.execute(
-        f"SELECT {key}, chain_seq, chain_hash, {', '.join(CHAINED[table])} FROM {table} "
-        f"ORDER BY chain_seq NULLS LAST, {key}"
-    ).fetchall()
-    previous, expected = GENESIS, 1
-    for name, position, stored, *values in found:
-        row = f"{table} row {key}={name!r}"
-        if position is None or stored is None:
-            return (
-                f"{row} has no hash: it was written outside npc_nb (by SQL), so nothing "
-                "vouches for it."
-            )
-        if position < expected:
-            return (
-                f"{row} repeats place {position} of the chain: a row was inserted "
-                "(by SQL) beside the one npc_nb wrote there."
-            )
-        if position > expected:
-            return (
-                f"{row} is at place {position} of the chain, but place {expected} is "
-                f"empty: {position - expected} row(s) before it were deleted."
-            )
-        if link(previous, table, position, values) != stored:
-            return (
-                f"{row} (place {position} of the chain) was changed after it was "
-                f"written: its columns ({', '.join(CHAINED[table])}) no longer hash to "
-                "its link."
-            )
-        previous, expected = stored, expected + 1
-    return None
+        f"SELECT name, chain_seq, chain_hash, before FROM ({checked}) AS c "
+        "WHERE chain_seq IS NULL OR chain_hash IS NULL OR chain_seq <> before + 1 "
+        "OR recomputed IS DISTINCT FROM chain_hash "
+        f"ORDER BY chain_seq NULLS LAST, name LIMIT 1"
+    ).fetchone()
+    return None if found is None else _broken(table, key, *found)
+
+
+def _broken(table: str, key: str, name: Any, position: Any, stored: Any, before: Any) -> str:
+    """The first broken link, in words."""
+    row = f"{table} row {key}={name!r}"
+    if position is None or stored is None:
+        return (
+            f"{row} has no hash: it was written outside npc_nb (by SQL), so nothing "
+            "vouches for it."
+        )
+    expected = int(before) + 1
+    if position < expected:
+        return (
+            f"{row} repeats place {position} of the chain: a row was inserted (by SQL) "
+            "beside the one npc_nb wrote there."
+        )
+    if position > expected:
+        return (
+            f"{row} is at place {position} of the chain, but place {expected} is empty: "
+            f"{position - expected} row(s) before it were deleted."
+        )
+    return (
+        f"{row} (place {position} of the chain) was changed after it was written: its "
+        f"columns ({', '.join(CHAINED[table])}) no longer hash to its link."
+    )
 
 
 def link_holds(con: Any, table: str, row: dict[str, Any]) -> bool:

@@ -3,13 +3,21 @@ row's hash covers, how a row is serialised, and the chain of rows written before
 
 A chained table is append-only history: the audit log (``memory_events``), the votes
 (``votes``) and the recorded model replies (``model_recordings``). Each row carries
-its place in its table's chain (``chain_seq``: 1, 2, 3, ... with no gap) and a hash
-(``chain_hash``) = SHA-256 (hex) of the previous row's ``chain_hash`` (the empty text
-before the first row), a newline, and the row's canonical line: the JSON array
-``[table, chain_seq, value, ...]`` of the columns ``CHAINED`` lists, in that order
-(no spaces, UTF-8; times as naive-UTC ISO 8601 with microseconds; absent values as
-null). Changing, removing or inserting any row changes every later hash, so a
-recomputation names the first broken link.
+its place in its table's chain (``chain_seq``: 1, 2, 3, ... with no gap) and its link
+(``chain_hash``):
+
+    line       = table "|" chain_seq "|" field field ...   (the columns ``CHAINED`` lists)
+    field      = "~" for an absent value, else <its UTF-8 length in bytes> ":" <its text>
+    row digest = SHA-256 hex of the line (UTF-8)
+    chain_hash = SHA-256 hex of (the previous row's chain_hash + the row digest)
+
+with "" as the previous hash of the first row; a value's text is itself (text), its
+decimal digits (a number) or ISO 8601 with microseconds, naive UTC (a time:
+``2026-12-07T16:41:22.000000``). Length prefixes need no escaping, so both engines
+compute the digest in SQL (``digest_sql``) exactly as Python does (``row_digest``).
+Changing, removing or inserting any row breaks a link, so a recomputation names the
+first broken one; each link is checked against the stored link before it, so the
+whole check is one query.
 
 The column lists are the contract: a column is covered exactly when it is listed.
 Adding one to a chained table is one line here (its name appended to the table's
@@ -23,7 +31,6 @@ Nothing here imports the rest of the store: the migrations of both backends use 
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
@@ -31,13 +38,17 @@ from typing import Any
 
 __all__ = [
     "CHAINED",
+    "TIME_COLUMNS",
     "CHAIN_ORDER",
     "GENESIS",
     "CHAIN_KEYS",
     "add_chain_columns",
     "chain_links",
     "canonical_line",
+    "digest_sql",
     "link",
+    "row_digest",
+    "sha256_sql",
 ]
 
 #: Every chained table and the columns its rows' hashes cover, in hash order.
@@ -100,33 +111,67 @@ CHAIN_ORDER = {
 GENESIS = ""
 
 
-def _value(value: Any) -> Any:
-    """A column's value as the canonical line holds it (what both engines read back)."""
+def _text(value: Any) -> str | None:
+    """A column's value as its line holds it (what both engines read back)."""
+    if value is None:
+        return None
     if isinstance(value, datetime):
         if value.tzinfo is not None:
             value = value.astimezone(UTC).replace(tzinfo=None)
         return value.isoformat(timespec="microseconds")
     if isinstance(value, bool):
-        return int(value)
+        return str(int(value))
     if isinstance(value, float) and math.isfinite(value) and value.is_integer():
-        return int(value)
-    if value is None or isinstance(value, int | float | str):
-        return value
+        return str(int(value))
     return str(value)
 
 
 def canonical_line(table: str, chain_seq: int, values: Sequence[Any]) -> str:
-    """The canonical line of one row (``values`` in ``CHAINED[table]`` order)."""
-    return _ENCODER.encode([table, chain_seq, *map(_value, values)])
+    """The line of one row (``values`` in ``CHAINED[table]`` order)."""
+    fields = []
+    for value in values:
+        text = _text(value)
+        fields.append("~" if text is None else f"{len(text.encode('utf-8'))}:{text}")
+    return f"{table}|{chain_seq}|{''.join(fields)}"
 
 
-_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+def row_digest(table: str, chain_seq: int, values: Sequence[Any]) -> str:
+    """SHA-256 hex of the row's line."""
+    return hashlib.sha256(canonical_line(table, chain_seq, values).encode("utf-8")).hexdigest()
 
 
 def link(previous: str, table: str, chain_seq: int, values: Sequence[Any]) -> str:
-    """The ``chain_hash`` of a row: SHA-256 of the previous hash, a newline and its line."""
-    text = previous + "\n" + canonical_line(table, chain_seq, values)
+    """The ``chain_hash`` of a row: SHA-256 of the previous hash and its row digest."""
+    text = previous + row_digest(table, chain_seq, values)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+#: The columns of a chained table that hold times (the rest hold text or numbers).
+TIME_COLUMNS = frozenset({"occurred_at", "defer_until", "voted_at", "recorded_at"})
+
+
+def digest_sql(table: str, duck: bool) -> str:
+    """SQL for a row's digest (``row_digest``) on DuckDB (``duck``) or PostgreSQL."""
+    parts = [f"'{table}|'", "CAST(chain_seq AS VARCHAR)", "'|'"]
+    for column in CHAINED[table]:
+        if column in TIME_COLUMNS:
+            text = (
+                f"strftime({column}, '%Y-%m-%dT%H:%M:%S.%f')"
+                if duck
+                else f"to_char({column}, 'YYYY-MM-DD\"T\"HH24:MI:SS.US')"
+            )
+        else:
+            text = f"CAST({column} AS VARCHAR)"
+        size = f"strlen({text})" if duck else f"octet_length({text})"
+        parts.append(f"coalesce(CAST({size} AS VARCHAR) || ':' || {text}, '~')")
+    return sha256_sql(" || ".join(parts), duck)
+
+
+def sha256_sql(expression: str, duck: bool) -> str:
+    """SQL: the SHA-256 hex of a text ``expression``."""
+    if duck:
+        return f"sha256({expression})"
+    return f"encode(sha256(convert_to({expression}, 'UTF8')), 'hex')"
 
 
 def add_chain_columns(con: Any, table: str) -> None:
