@@ -29,7 +29,9 @@ def scripted() -> None:
     fake_models.install()
 
 
-def tamper(nb: npc_nb.Project, project_dir: Path, sql: str, params: list | None = None) -> npc_nb.Project:
+def tamper(
+    nb: npc_nb.Project, project_dir: Path, sql: str, params: list | None = None
+) -> npc_nb.Project:
     """Run ``sql`` on the closed project's file with DuckDB; the project opened again."""
     path = nb.store_path
     nb.close()
@@ -43,7 +45,9 @@ def tamper(nb: npc_nb.Project, project_dir: Path, sql: str, params: list | None 
 
 def history(nb: npc_nb.Project) -> dict[str, str]:
     """Approved, edited, rejected and voted memories, a recorded reply and a snapshot."""
-    ids = {text: propose(nb, text) for text in ("Fonts are large", "Deadline is Friday", "Likes tea")}
+    ids = {
+        text: propose(nb, text) for text in ("Fonts are large", "Deadline is Friday", "Likes tea")
+    }
     nb.approve(ids["Fonts are large"], by="ana")
     nb.edit(ids["Deadline is Friday"], "Deadline is Thursday", by="ana")
     nb.reject(ids["Likes tea"], by="ana")
@@ -212,9 +216,20 @@ def test_a_store_from_before_the_chains_is_chained_when_opened(
 def test_the_chain_hash_is_the_documented_one(nb: npc_nb.Project) -> None:
     history(nb)
     row = nb.sql("SELECT * FROM model_recordings").iloc[0]
-    tokens = [None if pd.isna(row[c]) else str(int(row[c])) for c in ("prompt_tokens", "completion_tokens")]
-    values = [row["id"], row["fingerprint"], row["model"], row["caller"], row["request"],
-              row["reply"], *tokens, row["recorded_at"].isoformat(timespec="microseconds")]
+    tokens = [
+        None if pd.isna(row[c]) else str(int(row[c]))
+        for c in ("prompt_tokens", "completion_tokens")
+    ]
+    values = [
+        row["id"],
+        row["fingerprint"],
+        row["model"],
+        row["caller"],
+        row["request"],
+        row["reply"],
+        *tokens,
+        row["recorded_at"].isoformat(timespec="microseconds"),
+    ]
     fields = "".join("~" if v is None else f"{len(v.encode())}:{v}" for v in values)
     line = f"model_recordings|1|{fields}"
     digest = hashlib.sha256(line.encode()).hexdigest()

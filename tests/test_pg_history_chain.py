@@ -35,9 +35,7 @@ def run_sql(url: str, sql: str, params: list | None = None, schema: str = "proje
         con.execute(sql, params or [])
 
 
-def test_two_kernels_appending_at_once_form_one_chain(
-    project_dir: Path, postgres_url: str
-) -> None:
+def test_two_kernels_appending_at_once_form_one_chain(project_dir: Path, postgres_url: str) -> None:
     kernels = [npc_nb.open(project_dir, store=postgres_url) for _ in range(2)]
     failures: list[BaseException] = []
 

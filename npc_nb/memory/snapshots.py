@@ -35,8 +35,8 @@ from .._foundations.utc import to_utc
 from ..errors import ConfigError, HistoryChangedError, NpcError, StoreError
 from ..store import Store, Stores
 from ..store.generation import epoch
-from ..store.memories.history import approved_rows_at
 from ..store.memories.consistency import describe, disagreeing_memories
+from ..store.memories.history import approved_rows_at
 from ..store.memories.predicates import Moment, visible_to
 from ..store.runs import snapshot_rows
 from .ranking import ApprovedSet, priority_key

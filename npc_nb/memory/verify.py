@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass
-from typing import Any
 
 from ..errors import StoreError
 from ..store import Stores

@@ -4,9 +4,11 @@ Every model call (a chat turn, an extraction, the model judge, the graph's conce
 goes through ``gateway.complete`` or ``gateway.stream`` with a ``Recording`` from the
 project's ``Recorder``. Under ``"record"`` the call is made and its reply kept in the
 project store under the request's fingerprint; under ``"replay"`` the first reply
-kept under that fingerprint (in the recordings' hash chain, its link checked) is returned (streamed in chunks, as a model would) and the
-provider is never called: a request nobody recorded is an ``UnrecordedCallError``
-naming the caller, never a live call. ``"off"`` changes nothing.
+kept under that fingerprint (the first in the recordings' hash chain) is returned,
+streamed in chunks as a model would, and the provider is never called: a request
+nobody recorded is an ``UnrecordedCallError`` naming the caller, never a live call,
+and a reply changed since it was recorded (its link no longer holds) is a
+``HistoryChangedError``, never served. ``"off"`` changes nothing.
 
 The fingerprint is SHA-256 over canonical JSON (keys sorted, no spaces) of everything
 that changes the answer: the model, every message (the persona's directive, the memory

@@ -101,8 +101,7 @@ def _broken(table: str, key: str, name: Any, position: Any, stored: Any, before:
     row = f"{table} row {key}={name!r}"
     if position is None or stored is None:
         return (
-            f"{row} has no hash: it was written outside npc_nb (by SQL), so nothing "
-            "vouches for it."
+            f"{row} has no hash: it was written outside npc_nb (by SQL), so nothing vouches for it."
         )
     expected = int(before) + 1
     if position < expected:

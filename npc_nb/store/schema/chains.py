@@ -32,19 +32,19 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 __all__ = [
     "CHAINED",
-    "TIME_COLUMNS",
+    "CHAIN_KEYS",
     "CHAIN_ORDER",
     "GENESIS",
-    "CHAIN_KEYS",
+    "TIME_COLUMNS",
     "add_chain_columns",
-    "chain_links",
     "canonical_line",
+    "chain_links",
     "digest_sql",
     "link",
     "row_digest",
