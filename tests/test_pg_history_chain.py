@@ -140,6 +140,7 @@ def test_a_vote_changed_by_sql_is_named_by_verify(project_dir: Path, postgres_ur
     try:
         nb.configure(review_mode="independent", reviewers_per_card=2)
         nb.approve(propose(nb, "Codes are upper case"), by="ana")
+        nb.approve(propose(nb, 'Größe: "très" grand ✓\nzweite Zeile \\ 100%'), by="zoë")
         assert nb.verify().ok
         run_sql(postgres_url, "UPDATE votes SET decision = 'reject'")
         problems = " ".join(nb.verify().problems)

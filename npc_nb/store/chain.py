@@ -59,14 +59,20 @@ def _lock(con: Any, table: str) -> None:
     )
 
 
+def _head(con: Any, table: str) -> tuple | None:
+    """(chain_seq, chain_hash) of the chain's last row, or None for an empty chain."""
+    found: tuple | None = con.execute(
+        f"SELECT chain_seq, chain_hash FROM {table} WHERE chain_seq IS NOT NULL "
+        "ORDER BY chain_seq DESC LIMIT 1"
+    ).fetchone()
+    return found
+
+
 def chain_row(con: Any, table: str, row: dict[str, Any]) -> dict[str, Any]:
     """``row`` with its place in the chain and its link, read under the chain's lock in
     the caller's transaction (the row is written in the same one)."""
     _lock(con, table)
-    head = con.execute(
-        f"SELECT chain_seq, chain_hash FROM {table} "
-        f"WHERE chain_seq = (SELECT max(chain_seq) FROM {table})"
-    ).fetchone()
+    head = _head(con, table)
     position, previous = (int(head[0]), head[1]) if head is not None else (0, GENESIS)
     values = [row.get(column) for column in CHAINED[table]]
     position += 1
@@ -151,10 +157,7 @@ def link_unlinked(con: Any, table: str, keep: set[Any]) -> int:
     the rows it wrote, never a row SQL slipped in); how many were linked."""
     _lock(con, table)
     key = CHAIN_KEYS[table]
-    head = con.execute(
-        f"SELECT chain_seq, chain_hash FROM {table} "
-        f"WHERE chain_seq = (SELECT max(chain_seq) FROM {table})"
-    ).fetchone()
+    head = _head(con, table)
     position, previous = (int(head[0]), head[1]) if head is not None else (0, GENESIS)
     found = con.execute(
         f"SELECT {key}, {', '.join(CHAINED[table])} FROM {table} "
