@@ -9,6 +9,7 @@ file opened with DuckDB, a statement run, the project opened again.
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 
 import duckdb
@@ -237,3 +238,17 @@ def test_the_chain_hash_is_the_documented_one(nb: npc_nb.Project) -> None:
     line = f"model_recordings|1|{fields}"
     digest = hashlib.sha256(line.encode()).hexdigest()
     assert row["chain_hash"] == hashlib.sha256(digest.encode()).hexdigest()
+
+
+def test_a_snapshot_line_is_the_documented_json_for_any_text() -> None:
+    from datetime import datetime
+
+    from npc_nb.memory.snapshots import hash_line
+
+    for text in ['a"b\\c\n\t\x01\x7f\u2028é✓', "", "</npc-memory>"]:
+        row = {"id": text, "final_text": text, "scope": "npc", "npc": None, "team": text,
+               "valid_from": datetime(2026, 1, 2, 3, 4, 5), "valid_to": None}  # fmt: skip
+        fields = {"id": text, "text": text, "scope": "npc", "npc": None, "team": text,
+                  "valid_from": "2026-01-02T03:04:05.000000", "valid_to": None}  # fmt: skip
+        documented = json.dumps(fields, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        assert hash_line(row) == documented

@@ -19,7 +19,7 @@ by SQL since), naming the memory that changed (``HistoryChangedError``).
 from __future__ import annotations
 
 import hashlib
-import json
+from json.encoder import encode_basestring
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
@@ -70,33 +70,29 @@ SNAPSHOT_KINDS: dict[str, Kind] = {
 
 def hash_line(row: dict[str, Any]) -> str:
     """One approved memory as its canonical JSON line (keys sorted, no spaces, UTF-8,
-    times as ISO 8601 with microseconds, absent values as null)."""
-    fields = {  # the keys in sorted order already: one encoder, made once, writes them
-        "id": row["id"],
-        "npc": row["npc"],
-        "scope": row["scope"],
-        "team": row["team"],
-        "text": row["final_text"],
-        "valid_from": _iso(row["valid_from"]),
-        "valid_to": _iso(row["valid_to"]),
-    }
-    return _ENCODER.encode(fields)
-
-
-_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+    times as ISO 8601 with microseconds, absent values as null): what
+    ``json.dumps(fields, sort_keys=True, ensure_ascii=False, separators=(",", ":"))``
+    writes, built directly (a read at a snapshot hashes every approved memory)."""
+    return (
+        f'{{"id":{_text(row["id"])},"npc":{_text(row["npc"])},"scope":{_text(row["scope"])},'
+        f'"team":{_text(row["team"])},"text":{_text(row["final_text"])},'
+        f'"valid_from":{_time(row["valid_from"])},"valid_to":{_time(row["valid_to"])}}}'
+    )
 
 
 def content_hash(rows: Iterable[dict[str, Any]]) -> str:
     """SHA-256 (hex) of the approved memories: their ``hash_line``s ordered by id, each
     ending in a newline."""
-    digest = hashlib.sha256()
-    for row in sorted(rows, key=lambda r: r["id"]):
-        digest.update((hash_line(row) + "\n").encode("utf-8"))
-    return digest.hexdigest()
+    lines = [hash_line(row) + "\n" for row in sorted(rows, key=lambda r: r["id"])]
+    return hashlib.sha256("".join(lines).encode("utf-8")).hexdigest()
 
 
-def _iso(moment: datetime | None) -> str | None:
-    return None if moment is None else moment.isoformat(timespec="microseconds")
+def _text(value: str | None) -> str:
+    return "null" if value is None else encode_basestring(value)
+
+
+def _time(moment: datetime | None) -> str:
+    return "null" if moment is None else f'"{moment.isoformat(timespec="microseconds")}"'
 
 
 class Snapshots:
