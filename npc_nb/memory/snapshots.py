@@ -19,11 +19,11 @@ by SQL since), naming the memory that changed (``HistoryChangedError``).
 from __future__ import annotations
 
 import hashlib
-from json.encoder import encode_basestring
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from datetime import date, datetime
+from json.encoder import encode_basestring
 from typing import Any
 
 import pandas as pd
