@@ -12,8 +12,9 @@ its place in its table's chain (``chain_seq``: 1, 2, 3, ... with no gap) and its
     chain_hash = SHA-256 hex of (the previous row's chain_hash + the row digest)
 
 with "" as the previous hash of the first row; a value's text is itself (text), its
-decimal digits (a number) or ISO 8601 with microseconds, naive UTC (a time:
-``2026-12-07T16:41:22.000000``). Length prefixes need no escaping, so both engines
+decimal digits (an integer), ``true``/``false`` (a boolean) or ISO 8601 with
+microseconds, naive UTC (a time: ``2026-12-07T16:41:22.000000``). A chained column is
+of one of those four kinds (a time column is listed in ``TIME_COLUMNS``). Length prefixes need no escaping, so both engines
 compute the digest in SQL (``digest_sql``) exactly as Python does (``row_digest``).
 Changing, removing or inserting any row breaks a link, so a recomputation names the
 first broken one; each link is checked against the stored link before it, so the
@@ -21,8 +22,10 @@ whole check is one query.
 
 The column lists are the contract: a column is covered exactly when it is listed.
 Adding one to a chained table is one line here (its name appended to the table's
-tuple); rows written before then hash differently, so that change comes with a
-migration that recomputes the table's chain (``chain_links``), as ``m027`` does. A
+tuple; a time column also in ``TIME_COLUMNS``). A column added by a migration that runs
+before ``m027`` needs nothing else: ``m027`` chains every row with the lists as they
+are. One added later makes rows written before it hash differently, so that change
+comes with a migration that recomputes the table's chain (``chain_links``). A
 column left out (the votes' markers ``replaced_by``, ``withdrawn_at``,
 ``settled_seq``, which a later decision sets) may change without breaking the chain.
 Nothing here imports the rest of the store: the migrations of both backends use it.
@@ -120,7 +123,7 @@ def _text(value: Any) -> str | None:
             value = value.astimezone(UTC).replace(tzinfo=None)
         return value.isoformat(timespec="microseconds")
     if isinstance(value, bool):
-        return str(int(value))
+        return "true" if value else "false"
     if isinstance(value, float) and math.isfinite(value) and value.is_integer():
         return str(int(value))
     return str(value)
