@@ -14,8 +14,9 @@ its place in its table's chain (``chain_seq``: 1, 2, 3, ... with no gap) and its
 with "" as the previous hash of the first row; a value's text is itself (text), its
 decimal digits (an integer), ``true``/``false`` (a boolean) or ISO 8601 with
 microseconds, naive UTC (a time: ``2026-12-07T16:41:22.000000``). A chained column is
-of one of those four kinds (a time column is listed in ``TIME_COLUMNS``). Length prefixes need no escaping, so both engines
-compute the digest in SQL (``digest_sql``) exactly as Python does (``row_digest``).
+of one of those four kinds (a time column is listed in ``TIME_COLUMNS``). Length
+prefixes need no escaping, so both engines compute the digest in SQL (``digest_sql``)
+exactly as Python does (``row_digest``).
 Changing, removing or inserting any row breaks a link, so a recomputation names the
 first broken one; each link is checked against the stored link before it, so the
 whole check is one query.
