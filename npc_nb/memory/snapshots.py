@@ -36,7 +36,7 @@ from ..errors import ConfigError, HistoryChangedError, NpcError, StoreError
 from ..store import Store, Stores
 from ..store.generation import epoch
 from ..store.memories.consistency import describe, disagreeing_memories
-from ..store.memories.history import approved_rows_at
+from ..store.memories.history import approved_rows_at, approved_table_at
 from ..store.memories.predicates import Moment, visible_to
 from ..store.runs import snapshot_rows
 from .ranking import ApprovedSet, priority_key
@@ -73,18 +73,34 @@ def hash_line(row: dict[str, Any]) -> str:
     times as ISO 8601 with microseconds, absent values as null): what
     ``json.dumps(fields, sort_keys=True, ensure_ascii=False, separators=(",", ":"))``
     writes, built directly (a read at a snapshot hashes every approved memory)."""
+    return _line(
+        row["id"], row["npc"], row["scope"], row["team"], row["final_text"],
+        row["valid_from"], row["valid_to"],
+    )  # fmt: skip
+
+
+def _line(
+    id_: str, npc: str | None, scope: str, team: str | None, text: str,
+    valid_from: datetime | None, valid_to: datetime | None,
+) -> str:  # fmt: skip
     return (
-        f'{{"id":{_text(row["id"])},"npc":{_text(row["npc"])},"scope":{_text(row["scope"])},'
-        f'"team":{_text(row["team"])},"text":{_text(row["final_text"])},'
-        f'"valid_from":{_time(row["valid_from"])},"valid_to":{_time(row["valid_to"])}}}'
+        f'{{"id":{_text(id_)},"npc":{_text(npc)},"scope":{_text(scope)},'
+        f'"team":{_text(team)},"text":{_text(text)},'
+        f'"valid_from":{_time(valid_from)},"valid_to":{_time(valid_to)}}}'
     )
 
 
 def content_hash(rows: Iterable[dict[str, Any]]) -> str:
     """SHA-256 (hex) of the approved memories: their ``hash_line``s ordered by id, each
     ending in a newline."""
-    lines = [hash_line(row) + "\n" for row in sorted(rows, key=lambda r: r["id"])]
-    return hashlib.sha256("".join(lines).encode("utf-8")).hexdigest()
+    return _hash_of([(row["id"], hash_line(row)) for row in rows])
+
+
+def _hash_of(lines: list[tuple[str, str]]) -> str:
+    """``content_hash`` of (id, line) pairs."""
+    lines.sort(key=lambda pair: pair[0])
+    text = "".join(line + "\n" for _, line in lines)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _text(value: str | None) -> str:
@@ -273,8 +289,8 @@ class Snapshots:
                 self._sets.move_to_end(key)
                 return kept
         rows: list[dict] = []
-        if isinstance(state, Snapshot):  # every persona's, for the hash; then this one's
-            rows = [r for r in self._checked_rows(state) if visible_to(r, npc, team)]
+        if isinstance(state, Snapshot):
+            rows = self._visible_checked(state, npc, team)
         else:
             for store, moment in self.moments(state):
                 with store.read() as con:
@@ -287,6 +303,29 @@ class Snapshots:
                 while len(self._sets) > _KEPT_SETS:
                     self._sets.popitem(last=False)
         return approved
+
+    def _visible_checked(self, snapshot: Snapshot, npc: str, team: str | None) -> list[dict]:
+        """The memories approved at ``snapshot`` that ``npc`` may see, once every
+        persona's (read once, as tuples) still hash to its hash."""
+        lines: list[tuple[str, str]] = []
+        visible: list[dict] = []
+        for store, moment in self.moments(snapshot):
+            assert moment is not None  # a snapshot is a moment in every store
+            with store.read() as con:
+                names, found = approved_table_at(con, moment)
+            at = {name: i for i, name in enumerate(names)}
+            hashed = [at[c] for c in ("id", "npc", "scope", "team", "final_text")]
+            hashed += [at["valid_from"], at["valid_to"]]
+            lines += [(t[at["id"]], _line(*(t[i] for i in hashed))) for t in found]
+            scope, own, group = at["scope"], at["npc"], at["team"]
+            visible += [
+                dict(zip(names, t, strict=True))
+                for t in found
+                if visible_to({"scope": t[scope], "npc": t[own], "team": t[group]}, npc, team)
+            ]
+        if _hash_of(lines) != snapshot.hash:
+            raise HistoryChangedError(self._changed(snapshot))
+        return visible
 
     def rows(self, state: State) -> list[dict]:
         """Every memory approved at ``state`` (every persona's), with its store's name
