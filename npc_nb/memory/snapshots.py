@@ -18,12 +18,10 @@ by SQL since), naming the memory that changed (``HistoryChangedError``).
 
 from __future__ import annotations
 
-import hashlib
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from datetime import date, datetime
-from json.encoder import encode_basestring
 from typing import Any
 
 import pandas as pd
@@ -40,6 +38,7 @@ from ..store.memories.history import approved_rows_at, approved_table_at
 from ..store.memories.predicates import Moment, visible_to
 from ..store.runs import snapshot_rows
 from .ranking import ApprovedSet, priority_key
+from .snapshot_hash import content_hash, hash_line, hash_of, line
 
 __all__ = [
     "RESERVED_LABELS",
@@ -66,49 +65,6 @@ SNAPSHOT_KINDS: dict[str, Kind] = {
     "memories": "int",
     "hash": "text",
 }
-
-
-def hash_line(row: dict[str, Any]) -> str:
-    """One approved memory as its canonical JSON line (keys sorted, no spaces, UTF-8,
-    times as ISO 8601 with microseconds, absent values as null): what
-    ``json.dumps(fields, sort_keys=True, ensure_ascii=False, separators=(",", ":"))``
-    writes, built directly (a read at a snapshot hashes every approved memory)."""
-    return _line(
-        row["id"], row["npc"], row["scope"], row["team"], row["final_text"],
-        row["valid_from"], row["valid_to"],
-    )  # fmt: skip
-
-
-def _line(
-    id_: str, npc: str | None, scope: str, team: str | None, text: str,
-    valid_from: datetime | None, valid_to: datetime | None,
-) -> str:  # fmt: skip
-    return (
-        f'{{"id":{_text(id_)},"npc":{_text(npc)},"scope":{_text(scope)},'
-        f'"team":{_text(team)},"text":{_text(text)},'
-        f'"valid_from":{_time(valid_from)},"valid_to":{_time(valid_to)}}}'
-    )
-
-
-def content_hash(rows: Iterable[dict[str, Any]]) -> str:
-    """SHA-256 (hex) of the approved memories: their ``hash_line``s ordered by id, each
-    ending in a newline."""
-    return _hash_of([(row["id"], hash_line(row)) for row in rows])
-
-
-def _hash_of(lines: list[tuple[str, str]]) -> str:
-    """``content_hash`` of (id, line) pairs."""
-    lines.sort(key=lambda pair: pair[0])
-    text = "".join(line + "\n" for _, line in lines)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def _text(value: str | None) -> str:
-    return "null" if value is None else encode_basestring(value)
-
-
-def _time(moment: datetime | None) -> str:
-    return "null" if moment is None else f'"{moment.isoformat(timespec="microseconds")}"'
 
 
 class Snapshots:
@@ -307,6 +263,16 @@ class Snapshots:
     def _visible_checked(self, snapshot: Snapshot, npc: str, team: str | None) -> list[dict]:
         """The memories approved at ``snapshot`` that ``npc`` may see, once every
         persona's (read once, as tuples) still hash to its hash."""
+        lines, visible = self._read(snapshot, (npc, team))
+        if hash_of(lines) != snapshot.hash:
+            raise HistoryChangedError(self._changed(snapshot))
+        return visible
+
+    def _read(
+        self, snapshot: Snapshot, persona: tuple[str, str | None] | None
+    ) -> tuple[list[tuple[str, str]], list[dict]]:
+        """The (id, hash line) of every memory approved at ``snapshot``, and as dicts
+        those the persona (npc, team) may see (none without one)."""
         lines: list[tuple[str, str]] = []
         visible: list[dict] = []
         for store, moment in self.moments(snapshot):
@@ -316,16 +282,16 @@ class Snapshots:
             at = {name: i for i, name in enumerate(names)}
             hashed = [at[c] for c in ("id", "npc", "scope", "team", "final_text")]
             hashed += [at["valid_from"], at["valid_to"]]
-            lines += [(t[at["id"]], _line(*(t[i] for i in hashed))) for t in found]
+            lines += [(t[at["id"]], line(*(t[i] for i in hashed))) for t in found]
+            if persona is None:
+                continue
             scope, own, group = at["scope"], at["npc"], at["team"]
             visible += [
                 dict(zip(names, t, strict=True))
                 for t in found
-                if visible_to({"scope": t[scope], "npc": t[own], "team": t[group]}, npc, team)
+                if visible_to({"scope": t[scope], "npc": t[own], "team": t[group]}, *persona)
             ]
-        if _hash_of(lines) != snapshot.hash:
-            raise HistoryChangedError(self._changed(snapshot))
-        return visible
+        return lines, visible
 
     def rows(self, state: State) -> list[dict]:
         """Every memory approved at ``state`` (every persona's), with its store's name
@@ -379,7 +345,7 @@ class Snapshots:
     def recomputed_hash(self, snapshot: Snapshot) -> str:
         """The hash of what the audit log says was approved at ``snapshot``: its ``hash``
         while the log is whole."""
-        return content_hash(self._rows(snapshot))
+        return hash_of(self._read(snapshot, None)[0])
 
 
 def _snapshot(row: dict[str, Any]) -> Snapshot:
