@@ -143,8 +143,9 @@ class RecordedCall:
             raise HistoryChangedError(
                 f"model_replay='replay': the recorded reply for this call "
                 f"({self.recording.caller}, model {self.model}, recording {found['id']}) no "
-                "longer matches its hash in the recordings' chain: it was changed after it "
-                "was recorded (by SQL), so it is not served. Nothing was sent to the model. "
+                "longer matches its hash in the recordings' chain: it, or the recording "
+                "before it, was changed or deleted (by SQL) after it was recorded, so it is "
+                "not served. Nothing was sent to the model. "
                 "Run nb.verify() (npc-nb verify) to see what else changed, and restore the "
                 "store from a copy you trust, or record the call again into a new project."
             )
