@@ -64,6 +64,8 @@ from .memory.block import MemoryBlock
 from .memory.core import AUTOMATIC_KINDS, MemoryCore, ReviewContext
 from .memory.queue import QUEUE_KINDS, VOTE_QUEUE_KINDS, queue_filters
 from .memory.snapshots import State
+from .memory.verify import Verification
+from .memory.verify import verify as verify_history
 from .memory.voting.lab_policy import POLICY_KEYS, ReviewPolicy
 from .models.judge import ModelJudge
 from .models.recording import Recorder
@@ -410,6 +412,13 @@ class Project:
         each: one row per change."""
         return diff_frame(self._memory.snapshots.between(a, b, ConfigError))
 
+    def verify(self) -> Verification:
+        """Recompute the history: every hash chain (audit events, votes, recorded
+        replies), every memory against its audit events, every snapshot's hash. The
+        result is ``ok`` or lists each problem in words, the first broken link of a
+        chain among them (docs/reproducibility.md)."""
+        return verify_history(self._stores, self._memory.snapshots)
+
     def _state(self, as_of: object, error: type[NpcError]) -> State:
         """What ``as_of`` names (a snapshot, a time, or now: None); else ``error``."""
         return self._memory.snapshots.resolve(as_of, error)
@@ -659,6 +668,7 @@ class Project:
         ``as_of`` (a snapshot, its id or label, or a time) shows them as they stood."""
         self._require_persona(npc)
         state = self._state(as_of, DecisionError)
+        self._memory.snapshots.check(state)
         return _concat(
             frames.memories_frame(store, status=status, npc=npc, as_of=moment)
             for store, moment in self._memory.snapshots.moments(state)

@@ -13,6 +13,7 @@
     ├── QueryError             a caller's SQL failed, or would write on the read-only path
     └── StoreError             the store file cannot be used
         ├── StoreLockedError   another process kept the file locked past the timeout
+        ├── HistoryChangedError  the history was changed after it was written (by SQL)
         └── SymlinkedStoreError  the store path is a symlink, so writes are refused
 
 Which class a mistake raises. An argument of the wrong type (``nb.context(None)``) is
@@ -41,6 +42,7 @@ __all__ = [
     "CandidateError",
     "ConfigError",
     "DecisionError",
+    "HistoryChangedError",
     "ModelCallError",
     "NpcError",
     "QueryError",
@@ -112,6 +114,12 @@ class QueryError(NpcError, ValueError):
 
 class StoreError(NpcError):
     """The store file cannot be opened, migrated or written."""
+
+
+class HistoryChangedError(StoreError):
+    """The store's history no longer matches what was written: a snapshot's hash, a
+    hash chain or a memory's audit events (changed by SQL). Nothing is answered from a
+    changed past; ``nb.verify()`` lists every problem found."""
 
 
 class StoreLockedError(StoreError):

@@ -244,7 +244,7 @@ def _cli_help(*argv: str) -> str:
 
 def cli_surface() -> dict[str, list[str]]:
     """Subcommand -> its options, read from ``npc-nb --help`` (the parser lives in main)."""
-    usage = _cli_help().split("\n\n")[0]  # the usage, however it wraps
+    usage = _cli_help().split("\n\n", 1)[0]  # the usage paragraph (it wraps when long)
     subcommands = re.search(r"\{([\w,-]+)\}", usage)
     assert subcommands, usage
     surface = {}

@@ -25,6 +25,7 @@ def test_public_names_are_pinned() -> None:
             "DecisionError",
             "DecisionResult",
             "Experiment",
+            "HistoryChangedError",
             "MemoryBlock",
             "ModelCallError",
             "NpcError",
@@ -167,6 +168,7 @@ PROJECT_METHODS = [
     "status",
     "supersede",
     "undo",
+    "verify",
     "votes",
 ]
 PROJECT_PROPERTIES = ["extraction", "metrics", "store_path"]

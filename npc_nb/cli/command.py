@@ -6,7 +6,8 @@ copies a store into another; ``npc-nb grant`` and ``npc-nb revoke`` (``grants``)
 database role access to a project on a shared store, or take it back; ``npc-nb policy``
 (``policy``) shows or sets the lab's review policy; ``npc-nb import``
 and ``npc-nb export`` (``transfer``) move memories in and out; ``npc-nb rerun``
-(``rerun``) executes a saved notebook again, replayed, and compares it. All talk to the user
+(``rerun``) executes a saved notebook again, replayed, and compares it; ``npc-nb verify``
+(``verify``) recomputes the history. All talk to the user
 through ``console``. Errors the user can fix (``NpcError``) are printed on one line,
 with exit status 2.
 """
@@ -28,6 +29,7 @@ from .policy import add_policy_command, policy_command
 from .rerun import add_rerun, run_rerun
 from .review import review_session
 from .transfer import add_transfer, run_export, run_import
+from .verify import add_verify, run_verify
 
 __all__ = ["main"]
 
@@ -65,6 +67,7 @@ def main(
     add_grant_commands(commands)
     add_rerun(commands)
     add_policy_command(commands)
+    add_verify(commands)
     args = parser.parse_args(argv)
     console = Console(stdin or sys.stdin, stdout or sys.stdout)
     if args.command == "migrate-store":
@@ -73,6 +76,8 @@ def main(
         return run_import(args, console)
     if args.command == "export":
         return run_export(args, console)
+    if args.command == "verify":
+        return run_verify(args, console)
     if args.command in ("grant", "revoke"):
         return grant_command(args, console)
     if args.command == "rerun":

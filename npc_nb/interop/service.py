@@ -22,11 +22,12 @@ import time
 import warnings
 from pathlib import Path
 
-from ..errors import ConfigError, DecisionError
+from ..errors import ConfigError, DecisionError, HistoryChangedError
 from ..memory.core import MemoryCore
 from ..store import Stores
 from ..store.bundle.load import load_staged
-from ..store.bundle.stage import stage_bundle
+from ..store.bundle.stage import stage_bundle, staged_disagreements
+from ..store.memories.consistency import describe, disagreeing_memories
 from .bundle_file import open_bundle, write_bundle
 from .bundle_gate import SOURCE, screen_bundle
 from .exports import export_approved
@@ -60,7 +61,10 @@ class Interop:
     # -- the bundle ------------------------------------------------------------------------
 
     def export_bundle(self, path: str | os.PathLike[str]) -> Path:
-        """Write every table of the project's store into one bundle file."""
+        """Write every table of the project's store into one bundle file; refused while
+        a memory's status or approved text disagrees with its audit events."""
+        with self.stores.project.read() as con:
+            refuse_disagreeing(disagreeing_memories(con), "exported")
         return write_bundle(self.stores.project, path, self.project, self.version)
 
     def import_bundle(self, path: str | os.PathLike[str], *, into_nonempty: bool) -> BundleImport:
@@ -78,6 +82,7 @@ class Interop:
         with tempfile.TemporaryDirectory(prefix="npc_nb-import-") as folder:
             opened = open_bundle(path, Path(folder))
             staged = stage_bundle(Path(folder), opened.specs, opened.migrations)
+            refuse_disagreeing(staged_disagreements(staged.path), "imported")
             screened = screen_bundle(self.core, staged.path, merge=into_nonempty)
             loaded = load_staged(
                 self.stores.project,
@@ -164,3 +169,18 @@ class Interop:
 def _check_trust(trust: object) -> None:
     if not isinstance(trust, bool):
         raise ConfigError(f"trust must be True or False, not {trust!r}.")
+
+
+def refuse_disagreeing(found: list[dict], done: str) -> None:
+    """A HistoryChangedError naming the memories whose rows disagree with their audit
+    events, if any: a status no decision set must not travel as decided."""
+    if not found:
+        return
+    named = " ".join(describe(row) for row in found[:5])
+    more = f" ({len(found)} such memories at least)" if len(found) > 5 else ""
+    raise HistoryChangedError(
+        f"The bundle cannot be {done}: {named}{more} Nothing was {done}. Decide those "
+        "memories again through npc_nb (nb.approve, nb.reject, ...) in the project they "
+        "come from, or restore it from a copy you trust, then export again; "
+        "nb.verify() lists every problem."
+    )

@@ -11,16 +11,16 @@ never changes: it is kept per snapshot and persona, whatever is decided since.
 
 ``as_of`` everywhere takes a ``Snapshot``, its id, its label, or a time; ``resolve``
 tells which. The hash (``content_hash``) is SHA-256 over one canonical JSON line per
-approved memory, ordered by id (docs/reproducibility.md shows the algorithm).
+approved memory, ordered by id (docs/reproducibility.md shows the algorithm). A read at
+a snapshot recomputes it first and refuses a past that no longer hashes to it (changed
+by SQL since), naming the memory that changed (``HistoryChangedError``).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from datetime import date, datetime
 from typing import Any
 
@@ -30,13 +30,15 @@ from .._foundations.ids import new_id
 from .._foundations.results import Snapshot
 from .._foundations.tables import Kind, with_missing_as_na
 from .._foundations.utc import to_utc
-from ..errors import ConfigError, NpcError, StoreError
+from ..errors import ConfigError, HistoryChangedError, NpcError, StoreError
 from ..store import Store, Stores
 from ..store.generation import epoch
-from ..store.memories.history import approved_rows_at
-from ..store.memories.predicates import Moment
+from ..store.memories.consistency import describe, disagreeing_memories
+from ..store.memories.history import approved_rows_at, approved_table_at
+from ..store.memories.predicates import Moment, visible_to
 from ..store.runs import snapshot_rows
 from .ranking import ApprovedSet, priority_key
+from .snapshot_hash import content_hash, hash_line, hash_of, line
 
 __all__ = [
     "RESERVED_LABELS",
@@ -63,34 +65,6 @@ SNAPSHOT_KINDS: dict[str, Kind] = {
     "memories": "int",
     "hash": "text",
 }
-
-
-def hash_line(row: dict[str, Any]) -> str:
-    """One approved memory as its canonical JSON line (keys sorted, no spaces, UTF-8,
-    times as ISO 8601 with microseconds, absent values as null)."""
-    fields = {
-        "id": row["id"],
-        "text": row["final_text"],
-        "scope": row["scope"],
-        "npc": row["npc"],
-        "team": row["team"],
-        "valid_from": _iso(row["valid_from"]),
-        "valid_to": _iso(row["valid_to"]),
-    }
-    return json.dumps(fields, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-
-
-def content_hash(rows: Iterable[dict[str, Any]]) -> str:
-    """SHA-256 (hex) of the approved memories: their ``hash_line``s ordered by id, each
-    ending in a newline."""
-    digest = hashlib.sha256()
-    for row in sorted(rows, key=lambda r: r["id"]):
-        digest.update((hash_line(row) + "\n").encode("utf-8"))
-    return digest.hexdigest()
-
-
-def _iso(moment: datetime | None) -> str | None:
-    return None if moment is None else moment.isoformat(timespec="microseconds")
 
 
 class Snapshots:
@@ -226,7 +200,10 @@ class Snapshots:
         self, a: object, b: object, error: type[NpcError] = ConfigError
     ) -> list[tuple[Store, Moment | None, Moment | None]]:
         """Each store with the moments states ``a`` and ``b`` are in it (``nb.diff``)."""
-        earlier, later = self.moments(self.resolve(a, error)), self.moments(self.resolve(b, error))
+        states = self.resolve(a, error), self.resolve(b, error)
+        for state in states:
+            self.check(state)
+        earlier, later = self.moments(states[0]), self.moments(states[1])
         return [(store, m_a, m_b) for (store, m_a), (_, m_b) in zip(earlier, later, strict=True)]
 
     def project_moment(self, as_of: object, error: type[NpcError] = ConfigError) -> Moment | None:
@@ -268,9 +245,12 @@ class Snapshots:
                 self._sets.move_to_end(key)
                 return kept
         rows: list[dict] = []
-        for store, moment in self.moments(state):
-            with store.read() as con:
-                rows += approved_rows_at(con, moment, npc, team)
+        if isinstance(state, Snapshot):
+            rows = self._visible_checked(state, npc, team)
+        else:
+            for store, moment in self.moments(state):
+                with store.read() as con:
+                    rows += approved_rows_at(con, moment, npc, team)
         rows.sort(key=priority_key)
         approved = ApprovedSet(rows)
         if isinstance(state, Snapshot):
@@ -280,9 +260,82 @@ class Snapshots:
                     self._sets.popitem(last=False)
         return approved
 
+    def _visible_checked(self, snapshot: Snapshot, npc: str, team: str | None) -> list[dict]:
+        """The memories approved at ``snapshot`` that ``npc`` may see, once every
+        persona's (read once, as tuples) still hash to its hash."""
+        lines, visible = self._read(snapshot, (npc, team))
+        if hash_of(lines) != snapshot.hash:
+            raise HistoryChangedError(self._changed(snapshot))
+        return visible
+
+    def _read(
+        self, snapshot: Snapshot, persona: tuple[str, str | None] | None
+    ) -> tuple[list[tuple[str, str]], list[dict]]:
+        """The (id, hash line) of every memory approved at ``snapshot``, and as dicts
+        those the persona (npc, team) may see (none without one)."""
+        lines: list[tuple[str, str]] = []
+        visible: list[dict] = []
+        for store, moment in self.moments(snapshot):
+            assert moment is not None  # a snapshot is a moment in every store
+            with store.read() as con:
+                names, found = approved_table_at(con, moment)
+            at = {name: i for i, name in enumerate(names)}
+            hashed = [at[c] for c in ("id", "npc", "scope", "team", "final_text")]
+            hashed += [at["valid_from"], at["valid_to"]]
+            lines += [(t[at["id"]], line(*(t[i] for i in hashed))) for t in found]
+            if persona is None:
+                continue
+            scope, own, group = at["scope"], at["npc"], at["team"]
+            visible += [
+                dict(zip(names, t, strict=True))
+                for t in found
+                if visible_to({"scope": t[scope], "npc": t[own], "team": t[group]}, *persona)
+            ]
+        return lines, visible
+
     def rows(self, state: State) -> list[dict]:
         """Every memory approved at ``state`` (every persona's), with its store's name
-        (``store``: project or user)."""
+        (``store``: project or user); at a snapshot, only if they still hash to its hash
+        (else a ``HistoryChangedError``)."""
+        if isinstance(state, Snapshot):
+            return self._checked_rows(state)
+        return self._rows(state)
+
+    def check(self, state: State) -> None:
+        """At a snapshot, a ``HistoryChangedError`` if its memories no longer hash to its
+        hash (``rows``); any other state has no hash to hold."""
+        if isinstance(state, Snapshot):
+            self._checked_rows(state)
+
+    def _checked_rows(self, snapshot: Snapshot) -> list[dict]:
+        """``rows(snapshot)``, refused when they no longer hash to the snapshot's hash:
+        a past changed since (by SQL), never answered from."""
+        found = self._rows(snapshot)
+        if content_hash(found) != snapshot.hash:
+            raise HistoryChangedError(self._changed(snapshot))
+        return found
+
+    def _changed(self, snapshot: Snapshot) -> str:
+        """Why a snapshot's memories no longer hash to its hash, naming the memory."""
+        named: list[str] = []
+        for store in self._stores.existing():
+            with store.read() as con:
+                named += [describe(row) for row in disagreeing_memories(con, limit=3)]
+        why = (
+            " ".join(named[:3])
+            if named
+            else "No memory's status or text disagrees with its audit events, so a row's "
+            "scope or validity, or the audit log itself, was changed."
+        )
+        return (
+            f"The snapshot {snapshot.label or snapshot.id!r} cannot be read: the memories "
+            f"approved then no longer hash to its hash ({snapshot.hash[:12]}...), so the "
+            f"past it records was changed after it was taken. {why} Nothing was answered "
+            "from the changed past; run nb.verify() (npc-nb verify) for every problem, and "
+            "restore the store from a copy you trust."
+        )
+
+    def _rows(self, state: State) -> list[dict]:
         found = []
         for (store, moment), name in zip(self.moments(state), ("project", "user"), strict=False):
             with store.read() as con:
@@ -292,7 +345,7 @@ class Snapshots:
     def recomputed_hash(self, snapshot: Snapshot) -> str:
         """The hash of what the audit log says was approved at ``snapshot``: its ``hash``
         while the log is whole."""
-        return content_hash(self.rows(snapshot))
+        return hash_of(self._read(snapshot, None)[0])
 
 
 def _snapshot(row: dict[str, Any]) -> Snapshot:

@@ -3,10 +3,12 @@
 Every model call (a chat turn, an extraction, the model judge, the graph's concepts)
 goes through ``gateway.complete`` or ``gateway.stream`` with a ``Recording`` from the
 project's ``Recorder``. Under ``"record"`` the call is made and its reply kept in the
-project store under the request's fingerprint; under ``"replay"`` the newest reply
-kept under that fingerprint is returned (streamed in chunks, as a model would) and the
-provider is never called: a request nobody recorded is an ``UnrecordedCallError``
-naming the caller, never a live call. ``"off"`` changes nothing.
+project store under the request's fingerprint; under ``"replay"`` the first reply
+kept under that fingerprint (the first in the recordings' hash chain) is returned,
+streamed in chunks as a model would, and the provider is never called: a request
+nobody recorded is an ``UnrecordedCallError`` naming the caller, never a live call,
+and a reply changed since it was recorded (its link no longer holds) is a
+``HistoryChangedError``, never served. ``"off"`` changes nothing.
 
 A re-run (``npc_nb.rerun``, ``npc-nb rerun``) forces the mode from outside the notebook:
 its kernel gets ``NPC_NB_RERUN=replay`` (or ``live``, which is ``"off"``), and that wins
@@ -35,7 +37,7 @@ from .._foundations.ids import new_id
 from .._foundations.redact import strip_credentials
 from .._foundations.settings import Settings
 from .._foundations.utc import utc_now
-from ..errors import ConfigError, UnrecordedCallError
+from ..errors import ConfigError, HistoryChangedError, UnrecordedCallError
 from ..store import Store
 from ..store.runs import recordings
 
@@ -163,8 +165,19 @@ class RecordedCall:
         self._started = time.perf_counter()
 
     def replayed(self, provider: str) -> Completion:
-        """The newest reply recorded for this request; an UnrecordedCallError if none."""
-        found = recordings.newest_recording(self.recording.store, self.key)
+        """The first reply recorded for this request; an UnrecordedCallError if none, a
+        HistoryChangedError if it no longer matches its hash."""
+        found = recordings.first_recording(self.recording.store, self.key)
+        if found is not None and not found["intact"]:
+            raise HistoryChangedError(
+                f"model_replay='replay': the recorded reply for this call "
+                f"({self.recording.caller}, model {self.model}, recording {found['id']}) no "
+                "longer matches its hash in the recordings' chain: it, or the recording "
+                "before it, was changed or deleted (by SQL) after it was recorded, so it is "
+                "not served. Nothing was sent to the model. "
+                "Run nb.verify() (npc-nb verify) to see what else changed, and restore the "
+                "store from a copy you trust, or record the call again into a new project."
+            )
         if found is None:
             raise UnrecordedCallError(
                 f"model_replay='replay': no reply was recorded for this call "

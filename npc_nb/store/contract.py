@@ -28,6 +28,7 @@ import pandas as pd
 
 from .._foundations.tables import kind_of_sql_type, with_missing_as_na
 from ..errors import ConfigError
+from .chain import CHAINED, chain_row
 
 if TYPE_CHECKING:
     from .._foundations.results import RoleAccess
@@ -83,6 +84,8 @@ def insert_row(con: Connection, table: str, row: dict[str, Any]) -> int | None:
     (None for the other tables)."""
     if table not in TABLES:
         raise ValueError(f"not an npc_nb table: {table}")
+    if table in CHAINED:
+        return _insert_chained(con, table, row)
     columns, values = list(row), ["?" for _ in row]
     returning = ""
     if table in _SEQUENCED:
@@ -98,6 +101,22 @@ def insert_row(con: Connection, table: str, row: dict[str, Any]) -> int | None:
     found = cursor.fetchone()
     assert found is not None  # an INSERT ... RETURNING of one row returns one
     return int(found[0])
+
+
+def _insert_chained(con: Connection, table: str, row: dict[str, Any]) -> int | None:
+    """``insert_row`` for a chained table (``chain``): its sequence number drawn first,
+    since the row's hash covers it, then the row linked to its chain and written."""
+    number = None
+    if table in _SEQUENCED:
+        column, sequence = _SEQUENCED[table]
+        number = int(scalar(con, f"SELECT nextval('{sequence}')"))
+        row = {column: number, **row}
+    row = chain_row(con, table, row)
+    con.execute(
+        f"INSERT INTO {table} ({', '.join(row)}) VALUES ({', '.join('?' for _ in row)})",
+        list(row.values()),
+    )
+    return number
 
 
 def scalar(con: Connection, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any:

@@ -28,6 +28,10 @@ A merge keeps the target's decisions (``decided``): a memory already here keeps 
 audit trail as well as its row (the bundle's events and votes of it are not written),
 and the incoming approvals the interop service held are put back in the review queue.
 
+Merged rows of a hash-chained table (``chain``) come without their link and are
+linked after this store's chain's head once every table is written (rows already
+without a link before the merge stay so: ``verify`` names them).
+
 Either way the store's decision generation starts a new epoch (every cache reloads)
 and this process's neighbour indexes look again. On a DuckDB file the staged file is
 attached read-only; on PostgreSQL its rows are copied (``Store.copy_rows``) into
@@ -47,6 +51,7 @@ import pandas as pd
 
 from ..._foundations.utc import utc_now
 from ...errors import StoreError
+from ..chain import CHAIN_COLUMNS, CHAINED, link_unlinked, unlinked
 from ..contract import _SEQUENCED as SEQUENCED
 from ..contract import Connection, Store, scalar
 from ..moving.copy_into import catalog_tables
@@ -97,6 +102,7 @@ def load_staged(
             incoming = _incoming(store, con, staged, columns, duck)
             offered_rows = dict(incoming)  # a kept memory's rows count as skipped
             keeping = merge and without_kept(store, con, incoming, kept)
+            unlinked_before = {t: unlinked(con, t) for t in CHAINED} if merge else {}
             inserted, skipped = {}, {}
             for table in _referenced_first(columns):
                 before = _count(con, quoted(table))
@@ -108,6 +114,8 @@ def load_staged(
                 skipped[table] = offered - inserted[table]
             _drop_number_maps(con, columns)
             drop_kept_views(con)
+            for table, keep in unlinked_before.items():  # merged rows join this chain
+                link_unlinked(con, table, keep)
             if not merge:
                 _restart_sequences(con, duck)
             reopen(store, con, held or {}, actor=actor, now=utc_now())  # numbered after all
@@ -235,6 +243,8 @@ def _insert(
     keeping: bool = False,
 ) -> None:
     names = [c.name for c in columns]
+    if merge:  # a merged row is linked into this store's chain afterwards
+        names = [n for n in names if n not in CHAIN_COLUMNS]
     listed = ", ".join(quoted(n) for n in names)
     if not merge:
         con.execute(f"INSERT INTO {quoted(table)} ({listed}) SELECT {listed} FROM {source}")

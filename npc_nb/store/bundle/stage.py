@@ -23,10 +23,11 @@ from pathlib import Path
 import duckdb
 
 from ...errors import StoreError
+from ..memories.consistency import disagreeing_memories
 from ..schema.migrations import MIGRATIONS, apply_migrations
 from .tables import Column, quoted, schema_columns, table_digest
 
-__all__ = ["Staged", "TableSpec", "stage_bundle"]
+__all__ = ["Staged", "TableSpec", "stage_bundle", "staged_disagreements"]
 
 _REFUSED = "Nothing was imported."
 
@@ -159,3 +160,13 @@ def _unreadable(spec: TableSpec, exc: Exception) -> StoreError:
         f"The bundle's file for table {spec.name} cannot be read into npc_nb's schema: "
         f"{reason}. {_REFUSED}"
     )
+
+
+def staged_disagreements(path: Path) -> list[dict]:
+    """The staged bundle's memories whose status (or approved text) no audit event of
+    the bundle set (``memories.consistency``): what an import refuses."""
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        return disagreeing_memories(con)
+    finally:
+        con.close()

@@ -14,7 +14,13 @@ from typing import Any
 from ..contract import Connection, one_of, rows, scalar
 from .predicates import SCOPE_RANK_SQL, VISIBLE, Moment, approved_source, included
 
-__all__ = ["BLOCK_COLUMNS", "approved_rows_at", "events_between", "last_event"]
+__all__ = [
+    "BLOCK_COLUMNS",
+    "approved_rows_at",
+    "approved_table_at",
+    "events_between",
+    "last_event",
+]
 
 #: What the memory block (and a snapshot's hash, and a diff) needs of a memory.
 BLOCK_COLUMNS = (
@@ -52,6 +58,17 @@ def approved_rows_at(
         f"WHERE {where} ORDER BY scope_rank, decided_at DESC, id",
         params | ({"npc": npc, "team": team} if npc is not None else {}),
     )
+
+
+def approved_table_at(con: Connection, moment: Moment) -> tuple[list[str], list[tuple]]:
+    """``approved_rows_at`` for every persona as column names and plain tuples (no dict
+    per row): what a read at a snapshot holds to its hash before it keeps a persona's."""
+    source, params = approved_source(moment, columns=BLOCK_COLUMNS)
+    cursor = con.execute(
+        f"SELECT {', '.join(BLOCK_COLUMNS)}, {SCOPE_RANK_SQL} AS scope_rank FROM {source}", params
+    )
+    names = [d[0] for d in cursor.description or ()]
+    return names, cursor.fetchall()
 
 
 def events_between(

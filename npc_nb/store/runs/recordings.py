@@ -1,36 +1,43 @@
 """SQL for ``model_recordings``: a model's reply kept under the fingerprint of the
-request that produced it, and the newest reply of a fingerprint found again.
+request that produced it, and the first reply of a fingerprint found again.
 
-Rows are only ever added: recording the same request again adds a row, and a replay
-serves the newest (the reply a notebook saved after that run shows).
+Rows are only ever added, each linked into the table's hash chain (``store.chain``):
+recording the same request again adds a row, and a replay serves the *first* one in
+the chain, whose link is checked before it is served. So a row appended later with
+the genuine fingerprint (by SQL, by any role that may insert) is never served, and a
+row changed in place is refused, not replayed.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from ..chain import link_holds
 from ..contract import Store, insert_row, rows
 
-__all__ = ["newest_recording", "record_reply", "recorded_reply"]
+__all__ = ["first_recording", "record_reply", "recorded_reply"]
 
 
 def record_reply(store: Store, row: dict[str, Any]) -> None:
     """Keep one recorded call (its id, fingerprint, model, caller, request, reply,
-    tokens and time)."""
+    tokens and time), linked into the chain."""
     with store.write() as con:
         insert_row(con, "model_recordings", row)
 
 
-def newest_recording(store: Store, fingerprint: str) -> dict[str, Any] | None:
-    """The newest recorded reply of ``fingerprint``, or None."""
+def first_recording(store: Store, fingerprint: str) -> dict[str, Any] | None:
+    """The first recorded reply of ``fingerprint`` in the chain (None if there is
+    none), with ``intact``: whether it still hashes to its link."""
     with store.read() as con:
         found = rows(
             con,
-            "SELECT id, reply, prompt_tokens, completion_tokens, recorded_at FROM model_recordings "
-            "WHERE fingerprint = ? ORDER BY recorded_at DESC, id DESC LIMIT 1",
+            "SELECT * FROM model_recordings WHERE fingerprint = ? "
+            "ORDER BY chain_seq NULLS LAST, recorded_at, id LIMIT 1",
             [fingerprint],
         )
-    return found[0] if found else None
+        if not found:
+            return None
+        return found[0] | {"intact": link_holds(con, "model_recordings", found[0])}
 
 
 def recorded_reply(store: Store, recording_id: str) -> str | None:

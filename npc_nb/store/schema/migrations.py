@@ -22,9 +22,11 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 
 import duckdb
+import pandas as pd
 
 from ..._foundations.utc import utc_now
 from ...errors import StoreError
+from .chains import CHAIN_KEYS, CHAINED, add_chain_columns, chain_links
 from .experiment_tables import EXPERIMENT_TABLES, EXPERIMENT_VIEWS
 from .identity_tables import POLICY_TABLE, REVIEWER_ROLE_COLUMNS
 from .initial_tables import INITIAL_TABLES
@@ -482,3 +484,22 @@ def m026_blind_votes(con: duckdb.DuckDBPyConnection) -> None:
     PostgreSQL row-level security hides other reviewers' open votes."""
     for statement in BLIND_VOTES_M026:
         con.execute(statement)
+
+
+@migration
+def m027_hash_chains(con: duckdb.DuckDBPyConnection) -> None:
+    """Tamper-evident history (``chains``): the audit log, the votes and the recorded
+    replies each become a hash chain (``chain_seq``, ``chain_hash``), the rows already
+    there chained in their order (no index: DuckDB cannot build one in the transaction
+    that filled the column, and a chain's head is read by a scan). No memory row
+    changes: no new epoch."""
+    for table in CHAINED:
+        add_chain_columns(con, table)
+        links = chain_links(con, table, CHAIN_KEYS[table])
+        if links:
+            con.register("chain_links_frame", pd.DataFrame(links, columns=["k", "s", "h"]))
+            con.execute(
+                f"UPDATE {table} SET chain_seq = l.s, chain_hash = l.h "
+                f"FROM chain_links_frame l WHERE {table}.{CHAIN_KEYS[table]} = l.k"
+            )
+            con.unregister("chain_links_frame")

@@ -39,6 +39,7 @@ from ...vocabulary import (
     SCOPES,
     STATUSES,
 )
+from .chains import CHAIN_KEYS, CHAINED, add_chain_columns, chain_links
 from .experiment_tables import EXPERIMENT_TABLES
 from .identity_tables import (
     PG_REVIEWER_ROLE,
@@ -572,3 +573,47 @@ def p026_blind_votes(con: Any) -> None:
     schema = con.execute("SELECT current_schema()").fetchone()[0]
     for statement in PG_BLIND_VOTES_M026:
         con.execute(statement.replace("{schema}", schema))
+
+
+@pg_migration("m027_hash_chains")
+def p027_hash_chains(con: Any) -> None:
+    """The hash chains, as on DuckDB (``chains``). The append-only tables' triggers now
+    let one change through: a row with no link yet gets one (its other columns as they
+    were), which the backfill here and a bundle merge's linking need."""
+    con.execute(_LINK_ONLY)
+    for table in ("memory_events", "model_recordings", "votes"):
+        con.execute(f"DROP TRIGGER {table}_no_change ON {table}")
+        con.execute(
+            f"CREATE TRIGGER {table}_no_change BEFORE UPDATE OR DELETE ON {table} "
+            "FOR EACH ROW EXECUTE FUNCTION npc_nb_append_only_but_link()"
+        )
+    for table in CHAINED:
+        add_chain_columns(con, table)
+        links = chain_links(con, table, CHAIN_KEYS[table])
+        if links:
+            key_type = "BIGINT" if table == "memory_events" else "VARCHAR"
+            con.execute(
+                f"CREATE TEMP TABLE chain_links (k {key_type}, s BIGINT, h VARCHAR) ON COMMIT DROP"
+            )
+            with con.cursor().copy("COPY chain_links (k, s, h) FROM STDIN") as copy:
+                for row in links:
+                    copy.write_row(row)
+            con.execute(
+                f"UPDATE {table} SET chain_seq = l.s, chain_hash = l.h FROM chain_links l "
+                f"WHERE {table}.{CHAIN_KEYS[table]} = l.k"
+            )
+            con.execute("DROP TABLE chain_links")
+        con.execute(f"CREATE UNIQUE INDEX {table}_chain ON {table} (chain_seq)")
+
+
+_LINK_ONLY = """CREATE FUNCTION npc_nb_append_only_but_link() RETURNS trigger
+    LANGUAGE plpgsql AS $$
+    BEGIN
+        IF TG_OP = 'UPDATE' AND OLD.chain_hash IS NULL
+            AND to_jsonb(OLD) - 'chain_seq' - 'chain_hash'
+                = to_jsonb(NEW) - 'chain_seq' - 'chain_hash' THEN
+            RETURN NEW;
+        END IF;
+        RAISE EXCEPTION '% is append-only: % is refused', TG_TABLE_NAME, TG_OP
+            USING ERRCODE = 'insufficient_privilege';
+    END $$"""

@@ -25,7 +25,7 @@ RUNS_TABLES = (
         content_hash VARCHAR NOT NULL,
         memories BIGINT NOT NULL
     )""",
-    # Every recorded call is kept; a replay serves the newest one of its fingerprint.
+    # Every recorded call is kept; a replay serves the first one of its fingerprint (m027).
     """CREATE TABLE model_recordings (
         id VARCHAR PRIMARY KEY,
         fingerprint VARCHAR NOT NULL,

@@ -1,0 +1,188 @@
+"""Tamper-evident history on the shared store (PostgreSQL): two kernels appending at
+once still form one chain; every change made by SQL is found by ``nb.verify()``, by a
+read at a snapshot or by a replay; recordings are append-only for every role, and a
+reviewer's recording appended later under a genuine fingerprint is never served.
+
+Each test gets a fresh database on the session's throwaway server.
+"""
+
+from __future__ import annotations
+
+import gc
+import threading
+from pathlib import Path
+
+import psycopg
+import pytest
+
+import npc_nb
+from npc_nb._foundations.store_url import project_schema
+from npc_nb.errors import HistoryChangedError
+from tests import fake_models
+from tests.helpers import propose
+from tests.test_pg_roles import lab  # noqa: F401  (the owner, reviewer and reader fixture)
+
+MODEL = "scripted/any"
+
+
+@pytest.fixture(autouse=True)
+def scripted() -> None:
+    fake_models.install()
+
+
+def run_sql(url: str, sql: str, params: list | None = None, schema: str = "project") -> None:
+    with psycopg.connect(url, autocommit=True) as con:
+        con.execute(f"SET search_path TO {project_schema(schema)}")
+        con.execute(sql, params or [])
+
+
+def test_two_kernels_appending_at_once_form_one_chain(project_dir: Path, postgres_url: str) -> None:
+    kernels = [npc_nb.open(project_dir, store=postgres_url) for _ in range(2)]
+    failures: list[BaseException] = []
+
+    def propose_many(nb: npc_nb.Project, name: str) -> None:
+        try:
+            for i in range(12):
+                nb.approve(propose(nb, f"Fact {i} told to {name}"), by=name)
+        except BaseException as exc:  # reported below
+            failures.append(exc)
+
+    threads = [
+        threading.Thread(target=propose_many, args=(nb, f"kernel{i}"))
+        for i, nb in enumerate(kernels)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    try:
+        assert failures == []
+        found = kernels[0].verify()
+        assert found.ok, found.problems
+        seqs = kernels[0].sql("SELECT chain_seq FROM memory_events ORDER BY chain_seq")
+        chained = seqs["chain_seq"].tolist()
+        assert len(chained) >= 48 and chained == list(range(1, len(chained) + 1))
+    finally:
+        for nb in kernels:
+            nb.close()
+
+
+def test_recordings_are_append_only_and_a_reviewer_s_later_one_is_never_served(
+    lab: dict[str, str],  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    owner = npc_nb.open(tmp_path / "alpha", store=lab["owner"])
+    owner.configure(model_replay="record", extraction_model="npc_nb/offline")
+    fake_models.SCRIPT.append("Large fonts, then.")
+    owner.chat("analyst", "Which fonts?", model=MODEL, new=True)
+    owner.close()
+    for url in (lab["owner"], lab["reviewer"]):
+        with pytest.raises(psycopg.Error, match="append-only|permission denied"):
+            run_sql(url, "UPDATE model_recordings SET reply = 'Small fonts.'", schema="alpha")
+    run_sql(
+        lab["reviewer"],
+        "INSERT INTO model_recordings (id, fingerprint, model, caller, request, reply, "
+        "recorded_at) SELECT 'forged', fingerprint, model, caller, request, 'Small fonts.', "
+        "recorded_at + interval '1 day' FROM model_recordings",
+        schema="alpha",
+    )
+    reviewer = npc_nb.open(tmp_path / "alpha", store=lab["reviewer"], model_replay="replay")
+    try:
+        reply = reviewer.chat("analyst", "Which fonts?", model=MODEL, new=True)
+        assert reply.text == "Large fonts, then."  # the first recording, never the later
+        problems = " ".join(reviewer.verify().problems)
+        assert "model_recordings row id='forged' has no hash" in problems
+    finally:
+        reviewer.close()
+
+
+def test_a_memory_changed_by_sql_is_refused_at_the_snapshot_and_named_by_verify(
+    project_dir: Path, postgres_url: str
+) -> None:
+    nb = npc_nb.open(project_dir, store=postgres_url)
+    try:
+        fonts = propose(nb, "Fonts are large")
+        nb.approve(fonts)
+        nb.snapshot("submitted")
+        assert "Fonts are large" in nb.context("analyst", as_of="submitted")
+        run_sql(postgres_url, "UPDATE memories SET final_text = 'Fonts are small' WHERE id = %s",
+                [fonts])  # fmt: skip
+        other = npc_nb.open(project_dir, store=postgres_url)
+        try:
+            with pytest.raises(HistoryChangedError, match=fonts):
+                other.context("analyst", as_of="submitted")
+            problems = other.verify().problems
+            assert any(fonts in p and "text was changed by SQL" in p for p in problems)
+            assert any("snapshot 'submitted'" in p for p in problems)
+        finally:
+            other.close()
+    finally:
+        nb.close()
+
+
+def test_a_memory_approved_by_sql_is_reported_and_not_exported(
+    project_dir: Path, postgres_url: str, tmp_path: Path
+) -> None:
+    nb = npc_nb.open(project_dir, store=postgres_url)
+    try:
+        memory = propose(nb, "Budget is ten thousand")
+        run_sql(postgres_url, "UPDATE memories SET status = 'human-approved' WHERE id = %s",
+                [memory])  # fmt: skip
+        problems = " ".join(nb.verify().problems)
+        assert f"memory {memory!r} is human-approved but its last audit event" in problems
+        with pytest.raises(HistoryChangedError, match="cannot be exported"):
+            nb.export_bundle(tmp_path / "out.npcbundle")
+    finally:
+        nb.close()
+
+
+def test_a_vote_changed_by_sql_is_named_by_verify(project_dir: Path, postgres_url: str) -> None:
+    nb = npc_nb.open(project_dir, store=postgres_url)
+    try:
+        nb.configure(review_mode="independent", reviewers_per_card=2)
+        nb.approve(propose(nb, "Codes are upper case"), by="ana")
+        nb.approve(propose(nb, 'Größe: "très" grand ✓\nzweite Zeile \\ 100%'), by="zoë")
+        assert nb.verify().ok
+        run_sql(postgres_url, "UPDATE votes SET decision = 'reject'")
+        problems = " ".join(nb.verify().problems)
+        assert "votes row id=" in problems and "changed after it was written" in problems
+    finally:
+        nb.close()
+
+
+def test_a_store_from_before_the_chains_is_chained_when_opened(
+    project_dir: Path, postgres_url: str
+) -> None:
+    nb = npc_nb.open(project_dir, store=postgres_url, model_replay="record")
+    nb.approve(propose(nb, "Fonts are large"))
+    nb.configure(extraction_model="npc_nb/offline")
+    fake_models.SCRIPT.append("Large fonts, then.")
+    nb.chat("analyst", "Which fonts?", model=MODEL, new=True)
+    nb.close()
+    del nb
+    gc.collect()  # a reference cycle may hold the store (which knows it is migrated)
+    gc.collect()
+    # The schema as it was before m027: the old triggers, no chain columns.
+    run_sql(postgres_url, "DROP FUNCTION npc_nb_append_only_but_link() CASCADE")
+    run_sql(
+        postgres_url,
+        "CREATE TRIGGER memory_events_no_change BEFORE UPDATE OR DELETE ON memory_events "
+        "FOR EACH ROW EXECUTE FUNCTION memory_events_append_only()",
+    )
+    run_sql(
+        postgres_url,
+        "CREATE TRIGGER model_recordings_no_change BEFORE UPDATE OR DELETE ON model_recordings "
+        "FOR EACH ROW EXECUTE FUNCTION npc_nb_append_only()",
+    )
+    for table in ("memory_events", "votes", "model_recordings"):
+        run_sql(postgres_url, f"ALTER TABLE {table} DROP COLUMN chain_seq, DROP COLUMN chain_hash")
+    run_sql(postgres_url, "DELETE FROM _migrations WHERE name = 'm027_hash_chains'")
+    again = npc_nb.open(project_dir, store=postgres_url)
+    try:
+        assert again.verify().ok
+        chained = again.sql("SELECT chain_seq FROM memory_events ORDER BY seq")["chain_seq"]
+        assert chained.tolist() == list(range(1, len(chained) + 1))
+        with pytest.raises(psycopg.Error, match="append-only"):
+            run_sql(postgres_url, "UPDATE memory_events SET actor = 'mallory'")
+    finally:
+        again.close()
