@@ -20,7 +20,7 @@ import npc_nb
 from npc_nb.cli.command import main
 from npc_nb.errors import HistoryChangedError
 from tests import fake_models
-from tests.helpers import propose
+from tests.helpers import as_reviewer, propose
 
 MODEL = "scripted/any"
 
@@ -64,7 +64,7 @@ def test_a_history_nobody_changed_verifies(nb: npc_nb.Project, project_dir: Path
     history(nb)
     nb.configure(review_mode="independent", reviewers_per_card=2)
     voted = propose(nb, "Codes are upper case")
-    nb.approve(voted, by="ana")
+    as_reviewer(nb, "ana").approve(voted)
     nb.configure(review_mode="single")
     odd = propose(nb, 'Größe: "très" grand ✓\nzweite Zeile \\ 100%')
     nb.edit(odd, "Größe ✓ \u2028 ok", by="zoë")
@@ -102,7 +102,7 @@ def test_a_deleted_audit_event_is_named(nb: npc_nb.Project, project_dir: Path) -
 def test_a_vote_changed_by_sql_is_named(nb: npc_nb.Project, project_dir: Path) -> None:
     nb.configure(review_mode="independent", reviewers_per_card=2)
     memory = propose(nb, "Codes are upper case")
-    nb.approve(memory, by="ana")
+    as_reviewer(nb, "ana").approve(memory)
     nb = tamper(nb, project_dir, "UPDATE votes SET decision = 'reject'")
     problems = " ".join(nb.verify().problems)
     assert "votes row id=" in problems and "changed after it was written" in problems

@@ -19,7 +19,7 @@ import npc_nb
 from npc_nb._foundations.store_url import project_schema
 from npc_nb.errors import HistoryChangedError
 from tests import fake_models
-from tests.helpers import propose
+from tests.helpers import as_reviewer, propose
 from tests.test_pg_roles import lab  # noqa: F401  (the owner, reviewer and reader fixture)
 
 MODEL = "scripted/any"
@@ -140,10 +140,17 @@ def test_a_vote_changed_by_sql_is_named_by_verify(project_dir: Path, postgres_ur
     nb = npc_nb.open(project_dir, store=postgres_url)
     try:
         nb.configure(review_mode="independent", reviewers_per_card=2)
-        nb.approve(propose(nb, "Codes are upper case"), by="ana")
-        nb.approve(propose(nb, 'Größe: "très" grand ✓\nzweite Zeile \\ 100%'), by="zoë")
+        as_reviewer(nb, "ana").approve(propose(nb, "Codes are upper case"))
+        as_reviewer(nb, "zoe").approve(propose(nb, 'Größe: "très" grand ✓\nzweite Zeile \\ 100%'))
         assert nb.verify().ok
-        run_sql(postgres_url, "UPDATE votes SET decision = 'reject'")
+        # Votes are append-only for every role: a tamperer must be a superuser who
+        # switches the guard off first. The chain still tells.
+        run_sql(
+            postgres_url,
+            "ALTER TABLE votes DISABLE TRIGGER votes_no_change; "
+            "UPDATE votes SET decision = 'reject'; "
+            "ALTER TABLE votes ENABLE TRIGGER votes_no_change",
+        )
         problems = " ".join(nb.verify().problems)
         assert "votes row id=" in problems and "changed after it was written" in problems
     finally:
@@ -164,6 +171,7 @@ def test_a_store_from_before_the_chains_is_chained_when_opened(
     gc.collect()
     # The schema as it was before m027: the old triggers, no chain columns.
     run_sql(postgres_url, "DROP FUNCTION npc_nb_append_only_but_link() CASCADE")
+    run_sql(postgres_url, "DROP FUNCTION npc_nb_chain_head(VARCHAR)")
     run_sql(
         postgres_url,
         "CREATE TRIGGER memory_events_no_change BEFORE UPDATE OR DELETE ON memory_events "
@@ -172,6 +180,11 @@ def test_a_store_from_before_the_chains_is_chained_when_opened(
     run_sql(
         postgres_url,
         "CREATE TRIGGER model_recordings_no_change BEFORE UPDATE OR DELETE ON model_recordings "
+        "FOR EACH ROW EXECUTE FUNCTION npc_nb_append_only()",
+    )
+    run_sql(
+        postgres_url,
+        "CREATE TRIGGER votes_no_change BEFORE UPDATE OR DELETE ON votes "
         "FOR EACH ROW EXECUTE FUNCTION npc_nb_append_only()",
     )
     for table in ("memory_events", "votes", "model_recordings"):

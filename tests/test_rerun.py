@@ -85,19 +85,18 @@ def test_a_rerun_replays_every_cell_identically_and_leaves_the_notebook_as_saved
     assert "study.ipynb re-run, replayed from its recordings: 4 identical" in str(report)
 
 
-def test_after_a_recording_is_edited_the_rerun_shows_the_edit_as_changed(
+def test_after_a_recording_is_edited_the_rerun_refuses_to_replay_it(
     study: Path, tmp_path: Path
 ) -> None:
     change_store(study, "recording")
     report = npc_nb.rerun(study, output=tmp_path / "again.ipynb")
     statuses = dict(zip(report.cells["cell"], report.cells["status"], strict=True))
-    assert statuses == {0: "identical", 1: "identical", TURN: "changed", MEMORY: "identical"}
-    diff = report.cells.set_index("cell").loc[TURN, "detail"]
-    assert "-- (npc/fact) The user prefers large fonts" in diff
-    assert "+- (npc/fact) The user prefers SMALL fonts" in diff
+    assert statuses == {0: "identical", 1: "identical", TURN: "failed", MEMORY: "identical"}
+    detail = report.cells.set_index("cell").loc[TURN, "detail"]
+    assert "no longer matches its hash" in detail  # the edited reply is never served
     again = nbformat.read(tmp_path / "again.ipynb", as_version=4)
-    assert "SMALL fonts" in again.cells[TURN].outputs[0]["data"]["text/plain"]
-    assert not report.identical and "cell 2: changed" in str(report)
+    assert "SMALL fonts" not in str(again.cells[TURN].outputs)
+    assert not report.identical and "cell 2: failed" in str(report)
 
 
 def test_after_memory_changed_the_replay_refuses_the_new_request_and_shows_the_change(
@@ -129,7 +128,7 @@ def test_npc_nb_rerun_prints_each_cell_and_says_by_its_exit_status(
     out = io.StringIO()
     assert main(["rerun", str(study), "--output", str(tmp_path / "o.ipynb")], stdout=out) == 1
     printed = out.getvalue()
-    assert "cell 2: changed" in printed and "SMALL fonts" in printed
+    assert "cell 2: failed" in printed and "no longer matches its hash" in printed
     assert f"saved to {tmp_path / 'o.ipynb'}" in printed
 
     out = io.StringIO()

@@ -20,7 +20,7 @@ import html
 from dataclasses import dataclass
 
 from ..errors import StoreError
-from ..store import Stores
+from ..store import Store, Stores
 from ..store.chain import CHAINED, first_break
 from ..store.memories.consistency import describe, disagreeing_memories
 from .snapshots import Snapshots
@@ -62,14 +62,28 @@ def verify(stores: Stores, snapshots: Snapshots) -> Verification:
     checked: list[str] = []
     for name, store in zip(("project", "user"), stores.existing(), strict=False):
         with store.read() as con:
-            for table in CHAINED:
+            for table in _readable_chains(store):
                 broken = first_break(con, table)
                 if broken is not None:
                     problems.append(f"{name} store: {broken}")
             problems += [f"{name} store: {describe(r)}" for r in disagreeing_memories(con)]
-        checked.append(f"{name} store: {len(CHAINED)} chains and every memory")
+        chains = _readable_chains(store)
+        checked.append(f"{name} store: {len(chains)} chains and every memory")
+        if len(chains) < len(CHAINED):
+            checked.append(
+                f"{name} store: the votes' chain is checked by the project's owner only "
+                "(row-level security hides open votes from other roles)"
+            )
     problems += _snapshot_problems(snapshots, checked)
     return Verification(not problems, tuple(problems), tuple(checked))
+
+
+def _readable_chains(store: Store) -> tuple[str, ...]:
+    """The chains this connection reads whole: on PostgreSQL a role that does not own
+    the project reads only some votes, so it checks the other chains."""
+    if store.writes_on_server and not store.owns_project:
+        return tuple(table for table in CHAINED if table != "votes")
+    return tuple(CHAINED)
 
 
 def _snapshot_problems(snapshots: Snapshots, checked: list[str]) -> list[str]:

@@ -60,11 +60,21 @@ def _lock(con: Any, table: str) -> None:
 
 
 def _head(con: Any, table: str) -> tuple | None:
-    """(chain_seq, chain_hash) of the chain's last row, or None for an empty chain."""
-    found: tuple | None = con.execute(
-        f"SELECT chain_seq, chain_hash FROM {table} WHERE chain_seq IS NOT NULL "
-        "ORDER BY chain_seq DESC LIMIT 1"
-    ).fetchone()
+    """(chain_seq, chain_hash) of the chain's last row, or None for an empty chain. On
+    PostgreSQL through ``npc_nb_chain_head`` (it runs as the owner): row-level security
+    hides other reviewers' open votes from a reviewer, whose head must still be the
+    chain's."""
+    if isinstance(con, duckdb.DuckDBPyConnection):
+        sql = (
+            f"SELECT chain_seq, chain_hash FROM {table} WHERE chain_seq IS NOT NULL "
+            "ORDER BY chain_seq DESC LIMIT 1"
+        )
+        found: tuple | None = con.execute(sql).fetchone()
+    else:
+        found = con.execute(
+            "SELECT chain_seq, chain_hash FROM npc_nb_chain_head(?) WHERE chain_seq IS NOT NULL",
+            [table],
+        ).fetchone()
     return found
 
 

@@ -1,7 +1,7 @@
 """SQL for ``review_policy``: the lab's review policy, as the list of its changes.
 
 Append-only: setting the policy inserts one row per key set, all in one transaction;
-the policy in force is each key's latest row (``identity_tables`` has the table and,
+the policy in force is each key's latest row (``votes_table`` has the table and,
 on PostgreSQL, the trigger that lets only the project's owner insert).
 """
 

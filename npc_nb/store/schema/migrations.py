@@ -28,7 +28,6 @@ from ..._foundations.utc import utc_now
 from ...errors import StoreError
 from .chains import CHAIN_KEYS, CHAINED, add_chain_columns, chain_links
 from .experiment_tables import EXPERIMENT_TABLES, EXPERIMENT_VIEWS
-from .identity_tables import POLICY_TABLE, REVIEWER_ROLE_COLUMNS
 from .initial_tables import INITIAL_TABLES
 from .later_tables import CONCEPT_TABLES, IMPORTED_RECORDS_TABLE, MATCH_LABELS_TABLE
 from .matching_columns import CARD_COLUMNS, JUDGING_COLUMNS, MATCHING_COLUMNS
@@ -44,7 +43,14 @@ from .view_sql import (
     V_REPROPOSALS_M011,
     V_REPROPOSALS_M012,
 )
-from .votes_table import BLIND_VOTES_M026, EVENT_COLUMNS_M016, EVENTS_TABLE_M021, VOTES_TABLE
+from .votes_table import (
+    BLIND_VOTES_M026,
+    EVENT_COLUMNS_M016,
+    EVENTS_TABLE_M021,
+    POLICY_TABLE,
+    REVIEWER_ROLE_COLUMNS,
+    VOTES_TABLE,
+)
 
 __all__ = [
     "JUDGING_COLUMNS",
@@ -462,7 +468,7 @@ def m023_experiments(con: duckdb.DuckDBPyConnection) -> None:
 @migration
 def m024_reviewer_identity(con: duckdb.DuckDBPyConnection) -> None:
     """Who recorded each vote and audit event, beside its display name
-    (``reviewer_role``, ``identity_tables``); earlier rows keep NULL."""
+    (``reviewer_role``, ``votes_table``); earlier rows keep NULL."""
     for statement in REVIEWER_ROLE_COLUMNS:
         con.execute(statement)
 
@@ -470,7 +476,7 @@ def m024_reviewer_identity(con: duckdb.DuckDBPyConnection) -> None:
 @migration
 def m025_review_policy(con: duckdb.DuckDBPyConnection) -> None:
     """The lab's review policy, stored in the project (``review_policy``: its changes,
-    append-only; ``identity_tables``)."""
+    append-only; ``votes_table``)."""
     con.execute(POLICY_TABLE)
 
 

@@ -41,13 +41,6 @@ from ...vocabulary import (
 )
 from .chains import CHAIN_KEYS, CHAINED, add_chain_columns, chain_links
 from .experiment_tables import EXPERIMENT_TABLES
-from .identity_tables import (
-    PG_REVIEWER_ROLE,
-    PG_REVIEWER_ROLE_TRIGGERS,
-    POLICY_TABLE,
-    REVIEWER_ROLE_COLUMNS,
-    pg_policy_guards,
-)
 from .matching_columns import JUDGING_COLUMNS
 from .migrations import MIGRATIONS
 from .pg_project import (
@@ -59,7 +52,15 @@ from .pg_project import (
 )
 from .rewrites import REHASHED_COLUMNS, endpoint_without_credentials, rehashed_rows
 from .runs_tables import RUNS_TABLES, SNAPSHOT_FLOOR
-from .votes_table import PG_BLIND_VOTES_M026, VOTES_TABLE
+from .votes_table import (
+    PG_BLIND_VOTES_M026,
+    PG_REVIEWER_ROLE,
+    PG_REVIEWER_ROLE_TRIGGERS,
+    POLICY_TABLE,
+    REVIEWER_ROLE_COLUMNS,
+    VOTES_TABLE,
+    pg_policy_guards,
+)
 
 __all__ = [
     "DEFAULT_LOCK_TIMEOUT",
@@ -551,7 +552,7 @@ def p023_experiments(con: Any) -> None:
 @pg_migration("m024_reviewer_identity")
 def p024_reviewer_identity(con: Any) -> None:
     """``reviewer_role`` as on DuckDB, written by the server: the connected role
-    (``identity_tables``); earlier rows keep NULL."""
+    (``votes_table``); earlier rows keep NULL."""
     for statement in (*REVIEWER_ROLE_COLUMNS, PG_REVIEWER_ROLE, *PG_REVIEWER_ROLE_TRIGGERS):
         con.execute(statement)
     for table in ("votes", "memory_events"):
@@ -581,6 +582,8 @@ def p027_hash_chains(con: Any) -> None:
     let one change through: a row with no link yet gets one (its other columns as they
     were), which the backfill here and a bundle merge's linking need."""
     con.execute(_LINK_ONLY)
+    schema = con.execute("SELECT current_schema()").fetchone()[0]
+    con.execute(_CHAIN_HEAD.replace("{schema}", schema))
     for table in ("memory_events", "model_recordings", "votes"):
         con.execute(f"DROP TRIGGER {table}_no_change ON {table}")
         con.execute(
@@ -605,6 +608,21 @@ def p027_hash_chains(con: Any) -> None:
             con.execute("DROP TABLE chain_links")
         con.execute(f"CREATE UNIQUE INDEX {table}_chain ON {table} (chain_seq)")
 
+
+#: A chain's head, read as the owner: a reviewer appending a vote cannot read every vote
+#: (row-level security), yet must link after the chain's last row. It returns a position
+#: and a hash, nothing of any row's content.
+_CHAIN_HEAD = """CREATE FUNCTION npc_nb_chain_head(p_table VARCHAR)
+    RETURNS TABLE (chain_seq BIGINT, chain_hash VARCHAR)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = {schema} AS $$
+    BEGIN
+        IF p_table NOT IN ('memory_events', 'votes', 'model_recordings') THEN
+            RAISE EXCEPTION 'not a chained table: %', p_table;
+        END IF;
+        RETURN QUERY EXECUTE format(
+            'SELECT chain_seq, chain_hash FROM %I WHERE chain_seq IS NOT NULL '
+            'ORDER BY chain_seq DESC LIMIT 1', p_table);
+    END $$"""
 
 _LINK_ONLY = """CREATE FUNCTION npc_nb_append_only_but_link() RETURNS trigger
     LANGUAGE plpgsql AS $$
