@@ -82,7 +82,7 @@ def _vote_blind(page: object) -> None:
     wait_for(page, 0, "Review finished")
     everything = page.inner_text(".jp-Notebook")  # type: ignore[attr-defined]
     for secret in ("bob", BOBS_EDIT, BOBS_REASON):
-        assert secret not in everything.split("%npc_review --by ada")[-1], secret
+        assert secret not in everything.split("%npc_review")[-1], secret
 
 
 #: Two projects, the same two cards, bob's vote the only difference: ada's approval of
@@ -93,11 +93,13 @@ os.environ["NPC_NB_HOME"] = {home!r}
 import npc_nb
 panels = []
 for folder, bobs in (({agreed!r}, "approve"), ({disputed!r}, "reject")):
-    nb = npc_nb.open(folder, create=True, review_mode="independent")
-    seminar = nb.add_candidate("The seminar is in room A3", category="fact", npc="analyst")
-    nb.add_candidate("Lunch is at noon", category="fact", npc="analyst")
-    getattr(nb, bobs)(seminar.memory_id, by="bob")
-    panels.append(as_reviewer(nb, "ada").review_panel())
+    bob = npc_nb.open(folder, create=True, review_mode="independent", reviewer="bob")
+    seminar = bob.add_candidate("The seminar is in room A3", category="fact", npc="analyst")
+    bob.add_candidate("Lunch is at noon", category="fact", npc="analyst")
+    getattr(bob, bobs)(seminar.memory_id)  # bob's kernel
+    bob.close()
+    nb = npc_nb.open(folder, review_mode="independent", reviewer="ada")  # ada's kernel
+    panels.append(nb.review_panel())
 """
 
 
