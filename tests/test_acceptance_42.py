@@ -1,7 +1,8 @@
-"""Acceptance of issue 42 from the user's seat, on a DuckDB file: the role that records a
+"""Acceptance of issue 42 from the user's seat: the role that records a
 decision (``reviewer_role``) is shown beside every vote and is recorded on every audit
 event a person caused (votes, the agreement they completed, adjudications, undo,
 approve-all, supersession, a trusted import), not only on plain decisions and votes.
+(PostgreSQL: tests/test_pg_blind_votes.py).
 
 Real DuckDB files; each reviewer records from a Project of their own, as from a kernel.
 """
