@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 import npc_nb
-from tests.helpers import propose
+from tests.helpers import propose, run_cli
 
 DATA = Path(__file__).parent / "data"
 
@@ -84,3 +84,14 @@ def test_the_owners_batch_undo_supersession_and_trusted_import_record_their_role
     trusted = imported["reason"].fillna("").str.contains("trust=True")
     assert trusted.any()
     assert imported.loc[trusted, "reviewer_role"].fillna("").tolist() == ["owner"] * trusted.sum()
+
+
+def test_the_terminal_review_says_who_is_recording_and_how(project_dir: Path) -> None:
+    nb = npc_nb.open(project_dir)
+    propose(nb, "The lab meets on Mondays")
+    nb.close()
+    named = run_cli("review", "--by", "ada", cwd=project_dir, keys="q\n")
+    assert named.returncode == 0, named.stderr
+    assert "recording as ada (--by)" in named.stdout
+    plain = run_cli("review", cwd=project_dir, keys="q\n")
+    assert "recording as tester (environment (NPC_NB_REVIEWER))" in plain.stdout
