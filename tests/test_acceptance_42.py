@@ -95,3 +95,14 @@ def test_the_terminal_review_says_who_is_recording_and_how(project_dir: Path) ->
     assert "recording as ada (--by)" in named.stdout
     plain = run_cli("review", cwd=project_dir, keys="q\n")
     assert "recording as tester (environment (NPC_NB_REVIEWER))" in plain.stdout
+
+
+def test_a_review_session_for_another_reviewer_is_refused_when_it_is_opened(kernels) -> None:
+    owner = kernels("owner")
+    owner.set_policy(review_mode="independent")
+    card = propose(owner, "The lab meets on Mondays")
+    bob = kernels("bob")
+    with pytest.raises(npc_nb.DecisionError, match="names another reviewer"):
+        bob.review_session(by="ada")
+    assert bob.review_session(by="bob\u200b").card().memory_id == card  # bob is bob
+    assert owner.votes(card).empty
