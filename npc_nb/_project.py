@@ -618,8 +618,11 @@ class Project:
         ``auto=True`` reviews only what the matcher decided without asking since the last
         review (``ReviewSession.automatic``): what you put back is then decided here.
         ``adjudicate=True`` reviews the cards whose votes disagree (independent review),
-        each vote shown side by side: a number picks one, or decide anew."""
+        each vote shown side by side: a number picks one, or decide anew. In independent
+        review ``by`` names only yourself: another name is refused here, at once."""
         self._require_persona(npc)
+        if by is not None:
+            self._memory.actor(by)  # DecisionError if by= names another reviewer
         return ReviewSession(
             self._memory,
             npc=npc,

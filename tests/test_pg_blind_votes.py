@@ -171,3 +171,27 @@ def test_a_listen_on_the_project_s_channel_never_names_a_voter(lab: dict[str, st
     assert [p["by"] for p in payloads] == [None] * len(payloads)  # votes and the agreement
     alice.close()
     bob.close()
+
+
+def test_on_postgresql_a_reviewer_role_withdraws_and_adjudicates_under_its_own_role(
+    lab: dict[str, str],
+) -> None:
+    alice, bob, owner = (open_as(lab, kind) for kind in ("alice", "bob", "owner"))
+    withdrawn, disputed = propose(alice, "Standup is at 09:30"), propose(alice, "Budget is 10k")
+    alice.approve(withdrawn)
+    alice.undo()  # her round still collects votes: the vote is withdrawn
+    alice.approve(disputed)
+    bob.reject(disputed)
+    owner.adjudicate(disputed, vote=2)
+    owner.undo()  # the adjudication is reverted, the round reopened for adjudication
+    log = owner.decisions()
+    database = lab["alice"].rsplit("/", 1)[-1]
+    roles = dict(zip(log["action"], log["reviewer_role"], strict=False))
+    assert roles["withdraw_vote"] == f"alice_{database}"
+    assert roles["adjudicate"] == roles["undo"] == f"owner_{database}"
+    assert owner.votes(disputed)["reviewer_role"].tolist() == [
+        f"alice_{database}",
+        f"bob_{database}",
+    ]
+    for nb in (alice, bob, owner):
+        nb.close()

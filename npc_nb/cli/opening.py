@@ -52,6 +52,8 @@ def open_to_review(args: argparse.Namespace) -> Project:
     if getattr(args, "by", None):  # --by NAME: who reviews here, as the reviewer setting
         settings["reviewer"] = args.by
     project = open_existing(args.project, **settings)
+    if "reviewer" in settings:  # "recording as ada (--by)", not "(npc_nb.open())"
+        project.settings.mark_source("reviewer", "--by")
     where = project.store_path
     if isinstance(where, Path) and (args.project_name or not where.exists()):
         project.close()  # the embedded file: opening it made nothing

@@ -187,7 +187,9 @@ class Gate:
         args: dict[str, Any] = {"text": text} if text is not None else {}
         change = transitions.plan(decision, memory, actor=actor, now=at, **args)
         change = dataclasses.replace(change, reason=reason)
-        decisions.apply_changes(store, [change], actor=actor, now=at, audit={})
+        # recorded under who ran the import (reviewer_role), beside the source's name
+        audit = {"reviewer_role": self.core.identity().role}
+        decisions.apply_changes(store, [change], actor=actor, now=at, audit=audit)
 
     def _record(
         self, batch: Batch, record: ForeignRecord, memory_id: str, outcome: str, importer: str

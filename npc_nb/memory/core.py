@@ -459,7 +459,8 @@ class MemoryCore:
         store, memory = self.stores.locate(memory_id)
         actor, now = self.actor(by), utc_now()
         change = transitions.plan_supersede(memory, text, actor=actor, now=now)
-        return decisions.apply_changes(store, [change], actor=actor, now=now, audit={})
+        audit = {"reviewer_role": self.identity().role}
+        return decisions.apply_changes(store, [change], actor=actor, now=now, audit=audit)
 
     def set_validity(
         self, memory_id: str, valid_from: Any, valid_to: Any, by: str | None = None
@@ -609,6 +610,7 @@ class MemoryCore:
             sample_size=sample_size,
             kinds=QUEUE_KINDS,
             session=session,
+            role=self.identity().role,
         )
         if isinstance(result, ApproveAllPreview):
             self._previews[key] = result.ids
@@ -623,14 +625,15 @@ class MemoryCore:
     ) -> DecisionResult:
         """Revert the last decision (``decisions.undo``; ``expected``: the caller's own
         latest decision, looked up directly)."""
-        actor = self.actor(by)
+        actor, role = self.actor(by), self.identity().role
         return decisions.undo(
             self.stores,
             actor=actor,
             now=utc_now(),
             session=session,
             expected=expected,
-            vote_undo=self.votes.undo_hook(actor, session),
+            vote_undo=self.votes.undo_hook(actor, session, role),
+            role=role,
         )
 
     def adjudicate(

@@ -188,6 +188,7 @@ def approve_all(
     sample_size: int,
     kinds: Mapping[str, Kind],
     session: str | None = None,
+    role: str | None = None,
 ) -> ApproveAllPreview | DecisionResult:
     """Preview, or with ``confirm`` apply, the approval of every unflagged open candidate.
 
@@ -217,8 +218,9 @@ def approve_all(
         for store in stores.existing()
     ]
     return _apply_parts(
-        "approve_all", parts, actor=actor, now=now, batch_id=new_id(), session=session, marks=marks
-    )
+        "approve_all", parts, actor=actor, now=now, batch_id=new_id(), session=session,
+        marks=marks, role=role,
+    )  # fmt: skip
 
 
 def _apply_parts(
@@ -230,12 +232,14 @@ def _apply_parts(
     batch_id: str | None,
     session: str | None = None,
     marks: dict[int, tuple[int, int]] | None = None,
+    role: str | None = None,
 ) -> DecisionResult:
     """Apply a decision spanning both stores: one transaction per store, in order.
 
     If a later part fails (another reviewer got there first), the message says which
     earlier part was already applied, so nothing happens silently. ``marks`` are the
-    stores' marks from before the changes' rows were read (``read_marks``).
+    stores' marks from before the changes' rows were read (``read_marks``); ``role``
+    who is recording (``reviewer_role``).
     """
     moved: list[tuple[str, str | None, str]] = []
     seqs: list[int] = []
@@ -248,7 +252,7 @@ def _apply_parts(
                 changes,
                 actor=actor,
                 now=now,
-                audit={"batch_id": batch_id, "session": session},
+                audit={"batch_id": batch_id, "session": session, "reviewer_role": role},
                 read_at=(marks or {}).get(id(store)),
             )
         except DecisionError as exc:
@@ -273,6 +277,7 @@ def undo(
     search: int = 50,
     expected: tuple[str, int] | None = None,
     vote_undo: VoteUndo | None = None,
+    role: str | None = None,
 ) -> DecisionResult:
     """Revert the actor's latest decision that can still be reverted, with new events.
 
@@ -336,8 +341,9 @@ def undo(
             continue
         batch_id = new_id() if sum(len(c) for _, c in planned) > 1 else None
         result = _apply_parts(
-            "undo", planned, actor=actor, now=now, batch_id=batch_id, session=session, marks=marks
-        )
+            "undo", planned, actor=actor, now=now, batch_id=batch_id, session=session,
+            marks=marks, role=role,
+        )  # fmt: skip
         return DecisionResult(
             result.decision, actor, result.changes, batch_id, notes=tuple(skipped)
         )

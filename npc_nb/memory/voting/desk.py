@@ -169,9 +169,10 @@ class VoteDesk:
             also=self._also,
         )
 
-    def undo_hook(self, actor: str, session: str | None) -> VoteUndo:
-        """How undo reverts a vote or an adjudication of ``actor``'s."""
-        return functools.partial(undo_vote_event, actor=actor, session=session)
+    def undo_hook(self, actor: str, session: str | None, role: str | None = None) -> VoteUndo:
+        """How undo reverts a vote or an adjudication of ``actor``'s (``role``: who is
+        recording, for the events' ``reviewer_role``)."""
+        return functools.partial(undo_vote_event, actor=actor, session=session, role=role)
 
     def view(self, reviewer: str, *, adjudicate: bool) -> QueueView | None:
         """What a queue of ``reviewer``'s shows: None (every open card) in single review,

@@ -368,7 +368,9 @@ def _final(
     planned = [change, *also(store, memory, change, now)]
     if batch_id is None and len(planned) > 1:
         batch_id = new_id()
-    written = {"session": audit.get("session"), "time_spent": audit.get("time_spent")}
+    written = {
+        key: audit.get(key) for key in ("session", "time_spent", "reviewer_role")
+    }  # who caused it: the adjudicator, or the voter whose vote completed the agreement
     seqs = [
         write_change(
             store, con, c, actor=actor, now=now, batch_id=batch_id, audit=written, named=False

@@ -27,7 +27,13 @@ __all__ = ["undo_vote_event"]
 
 
 def undo_vote_event(
-    store: Store, event: dict, now: datetime, *, actor: str, session: str | None
+    store: Store,
+    event: dict,
+    now: datetime,
+    *,
+    actor: str,
+    session: str | None,
+    role: str | None = None,
 ) -> DecisionResult:
     """Revert an event of independent review: withdraw a vote (and the agreement it
     completed), or revert an adjudication and reopen its round."""
@@ -36,9 +42,10 @@ def undo_vote_event(
         memory = memory_rows.get_memory(store, event["memory_id"], con)
         if memory is None:
             raise DecisionError(f"Cannot undo: memory {event['memory_id']} is gone.")
+        audit = {"session": session, "reviewer_role": role}
         if event["action"] == "adjudicate":
-            return _revert_final(store, con, event, memory, actor, now, session)
-        return _withdraw(store, con, event, memory, actor, now, session)
+            return _revert_final(store, con, event, memory, actor, now, audit)
+        return _withdraw(store, con, event, memory, actor, now, audit)
 
 
 def _withdraw(
@@ -48,7 +55,7 @@ def _withdraw(
     memory: dict,
     actor: str,
     now: datetime,
-    session: str | None,
+    audit: dict,
 ) -> DecisionResult:
     """Withdraw the vote ``event`` cast, while its round still collects votes: a new
     ``withdraw_vote`` event, the vote row untouched."""
@@ -62,7 +69,7 @@ def _withdraw(
     if vote["settled_seq"] is not None or any(v["active"] and v["closes_round"] for v in voters):
         raise round_complete(memory["id"], undo=True)
     withdrawn = vote_event(
-        memory, "withdraw_vote", actor, now, {"session": session}, None, vote["id"],
+        memory, "withdraw_vote", actor, now, audit, None, vote["id"],
         undoes=event["seq"],
     )  # fmt: skip
     seq = events.insert_event(con, withdrawn)
@@ -84,7 +91,7 @@ def _revert_final(
     memory: dict,
     actor: str,
     now: datetime,
-    session: str | None,
+    audit: dict,
 ) -> DecisionResult:
     """Undo the agreement or adjudication ``event`` (nothing changed since) and reopen
     the round it settled."""
@@ -93,7 +100,7 @@ def _revert_final(
     try:
         seq = write_change(
             store, con, change, actor=actor, now=now, batch_id=None,
-            audit={"session": session}, named=False,
+            audit=audit, named=False,
         )  # fmt: skip
     except AlreadyDecidedError as exc:
         raise DecisionError(str(exc)) from exc

@@ -89,7 +89,7 @@ def votes_frame(store: Store, *, memory_id: str | None, history: bool) -> pd.Dat
             CASE WHEN {ACTIVE} THEN row_number() OVER (
                 PARTITION BY v.memory_id, v.round, {ACTIVE} ORDER BY v.voted_at, v.id)
             END AS vote,
-            v.round, v.reviewer, v.decision, v.final_text, v.final_hash, v.reason,
+            v.round, v.reviewer, v.reviewer_role, v.decision, v.final_text, v.final_hash, v.reason,
             v.wording, v.defer_until, v.time_spent_ms, v.review_session, v.voted_at,
             v.settled_seq IS NOT NULL AS final,
             CASE WHEN v.withdrawn_at IS NOT NULL THEN 'withdrawn'
