@@ -192,6 +192,20 @@ def test_a_memory_approved_by_sql_is_reported_and_refused_by_bundle_export_and_i
     fresh.close()
 
 
+def test_a_memory_approved_by_sql_with_no_decision_time_is_reported_not_a_crash(
+    nb: npc_nb.Project, project_dir: Path
+) -> None:
+    """Setting the status alone (no ``decided_at``, no event): the block is still built
+    (no raw exception from any read) and verify names the memory."""
+    memory = propose(nb, "Budget is ten thousand")
+    nb = tamper(
+        nb, project_dir, "UPDATE memories SET status = 'human-approved' WHERE id = ?", [memory]
+    )
+    assert "<npc-memory" in nb.context("analyst")
+    problems = " ".join(nb.verify().problems)
+    assert f"memory {memory!r} is human-approved but its last audit event" in problems
+
+
 def test_a_store_from_before_the_chains_is_chained_when_opened(
     nb: npc_nb.Project, project_dir: Path
 ) -> None:
