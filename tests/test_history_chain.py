@@ -139,6 +139,35 @@ def test_a_later_recording_with_the_genuine_fingerprint_is_never_served(
     assert "model_recordings row id='forged' has no hash" in problems
 
 
+def test_a_recording_forged_before_the_chain_s_first_place_is_never_served(
+    nb: npc_nb.Project, project_dir: Path
+) -> None:
+    """A forger who knows the documented link puts a reply with the genuine fingerprint
+    at place 0, before the chain's first row, linked from the chain's start."""
+    from npc_nb.store.schema.chains import digest_sql, sha256_sql
+
+    history(nb)
+    nb = tamper(
+        nb,
+        project_dir,
+        "INSERT INTO model_recordings SELECT 'forged', fingerprint, model, caller, request, "
+        "'Small fonts, then.', prompt_tokens, completion_tokens, recorded_at, 0, NULL "
+        "FROM model_recordings",
+    )
+    forged_link = sha256_sql(digest_sql("model_recordings", duck=True), duck=True)
+    sql = f"UPDATE model_recordings SET chain_hash = {forged_link} WHERE id = 'forged'"
+    nb = tamper(nb, project_dir, sql)
+    nb.configure(model_replay="replay")
+    try:
+        reply = nb.chat("analyst", "Which fonts?", model=MODEL, new=True)
+    except HistoryChangedError:
+        pass  # refused: as good as the genuine reply, never the forged one
+    else:
+        assert reply.text == "Large fonts, then."
+    assert not nb.sql("SELECT * FROM messages WHERE content LIKE 'Small%'").shape[0]
+    assert "'forged'" in " ".join(nb.verify().problems)
+
+
 def test_a_memory_text_changed_by_sql_is_refused_at_the_snapshot_naming_it(
     nb: npc_nb.Project, project_dir: Path
 ) -> None:
