@@ -139,6 +139,35 @@ def test_a_later_recording_with_the_genuine_fingerprint_is_never_served(
     assert "model_recordings row id='forged' has no hash" in problems
 
 
+def test_a_recording_forged_before_the_chain_s_first_place_is_never_served(
+    nb: npc_nb.Project, project_dir: Path
+) -> None:
+    """A forger who knows the documented link puts a reply with the genuine fingerprint
+    at place 0, before the chain's first row, linked from the chain's start."""
+    from npc_nb.store.schema.chains import digest_sql, sha256_sql
+
+    history(nb)
+    nb = tamper(
+        nb,
+        project_dir,
+        "INSERT INTO model_recordings SELECT 'forged', fingerprint, model, caller, request, "
+        "'Small fonts, then.', prompt_tokens, completion_tokens, recorded_at, 0, NULL "
+        "FROM model_recordings",
+    )
+    forged_link = sha256_sql(digest_sql("model_recordings", duck=True), duck=True)
+    sql = f"UPDATE model_recordings SET chain_hash = {forged_link} WHERE id = 'forged'"
+    nb = tamper(nb, project_dir, sql)
+    nb.configure(model_replay="replay")
+    try:
+        reply = nb.chat("analyst", "Which fonts?", model=MODEL, new=True)
+    except HistoryChangedError:
+        pass  # refused: as good as the genuine reply, never the forged one
+    else:
+        assert reply.text == "Large fonts, then."
+    assert not nb.sql("SELECT * FROM messages WHERE content LIKE 'Small%'").shape[0]
+    assert "'forged'" in " ".join(nb.verify().problems)
+
+
 def test_a_memory_text_changed_by_sql_is_refused_at_the_snapshot_naming_it(
     nb: npc_nb.Project, project_dir: Path
 ) -> None:
@@ -190,6 +219,20 @@ def test_a_memory_approved_by_sql_is_reported_and_refused_by_bundle_export_and_i
     fresh = npc_nb.open(target, create=True)
     assert fresh.memories().empty
     fresh.close()
+
+
+def test_a_memory_approved_by_sql_with_no_decision_time_is_reported_not_a_crash(
+    nb: npc_nb.Project, project_dir: Path
+) -> None:
+    """Setting the status alone (no ``decided_at``, no event): the block is still built
+    (no raw exception from any read) and verify names the memory."""
+    memory = propose(nb, "Budget is ten thousand")
+    nb = tamper(
+        nb, project_dir, "UPDATE memories SET status = 'human-approved' WHERE id = ?", [memory]
+    )
+    assert "<npc-memory" in nb.context("analyst")
+    problems = " ".join(nb.verify().problems)
+    assert f"memory {memory!r} is human-approved but its last audit event" in problems
 
 
 def test_a_store_from_before_the_chains_is_chained_when_opened(

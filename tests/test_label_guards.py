@@ -165,3 +165,23 @@ def test_the_exact_repeat_hash_keeps_labels(
     assert nb.add_candidate("Plan A is approved.", category="fact", npc="analyst").queued
     assert nb.add_candidate("We use option I.", category="fact", npc="analyst").queued
     assert nb.add_candidate("We use option a.", category="fact", npc="analyst").queued
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "says"),
+    [
+        ("Plan B is approved.", "Plan A is approved.", "label: B → A"),
+        ("Plan B is approved.", "Plan is approved.", "label: B → none"),
+        ("Plan is approved.", "Plan B is approved.", "label: none → B"),
+        ("Budget of 10k approved.", "Budget approved.", "number: 10k → none"),
+        ("The pilot starts in week 3.", "The pilot starts in week 3 of May.", "date: none → May"),
+    ],
+)
+def test_the_card_says_what_changed_from_the_memory_to_the_candidate(
+    opened: list[npc_nb.Project], project_dir: Path, before: str, after: str, says: str
+) -> None:
+    """A label reads like every other value: the approved memory's, then the new one."""
+    nb = _open(opened, project_dir, "offline")
+    nb.approve(nb.add_candidate(before, category="fact", npc="analyst").memory_id)
+    outcome = nb.add_candidate(after, category="fact", npc="analyst")
+    assert outcome.differs is not None and outcome.differs.endswith(says), outcome.differs

@@ -199,3 +199,46 @@ def test_a_store_from_before_the_chains_is_chained_when_opened(
             run_sql(postgres_url, "UPDATE memory_events SET actor = 'mallory'")
     finally:
         again.close()
+
+
+def test_a_reviewer_s_recording_forged_before_the_chain_s_first_place_is_never_served(
+    lab: dict[str, str],  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """The reviewer knows the documented link: a reply with the genuine fingerprint at
+    place 0, linked from the chain's start, would come first in the chain's order."""
+    from npc_nb.store.schema.chains import digest_sql, sha256_sql
+
+    owner = npc_nb.open(tmp_path / "alpha", store=lab["owner"])
+    owner.configure(model_replay="record", extraction_model="npc_nb/offline")
+    fake_models.SCRIPT.append("Large fonts, then.")
+    owner.chat("analyst", "Which fonts?", model=MODEL, new=True)
+    owner.close()
+    columns = (
+        "id, fingerprint, model, caller, request, reply, prompt_tokens, completion_tokens, "
+        "recorded_at, chain_seq"
+    )
+    forged_link = sha256_sql(digest_sql("model_recordings", duck=False), duck=False)
+    run_sql(
+        lab["reviewer"],
+        f"INSERT INTO model_recordings ({columns}, chain_hash) "
+        f"SELECT {columns}, {forged_link} FROM (SELECT 'forged' AS id, fingerprint, model, "
+        "caller, request, 'Small fonts.' AS reply, prompt_tokens, completion_tokens, "
+        "recorded_at, CAST(0 AS BIGINT) AS chain_seq FROM model_recordings) AS f",
+        schema="alpha",
+    )
+    reviewer = npc_nb.open(tmp_path / "alpha", store=lab["reviewer"], model_replay="replay")
+    try:
+        try:
+            reply = reviewer.chat("analyst", "Which fonts?", model=MODEL, new=True)
+        except HistoryChangedError:
+            pass  # refused: never the forged reply
+        else:
+            assert reply.text == "Large fonts, then."
+    finally:
+        reviewer.close()
+    owner = npc_nb.open(tmp_path / "alpha", store=lab["owner"])
+    try:
+        assert "'forged'" in " ".join(owner.verify().problems)
+    finally:
+        owner.close()

@@ -123,6 +123,21 @@ def test_its_page_fetches_nothing_even_with_the_buttons_shown(nb: npc_nb.Project
         assert "vis.Network" in page  # the drawing library is inline
 
 
+def test_its_html_as_pyvis_writes_it_fetches_nothing_and_keeps_tooltips_text(
+    nb: npc_nb.Project, tmp_path: Any
+) -> None:
+    """pyvis's own ways to get the page (``generate_html``, ``write_html``) give the
+    page the inline output holds: no Bootstrap or other remote link, tooltips as text."""
+    nb.approve(propose(nb, HOSTILE_MEMORY))
+    net = nb.pyvis_network()
+    net.write_html(str(tmp_path / "graph.html"))
+    for page in (net.generate_html(), (tmp_path / "graph.html").read_text()):
+        assert not re.search(r"""<(?:script|link)\b[^>]*(?:src|href)\s*=\s*["']?https?:""", page)
+        assert "bootstrap" not in page.lower() and "vis.Network" in page
+        assert "popup.innerHTML" not in page
+        assert_inert_page(page)
+
+
 def test_set_options_and_show_buttons_change_what_is_shown_again(nb: npc_nb.Project) -> None:
     approve_some(nb)
     net = nb.pyvis_network()

@@ -155,3 +155,36 @@ def test_the_shipped_reproducible_notebook_saved_reruns_identically_and_passes_s
     )
     assert strict.returncode == 0, strict.stdout[-3000:]
     assert f"{len(report.results)} passed" in strict.stdout, strict.stdout[-3000:]
+
+
+def test_a_study_extracting_in_the_background_as_by_default_reruns_identically(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The notebook a new user saves: extraction in the background (the default), so its
+    kernel may close before the extraction of an exchange ran or was recorded (here, for
+    certain: the recording kernel never extracts). The re-run replays the replies and
+    leaves extraction in the queue: no note about an extraction it could not replay
+    appears under a reply, and no job fails."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    monkeypatch.setenv("NPC_NB_HOME", str(tmp_path / "user-home"))
+    nb = npc_nb.open(project)
+    nb.approve(propose(nb, "The user prefers large fonts"))
+    nb.close()
+    cells = (
+        "import npc_nb\nnb = npc_nb.open('project')\n%load_ext npc_nb",
+        "nb.configure(model_replay='record');",
+        "%%npc analyst --new\nWhich font size do I like?",
+        "%%npc analyst\nAnd which colour?",
+    )
+    book = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    book.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3"}
+    monkeypatch.setenv("NPC_NB_EXTRACT_IN_BACKGROUND", "false")
+    study = saved(executed(book, tmp_path), tmp_path / "study.ipynb")
+    monkeypatch.delenv("NPC_NB_EXTRACT_IN_BACKGROUND")
+    report = npc_nb.rerun(study)
+    assert report.cells["status"].tolist() == ["identical"] * 4, str(report)
+    nb = npc_nb.open(project, extract_in_background=False)  # this process runs none
+    assert set(nb.extraction.jobs()["status"]) == {"queued"}
+    nb.close()

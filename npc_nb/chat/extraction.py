@@ -34,7 +34,7 @@ from .._foundations.text import clean_text, find_evidence
 from .._foundations.utc import utc_now
 from ..errors import CandidateError, ModelCallError, NpcError, UnrecordedCallError
 from ..models import gateway, offline
-from ..models.recording import Recorder
+from ..models.recording import Recorder, replaying_a_rerun
 from ..store import Connection, Store, in_background
 from ..store.conversations import chat_log, jobs
 from ..store.memories.predicates import Moment
@@ -215,8 +215,15 @@ class Extraction:
 
     def kick(self) -> None:
         """Start working on queued jobs, when extraction runs in the background."""
-        if self._settings.extract_in_background:
+        if self._in_background():
             self.start()
+
+    def _in_background(self) -> bool:
+        """Whether jobs run behind the cells: as set, except in a re-run replaying its
+        notebook (``npc_nb.rerun``), whose kernel leaves them queued, so that no job the
+        recording kernel never extracted (it may close first) fails under its replies;
+        ``wait()`` still runs them, replayed, when a cell asks."""
+        return self._settings.extract_in_background and not replaying_a_rerun()
 
     def recover(self) -> int:
         """Queue again jobs a dead process (or a dead worker of this one) left running;
@@ -229,7 +236,7 @@ class Extraction:
                 worker_alive if owner == self._claimed_by else self._store.claimant_alive(owner)
             ),
         )
-        if self.status().queued and self._settings.extract_in_background:
+        if self.status().queued and self._in_background():
             self.start()
         return requeued
 
@@ -282,7 +289,7 @@ class Extraction:
     def wait(self, timeout: float | None = 60.0) -> ExtractionStatus:
         """Block until no job is queued or running in this process (runs them in this
         thread if extraction is not in the background)."""
-        if not self._settings.extract_in_background:
+        if not self._in_background():
             self.recover()
             self.run_pending()
             return self.status()

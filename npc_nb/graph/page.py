@@ -68,15 +68,24 @@ class PyvisGraph(Network):
 
     def offline_html(self) -> str:
         """The page as the network stands now: vis-network inline, nothing fetched."""
+        return self.generate_html()
+
+    def generate_html(
+        self, name: str = "index.html", local: bool = True, notebook: bool = False
+    ) -> str:
+        """pyvis's page (also what ``write_html``, ``save_graph`` and ``show`` write),
+        always the offline one: vis-network inline, tooltips as text, nothing fetched,
+        whatever ``notebook`` and ``cdn_resources`` say."""
         template, resources = self.template, self.cdn_resources
         self.template = _TextTooltips(template or self.templateEnv.get_template(self.path))
         self.cdn_resources = "in_line"  # whatever it was set to: "remote" and "local" fetch
-        try:
-            page = self.generate_html(notebook=True)
+        try:  # notebook=True: pyvis renders self.template, the one whose tooltips are text
+            page = super().generate_html(name, local, notebook=True)
         finally:
             self.template, self.cdn_resources = template, resources
         page = _NO_HEADING.sub("", _OUTSIDE.sub("", page))
-        return page.replace("</head>", f"{_TOOLTIP_FONT}\n</head>", 1)
+        self.html = page.replace("</head>", f"{_TOOLTIP_FONT}\n</head>", 1)
+        return self.html
 
     def summary(self) -> str:
         text = "Knowledge graph of approved memories (pyvis): "

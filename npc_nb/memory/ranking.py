@@ -41,8 +41,11 @@ PriorityKey = tuple[int, float, str]
 
 
 def priority_key(row: dict) -> PriorityKey:
-    decided: datetime = row["decided_at"]
-    return (row["scope_rank"], -decided.timestamp(), row["id"])
+    # An approved row with no decision time was set by SQL, not decided (verify names
+    # it): it ranks oldest rather than breaking every read of the block.
+    decided: datetime | None = row["decided_at"]
+    newest_first = -decided.timestamp() if decided is not None else math.inf
+    return (row["scope_rank"], newest_first, row["id"])
 
 
 class ApprovedSet:

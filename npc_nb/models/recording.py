@@ -50,6 +50,7 @@ __all__ = [
     "ReplayedStream",
     "effective_mode",
     "fingerprint",
+    "replaying_a_rerun",
 ]
 
 #: Set in a re-run's kernel: "replay" (every call from the recordings) or "live" (every
@@ -70,6 +71,13 @@ def effective_mode(settings: Settings) -> str:
             "it in the kernel it starts), or unset it."
         )
     return _FORCED[forced]
+
+
+def replaying_a_rerun() -> bool:
+    """Whether this kernel is a re-run replaying its notebook (``NPC_NB_RERUN=replay``):
+    then nothing is called behind the cells (background extraction waits in the queue),
+    since a call the recording kernel never made has no reply to replay."""
+    return os.environ.get(RERUN_VARIABLE) == "replay"
 
 
 #: Call options that change nothing in the answer: left out of the fingerprint.

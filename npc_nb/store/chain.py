@@ -140,8 +140,8 @@ def link_holds(con: Any, table: str, row: dict[str, Any]) -> bool:
     """Whether one row (all its chained columns, ``chain_seq`` and ``chain_hash``)
     still hashes to its link, given the stored link of the row before it."""
     position, stored = row.get("chain_seq"), row.get("chain_hash")
-    if position is None or stored is None:
-        return False
+    if position is None or stored is None or position < 1:
+        return False  # no link, or a place before the chain's first (a forged "first")
     previous = GENESIS
     if position > 1:
         found = con.execute(

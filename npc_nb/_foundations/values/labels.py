@@ -67,9 +67,11 @@ class _Word:
 
 
 def label_changes(candidate: str, memory: str) -> list[str]:
-    """The labels the candidate puts in place of the memory's, adds or leaves out:
-    ``"label: B → A"``, ``"label: none → B"`` (see the module docstring)."""
-    found = _ordered(candidate, memory)
+    """The labels the candidate puts in place of the memory's, adds or leaves out, read
+    from the memory to the candidate like every other value: ``"label: B → A"`` (the
+    memory says B, the candidate A), ``"label: none → B"`` (the candidate adds B) (see
+    the module docstring)."""
+    found = _ordered(memory, candidate)
     foreign = not (candidate.isascii() and memory.isascii())
     # A lone Greek or Cyrillic letter is also the Latin letter it stands for ("Ρ", Rho,
     # is R; it looks like P): read as either, it is that label.
@@ -78,10 +80,12 @@ def label_changes(candidate: str, memory: str) -> list[str]:
     return found
 
 
-def _ordered(candidate: str, memory: str) -> list[str]:
-    if candidate <= memory:
-        return list(_changes(candidate, memory))
-    return [_reversed(change) for change in _changes(memory, candidate)]
+def _ordered(before: str, after: str) -> list[str]:
+    """The label changes from ``before`` to ``after``, computed in one fixed order of the
+    pair (so that both directions are judged alike)."""
+    if before <= after:
+        return list(_changes(before, after))
+    return [_reversed(change) for change in _changes(after, before)]
 
 
 #: The Latin letter a Greek or Cyrillic letter is transliterated as, by its Unicode name.
