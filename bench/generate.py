@@ -302,8 +302,10 @@ FROM (
         CASE WHEN status <> 'deferred' AND insert_seq % 2 = 0 THEN 'deferred'
              ELSE 'pending_approval' END,
         CASE status WHEN 'superseded' THEN 'human-approved' ELSE status END,
-        CASE WHEN status = 'human-edited' THEN initial_text END,
-        CASE WHEN status = 'human-edited' THEN final_text END,
+        CASE WHEN status IN ('human-edited', 'human-approved', 'superseded')
+             THEN initial_text END,
+        CASE WHEN status IN ('human-edited', 'human-approved', 'superseded')
+             THEN final_text END,
         epoch_ms(decided_at) - epoch_ms(recorded_at), 4000 + insert_seq % 9000,
         'session-' || decided_by || '-' || (insert_seq // 40)
     FROM memories WHERE decided_at IS NOT NULL

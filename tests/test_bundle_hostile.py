@@ -276,7 +276,9 @@ def test_an_approval_a_forged_bundle_carries_past_the_checks_is_held_for_review(
     bundle: Path, target: Path, tmp_path: Path, forged: str, why: str
 ) -> None:
     """Rows that pass the schema still meet the gate: an approved text the checks refuse,
-    or flag where the bundle shows no flag, arrives pending with its reason."""
+    or flag where the bundle shows no flag, arrives pending with its reason. The forger
+    rewrote the approval's audit event too (a memory whose text disagrees with its
+    events is refused whole: tests/test_history_chain.py)."""
     evil = repacked(
         bundle,
         tmp_path / "forged.zip",
@@ -285,7 +287,11 @@ def test_an_approval_a_forged_bundle_carries_past_the_checks_is_held_for_review(
                 f"SELECT * REPLACE (CASE WHEN status = 'human-approved' THEN {forged} "
                 "ELSE final_text END AS final_text, "
                 "CASE WHEN status = 'human-approved' THEN [] ELSE flags END AS flags) FROM t"
-            )
+            ),
+            "memory_events": sql_edit(
+                f"SELECT * REPLACE (CASE WHEN action = 'approve' THEN {forged} "
+                "ELSE text_after END AS text_after) FROM t"
+            ),
         },
         rehash=True,
     )
