@@ -164,6 +164,12 @@ def test_an_approval_npcpy_recorded_for_a_rejected_text_leaves_the_tombstone_sta
     assert status_of(target, tombstone) == "human-rejected"
     assert "sponsor" not in target.context("analyst")
     assert "rejected" in held_reasons(summary)[REJECTED_HERE]
+    # The conflict waits for a person: a pending card of its own, the reason on it.
+    (held,) = summary.held
+    assert held.memory_id != tombstone
+    assert status_of(target, held.memory_id) == "pending_approval"
+    assert held.memory_id in set(target.review_queue()["id"])
+    assert "rejected" in card_text(target, held.memory_id)
 
 
 def test_what_was_held_shows_in_a_notebook_and_in_the_terminal(

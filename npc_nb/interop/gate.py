@@ -7,9 +7,10 @@ For each record, in file order:
 2. It is proposed like any candidate (``MemoryCore.add_candidate``), with the
    source's own time: text checks (control characters, invalid Unicode, length) refuse
    it alone, as skipped at its position; the matcher merges a repeat of a pending
-   card, suppresses a repeat of a rejected memory (the tombstone holds; an approval the
-   source recorded for it is listed as held) and reinforces an approved one. Only a
-   queued record goes on.
+   card, suppresses a repeat of a rejected memory (the tombstone holds) and reinforces
+   an approved one. Only a queued record goes on. An approval the source recorded for
+   a text this project rejected is not proposed that way: it is a conflict, queued as
+   a pending card of its own with the reason (the rejection stands), listed as held.
 3. An approval the source recorded is taken only for a text that passes the same
    checks (``holds``): a proposed text flagged as instruction-like, or an edited final
    text refused by the text checks, flagged, or covered by one of this project's
@@ -105,13 +106,19 @@ class Gate:
     def _one(
         self, batch: Batch, record: ForeignRecord, importer: str, summary: ImportSummary
     ) -> None:
+        fields = {
+            "category": record.category,
+            "scope": record.scope,
+            "npc": record.npc,
+            "team": record.team,
+        }
         try:
+            if (conflict := self._conflict(batch, record, fields)) is not None:
+                self._held_conflict(batch, record, conflict, fields, importer, summary)
+                return
             outcome = self.core.add_candidate(
                 record.text,
-                category=record.category,
-                scope=record.scope,
-                npc=record.npc,
-                team=record.team,
+                **fields,
                 model=record.model,
                 provider=record.provider,
                 recorded_at=_not_after(record.source_time, utc_now()),
@@ -134,6 +141,36 @@ class Gate:
             hold(self.core, summary, record, outcome.memory_id, reason)
         _count(summary, result)
         self._record(batch, record, outcome.memory_id, result, importer)
+
+    def _conflict(self, batch: Batch, record: ForeignRecord, fields: dict) -> Repeat | None:
+        """The rejected memory an approval the source recorded repeats (None: none)."""
+        if record.decision not in ("approve", "edit"):
+            return None
+        _, repeat = self.core.screen(record.text, **fields)
+        return repeat if repeat is not None and repeat.status == REJECTED else None
+
+    def _held_conflict(
+        self,
+        batch: Batch,
+        record: ForeignRecord,
+        conflict: Repeat,
+        fields: dict,
+        importer: str,
+        summary: ImportSummary,
+    ) -> None:
+        """An approval of what this project rejected: a pending card of its own, flagged
+        with the reason, for a person to settle; the rejection stands meanwhile."""
+        outcome = self.core.add_conflicting(
+            record.text,
+            **fields,
+            model=record.model,
+            provider=record.provider,
+            recorded_at=_not_after(record.source_time, utc_now()),
+        )
+        reason = Hold(tombstone_reason(self.core, conflict, batch.source, approved_text(record)))
+        hold(self.core, summary, record, outcome.memory_id, reason)
+        _count(summary, "queued")
+        self._record(batch, record, outcome.memory_id, "queued", importer)
 
     def _decide(
         self,

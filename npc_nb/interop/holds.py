@@ -13,8 +13,10 @@ A held approval leaves the record's card pending, never approved by the import, 
 its reason in the summary's ``held`` list and on the card: an instruction-like text
 carries its flag already; any other reason becomes a ``held at import: ...`` flag,
 which the card shows as a warning and which keeps approve-all away from it, as any
-flag does. A record whose text a tombstone suppressed has no card: the rejection
-stands, and the conflict is listed.
+flag does. An approval of a text this project rejected (the same text, or the same
+fact as the matcher judges) is a conflict between two people's decisions: it gets a
+pending card of its own, flagged with the reason (``MemoryCore.add_conflicting``),
+while the rejection stands and keeps the text out of every prompt.
 """
 
 from __future__ import annotations

@@ -39,7 +39,7 @@ from .block import MemoryBlock, block_room, query_terms, render_block
 from .cache import DecisionCache
 from .lookup.neighbours import NeighbourIndex
 from .matching import Matcher, offline_for, resolve_matcher
-from .proposal import Matching, Repeat, propose, repeat_of
+from .proposal import Matching, Repeat, propose, queue_despite_repeats, repeat_of
 from .queue import (
     QUEUE_KINDS,
     pending_count,
@@ -196,6 +196,22 @@ class MemoryCore:
             candidate,
             actor=self.actor(None),
             matching=self.matching(),
+        )
+
+    def add_conflicting(self, text: str, **fields: Any) -> CandidateOutcome:
+        """Queue ``text`` as a card of its own even where it repeats a rejected memory:
+        an approval another tool recorded that conflicts with this project's rejection
+        waits for a person (the importers' gate). The text checks apply as in
+        ``add_candidate``."""
+        fields = {"team": None, "scope": "npc"} | fields
+        candidate = candidates.build_candidate(
+            {"text": text, "project": self.project, **fields},
+            source_text=None,
+            max_chars=self.settings.max_memory_chars,
+        )
+        target = self.stores.for_scope(candidate.scope)
+        return queue_despite_repeats(
+            target, candidate, actor=self.actor(None), matching=self.matching()
         )
 
     def screen(self, text: str, **fields: Any) -> tuple[candidates.Candidate, Repeat | None]:

@@ -339,9 +339,11 @@ def _queue(
     vector: np.ndarray | None,
     *,
     recheck: bool = True,
+    despite_repeats: bool = False,
 ) -> CandidateOutcome | None:
     """Insert the candidate as a new card (a proposed update when it updates an approved
-    memory), unless something it was judged against changed meanwhile."""
+    memory), unless something it was judged against changed meanwhile (or, unless
+    ``despite_repeats``, an exact repeat arrived)."""
     judged, error = judging.judged, judging.error
     nearest = next((j for j in judged if j.judgement.verdict == "update"), None)
     approved = nearest is not None and MATCH_KIND[nearest.row["status"]] == "approved"
@@ -351,7 +353,7 @@ def _queue(
         # Two kernels proposing the same text at once queue it once: the second waits
         # here for the first to commit, then finds its card as an exact repeat.
         target.lock_text(con, content_hash(candidate.text))
-        if not read.still_true(target):
+        if not despite_repeats and not read.still_true(target):
             if (match := _exact_match(con, candidate)) is not None:
                 return _record(target, con, candidate, match, "exact", 100.0)
             if recheck and _changed(con, target, judged):
@@ -442,3 +444,17 @@ def repeat_of(
     if same is None:
         return None
     return Repeat(same.row["id"], same.row["status"], "near", same.judgement.score)
+
+
+def queue_despite_repeats(
+    target: Store, candidate: Candidate, *, actor: str, matching: Matching
+) -> CandidateOutcome:
+    """Queue ``candidate`` as a card of its own whatever it repeats: for a decision that
+    conflicts with one already made here (another tool approved what this project
+    rejected), which a person must settle. Never used for what a model proposes."""
+    outcome = _queue(
+        target, candidate, _Judging(), actor, matching, _Read({}),
+        _vector(candidate, matching), recheck=False, despite_repeats=True,
+    )  # fmt: skip
+    assert outcome is not None  # without a re-check it is always queued
+    return outcome
