@@ -179,13 +179,8 @@ class MemoryCore:
 
     def add_candidate(self, text: str, **fields: Any) -> CandidateOutcome:
         """Propose a memory: queued, merged into a pending one, or suppressed."""
-        fields = {"team": None, "scope": "npc"} | fields
         source = self._source_text(fields.get("source_message_id"))
-        candidate = candidates.build_candidate(
-            {"text": text, "project": self.project, **fields},
-            source_text=source,
-            max_chars=self.settings.max_memory_chars,
-        )
+        candidate = self._candidate(text, fields, source)
         target = self.stores.for_scope(candidate.scope)
         others = [store for store in self.stores.existing() if store is not target]
         if candidate.experiment_arm is not None:  # an arm's pool is in the project store only
@@ -203,12 +198,7 @@ class MemoryCore:
         an approval another tool recorded that conflicts with this project's rejection
         waits for a person (the importers' gate). The text checks apply as in
         ``add_candidate``."""
-        fields = {"team": None, "scope": "npc"} | fields
-        candidate = candidates.build_candidate(
-            {"text": text, "project": self.project, **fields},
-            source_text=None,
-            max_chars=self.settings.max_memory_chars,
-        )
+        candidate = self._candidate(text, fields)
         target = self.stores.for_scope(candidate.scope)
         return queue_despite_repeats(
             target, candidate, actor=self.actor(None), matching=self.matching()
@@ -219,15 +209,20 @@ class MemoryCore:
         refused; its flags on the candidate), and the memory it would repeat (None: it
         would be queued). Nothing is written: an import asks this of a text another tool
         approved before it takes that approval."""
-        fields = {"team": None, "scope": "npc"} | fields
-        candidate = candidates.build_candidate(
-            {"text": text, "project": self.project, **fields},
-            source_text=None,
-            max_chars=self.settings.max_memory_chars,
-        )
+        candidate = self._candidate(text, fields)
         target = self.stores.for_scope(candidate.scope)
         others = [store for store in self.stores.existing() if store is not target]
         return candidate, repeat_of(target, others, candidate, self.matching())
+
+    def _candidate(
+        self, text: str, fields: dict[str, Any], source: str | None = None
+    ) -> candidates.Candidate:
+        """``text`` and its fields as a checked candidate (CandidateError when refused)."""
+        return candidates.build_candidate(
+            {"text": text, "project": self.project, "team": None, "scope": "npc", **fields},
+            source_text=source,
+            max_chars=self.settings.max_memory_chars,
+        )
 
     def matching(self) -> Matching:
         """How candidates are matched now (the ``matcher`` setting, resolved once)."""
