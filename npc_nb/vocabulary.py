@@ -1,7 +1,10 @@
-"""The closed vocabularies: statuses, decisions, categories, scopes, review modes.
+"""The closed vocabularies: statuses, decisions, categories, scopes, review modes, and
+every other closed set a stored column holds (message roles, job states, match kinds,
+policy keys, the experiments' states and outcomes).
 
 They are enforced twice, here and by CHECK constraints in the store's schema, which is
-built from these same tuples so the two can never drift apart. Statuses are never taken
+declared from these same tuples (``store.schema.tables``: every CHECK on a closed set
+names one of them) so the two can never drift apart. Statuses are never taken
 from a caller: public APIs take a decision and the review engine maps it to a status.
 """
 
@@ -14,9 +17,19 @@ __all__ = [
     "CATEGORIES",
     "DECISIONS",
     "EVENT_ACTIONS",
+    "EXPERIMENT_ITEM_OUTCOMES",
+    "EXPERIMENT_JOB_STATES",
+    "EXPERIMENT_STATES",
     "IMPORT_OUTCOMES",
     "IMPORT_SOURCES",
+    "JOB_STATUSES",
+    "MATCH_KINDS",
+    "MATCH_LABELS",
+    "MATCH_TYPES",
+    "MESSAGE_ROLES",
     "OPEN_STATUSES",
+    "POLICY_KEYS",
+    "PROMOTION_OUTCOMES",
     "REVIEW_MODES",
     "SCOPES",
     "SCOPE_RANK",
@@ -71,3 +84,25 @@ IMPORT_OUTCOMES: Final = (
     "edited",
     "rejected",
 )
+
+#: Who wrote a message of a conversation.
+MESSAGE_ROLES: Final = ("system", "user", "assistant")
+#: What a re-proposal matched: a memory in one of these states.
+MATCH_KINDS: Final = ("rejected", "approved", "pending", "superseded")
+#: How it matched: the same normalised text, or a near match.
+MATCH_TYPES: Final = ("exact", "near")
+#: A reviewer's label on an automatic outcome (a split off a card, a requeue).
+MATCH_LABELS: Final = ("split", "requeued")
+#: An extraction job's state in the durable queue.
+JOB_STATUSES: Final = ("queued", "running", "done", "failed", "cancelled")
+#: The keys of the lab's review policy (``review_policy``).
+POLICY_KEYS: Final = ("review_mode", "reviewers_per_card", "allow_self_adjudication")
+
+#: An extraction experiment's state.
+EXPERIMENT_STATES: Final = ("created", "running", "done")
+#: The state of an experiment's job (one arm, one exchange).
+EXPERIMENT_JOB_STATES: Final = ("queued", "running", "done", "failed")
+#: What one item of an arm's extraction became.
+EXPERIMENT_ITEM_OUTCOMES: Final = ("queued", "merged", "suppressed", "reinforced")
+#: What promotion did with one approved memory of an arm.
+PROMOTION_OUTCOMES: Final = ("approved", "approved_card", "reinforced", "tombstoned")

@@ -24,7 +24,8 @@ import duckdb
 
 from ...errors import StoreError
 from ..memories.consistency import disagreeing_memories
-from ..schema.migrations import MIGRATIONS, apply_migrations
+from ..schema.legacy import as_steps
+from ..schema.migrations import apply_migrations, step_names
 from .tables import Column, quoted, schema_columns, table_digest
 
 __all__ = ["Staged", "TableSpec", "stage_bundle", "staged_disagreements"]
@@ -53,15 +54,15 @@ class Staged:
 
 def stage_bundle(folder: Path, specs: Mapping[str, TableSpec], migrations: Sequence[str]) -> Staged:
     """Load ``specs``' files into ``folder``/staged.duckdb, check them, migrate it."""
-    known = {step.__name__ for step in MIGRATIONS}
-    if unknown := sorted(set(migrations) - known):
+    steps = as_steps(migrations)  # a bundle of the old ladder's end is at the baseline
+    if unknown := sorted(steps - set(step_names())):
         raise StoreError(
             f"This bundle was written by a newer npc_nb (migrations {', '.join(unknown)}). "
             f"Upgrade npc_nb to import it. {_REFUSED}"
         )
     path = folder / "staged.duckdb"
     with _connection(path) as con:
-        apply_migrations(con, only=set(migrations))
+        apply_migrations(con, only=steps)
         _check_specs(specs, schema_columns(con))
         for spec in specs.values():
             _load_table(con, spec)

@@ -1,16 +1,19 @@
-"""The schema: what the tables are, on both backends.
+"""The schema: what the tables are, on both backends, declared once.
 
-``migrations`` (the numbered DuckDB migrations ``mNNN_*``, each in one transaction with
-its record: the reference schema), ``pg_migrations`` (the same tables on PostgreSQL,
-under the same migration names, applied under an advisory lock), ``pg_project`` (which
-project a PostgreSQL schema holds, recorded in it), ``views`` (the analytical views,
-column by column) and ``doc`` (docs/schema.md, generated from the migrations). The
-migrations' longer SQL sits beside them, each statement as it ran: ``initial_tables``
-(``m001``), ``later_tables``, ``matching_columns``, ``view_sql`` (every version of the
-views), ``runs_tables``, ``votes_table``, ``experiment_tables``; ``rewrites`` holds the
-row rewrites both backends' migrations share.
+``model`` (what a declaration is made of), ``tables`` and ``lab_tables`` (every table,
+column, type, default, key, CHECK and index, as data; every closed set drawn from
+``npc_nb.vocabulary``), ``dialect`` (the one layer that renders the declaration as
+DuckDB's or PostgreSQL's DDL), ``view_sql`` (the views, DuckDB's SQL, the same on both
+backends) and ``views`` (their columns, documented), ``pg_extras`` (PostgreSQL's own
+triggers, row-level security and functions), ``chains`` (the hash chains' columns and
+digest), ``migrations`` (the ladder: baseline ``0001`` and the steps after it, applied on
+open), ``pg_migrations`` (the same ladder on PostgreSQL, under an advisory lock),
+``legacy`` (stores made by the old ladder m001..m027: upgraded once, or refused),
+``pg_project`` (which project a PostgreSQL schema holds) and ``doc`` (docs/schema.md,
+generated from the declaration).
 
-A new table arrives here first: its migration on both backends, then its line in the
-generated doc. It may import the foundations, ``errors`` and ``vocabulary``; no backend
-and no other room of the store (both backends and the move import it).
+A new table arrives here first: its declaration, a step of the ladder on both
+backends, then its line in the generated doc. It may import the foundations,
+``errors`` and ``vocabulary``; no backend and no other room of the store (both
+backends and the move import it).
 """

@@ -1,4 +1,4 @@
-"""Hash chains (``m027_hash_chains``): which tables are chained, which columns each
+"""Hash chains: which tables are chained, which columns each
 row's hash covers, how a row is serialised, and the chain of rows written before.
 
 A chained table is append-only history: the audit log (``memory_events``), the votes
@@ -23,13 +23,12 @@ whole check is one query.
 
 The column lists are the contract: a column is covered exactly when it is listed.
 Adding one to a chained table is one line here (its name appended to the table's
-tuple; a time column also in ``TIME_COLUMNS``). A column added by a migration that runs
-before ``m027`` needs nothing else: ``m027`` chains every row with the lists as they
-are. One added later makes rows written before it hash differently, so that change
-comes with a migration that recomputes the table's chain (``chain_links``). A
+tuple; a time column also in ``TIME_COLUMNS``). A column added to a chained table
+makes rows written before it hash differently, so that change comes with a step of the
+ladder that recomputes the table's chain (``chain_links``). A
 column left out (the votes' markers ``replaced_by``, ``withdrawn_at``,
 ``settled_seq``, which a later decision sets) may change without breaking the chain.
-Nothing here imports the rest of the store: the migrations of both backends use it.
+Nothing here imports the rest of the store: both backends use it.
 """
 
 from __future__ import annotations
@@ -178,15 +177,9 @@ def sha256_sql(expression: str, duck: bool) -> str:
     return f"encode(sha256(convert_to({expression}, 'UTF8')), 'hex')"
 
 
-def add_chain_columns(con: Any, table: str) -> None:
-    """The chain's two columns on ``table`` (both engines take this SQL)."""
-    con.execute(f"ALTER TABLE {table} ADD COLUMN chain_seq BIGINT")
-    con.execute(f"ALTER TABLE {table} ADD COLUMN chain_hash VARCHAR")
-
-
 def chain_links(con: Any, table: str, key: str) -> list[tuple[Any, int, str]]:
     """(key, chain_seq, chain_hash) of every row of ``table`` (keyed by ``key``) chained
-    in ``CHAIN_ORDER``, read in the caller's transaction: what ``m027`` writes."""
+    in ``CHAIN_ORDER``, read in the caller's transaction: what a step that recomputes a chain writes."""
     columns = ", ".join(CHAINED[table])
     found = con.execute(f"SELECT {key}, {columns} FROM {table} ORDER BY {CHAIN_ORDER[table]}")
     previous, out = GENESIS, []
