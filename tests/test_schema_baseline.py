@@ -44,7 +44,8 @@ def comparable(catalog: dict[str, list[Any]], backend: str) -> dict[str, list[An
     out["sequences"] = [[row[0], row[-1]] for row in catalog["sequences"]]
     if backend == "postgres":
         out["columns"] = sorted([row[0], *row[2:]] for row in catalog["columns"])
-        out["constraints"] = sorted([*row[:3], one_of_text(row[3])] for row in catalog["constraints"])
+        constraints = catalog["constraints"]
+        out["constraints"] = sorted([*row[:3], one_of_text(row[3])] for row in constraints)
     return out
 
 

@@ -26,8 +26,8 @@ import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-import npc_nb  # noqa: E402
-from tests.schema_catalog import duckdb_catalog, postgres_catalog  # noqa: E402
+import npc_nb
+from tests.schema_catalog import duckdb_catalog, postgres_catalog
 
 DATA = Path(__file__).resolve().parent
 PROJECT = "m027_lab"

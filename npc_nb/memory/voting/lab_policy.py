@@ -19,10 +19,10 @@ from typing import Any
 
 from ..._foundations.settings import Settings
 from ...errors import ConfigError
+from ...vocabulary import POLICY_KEYS
 
 __all__ = ["FOLLOWED", "POLICY_KEYS", "ReviewPolicy", "as_text", "in_force", "refuse_local"]
 
-POLICY_KEYS = ("review_mode", "reviewers_per_card", "allow_self_adjudication")
 #: The source a setting is marked with when it follows the project's policy.
 FOLLOWED = "the project's policy"
 

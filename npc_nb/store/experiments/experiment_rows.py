@@ -1,5 +1,5 @@
 """SQL for the experiment tables: experiments, arms, the work list, items, reviews,
-promotions (``schema.experiment_tables`` says what each holds).
+promotions (``schema.lab_tables`` says what each holds).
 
 The work list is claimed one job at a time, like the extraction queue; a job a killed
 kernel left ``running`` is queued again when the experiment runs again, and its items

@@ -1,8 +1,8 @@
 """SQL for ``review_policy``: the lab's review policy, as the list of its changes.
 
 Append-only: setting the policy inserts one row per key set, all in one transaction;
-the policy in force is each key's latest row (``votes_table`` has the table and,
-on PostgreSQL, the trigger that lets only the project's owner insert).
+the policy in force is each key's latest row (``schema.lab_tables`` has the table,
+``schema.pg_extras`` the trigger that lets only the project's owner insert on PostgreSQL).
 """
 
 from __future__ import annotations

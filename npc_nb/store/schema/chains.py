@@ -45,7 +45,6 @@ __all__ = [
     "CHAIN_ORDER",
     "GENESIS",
     "TIME_COLUMNS",
-    "add_chain_columns",
     "canonical_line",
     "chain_links",
     "digest_sql",
@@ -179,7 +178,8 @@ def sha256_sql(expression: str, duck: bool) -> str:
 
 def chain_links(con: Any, table: str, key: str) -> list[tuple[Any, int, str]]:
     """(key, chain_seq, chain_hash) of every row of ``table`` (keyed by ``key``) chained
-    in ``CHAIN_ORDER``, read in the caller's transaction: what a step that recomputes a chain writes."""
+    in ``CHAIN_ORDER``, read in the caller's transaction: what a step that recomputes
+    a chain writes."""
     columns = ", ".join(CHAINED[table])
     found = con.execute(f"SELECT {key}, {columns} FROM {table} ORDER BY {CHAIN_ORDER[table]}")
     previous, out = GENESIS, []

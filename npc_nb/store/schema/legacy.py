@@ -74,9 +74,9 @@ def refuse_legacy(recorded: Collection[str], what: str = "store", where: str = "
     steps = sorted(name for name in recorded if _LEGACY_NAME.fullmatch(name))
     last = steps[-1] if steps else "none"
     fix = (
-        f"export it again from a project opened by that version (npc-nb export bundle)"
+        "export it again from a project opened by that version (npc-nb export bundle)"
         if what == "bundle"
-        else f'run python -c "import npc_nb; npc_nb.open(r\'{where}\').close()" with it'
+        else f"run python -c \"import npc_nb; npc_nb.open(r'{where}').close()\" with it"
     )
     raise StoreError(
         f"This {what} was made by an early development version of npc_nb (its schema "

@@ -16,7 +16,8 @@ from __future__ import annotations
 __all__ = ["pg_extras"]
 
 #: The audit log's own refusal (the first append-only table).
-_EVENTS_APPEND_ONLY = """CREATE FUNCTION memory_events_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+_EVENTS_APPEND_ONLY = """CREATE FUNCTION memory_events_append_only() RETURNS trigger
+    LANGUAGE plpgsql AS $$
     BEGIN
         RAISE EXCEPTION 'memory_events is append-only: % is refused', TG_OP
             USING ERRCODE = 'insufficient_privilege';

@@ -129,7 +129,10 @@ CORE_TABLES = (
                 "valid_from IS NULL OR valid_to IS NULL OR valid_from < valid_to", "memories_check2"
             ),
         ),
-        doc="Every memory and candidate: initial and final text, its status, scope, provenance, validity, what matching found and, for an experiment's memory, its arm.",
+        doc=(
+            "Every memory and candidate: initial and final text, its status, scope, provenance, "
+            "validity, what matching found and, for an experiment's memory, its arm."
+        ),
     ),
     Table(
         "memory_events",
@@ -161,7 +164,10 @@ CORE_TABLES = (
             OneOf("action", EVENT_ACTIONS),
             OneOf("to_status", STATUSES),
         ),
-        doc="The audit log, append-only and hash-chained: every decision, vote and system action on a memory.",
+        doc=(
+            "The audit log, append-only and hash-chained: every decision, vote and system action on"
+            " a memory."
+        ),
     ),
     Table(
         "reproposals",
@@ -200,7 +206,10 @@ CORE_TABLES = (
             OneOf("match_kind", MATCH_KINDS),
             OneOf("match_type", MATCH_TYPES),
         ),
-        doc="Each time extraction produced content matching a memory already there, and what the matcher did with it.",
+        doc=(
+            "Each time extraction produced content matching a memory already there, and what the "
+            "matcher did with it."
+        ),
     ),
     Table(
         "context_injections",
@@ -293,13 +302,19 @@ CORE_TABLES = (
         ),
         primary_key=("reproposal_id",),
         checks=(OneOf("label", MATCH_LABELS),),
-        doc="A reviewer's label on an automatic outcome (a split or a requeue): the matcher's measured mistakes.",
+        doc=(
+            "A reviewer's label on an automatic outcome (a split or a requeue): the matcher's "
+            "measured mistakes."
+        ),
     ),
     Table(
         "proposal_locks",
         (Column("text_hash", "VARCHAR"),),
         primary_key=("text_hash",),
-        doc="The rows proposals of one text lock on PostgreSQL (empty on DuckDB, whose file lock serialises writers).",
+        doc=(
+            "The rows proposals of one text lock on PostgreSQL (empty on DuckDB, whose file lock "
+            "serialises writers)."
+        ),
     ),
     Table(
         "imported_records",
