@@ -98,28 +98,6 @@ def test_real_words_that_only_look_alike_stay_different() -> None:
     )
 
 
-def test_old_hashes_are_recomputed_so_old_tombstones_keep_matching(
-    project_dir: object,
-) -> None:
-    nb = npc_nb.open(project_dir)
-    rejected = propose(nb, "<b>The batch size is 32.</b>")
-    nb.reject(rejected)
-    old = "0" * 32  # a hash the old normalisation would have given, for the test
-    nb.sql(
-        "UPDATE memories SET initial_hash = ?, final_hash = ?, norm_text = ? WHERE id = ?",
-        [old, old, "<b>the batch size is 32.</b>", rejected],
-        allow_write=True,
-    )
-    nb.sql("DELETE FROM _migrations WHERE name = 'm008_rehash_unmasked'", allow_write=True)
-    nb.close()
-    reopened = npc_nb.open(project_dir)
-    stored = reopened.memories().set_index("id").loc[rejected]
-    assert stored["final_hash"] == content_hash(REJECTED)
-    outcome = reopened.add_candidate(REJECTED, category="fact", npc="analyst")
-    assert (outcome.action, outcome.match_type) == ("suppressed", "exact")
-    reopened.close()
-
-
 # -- normalisation never changes a value (issue 34) ------------------------------------
 
 #: Texts that state different values: never one hash, so a correction of a rejected
@@ -198,38 +176,3 @@ def test_accents_and_lone_lookalikes_do_not_dodge_a_tombstone(
 def test_text_in_another_script_keeps_its_letters_and_accents() -> None:
     assert normalise("Η Ρ είναι μεγάλη") == "η ρ είναι μεγάλη"  # Greek stays Greek
     assert normalise("Ελλάδα") == "ελλάδα"
-
-
-def _rehash_migration() -> str:
-    """The rehash migration's name, found by what it does (its number may change)."""
-    from npc_nb.store.schema.migrations import MIGRATIONS
-
-    return next(m.__name__ for m in MIGRATIONS if m.__name__.endswith("_rehash_values"))
-
-
-def test_rows_hashed_before_values_were_kept_are_rehashed_so_corrections_are_asked(
-    project_dir: object,
-) -> None:
-    nb = npc_nb.open(project_dir, matcher=None)
-    rejected = propose(nb, "We need 10⁵ samples.")
-    nb.reject(rejected)
-    old = content_hash("We need 105 samples.")  # what the old normalisation gave it
-    nb.sql(
-        "UPDATE memories SET initial_hash = ?, final_hash = ?, norm_text = ? WHERE id = ?",
-        [old, old, "we need 105 samples", rejected],
-        allow_write=True,
-    )
-    nb.sql("DELETE FROM _migrations WHERE name = ?", [_rehash_migration()], allow_write=True)
-    assert nb.add_candidate("We need 105 samples.", category="fact", npc="analyst").action == (
-        "suppressed"  # the old hash swallows the correction ...
-    )
-    nb.close()
-    reopened = npc_nb.open(project_dir, matcher=None)
-    stored = reopened.memories().set_index("id").loc[rejected]
-    assert stored["final_hash"] == content_hash("We need 10⁵ samples.")
-    assert stored["norm_text"] == "we need 10^5 samples"
-    # ... until the migration rehashes it: the correction is asked, the repeat is not
-    assert reopened.add_candidate("We need 105 samples.", category="fact", npc="b").queued
-    again = reopened.add_candidate("We need 10^5 samples.", category="fact", npc="analyst")
-    assert (again.action, again.memory_id) == ("suppressed", rejected)
-    reopened.close()

@@ -235,31 +235,6 @@ def test_a_memory_approved_by_sql_with_no_decision_time_is_reported_not_a_crash(
     assert f"memory {memory!r} is human-approved but its last audit event" in problems
 
 
-def test_a_store_from_before_the_chains_is_chained_when_opened(
-    nb: npc_nb.Project, project_dir: Path
-) -> None:
-    history(nb)
-    path = nb.store_path
-    nb.close()
-    con = duckdb.connect(str(path))
-    con.execute("DROP INDEX memory_events_memory")  # DuckDB drops no column under an index
-    con.execute("DROP INDEX votes_memory")
-    con.execute("DROP INDEX model_recordings_fingerprint")
-    for table in ("memory_events", "votes", "model_recordings"):
-        con.execute(f"ALTER TABLE {table} DROP COLUMN chain_seq")
-        con.execute(f"ALTER TABLE {table} DROP COLUMN chain_hash")
-    con.execute("CREATE INDEX memory_events_memory ON memory_events (memory_id)")
-    con.execute("CREATE INDEX votes_memory ON votes (memory_id)")
-    con.execute("CREATE INDEX model_recordings_fingerprint ON model_recordings (fingerprint)")
-    con.execute("DELETE FROM _migrations WHERE name = 'm027_hash_chains'")
-    con.close()
-    nb = npc_nb.open(project_dir)
-    assert nb.verify().ok
-    seqs = nb.sql("SELECT chain_seq FROM memory_events ORDER BY seq")["chain_seq"].tolist()
-    assert seqs == list(range(1, len(seqs) + 1))
-    nb.close()
-
-
 def test_the_chain_hash_is_the_documented_one(nb: npc_nb.Project) -> None:
     history(nb)
     row = nb.sql("SELECT * FROM model_recordings").iloc[0]

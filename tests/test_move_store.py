@@ -7,8 +7,10 @@ Each PostgreSQL test gets a fresh database on the session's throwaway server
 
 from __future__ import annotations
 
+import gzip
 import io
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -25,7 +27,6 @@ import npc_nb
 from npc_nb.cli import main
 from npc_nb.store.moving.copy_into import NOT_COPIED
 from npc_nb.store.moving.move import migrate_store
-from npc_nb.store.schema.migrations import MIGRATIONS
 from tests.helpers import as_reviewer, propose
 
 REPO = Path(__file__).resolve().parents[1]
@@ -396,16 +397,14 @@ def test_a_move_that_fails_part_way_leaves_the_target_as_it_was(
 def test_an_older_source_is_migrated_first_and_the_summary_says_so(tmp_path: Path) -> None:
     older = _project(tmp_path / "older")
     (older / ".npc_nb").mkdir()
-    con = duckdb.connect(str(older / ".npc_nb" / "memory.duckdb"))
-    con.execute("CREATE TABLE _migrations (name VARCHAR PRIMARY KEY, applied_at TIMESTAMP)")
-    for step in MIGRATIONS[:-1]:
-        step(con)
-        con.execute("INSERT INTO _migrations VALUES (?, now()::TIMESTAMP)", [step.__name__])
-    con.close()
+    with (
+        gzip.open(Path(__file__).parent / "data" / "store-m027.duckdb.gz", "rb") as packed,
+        (older / ".npc_nb" / "memory.duckdb").open("wb") as store,
+    ):
+        shutil.copyfileobj(packed, store)  # made by the old ladder: upgraded to 0001 first
     moved = migrate_store(older, tmp_path / "newer")
-    latest = MIGRATIONS[-1].__name__
-    assert moved.source_migrated == (latest,)
-    assert f"The source was migrated first: {latest}." in str(moved)
+    assert moved.source_migrated == ("0001",)
+    assert "The source was migrated first: 0001." in str(moved)
     assert embedded_rows(tmp_path / "newer") == embedded_rows(older)
 
 

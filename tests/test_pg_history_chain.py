@@ -8,7 +8,6 @@ Each test gets a fresh database on the session's throwaway server.
 
 from __future__ import annotations
 
-import gc
 import threading
 from pathlib import Path
 
@@ -155,50 +154,6 @@ def test_a_vote_changed_by_sql_is_named_by_verify(project_dir: Path, postgres_ur
         assert "votes row id=" in problems and "changed after it was written" in problems
     finally:
         nb.close()
-
-
-def test_a_store_from_before_the_chains_is_chained_when_opened(
-    project_dir: Path, postgres_url: str
-) -> None:
-    nb = npc_nb.open(project_dir, store=postgres_url, model_replay="record")
-    nb.approve(propose(nb, "Fonts are large"))
-    nb.configure(extraction_model="npc_nb/offline")
-    fake_models.SCRIPT.append("Large fonts, then.")
-    nb.chat("analyst", "Which fonts?", model=MODEL, new=True)
-    nb.close()
-    del nb
-    gc.collect()  # a reference cycle may hold the store (which knows it is migrated)
-    gc.collect()
-    # The schema as it was before m027: the old triggers, no chain columns.
-    run_sql(postgres_url, "DROP FUNCTION npc_nb_append_only_but_link() CASCADE")
-    run_sql(postgres_url, "DROP FUNCTION npc_nb_chain_head(VARCHAR)")
-    run_sql(
-        postgres_url,
-        "CREATE TRIGGER memory_events_no_change BEFORE UPDATE OR DELETE ON memory_events "
-        "FOR EACH ROW EXECUTE FUNCTION memory_events_append_only()",
-    )
-    run_sql(
-        postgres_url,
-        "CREATE TRIGGER model_recordings_no_change BEFORE UPDATE OR DELETE ON model_recordings "
-        "FOR EACH ROW EXECUTE FUNCTION npc_nb_append_only()",
-    )
-    run_sql(
-        postgres_url,
-        "CREATE TRIGGER votes_no_change BEFORE UPDATE OR DELETE ON votes "
-        "FOR EACH ROW EXECUTE FUNCTION npc_nb_append_only()",
-    )
-    for table in ("memory_events", "votes", "model_recordings"):
-        run_sql(postgres_url, f"ALTER TABLE {table} DROP COLUMN chain_seq, DROP COLUMN chain_hash")
-    run_sql(postgres_url, "DELETE FROM _migrations WHERE name = 'm027_hash_chains'")
-    again = npc_nb.open(project_dir, store=postgres_url)
-    try:
-        assert again.verify().ok
-        chained = again.sql("SELECT chain_seq FROM memory_events ORDER BY seq")["chain_seq"]
-        assert chained.tolist() == list(range(1, len(chained) + 1))
-        with pytest.raises(psycopg.Error, match="append-only"):
-            run_sql(postgres_url, "UPDATE memory_events SET actor = 'mallory'")
-    finally:
-        again.close()
 
 
 def test_a_reviewer_s_recording_forged_before_the_chain_s_first_place_is_never_served(

@@ -37,16 +37,16 @@ def test_migrations_are_recorded_once_and_not_reapplied(nb: npc_nb.Project, proj
     nb.close()
     again = npc_nb.open(project_dir)
     names = list(again.sql("SELECT name FROM _migrations ORDER BY name")["name"])
-    assert names == [m.__name__ for m in migrations.MIGRATIONS]
+    assert names == migrations.step_names() == ["0001"]
     again.close()
 
 
-def test_duplicate_migration_names_are_refused() -> None:
-    def m001_initial(con: object) -> None:  # same name as the real first migration
-        pass
-
-    with pytest.raises(ValueError, match="Duplicate migration name 'm001_initial'"):
-        migrations.migration(m001_initial)
+def test_the_ladder_is_numbered_in_order_from_the_baseline_and_every_step_says_what_it_does() -> (
+    None
+):
+    names = migrations.step_names()
+    assert names == [f"{number:04d}" for number in range(1, len(names) + 1)]
+    assert all(step.doc.strip() for step in migrations.MIGRATIONS)
 
 
 def test_a_store_from_a_newer_version_is_refused(nb: npc_nb.Project, project_dir) -> None:
@@ -58,23 +58,25 @@ def test_a_store_from_a_newer_version_is_refused(nb: npc_nb.Project, project_dir
 
 def test_a_failing_migration_leaves_no_partial_schema(tmp_path: Path) -> None:
     con = duckdb.connect(str(tmp_path / "m.duckdb"))
+    migrations.apply_migrations(con)  # at the baseline
 
-    def m900_broken(c: duckdb.DuckDBPyConnection) -> None:
+    def broken(c: duckdb.DuckDBPyConnection) -> None:
         c.execute("CREATE TABLE half_done (x INTEGER)")
         c.execute("SELECT * FROM no_such_table")
 
-    migrations.MIGRATIONS.append(m900_broken)
+    step = migrations.Step("0900", "A broken step.", duckdb=broken, postgres=lambda c, s: None)
+    migrations.MIGRATIONS.append(step)
     try:
         with pytest.raises(duckdb.CatalogException):
             migrations.apply_migrations(con)
     finally:
-        migrations.MIGRATIONS.remove(m900_broken)
+        migrations.MIGRATIONS.remove(step)
     tables = {
         r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()
     }
     recorded = {r[0] for r in con.execute("SELECT name FROM _migrations").fetchall()}
-    assert "half_done" not in tables and "m900_broken" not in recorded
-    assert "memories" in tables and "m001_initial" in recorded
+    assert "half_done" not in tables and "0900" not in recorded
+    assert "memories" in tables and recorded == {"0001"}
     con.close()
 
 
@@ -292,65 +294,6 @@ def test_a_killed_process_loses_no_committed_decision(project_dir: Path, isolate
     assert "survives a kill" in project.context("a")
     assert list(project.decisions()["action"]) == ["propose", "approve"]
     project.close()
-
-
-def test_terms_stored_as_a_list_become_text_and_old_decisions_still_undo(
-    project_dir: Path,
-) -> None:
-    """m013: a store written before it (terms in the list column ``match_terms``, events
-    whose saved state names that column) opens with the terms as ``match_text``, found
-    by the neighbour index, and an old decision undoes to the text form."""
-    import json
-
-    import pandas as pd
-
-    from npc_nb._foundations.terms import content_terms, joined_terms
-    from npc_nb._foundations.text import content_hash, normalise
-    from npc_nb.memory.lookup.neighbours import NeighbourIndex
-
-    text = "We store the ringing data in DuckDB"
-    terms = sorted(content_terms(text))
-    (project_dir / ".npc_nb").mkdir()
-    con = duckdb.connect(str(project_dir / ".npc_nb" / "memory.duckdb"))
-    con.execute("CREATE TABLE _migrations (name VARCHAR PRIMARY KEY, applied_at TIMESTAMP)")
-    for step in migrations.MIGRATIONS:
-        if step.__name__ < "m013":
-            step(con)
-            con.execute("INSERT INTO _migrations VALUES (?, now()::TIMESTAMP)", [step.__name__])
-    pending = {"status": "pending_approval", "final_text": text,
-               "final_hash": content_hash(text), "norm_text": normalise(text),
-               "decided_at": None, "decided_by": None, "defer_until": None,
-               "skipped_at": None, "valid_from": None, "valid_to": None,
-               "superseded_by": None, "superseded_at": None, "supersedes": None,
-               "text_change": None, "match_terms": terms}  # fmt: skip
-    con.execute(
-        "INSERT INTO memories (id, initial_text, final_text, initial_hash, final_hash, "
-        "norm_text, category, status, scope, npc, project, flags, recorded_at, decided_at, "
-        "decided_by, insert_seq, match_terms) VALUES ('m1', $t, $t, $h, $h, $n, 'fact', "
-        "'human-approved', 'npc', 'analyst', 'project', [], now()::TIMESTAMP, "
-        "now()::TIMESTAMP, 'ada', nextval('memory_insert_seq'), $terms)",
-        {"t": text, "h": content_hash(text), "n": normalise(text), "terms": terms},
-    )
-    con.execute(
-        "INSERT INTO memory_events (seq, memory_id, occurred_at, actor, action, from_status, "
-        "to_status, text_before, text_after, lead_time_ms, state_before) VALUES "
-        "(nextval('memory_event_seq'), 'm1', now()::TIMESTAMP, 'ada', 'approve', "
-        "'pending_approval', 'human-approved', $t, $t, 0, $state)",
-        {"t": text, "state": json.dumps(pending)},
-    )
-    con.close()
-
-    nb = npc_nb.open(project_dir)
-    stored = nb.sql("SELECT match_terms, match_text FROM memories").iloc[0]
-    assert stored["match_text"] == joined_terms(terms) and pd.isna(stored["match_terms"])
-    index = NeighbourIndex(nb._memory.stores.project)
-    near = index.nearest(frozenset(content_terms("ringing data in DuckDB")), "analyst", None, 3)
-    assert near == ["m1"]
-    nb.undo(by="ada")
-    after = nb.sql("SELECT status, match_terms, match_text FROM memories").iloc[0]
-    assert after["status"] == "pending_approval"
-    assert after["match_text"] == joined_terms(terms) and pd.isna(after["match_terms"])
-    nb.close()
 
 
 def test_content_terms_never_hold_a_space() -> None:

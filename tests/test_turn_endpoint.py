@@ -4,7 +4,6 @@ or a log. A job whose key is gone fails clearly and runs again only when it is g
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
@@ -156,33 +155,6 @@ def test_a_provider_error_never_shows_the_endpoints_credentials(project_dir: Pat
     assert "127.0.0.1:9" in message  # still says where it went
     assert PASSWORD not in message and QUERY_KEY not in message
     assert PASSWORD not in repr(failed.value.args)
-
-
-def test_an_endpoint_stored_with_credentials_by_an_older_npc_nb_loses_them(
-    project_dir: Path,
-) -> None:
-    first = npc_nb.open(project_dir, extract_in_background=False)
-    first.chat("analyst", "We decided to use DuckDB.", model="recording/m", api_base=BASE)
-    first.sql(  # the row as npc_nb wrote it before endpoints lost their credentials
-        "UPDATE extraction_jobs SET status = 'queued', endpoint = ?, secret_options = NULL",
-        params=[json.dumps({"api_base": SECRET_BASE, "api_version": "2024-06-01"})],
-        allow_write=True,
-    )
-    first.sql(
-        "DELETE FROM _migrations WHERE name = 'm014_endpoints_without_credentials'",
-        allow_write=True,
-    )
-    first.close()
-    CALLS.clear()
-    reopened = npc_nb.open(first.root, extract_in_background=False)
-    stored = reopened.sql("SELECT endpoint, secret_options FROM extraction_jobs").iloc[0]
-    assert json.loads(stored["endpoint"]) == {
-        "api_base": "http://127.0.0.1:9/v1",
-        "api_version": "2024-06-01",
-    }
-    assert list(stored["secret_options"]) == ["api_base"]
-    assert reopened.extraction.wait().failed == 1 and CALLS == []
-    assert "api_base=" in reopened.extraction.jobs().iloc[0]["error"]
 
 
 def test_a_streamed_turn_never_shows_its_credentials(project_dir: Path) -> None:

@@ -7,12 +7,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import duckdb
 import pytest
 
 import npc_nb
-from npc_nb.store.schema.migrations import MIGRATIONS
-from tests.helpers import as_reviewer, propose, status_of
+from tests.helpers import as_reviewer, propose
 
 VOTING = "The server room is in Oslo"
 DISPUTED = "The server room is in Bergen"
@@ -68,61 +66,6 @@ def test_the_adjudicated_memory_reaches_the_prompt_only_after_the_adjudication(
     assert EDITED not in lab.context("analyst")
     as_reviewer(lab, "carol").adjudicate(disputed, vote=2)
     assert EDITED in lab.context("analyst")
-
-
-def _votes_step() -> int:
-    """Where the step that brings votes stands among the migrations (by its name, not
-    its number: other branches add steps too)."""
-    return next(i for i, step in enumerate(MIGRATIONS) if step.__name__.endswith("_votes"))
-
-
-def test_an_older_store_gets_votes_and_keeps_its_audit_log(project_dir: Path) -> None:
-    folder = project_dir / ".npc_nb"
-    folder.mkdir()
-    con = duckdb.connect(str(folder / "memory.duckdb"))
-    con.execute("CREATE TABLE _migrations (name VARCHAR PRIMARY KEY, applied_at TIMESTAMP)")
-    for step in MIGRATIONS[: _votes_step()]:
-        step(con)
-        con.execute("INSERT INTO _migrations VALUES (?, now()::TIMESTAMP)", [step.__name__])
-    con.execute(
-        "INSERT INTO memories (id, initial_text, final_text, initial_hash, final_hash, "
-        "norm_text, category, status, scope, npc, flags, recorded_at, decided_at, "
-        "decided_by, insert_seq) VALUES ('old', 'An old fact', 'An old fact', 'h', 'h', "
-        "'an old fact', 'fact', 'human-approved', 'npc', 'analyst', [], "
-        "now()::TIMESTAMP, now()::TIMESTAMP, 'ada', nextval('memory_insert_seq'))"
-    )
-    for action, status in (("propose", "pending_approval"), ("approve", "human-approved")):
-        con.execute(
-            "INSERT INTO memory_events (seq, memory_id, occurred_at, actor, action, "
-            "to_status) VALUES (nextval('memory_event_seq'), 'old', now()::TIMESTAMP, "
-            "'ada', ?, ?)",
-            [action, status],
-        )
-    before = con.execute("SELECT seq, action, to_status FROM memory_events ORDER BY seq")
-    before_rows = [list(row) for row in before.fetchall()]
-    con.close()
-
-    nb = npc_nb.open(project_dir, review_mode="independent")
-    try:
-        assert nb.decisions()[["seq", "action", "to_status"]].values.tolist() == before_rows
-        assert "An old fact" in nb.context("analyst")
-        card = propose(nb, "Proposed after the store learnt votes")
-        as_reviewer(nb, "ada").approve(card)
-        as_reviewer(nb, "bob").approve(card)
-        assert status_of(nb, card) == "human-approved"
-        seqs = nb.decisions()["seq"].tolist()
-        assert seqs == sorted(seqs) and seqs[: len(before_rows)] == [r[0] for r in before_rows]
-    finally:
-        nb.close()
-    con = duckdb.connect(str(folder / "memory.duckdb"))
-    try:
-        with pytest.raises(duckdb.ConstraintException):  # the log's closed set still holds
-            con.execute(
-                "INSERT INTO memory_events (seq, memory_id, occurred_at, actor, action, "
-                "to_status) VALUES (999, 'old', now()::TIMESTAMP, 'me', 'bribe', 'deferred')"
-            )
-    finally:
-        con.close()
 
 
 def test_a_read_of_the_past_never_mistakes_a_vote_for_a_decision(lab: npc_nb.Project) -> None:

@@ -17,7 +17,7 @@ import html
 
 import duckdb
 
-from ... import vocabulary
+import npc_nb.vocabulary as vocabulary
 from .dialect import DUCKDB, POSTGRES, TABLES
 from .migrations import MIGRATIONS, apply_migrations
 from .model import Check, OneOf, Table

@@ -39,7 +39,7 @@ import duckdb
 from ..._foundations.utc import utc_now
 from ...errors import StoreError
 from .dialect import DUCKDB, POSTGRES, schema_ddl
-from .legacy import as_steps, legacy_records, upgrade_legacy
+from .legacy import BASELINE, LEGACY_STEPS, as_steps, legacy_records, upgrade_legacy
 from .pg_extras import pg_extras
 
 __all__ = [
@@ -108,20 +108,23 @@ def refuse_newer(recorded: Collection[str], what: str = "store") -> None:
 def apply_migrations(
     con: duckdb.DuckDBPyConnection, *, only: Collection[str] | None = None
 ) -> list[str]:
-    """Bring the schema up to date; return the step names applied now. A store with
-    no schema yet is built from the declaration. ``only`` (the steps a bundle was
+    """Bring the schema up to date; return the step names applied now (``0001`` for a
+    store of the old ladder upgraded now). A store with no schema yet is built from the
+    declaration. ``only`` (the steps a bundle was
     written at) builds an empty database at that step: the newest only."""
     con.execute(RECORDS)
     recorded = {row[0] for row in con.execute("SELECT name FROM _migrations").fetchall()}
+    refuse_newer(recorded - set(LEGACY_STEPS))
+    upgraded = []
     if legacy_records(recorded):
         upgrade_legacy(con, recorded, "duckdb")
-        recorded = {row[0] for row in con.execute("SELECT name FROM _migrations").fetchall()}
+        recorded, upgraded = {BASELINE}, [BASELINE]
     refuse_newer(recorded)
     if not recorded:
         if only is not None and as_steps(only) != set(step_names()):
             _refuse_older_bundle(only)
         return _in_transaction(con, build_duckdb, step_names())
-    applied = []
+    applied = upgraded
     for step in MIGRATIONS:
         if step.name not in recorded:
             applied += _in_transaction(con, step.duckdb, [step.name])

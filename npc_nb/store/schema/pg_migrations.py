@@ -30,7 +30,7 @@ from typing import Any
 from ..._foundations.settings import Settings
 from ..._foundations.utc import utc_now
 from ...errors import StoreError
-from .legacy import legacy_records, upgrade_legacy
+from .legacy import BASELINE, LEGACY_STEPS, legacy_records, upgrade_legacy
 from .migrations import MIGRATIONS, RECORDS, build_postgres, refuse_newer, step_names
 from .pg_project import (
     claim_schema,
@@ -115,14 +115,16 @@ def _migrate(
         claim_schema(con, schema, project)
     con.execute(RECORDS)
     recorded = {row[0] for row in con.execute("SELECT name FROM _migrations").fetchall()}
+    refuse_newer(recorded - set(LEGACY_STEPS))
+    upgraded = []
     if legacy_records(recorded):
         upgrade_legacy(con, recorded, "postgres", schema)
-        recorded = {row[0] for row in con.execute("SELECT name FROM _migrations").fetchall()}
+        recorded, upgraded = {BASELINE}, [BASELINE]
     refuse_newer(recorded)
     if not recorded:
         build_postgres(con, schema)  # the declaration: the sum of every step
         return _record(con, step_names())
-    applied: list[str] = []
+    applied: list[str] = upgraded
     for step in MIGRATIONS:
         if step.name not in recorded:
             step.postgres(con, schema)
