@@ -1,9 +1,11 @@
 """Write tests/data/bundle-v1.zip: a bundle of the first format version, which every
 later npc_nb must still load (``tests/test_bundle.py``).
 
-Not run by the tests. It was run once, by the npc_nb that introduced bundles, from the
-repository's root (``python tests/data/make_bundle_v1.py``); running it again with a
-later npc_nb would write a bundle of that version instead, which defeats its purpose.
+Not run by the tests. It was run by the npc_nb that introduced bundles (that bundle is
+kept as ``bundle-m017.zip``) and again by the last npc_nb of the old ladder (commit
+``bdbfb31``, its schema the baseline ``0001``), from the repository's root
+(``python tests/data/make_bundle_v1.py``); running it again with a later npc_nb would
+write a bundle of that version instead, which defeats its purpose.
 """
 
 from __future__ import annotations

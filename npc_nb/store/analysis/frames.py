@@ -77,7 +77,7 @@ def votes_frame(store: Store, *, memory_id: str | None, history: bool) -> pd.Dat
     ``adjudicate(vote=...)`` picks); ``final`` says whether the round was decided (by
     agreement or adjudication). With ``history`` the votes replaced or withdrawn are
     listed too (``state``; their ``vote`` is missing). On PostgreSQL a role reads the
-    votes row-level security lets it (``m026_blind_votes``): a reviewer its own and
+    votes row-level security lets it (``schema.pg_extras``): a reviewer its own and
     those of complete rounds, a reader those of settled rounds, the owner all."""
     clauses = ["TRUE" if history else ACTIVE]
     params: dict[str, object] = {}

@@ -1,6 +1,6 @@
 """SQL for the ``votes`` table: the votes of independent review, on both backends.
 
-A vote row is written once and never changed or deleted (``m026_blind_votes``; on
+A vote row is written once and never changed or deleted (``schema.pg_extras``; on
 PostgreSQL a trigger refuses UPDATE, DELETE and TRUNCATE for every role). What became
 of a vote is read, never written onto it:
 

@@ -9,7 +9,7 @@
 
 Isolation between projects is by schema privileges: a role without USAGE on a project's
 schema cannot read a single row of it, whatever SQL it sends. Within a project one
-table has row-level security, ``votes`` (``m026_blind_votes``): a reviewer reads its
+table has row-level security, ``votes`` (``schema.pg_extras``): a reviewer reads its
 own votes, and another's only once the round is complete (to adjudicate) or settled;
 a reader reads settled rounds only; the owner reads everything.
 
