@@ -90,9 +90,9 @@ def render_table(table: Table) -> list[str]:
         lines += ["Indexes:", ""]
         for index in indexes:
             on = "both backends" if len(index.backends) == 2 else f"{index.backends[0]} only"
-            unique = "unique, " if index.unique else ""
+            kind = "unique, " if index.unique else ""
             columns = _code(", ".join(index.columns))
-            lines.append(f"- {_code(index.name)} on {columns} ({unique}{on})")
+            lines.append(f"- {_code(index.name)} on {columns} ({kind}{on})")
         lines.append("")
     return lines
 
