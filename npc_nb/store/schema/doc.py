@@ -18,6 +18,7 @@ import html
 import duckdb
 
 import npc_nb.vocabulary as vocabulary
+
 from .dialect import DUCKDB, POSTGRES, TABLES
 from .migrations import MIGRATIONS, apply_migrations
 from .model import Check, OneOf, Table

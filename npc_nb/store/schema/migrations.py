@@ -80,7 +80,8 @@ def build_postgres(con: Any, schema: str) -> None:
         con.execute(statement)
 
 
-#: The ladder, in order. Append only.
+#: The ladder, in order. Append only. ``0001`` runs only on an empty database (every
+#: store that exists holds it): it builds the declaration, which is the sum of the steps.
 MIGRATIONS: list[Step] = [
     Step(
         "0001",
@@ -98,6 +99,7 @@ def step_names() -> list[str]:
 
 
 def refuse_newer(recorded: Collection[str], what: str = "store") -> None:
+    """Refuse a store that records a step this npc_nb does not know."""
     if unknown := sorted(set(recorded) - set(step_names())):
         raise StoreError(
             f"This {what} was written by a newer npc_nb (schema steps {', '.join(unknown)}). "
@@ -110,12 +112,12 @@ def apply_migrations(
 ) -> list[str]:
     """Bring the schema up to date; return the step names applied now (``0001`` for a
     store of the old ladder upgraded now). A store with no schema yet is built from the
-    declaration. ``only`` (the steps a bundle was
-    written at) builds an empty database at that step: the newest only."""
+    declaration. ``only`` (the steps a bundle was written at) builds an empty database
+    at that step, which must be the newest: the declaration is only ever the newest."""
     con.execute(RECORDS)
     recorded = {row[0] for row in con.execute("SELECT name FROM _migrations").fetchall()}
     refuse_newer(recorded - set(LEGACY_STEPS))
-    upgraded = []
+    upgraded: list[str] = []
     if legacy_records(recorded):
         upgrade_legacy(con, recorded, "duckdb")
         recorded, upgraded = {BASELINE}, [BASELINE]

@@ -116,7 +116,7 @@ def _migrate(
     con.execute(RECORDS)
     recorded = {row[0] for row in con.execute("SELECT name FROM _migrations").fetchall()}
     refuse_newer(recorded - set(LEGACY_STEPS))
-    upgraded = []
+    upgraded: list[str] = []
     if legacy_records(recorded):
         upgrade_legacy(con, recorded, "postgres", schema)
         recorded, upgraded = {BASELINE}, [BASELINE]
