@@ -314,3 +314,25 @@ def test_every_closed_set_is_a_check_of_its_vocabulary_on_postgresql(
         outcomes = insert_outcomes(insert)
     assert len({(t, c) for t, c, *_ in outcomes}) == len(CLOSED_SETS) >= 17
     assert [o for o in outcomes if o[3] != o[4]] == []
+
+
+# -- the recipe for step 0002 ------------------------------------------------------------
+
+
+def test_a_step_adds_a_declared_column_rendered_from_its_declaration(tmp_path: Path) -> None:
+    """What a step 0002 that adds a column runs (``migrations``' recipe): the column's
+    ``ALTER TABLE`` rendered from the declaration gives a store the declared schema."""
+    from npc_nb.store.schema.dialect import DUCKDB, POSTGRES, add_column
+    from npc_nb.store.schema.migrations import apply_migrations
+
+    new, older = tmp_path / "new.duckdb", tmp_path / "older.duckdb"
+    for path in (new, older):
+        with duckdb.connect(str(path)) as con:
+            apply_migrations(con)
+    with duckdb.connect(str(older)) as con:
+        con.execute("ALTER TABLE snapshots DROP COLUMN event_floor")  # as before a step
+        con.execute(add_column("snapshots", "event_floor", DUCKDB))
+    assert duckdb_store_catalog(older) == duckdb_store_catalog(new)
+    assert add_column("memories", "match_vector", POSTGRES) == (
+        "ALTER TABLE memories ADD COLUMN match_vector BYTEA"
+    )

@@ -22,7 +22,17 @@ from .model import Column, Index, Table
 from .tables import CORE_TABLES, INDEXES, SEQUENCES
 from .view_sql import VIEWS
 
-__all__ = ["DUCKDB", "POSTGRES", "TABLES", "Dialect", "create_table", "schema_ddl", "table"]
+__all__ = [
+    "DUCKDB",
+    "POSTGRES",
+    "TABLES",
+    "Dialect",
+    "add_column",
+    "create_index",
+    "create_table",
+    "schema_ddl",
+    "table",
+]
 
 #: Every table of the schema, in the order the documentation lists them.
 TABLES: tuple[Table, ...] = (*CORE_TABLES, *LAB_TABLES)
@@ -78,6 +88,13 @@ def create_table(declared: Table, dialect: Dialect) -> str:
     ]
     body = ",\n    ".join(lines)
     return f"CREATE TABLE {declared.name} (\n    {body}\n)"
+
+
+def add_column(table_name: str, column_name: str, dialect: Dialect) -> str:
+    """``ALTER TABLE ... ADD COLUMN`` for a declared column: what a step of the ladder
+    that adds one runs, so the column is still written once (its declaration)."""
+    column = table(table_name).column(column_name)
+    return f"ALTER TABLE {table_name} ADD COLUMN {_column_sql(column, dialect)}"
 
 
 def create_index(index: Index) -> str:
