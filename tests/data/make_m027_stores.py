@@ -51,6 +51,18 @@ def fill(nb: npc_nb.Project) -> None:
     nb.snapshot("m027-fixture")
 
 
+def catalog_json(catalog: dict[str, list]) -> str:
+    """A catalog as JSON, one row a line (a diff shows which rows changed)."""
+    parts = [
+        json.dumps(key)
+        + ": [\n"
+        + ",\n".join(json.dumps(r, ensure_ascii=False) for r in rows)
+        + "\n]"
+        for key, rows in catalog.items()
+    ]
+    return "{\n" + ",\n".join(parts) + "\n}\n"
+
+
 def duckdb_fixtures(root: Path) -> None:
     project = root / PROJECT
     (project / ".npc_nb").mkdir(parents=True)
@@ -61,7 +73,7 @@ def duckdb_fixtures(root: Path) -> None:
     with duckdb.connect(str(store)) as con:
         con.execute("CHECKPOINT")
         catalog = duckdb_catalog(con)
-    (DATA / "schema-m027-duckdb.json").write_text(json.dumps(catalog, indent=1) + "\n")
+    (DATA / "schema-m027-duckdb.json").write_text(catalog_json(catalog))
     with store.open("rb") as raw, gzip.open(DATA / "store-m027.duckdb.gz", "wb") as packed:
         shutil.copyfileobj(raw, packed)
 
@@ -79,7 +91,7 @@ def postgres_fixtures(root: Path, url: str) -> None:
     schema = "npc_" + PROJECT
     with psycopg.connect(db_url, autocommit=True) as con:
         catalog = postgres_catalog(con, schema)
-    (DATA / "schema-m027-postgres.json").write_text(json.dumps(catalog, indent=1) + "\n")
+    (DATA / "schema-m027-postgres.json").write_text(catalog_json(catalog))
     dump = subprocess.run(
         ["pg_dump", "--inserts", "--no-owner", "--no-privileges", "--schema", schema, db_url],
         check=True, capture_output=True, text=True,
