@@ -336,3 +336,18 @@ def test_a_step_adds_a_declared_column_rendered_from_its_declaration(tmp_path: P
     assert add_column("memories", "match_vector", POSTGRES) == (
         "ALTER TABLE memories ADD COLUMN match_vector BYTEA"
     )
+
+
+def test_a_postgresql_store_older_than_m027_is_refused_with_the_command(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    schema = load_old_postgres_store(postgres_url)
+    with psycopg.connect(postgres_url, autocommit=True) as con:
+        con.execute(f"DELETE FROM {schema}._migrations WHERE name = 'm027_hash_chains'")
+    before = pg_rows(postgres_url, schema)
+    project = tmp_path / FIXTURE_PROJECT
+    project.mkdir()
+    with pytest.raises(StoreError, match="m026_blind_votes") as refused:
+        npc_nb.open(project, store=postgres_url).memories()
+    assert "bdbfb31" in str(refused.value) and "store='<the store URL>'" in str(refused.value)
+    assert pg_rows(postgres_url, schema) == before  # nothing changed

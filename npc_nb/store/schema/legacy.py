@@ -69,14 +69,17 @@ def column_fingerprint(columns: Collection[tuple[str, str]]) -> str:
     return hashlib.sha256("\n".join(lines).encode()).hexdigest()
 
 
-def refuse_legacy(recorded: Collection[str], what: str = "store", where: str = "PROJECT") -> None:
-    """Refuse a store or bundle made at an old step before m027, naming what moves it."""
+def refuse_legacy(
+    recorded: Collection[str], what: str = "store", opened: str = "r'PROJECT'"
+) -> None:
+    """Refuse a store or bundle made at an old step before m027, naming what moves it
+    (``opened``: the arguments of the ``npc_nb.open`` call that opens the store)."""
     steps = sorted(name for name in recorded if _LEGACY_NAME.fullmatch(name))
     last = steps[-1] if steps else "none"
     fix = (
         "export it again from a project opened by that version (npc-nb export bundle)"
         if what == "bundle"
-        else f"run python -c \"import npc_nb; npc_nb.open(r'{where}').close()\" with it"
+        else f'run python -c "import npc_nb; npc_nb.open({opened}).close()" with it'
     )
     raise StoreError(
         f"This {what} was made by an early development version of npc_nb (its schema "
@@ -124,7 +127,12 @@ def upgrade_legacy(
     that it holds the baseline's tables and columns; refuse an older one. DuckDB: its
     own transaction; PostgreSQL: the caller's (under the migration lock)."""
     if legacy_records(recorded) and set(recorded) != set(LEGACY_STEPS):
-        refuse_legacy(recorded, "store", _project_folder(con) if backend == "duckdb" else "PROJECT")
+        opened = (
+            f"r'{_project_folder(con)}'"
+            if backend == "duckdb"
+            else "r'PROJECT', store='<the store URL>'"
+        )
+        refuse_legacy(recorded, "store", opened)
     if column_fingerprint(_columns(con, backend, schema)) != M027_COLUMNS:
         raise StoreError(
             "This store records the migrations up to m027_hash_chains, but its tables "
