@@ -76,17 +76,21 @@ def test_every_metric_as_of_a_snapshot_is_the_metric_then(
 
 def test_plots_draw_the_metric_as_of_a_snapshot(changed: npc_nb.Project) -> None:
     import matplotlib
+    import matplotlib.pyplot as plt
 
     matplotlib.use("Agg")
     then = changed.metrics.approval_rate(group_by="week", as_of="v1")
     ax = changed.metrics.plot_approval_rate(group_by=None, as_of="v1")
-    (drawn,) = [line for line in ax.get_lines() if len(line.get_xdata())]
-    assert [y for y in drawn.get_ydata() if y == y] == then["approval_rate"].tolist()
-    bars = changed.metrics.plot_reproposals(as_of="v1")
-    assert sum(patch.get_height() for patch in bars.patches) == 0  # the repeat came later
+    (bars,) = ax.containers  # one series (all), its points and 95% intervals
+    drawn = [float(y) for y in bars.lines[0].get_ydata() if y == y]
+    assert drawn == then["approval_rate"].tolist()
+    stacked = changed.metrics.plot_reproposals(as_of="v1")
+    assert sum(patch.get_height() for patch in stacked.patches) == 0  # the repeat came later
+    assert sum(patch.get_height() for patch in changed.metrics.plot_reproposals().patches) == 1
     assert changed.metrics.plot_backlog(as_of="v1") is not None
     with pytest.raises(TypeError):
         changed.metrics.plot_rate("approval_rate", "model")  # the grouping by keyword only
+    plt.close("all")
 
 
 def test_the_graph_and_its_frames_and_drawings_take_as_of_by_keyword(
@@ -99,7 +103,7 @@ def test_the_graph_and_its_frames_and_drawings_take_as_of_by_keyword(
     assert "concept:postgres" in nb.graph(as_of="v1")
     assert "concept:postgres" not in nb.graph()
     nodes, _ = nb.graph_frames(as_of="v1")
-    assert "concept:postgres" in set(nodes["id"])
+    assert "concept:postgres" in set(nodes["node"])
     assert "concept:postgres" in nb.show_graph(as_of="v1").graph
     path = nb.export_graphml(tmp_path / "then.graphml", as_of="v1")
     assert "concept:postgres" in nx.read_graphml(path)
