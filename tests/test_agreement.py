@@ -86,6 +86,10 @@ def from_distribution(table: list[list[int]]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["item", "rater", "value"])
 
 
+#: The columns of the long ratings above, by what they hold.
+COLUMNS = {"item": "item", "reviewer": "rater", "value": "value"}
+
+
 def one_row(frame: pd.DataFrame) -> dict:
     assert len(frame) == 1
     return frame.iloc[0].to_dict()
@@ -106,31 +110,20 @@ def test_krippendorffs_reliability_data_gives_the_published_values() -> None:
 
 
 def test_a_published_cohen_kappa_table_gives_its_values() -> None:
-    found = one_row(
-        npc_nb.agreement_from(from_table(ABSTRACTORS), item="item", reviewer="rater", value="value")
-    )
+    found = one_row(npc_nb.agreement_from(from_table(ABSTRACTORS), **COLUMNS))
     assert (found["kappa_kind"], found["kappa"]) == ("cohen", pytest.approx(0.7964094, abs=5e-8))
     assert found["gwet_ac1"] == pytest.approx(0.8493305, abs=5e-8)
     assert found["krippendorff_alpha"] == pytest.approx(0.7972585, abs=5e-8)
     assert found["percent_agreement"] == pytest.approx(0.89)
-    grants = one_row(
-        npc_nb.agreement_from(
-            from_table([[20, 5], [10, 15]]), item="item", reviewer="rater", value="value"
-        )
-    )
+    grants = one_row(npc_nb.agreement_from(from_table([[20, 5], [10, 15]]), **COLUMNS))
     assert grants["kappa"] == pytest.approx(0.4)  # Wikipedia's simple example
 
 
 def test_published_fleiss_kappa_examples_give_their_values() -> None:
-    wikipedia = one_row(npc_nb.agreement_from(from_distribution(FOURTEEN_RATERS), item="item",
-                                         reviewer="rater", value="value"))  # fmt: skip
+    wikipedia = one_row(npc_nb.agreement_from(from_distribution(FOURTEEN_RATERS), **COLUMNS))
     assert round(wikipedia["percent_agreement"], 3) == 0.378
     assert (wikipedia["kappa_kind"], round(wikipedia["kappa"], 3)) == ("fleiss", 0.210)
-    six = one_row(
-        npc_nb.agreement_from(
-            from_distribution(SIX_RATERS), item="item", reviewer="rater", value="value"
-        )
-    )
+    six = one_row(npc_nb.agreement_from(from_distribution(SIX_RATERS), **COLUMNS))
     assert six["kappa"] == pytest.approx(0.4139265, abs=5e-8)
     assert six["gwet_ac1"] == pytest.approx(0.4448007, abs=5e-8)  # Gwet's AC1, worked
     assert six["krippendorff_alpha"] == pytest.approx(0.4204384, abs=5e-8)
@@ -152,9 +145,7 @@ def test_cohens_kappa_matches_scikit_learn(pairs: list[tuple[str, str]]) -> None
         [(i, "A", a) for i, a in enumerate(first)] + [(i, "B", b) for i, b in enumerate(second)],
         columns=["item", "rater", "value"],
     )
-    found = one_row(
-        npc_nb.agreement_from(frame, item="item", reviewer="rater", value="value", resamples=20)
-    )
+    found = one_row(npc_nb.agreement_from(frame, **COLUMNS, resamples=20))
     if math.isnan(expected):
         assert math.isnan(found["kappa"])
     else:
