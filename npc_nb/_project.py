@@ -778,11 +778,11 @@ class Project:
         ``npc_nb.import_bundle`` loads losslessly; returns its path."""
         return self._interop.export_bundle(path)
 
-    def export_to(self, kind: str, path: str | Path) -> Path:
-        """Write the approved memories in another tool's import shape: ``"mem0"``
-        (JSONL for ``Memory.add(**line)``), ``"letta"`` (an agent file, ``.af``) or
-        ``"npcpy"`` (a folder's ``.knowledge.yaml``); returns the file written."""
-        return self._interop.export_to(kind, path)
+    def export_to(self, kind: str, path: str | Path, *, as_of: AsOf | None = None) -> Path:
+        """Write the approved memories (now, or at ``as_of``) in another tool's import
+        shape: ``"mem0"`` (JSONL for ``Memory.add(**line)``), ``"letta"`` (an agent file,
+        ``.af``) or ``"npcpy"`` (a folder's ``.knowledge.yaml``); returns the file written."""
+        return self._interop.export_to(kind, path, as_of=as_of)
 
     def import_npcpy(self, path: str | Path) -> ImportSummary:
         """Import npcpy's memories (its ``.knowledge.yaml``, or an older npcpy's SQLite

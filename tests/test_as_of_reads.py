@@ -150,3 +150,23 @@ def test_exports_write_the_project_as_of_a_snapshot(nb: npc_nb.Project, tmp_path
     ]  # fmt: skip
     with pytest.raises(TypeError):
         nb.export(tmp_path / "x", "jsonl")  # format only by keyword
+
+
+def test_export_to_another_tool_writes_the_memories_approved_then(
+    nb: npc_nb.Project, tmp_path: Path
+) -> None:
+    kept = propose(nb, "We use Postgres for the archive")
+    nb.approve(kept)
+    nb.snapshot("v1")
+    nb.supersede(kept, "We use DuckDB for the archive")
+    nb.approve(propose(nb, "The deadline is Friday"))
+
+    def texts(path: Path) -> list[str]:
+        return [json.loads(line)["messages"] for line in path.read_text().splitlines()]
+
+    then = nb.export_to("mem0", tmp_path / "then.jsonl", as_of="v1")
+    assert texts(then) == ["We use Postgres for the archive"]
+    now = nb.export_to("mem0", tmp_path / "now.jsonl")
+    assert sorted(texts(now)) == ["The deadline is Friday", "We use DuckDB for the archive"]
+    with pytest.raises(TypeError):
+        nb.export_to("mem0", tmp_path / "x.jsonl", "v1")  # as_of only by keyword
