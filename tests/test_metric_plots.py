@@ -215,4 +215,4 @@ def test_metrics_list_themselves_with_a_line_each(nb: npc_nb.Project) -> None:
     bundle = nb.metrics._repr_mimebundle_()
     assert bundle["text/plain"] == text
     assert bundle["text/html"].count("<tr>") == len(public)
-    assert "<code>approval_rate(by=())</code>" in bundle["text/html"]
+    assert "<code>approval_rate(group_by=())</code>" in bundle["text/html"]

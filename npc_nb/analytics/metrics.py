@@ -403,7 +403,7 @@ _RATE_PLOTS = {
 
 
 _CAPTION = (
-    "each returns a DataFrame (plot_* a matplotlib Axes); every metric also takes "
+    "each returns a DataFrame (plot_* a matplotlib Axes); every metric and plot takes "
     "as_of= (a snapshot, its id or label, or a time)"
 )
 
