@@ -30,9 +30,9 @@ METRICS = [*GROUPED, "backlog", "injections_per_memory"]
 
 
 @pytest.fixture
-def changed(nb: npc_nb.Project) -> npc_nb.Project:
+def changed(nb: npc_nb.Project) -> tuple[npc_nb.Project, dict[str, pd.DataFrame]]:
     """A project with snapshot ``v1`` taken after some decisions and replies, and more
-    of each after it; ``nb.then`` holds each metric as it stood at the snapshot."""
+    of each after it; and each metric as it stood at the snapshot."""
     kept = propose(nb, "We use PostgreSQL for the archive", category="decision")
     nb.approve(kept)
     nb.reject(propose(nb, "Plots use pie charts", category="preference"))
@@ -45,8 +45,7 @@ def changed(nb: npc_nb.Project) -> npc_nb.Project:
     outcome = nb.add_candidate("Plots use pie charts", category="preference", npc="analyst")
     assert outcome.action == "suppressed"  # a repeat of rejected content, after v1
     nb.chat("analyst", "And what do we use for analysis?")
-    nb.then = then  # type: ignore[attr-defined]
-    return nb
+    return nb, then
 
 
 @pytest.mark.parametrize("metric", GROUPED)
@@ -65,31 +64,36 @@ def test_metrics_group_with_group_by_and_by_is_not_a_grouping(
 
 @pytest.mark.parametrize("metric", METRICS)
 def test_every_metric_as_of_a_snapshot_is_the_metric_then(
-    changed: npc_nb.Project, metric: str
+    changed: tuple[npc_nb.Project, dict[str, pd.DataFrame]], metric: str
 ) -> None:
-    then = changed.then[metric]  # type: ignore[attr-defined]
-    read = getattr(changed.metrics, metric)
+    nb, metrics_then = changed
+    then = metrics_then[metric]
+    read = getattr(nb.metrics, metric)
     if metric != "agreement":  # no votes in this project: nothing to change
         assert not read().equals(then)
     pd.testing.assert_frame_equal(read(as_of="v1"), then)
 
 
-def test_plots_draw_the_metric_as_of_a_snapshot(changed: npc_nb.Project) -> None:
+def test_plots_draw_the_metric_as_of_a_snapshot(
+    changed: tuple[npc_nb.Project, dict[str, pd.DataFrame]],
+) -> None:
     import matplotlib
     import matplotlib.pyplot as plt
 
     matplotlib.use("Agg")
-    then = changed.metrics.approval_rate(group_by="week", as_of="v1")
-    ax = changed.metrics.plot_approval_rate(group_by=None, as_of="v1")
+    nb, _ = changed
+    then = nb.metrics.approval_rate(group_by="week", as_of="v1")
+    ax = nb.metrics.plot_approval_rate(group_by=None, as_of="v1")
     (bars,) = ax.containers  # one series (all), its points and 95% intervals
     drawn = [float(y) for y in bars.lines[0].get_ydata() if y == y]
     assert drawn == then["approval_rate"].tolist()
-    stacked = changed.metrics.plot_reproposals(as_of="v1")
+    stacked = nb.metrics.plot_reproposals(as_of="v1")
     assert sum(patch.get_height() for patch in stacked.patches) == 0  # the repeat came later
-    assert sum(patch.get_height() for patch in changed.metrics.plot_reproposals().patches) == 1
-    assert changed.metrics.plot_backlog(as_of="v1") is not None
+    assert sum(patch.get_height() for patch in nb.metrics.plot_reproposals().patches) == 1
+    (level,) = nb.metrics.plot_backlog(as_of="v1").get_lines()
+    assert list(level.get_ydata()) == nb.metrics.backlog(as_of="v1")["backlog"].tolist() == [1]
     with pytest.raises(TypeError):
-        changed.metrics.plot_rate("approval_rate", "model")  # the grouping by keyword only
+        nb.metrics.plot_rate("approval_rate", "model")  # the grouping by keyword only
     plt.close("all")
 
 
