@@ -27,7 +27,7 @@ the number of categories (``categories``, else those observed).
   (Gwet 2008, Br. J. Math. Stat. Psychol. 61:29-48).
 
 Every estimate comes with the counts it rests on (``items`` rated twice or more,
-``raters``, ``ratings``) and a 95% percentile bootstrap interval over items: items are
+``reviewers``, ``ratings``) and a 95% percentile bootstrap interval over items: items are
 drawn with replacement ``resamples`` times from a generator seeded with ``seed`` (both
 in the frame), so a rerun gives the same interval. The statistics are sums over items,
 so every resample is one matrix product of bootstrap weights and per-item terms, over
