@@ -16,8 +16,8 @@
 2. **The time.** A store of ``--votes // 2`` memories made by ``bench/generate.py``, and
    two votes on each (six reviewers in three pairs, the same departure model) inserted
    set-wise into ``votes``; the median wall time over ``--repeat`` runs of
-   ``nb.metrics.agreement()`` (whole store, ``by="category"``, ``pairwise=True``) and of
-   ``npc_nb.agreement`` on the same votes as a 100k-row DataFrame. Each run draws 1000
+   ``nb.metrics.agreement()`` (whole store, ``group_by="category"``, ``pairwise=True``)
+   and of ``npc_nb.agreement_from`` on the same votes as a 100k-row DataFrame. Each run draws 1000
    bootstrap resamples per group.
 """
 
@@ -196,11 +196,16 @@ def timing(folder: Path, votes: int, depart: float, repeat: int) -> None:
     print(whole[SHOWN].round(3).T.to_string(header=False))
     calls: list[tuple[str, Callable[[], object]]] = [
         ("nb.metrics.agreement()", lambda: nb.metrics.agreement()),
-        ('nb.metrics.agreement(by="category")', lambda: nb.metrics.agreement(by="category")),
+        (
+            'nb.metrics.agreement(group_by="category")',
+            lambda: nb.metrics.agreement(group_by="category"),
+        ),
         ("nb.metrics.agreement(pairwise=True)", lambda: nb.metrics.agreement(pairwise=True)),
     ]
     frame = nb.votes()[["memory_id", "reviewer", "decision"]]
-    calls.append((f"npc_nb.agreement(<{len(frame):,}-row frame>)", lambda: npc_nb.agreement(frame)))
+    calls.append(
+        (f"npc_nb.agreement_from(<{len(frame):,}-row frame>)", lambda: npc_nb.agreement_from(frame))
+    )
     print(f"\nmedian of {repeat} runs, 1000 bootstrap resamples per group:")
     for name, run in calls:
         print(f"  {name:<45} {median_time(run, repeat):6.2f} s")

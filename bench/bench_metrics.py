@@ -48,15 +48,17 @@ def main() -> None:
     metrics = nb.metrics
     runs = {
         "approval_rate()": lambda: metrics.approval_rate(),
-        "approval_rate(by=model)": lambda: metrics.approval_rate(by="model"),
-        "approval_rate(by=[model, week])": lambda: metrics.approval_rate(by=["model", "week"]),
-        "rejection_rate(by=npc)": lambda: metrics.rejection_rate(by="npc"),
-        "edit_rate(by=category)": lambda: metrics.edit_rate(by="category"),
-        "repeats_per_candidate(by=prompt_version)": lambda: metrics.repeats_per_candidate(
-            by="prompt_version"
+        "approval_rate(group_by=model)": lambda: metrics.approval_rate(group_by="model"),
+        "approval_rate(group_by=[model, week])": lambda: metrics.approval_rate(
+            group_by=["model", "week"]
         ),
-        "backlog(day)": lambda: metrics.backlog("day"),
-        "time_to_decision(by=model)": lambda: metrics.time_to_decision(by="model"),
+        "rejection_rate(group_by=npc)": lambda: metrics.rejection_rate(group_by="npc"),
+        "edit_rate(group_by=category)": lambda: metrics.edit_rate(group_by="category"),
+        "repeats_per_candidate(group_by=prompt_version)": lambda: metrics.repeats_per_candidate(
+            group_by="prompt_version"
+        ),
+        "backlog(day)": lambda: metrics.backlog(period="day"),
+        "time_to_decision(group_by=model)": lambda: metrics.time_to_decision(group_by="model"),
         "reviewer_throughput()": lambda: metrics.reviewer_throughput(),
         "injections_per_memory()": lambda: metrics.injections_per_memory(),
     }

@@ -310,7 +310,7 @@ def _metrics_recall(nb: npc_nb.Project, workload: Workload) -> float | None:
         [(i.text, i.fact, i.npc) for s in workload for i in s], columns=["text", "fact", "npc"]
     )
     try:
-        frame = nb.metrics.matching(by=(), labels=labels)
+        frame = nb.metrics.matching(group_by=(), labels=labels)
     except TypeError:  # an npc_nb before neighbour recall
         return None
     value = frame["neighbour_recall"].iloc[0] if len(frame) else None

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     )
     from ._foundations.settings import Settings, load_settings
     from ._project import Project, import_bundle, open_project
-    from .analytics.agreement import agreement
+    from .analytics.agreement import agreement_from
     from .chat.personas import Persona
     from .experiments import Experiment
     from .memory.block import MemoryBlock, StreamScrubber, scrub_memory_tags
@@ -72,7 +72,7 @@ _LAZY = {
     "CandidateOutcome": "_foundations.results",
     "DecisionResult": "_foundations.results",
     "Reply": "_foundations.results",
-    "agreement": "analytics.agreement",
+    "agreement_from": "analytics.agreement",
     "Snapshot": "_foundations.results",
     "provenance": "notebook.provenance",
     "rerun": "reruns",
@@ -148,7 +148,7 @@ __all__ = [
     "SymlinkedStoreError",
     "UnknownFilterError",
     "UnknownMemoryError",
-    "agreement",
+    "agreement_from",
     "import_bundle",
     "load_settings",
     "open",

@@ -733,15 +733,21 @@ class Project:
         """On a shared store, as the owner: take back every grant of ``role`` here."""
         return self._stores.project.grant(role, None, project=self.name)
 
-    def export(self, folder: str | Path, format: str = "parquet") -> dict[str, Path]:
+    def export(
+        self, folder: str | Path, *, format: str = "parquet", as_of: AsOf | None = None
+    ) -> dict[str, Path]:
         """Write ``memories`` and ``decisions`` (every column of the analytical views) to
-        ``folder`` as Parquet or JSON Lines; returns the paths written."""
-        return export_tables(self._stores.project, folder, format)
+        ``folder`` as Parquet or JSON Lines, now or as they stood at ``as_of`` (a
+        snapshot, its id or label, or a time); returns the paths written."""
+        moment = self._project_moment(as_of, DecisionError)
+        return export_tables(self._stores.project, folder, format, moment)
 
-    def export_review_log(self, path: str | Path) -> Path:
-        """Write every decision (not undone) as Prodigy-style JSONL: text, answer
-        (accept/reject/ignore), label, annotator, timestamp."""
-        return export_review_log(self._stores.project, path)
+    def export_review_log(self, path: str | Path, *, as_of: AsOf | None = None) -> Path:
+        """Write every decision (not undone; at ``as_of``: by then, and not undone by
+        then) as Prodigy-style JSONL: text, answer (accept/reject/ignore), label,
+        annotator, timestamp."""
+        moment = self._project_moment(as_of, DecisionError)
+        return export_review_log(self._stores.project, path, moment)
 
     # -- extraction experiments ------------------------------------------------------------
 
@@ -772,11 +778,11 @@ class Project:
         ``npc_nb.import_bundle`` loads losslessly; returns its path."""
         return self._interop.export_bundle(path)
 
-    def export_to(self, kind: str, path: str | Path) -> Path:
-        """Write the approved memories in another tool's import shape: ``"mem0"``
-        (JSONL for ``Memory.add(**line)``), ``"letta"`` (an agent file, ``.af``) or
-        ``"npcpy"`` (a folder's ``.knowledge.yaml``); returns the file written."""
-        return self._interop.export_to(kind, path)
+    def export_to(self, kind: str, path: str | Path, *, as_of: AsOf | None = None) -> Path:
+        """Write the approved memories (now, or at ``as_of``) in another tool's import
+        shape: ``"mem0"`` (JSONL for ``Memory.add(**line)``), ``"letta"`` (an agent file,
+        ``.af``) or ``"npcpy"`` (a folder's ``.knowledge.yaml``); returns the file written."""
+        return self._interop.export_to(kind, path, as_of=as_of)
 
     def import_npcpy(self, path: str | Path) -> ImportSummary:
         """Import npcpy's memories (its ``.knowledge.yaml``, or an older npcpy's SQLite
@@ -869,6 +875,7 @@ class Project:
 
     def graph(
         self,
+        *,
         npc: str | None = None,
         category: Category | None = None,
         as_of: AsOf | None = None,
@@ -878,13 +885,13 @@ class Project:
         memory's current text are extracted first, by ``concept_model`` (default: the
         model setting, else the offline model), and stored."""
         self._require_persona(npc)
-        return self._graph.graph(npc=npc, category=category, as_of=self._graph_moment(as_of))
+        return self._graph.networkx(npc=npc, category=category, as_of=self._graph_moment(as_of))
 
     def show_graph(
         self,
+        *,
         npc: str | None = None,
         category: Category | None = None,
-        *,
         focus: str | None = None,
         depth: int = 2,
         as_of: AsOf | None = None,
@@ -893,9 +900,9 @@ class Project:
         """Draw the graph inline (offline). ``focus`` narrows it to the concept's
         neighbourhood within ``depth`` steps; at most ``max_nodes`` nodes are drawn."""
         self._require_persona(npc)
-        return self._graph.show_graph(
-            npc,
-            category,
+        return self._graph.show(
+            npc=npc,
+            category=category,
             focus=focus,
             depth=depth,
             as_of=self._graph_moment(as_of),
@@ -904,9 +911,9 @@ class Project:
 
     def pyvis_network(
         self,
+        *,
         npc: str | None = None,
         category: Category | None = None,
-        *,
         focus: str | None = None,
         depth: int = 2,
         as_of: AsOf | None = None,
@@ -916,9 +923,9 @@ class Project:
         change it (``set_options``, ``show_buttons``, ...) and show it inline, offline
         (each such output carries vis-network, about 0.7 MB)."""
         self._require_persona(npc)
-        return self._graph.pyvis_network(
-            npc,
-            category,
+        return self._graph.pyvis(
+            npc=npc,
+            category=category,
             focus=focus,
             depth=depth,
             as_of=self._graph_moment(as_of),
@@ -927,20 +934,28 @@ class Project:
 
     def graph_frames(
         self,
+        *,
         npc: str | None = None,
         category: Category | None = None,
         as_of: AsOf | None = None,
     ) -> tuple[pd.DataFrame, pd.DataFrame]:
         """The graph as a (nodes, edges) pair of DataFrames; edges list their memory ids."""
         self._require_persona(npc)
-        return self._graph.graph_frames(npc=npc, category=category, as_of=self._graph_moment(as_of))
+        return self._graph.frames(npc=npc, category=category, as_of=self._graph_moment(as_of))
 
     def export_graphml(
-        self, path: str | Path, npc: str | None = None, category: Category | None = None
+        self,
+        path: str | Path,
+        *,
+        npc: str | None = None,
+        category: Category | None = None,
+        as_of: AsOf | None = None,
     ) -> Path:
-        """Write the graph as GraphML (memory ids as comma-separated text)."""
+        """Write the graph (as it stood at ``as_of``) as GraphML (memory ids as
+        comma-separated text)."""
         self._require_persona(npc)
-        return self._graph.export_graphml(path, npc=npc, category=category)
+        moment = self._graph_moment(as_of)
+        return self._graph.export_graphml(path, npc=npc, category=category, as_of=moment)
 
     def _graph_moment(self, as_of: object) -> Moment | None:
         return self._project_moment(as_of, DecisionError)

@@ -86,37 +86,44 @@ def from_distribution(table: list[list[int]]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["item", "rater", "value"])
 
 
+#: The columns of the long ratings above, by what they hold.
+COLUMNS = {"item": "item", "reviewer": "rater", "value": "value"}
+
+
 def one_row(frame: pd.DataFrame) -> dict:
     assert len(frame) == 1
     return frame.iloc[0].to_dict()
 
 
 def test_krippendorffs_reliability_data_gives_the_published_values() -> None:
-    found = one_row(npc_nb.agreement(from_matrix(RELIABILITY_DATA), "unit", "coder", "value"))
+    found = one_row(
+        npc_nb.agreement_from(
+            from_matrix(RELIABILITY_DATA), item="unit", reviewer="coder", value="value"
+        )
+    )
     assert round(found["krippendorff_alpha"], 3) == 0.743  # Krippendorff (2011)
     assert found["krippendorff_alpha"] == pytest.approx(0.74342, abs=5e-6)  # Gwet (2014)
     assert found["percent_agreement"] == pytest.approx(0.8181818, abs=5e-8)
     assert found["gwet_ac1"] == pytest.approx(0.77544, abs=5e-6)
     assert (found["kappa_kind"], found["kappa"]) == ("fleiss", pytest.approx(0.76117, abs=5e-6))
-    assert (found["items"], found["raters"], found["ratings"]) == (11, 4, 40)
+    assert (found["items"], found["reviewers"], found["ratings"]) == (11, 4, 40)
 
 
 def test_a_published_cohen_kappa_table_gives_its_values() -> None:
-    found = one_row(npc_nb.agreement(from_table(ABSTRACTORS), "item", "rater", "value"))
+    found = one_row(npc_nb.agreement_from(from_table(ABSTRACTORS), **COLUMNS))
     assert (found["kappa_kind"], found["kappa"]) == ("cohen", pytest.approx(0.7964094, abs=5e-8))
     assert found["gwet_ac1"] == pytest.approx(0.8493305, abs=5e-8)
     assert found["krippendorff_alpha"] == pytest.approx(0.7972585, abs=5e-8)
     assert found["percent_agreement"] == pytest.approx(0.89)
-    grants = one_row(npc_nb.agreement(from_table([[20, 5], [10, 15]]), "item", "rater", "value"))
+    grants = one_row(npc_nb.agreement_from(from_table([[20, 5], [10, 15]]), **COLUMNS))
     assert grants["kappa"] == pytest.approx(0.4)  # Wikipedia's simple example
 
 
 def test_published_fleiss_kappa_examples_give_their_values() -> None:
-    wikipedia = one_row(npc_nb.agreement(from_distribution(FOURTEEN_RATERS), "item", "rater",
-                                         "value"))  # fmt: skip
+    wikipedia = one_row(npc_nb.agreement_from(from_distribution(FOURTEEN_RATERS), **COLUMNS))
     assert round(wikipedia["percent_agreement"], 3) == 0.378
     assert (wikipedia["kappa_kind"], round(wikipedia["kappa"], 3)) == ("fleiss", 0.210)
-    six = one_row(npc_nb.agreement(from_distribution(SIX_RATERS), "item", "rater", "value"))
+    six = one_row(npc_nb.agreement_from(from_distribution(SIX_RATERS), **COLUMNS))
     assert six["kappa"] == pytest.approx(0.4139265, abs=5e-8)
     assert six["gwet_ac1"] == pytest.approx(0.4448007, abs=5e-8)  # Gwet's AC1, worked
     assert six["krippendorff_alpha"] == pytest.approx(0.4204384, abs=5e-8)
@@ -138,7 +145,7 @@ def test_cohens_kappa_matches_scikit_learn(pairs: list[tuple[str, str]]) -> None
         [(i, "A", a) for i, a in enumerate(first)] + [(i, "B", b) for i, b in enumerate(second)],
         columns=["item", "rater", "value"],
     )
-    found = one_row(npc_nb.agreement(frame, "item", "rater", "value", resamples=20))
+    found = one_row(npc_nb.agreement_from(frame, **COLUMNS, resamples=20))
     if math.isnan(expected):
         assert math.isnan(found["kappa"])
     else:
@@ -153,25 +160,25 @@ def test_degenerate_input_is_nan_with_a_reason_never_an_error() -> None:
     alike = votes(
         (1, "a", "approve"), (1, "b", "approve"), (2, "a", "approve"), (2, "b", "approve")
     )
-    one_category = one_row(npc_nb.agreement(alike))
+    one_category = one_row(npc_nb.agreement_from(alike))
     assert one_category["percent_agreement"] == 1.0
     assert math.isnan(one_category["kappa"]) and math.isnan(one_category["krippendorff_alpha"])
     assert "one category only" in one_category["note"]
-    single = one_row(npc_nb.agreement(votes((1, "a", "approve"), (1, "b", "reject"))))
+    single = one_row(npc_nb.agreement_from(votes((1, "a", "approve"), (1, "b", "reject"))))
     assert math.isnan(single["kappa"]) and math.isnan(single["percent_agreement_ci_low"])
     assert "a single item" in single["note"]
-    apart = one_row(npc_nb.agreement(votes((1, "a", "approve"), (2, "b", "reject"))))
+    apart = one_row(npc_nb.agreement_from(votes((1, "a", "approve"), (2, "b", "reject"))))
     assert apart["items"] == 0 and math.isnan(apart["percent_agreement"])
     assert "no overlap" in apart["note"]
-    empty = npc_nb.agreement(votes())
+    empty = npc_nb.agreement_from(votes())
     assert empty["items"].tolist() == [0] and "fewer than two raters" in empty["note"][0]
 
 
 def test_a_rater_rating_an_item_twice_is_refused() -> None:
     with pytest.raises(npc_nb.ArgumentError, match="rated item 1 more than once"):
-        npc_nb.agreement(votes((1, "a", "approve"), (1, "a", "reject"), (1, "b", "reject")))
+        npc_nb.agreement_from(votes((1, "a", "approve"), (1, "a", "reject"), (1, "b", "reject")))
     with pytest.raises(npc_nb.ArgumentError, match="no column 'coder'"):
-        npc_nb.agreement(votes((1, "a", "approve")), rater="coder")
+        npc_nb.agreement_from(votes((1, "a", "approve")), reviewer="coder")
 
 
 def simulated(cards: int, disagree: float, seed: int = 7) -> pd.DataFrame:
@@ -186,13 +193,13 @@ def simulated(cards: int, disagree: float, seed: int = 7) -> pd.DataFrame:
 
 def test_intervals_are_seeded_bootstraps_that_narrow_with_more_cards() -> None:
     small, large = simulated(40, 0.1), simulated(400, 0.1)
-    first = one_row(npc_nb.agreement(small, seed=3))
-    assert one_row(npc_nb.agreement(small, seed=3)) == first  # the same seed, the same CI
+    first = one_row(npc_nb.agreement_from(small, seed=3))
+    assert one_row(npc_nb.agreement_from(small, seed=3)) == first  # the same seed, the same CI
     assert (first["resamples"], first["seed"]) == (1000, 3)
-    other = one_row(npc_nb.agreement(small, seed=4, resamples=200))
+    other = one_row(npc_nb.agreement_from(small, seed=4, resamples=200))
     assert other["resamples"] == 200 and other["kappa_ci_low"] != first["kappa_ci_low"]
     wide = first["kappa_ci_high"] - first["kappa_ci_low"]
-    found = one_row(npc_nb.agreement(large))
+    found = one_row(npc_nb.agreement_from(large))
     assert found["kappa_ci_low"] <= found["kappa"] <= found["kappa_ci_high"]
     assert found["kappa_ci_high"] - found["kappa_ci_low"] < wide
     assert found["percent_agreement"] == pytest.approx(0.9, abs=0.04)
@@ -202,17 +209,17 @@ def test_groups_and_pairs_of_raters() -> None:
     frame = simulated(60, 0.2)
     frame["npc"] = np.where(frame["memory_id"] % 2 == 0, "analyst", "writer")
     carol = frame[frame["reviewer"] == "ada"].assign(reviewer="carol")
-    grouped = npc_nb.agreement(frame, by="npc")
+    grouped = npc_nb.agreement_from(frame, group_by="npc")
     assert grouped["npc"].tolist() == ["analyst", "writer"]
     assert grouped["items"].tolist() == [30, 30]
     both = pd.concat([frame, carol])
-    assert one_row(npc_nb.agreement(both))["kappa_kind"] == "fleiss"
-    pairs = npc_nb.agreement(both, pairwise=True)
-    assert pairs[["rater_a", "rater_b"]].values.tolist() == [
+    assert one_row(npc_nb.agreement_from(both))["kappa_kind"] == "fleiss"
+    pairs = npc_nb.agreement_from(both, pairwise=True)
+    assert pairs[["reviewer_a", "reviewer_b"]].values.tolist() == [
         ["ada", "bob"], ["ada", "carol"], ["bob", "carol"]
     ]  # fmt: skip
-    assert pairs.set_index("rater_b").loc["carol", "kappa"].tolist() == [1.0, pytest.approx(
-        pairs.set_index("rater_a").loc["bob", "kappa"])]  # fmt: skip
+    assert pairs.set_index("reviewer_b").loc["carol", "kappa"].tolist() == [1.0, pytest.approx(
+        pairs.set_index("reviewer_a").loc["bob", "kappa"])]  # fmt: skip
 
 
 @pytest.fixture
@@ -238,13 +245,13 @@ def test_the_metrics_give_agreement_per_group_with_intervals(reviewed: npc_nb.Pr
     assert overall["kappa_kind"] == "cohen" and overall["resamples"] == 1000
     collapsed = one_row(reviewed.metrics.agreement(collapse_edits=True))
     assert collapsed["percent_agreement"] == pytest.approx(0.75)  # an edit is an approval
-    by_category = reviewed.metrics.agreement(by="category")
+    by_category = reviewed.metrics.agreement(group_by="category")
     assert by_category[["category", "cards"]].values.tolist() == [["fact", 2], ["preference", 2]]
     assert by_category["percent_agreement"].tolist() == [1.0, 0.0]
     pair = one_row(reviewed.metrics.agreement(pairwise=True))
     assert (pair["reviewer_a"], pair["reviewer_b"]) == ("ada", "bob")
     with pytest.raises(npc_nb.UnknownFilterError, match="Cannot group by 'reviewer'"):
-        reviewed.metrics.agreement(by="reviewer")
+        reviewed.metrics.agreement(group_by="reviewer")
 
 
 def test_the_agreement_plot_draws_each_statistic_with_its_interval(
@@ -253,9 +260,37 @@ def test_the_agreement_plot_draws_each_statistic_with_its_interval(
     import matplotlib
 
     matplotlib.use("Agg")
-    ax = reviewed.metrics.plot_agreement(by="category")
+    ax = reviewed.metrics.plot_agreement(group_by="category")
     labels = [text.get_text() for text in ax.get_xticklabels()]
     assert labels == ["fact\n(n=2)", "preference\n(n=2)"]
     legend = [text.get_text() for text in ax.get_legend().get_texts()]
     assert legend == ["percent agreement", "cohen kappa", "Krippendorff's alpha", "Gwet's AC1"]
     assert len(ax.containers) == 4  # one errorbar container per statistic
+
+
+def test_the_pure_function_is_agreement_from_with_its_columns_by_keyword() -> None:
+    frame = votes((1, "a", "approve"), (1, "b", "approve"), (2, "a", "reject"), (2, "b", "edit"))
+    assert "agreement" not in npc_nb.__all__ and "agreement_from" in npc_nb.__all__
+    with pytest.raises(AttributeError):
+        npc_nb.agreement  # noqa: B018 (the old name is gone, not kept as an alias)
+    renamed = frame.rename(columns={"reviewer": "coder", "decision": "code"})
+    found = npc_nb.agreement_from(renamed, reviewer="coder", value="code", group_by="memory_id")
+    assert found[["memory_id", "items", "reviewers"]].values.tolist() == [[1, 1, 2], [2, 1, 2]]
+    for old in ({"rater": "reviewer"}, {"by": "memory_id"}):
+        with pytest.raises(TypeError):
+            npc_nb.agreement_from(frame, **old)
+    with pytest.raises(TypeError):
+        npc_nb.agreement_from(frame, "memory_id", "reviewer", "decision")
+
+
+def test_agreement_as_of_a_snapshot_is_the_agreement_then(reviewed: npc_nb.Project) -> None:
+    then = reviewed.metrics.agreement(group_by="category")
+    reviewed.snapshot("v1")
+    card = propose(reviewed, "Fact number 9 about the lab", category="fact")
+    as_reviewer(reviewed, "ada").approve(card)
+    as_reviewer(reviewed, "bob").reject(card)
+    now = reviewed.metrics.agreement(group_by="category")
+    assert now["cards"].tolist() == [3, 2]
+    pd.testing.assert_frame_equal(reviewed.metrics.agreement(group_by="category", as_of="v1"), then)
+    with pytest.raises(TypeError):
+        reviewed.metrics.agreement("category")  # group_by and as_of only by keyword

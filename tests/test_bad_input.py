@@ -123,14 +123,20 @@ def test_bad_arguments_are_domain_errors_and_change_nothing(
         (lambda nb: nb.chat(None, "hello"), "chat(): npc must be a string, not None."),
         (lambda nb: nb.add_candidate(None, category="fact", npc="a"), "text must be a string"),
         (lambda nb: nb.reject(propose(nb, "x"), reason=3), "reason must be a string or None"),
-        (lambda nb: nb.metrics.approval_rate(by=None), "approval_rate(): by must be a string"),
-        (lambda nb: nb.metrics.backlog(None), "backlog(): period must be a string, not None."),
+        (
+            lambda nb: nb.metrics.approval_rate(group_by=None),
+            "approval_rate(): group_by must be a string",
+        ),
+        (
+            lambda nb: nb.metrics.backlog(period=None),
+            "backlog(): period must be a string, not None.",
+        ),
     ],
 )
 def test_an_argument_of_the_wrong_type_is_a_type_error_whatever_the_method(
     nb: npc_nb.Project, call, named: str
 ) -> None:
-    """context(None) was a ConfigError (the method's concern), metrics' by=None a bare
+    """context(None) was a ConfigError (the method's concern), metrics' group_by=None a bare
     TypeError from pandas: a wrong type is an ArgumentError, a TypeError, everywhere."""
     with pytest.raises(npc_nb.ArgumentError) as raised:
         call(nb)

@@ -160,7 +160,7 @@ def test_one_card_per_fact_in_jupyterlab(tmp_path: Path) -> None:
         proposals = events[events["memory_id"].isin(put_back)]
         assert sorted(proposals["action"]) == ["approve", "propose", "propose"]
         assert set(proposals["actor"]) == {"browser"}
-        merged = nb.metrics.matching(by="outcome").set_index("outcome")
+        merged = nb.metrics.matching(group_by="outcome").set_index("outcome")
         assert merged.loc["merged", "put_back"] == 1 and merged.loc["suppressed", "put_back"] == 1
     finally:
         nb.close()

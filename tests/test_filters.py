@@ -25,8 +25,8 @@ from tests.helpers import cell, propose
         (lambda nb: nb.approve_all(category="preferences"), "preference"),
         (lambda nb: nb.review_session(category="Fact"), "fact"),
         (lambda nb: nb.graph(category="constraints"), "constraint"),
-        (lambda nb: nb.metrics.approval_rate(by="weak"), "week"),
-        (lambda nb: nb.metrics.backlog("dya"), "day"),
+        (lambda nb: nb.metrics.approval_rate(group_by="weak"), "week"),
+        (lambda nb: nb.metrics.backlog(period="dya"), "day"),
     ],
 )
 def test_a_typo_in_a_closed_set_names_the_valid_values_and_the_closest(

@@ -122,7 +122,7 @@ def test_a_failing_judge_falls_back_to_the_offline_matcher_recorded(
     assert outcome.error.endswith("judged by the offline matcher")
     row = judged.reproposals().iloc[-1]
     assert row["match_error"] == outcome.error and row["match_calls"] == 1
-    frame = judged.metrics.matching(by=())
+    frame = judged.metrics.matching(group_by=())
     assert (frame["failures"].item(), frame["calls"].item()) == (1, 1)
     assert "1 failure(s)" in str(judged.status())
 
@@ -178,7 +178,7 @@ def test_metrics_report_calls_tokens_latency_and_failures(judged: npc_nb.Project
     JUDGE_SCRIPT.extend([judge_answer("same"), judge_answer("different")])
     add(judged, "The user researches how birds migrate.")
     add(judged, "The user studies bird migration in Norway and Chile.")
-    frame = judged.metrics.matching(by="outcome").set_index("outcome")
+    frame = judged.metrics.matching(group_by="outcome").set_index("outcome")
     assert frame.loc["reinforced", ["judged", "calls", "tokens", "failures"]].tolist() == [
         1,
         1,
@@ -203,7 +203,7 @@ def test_neighbour_recall_is_measured_where_labels_exist(judged: npc_nb.Project)
             "fact": ["birds", "birds", "meetings", "parrot"],
         }
     )  # fmt: skip
-    frame = judged.metrics.matching(by=(), labels=labels)
+    frame = judged.metrics.matching(group_by=(), labels=labels)
     assert frame[["recall_n", "recall_found"]].values.tolist() == [[1, 1]]
     assert frame["neighbour_recall"].item() == 1.0
 

@@ -81,7 +81,7 @@ def tick_labels(ax: Axes) -> list[str]:
 
 def test_one_week_by_category_shows_every_series_apart(nb: npc_nb.Project) -> None:
     one_week_by_category(nb)
-    ax = nb.metrics.plot_approval_rate(by="category")
+    ax = nb.metrics.plot_approval_rate(group_by="category")
     assert tick_labels(ax) == ["2025-03-03"]  # the week's Monday: a date, no time
     assert ax.get_xlim() == (-2.0, 2.0)  # one slot in a narrow axis, not four years
     drawn = series(ax)
@@ -100,8 +100,8 @@ def test_one_week_by_category_shows_every_series_apart(nb: npc_nb.Project) -> No
 
 def test_error_bars_span_the_frames_interval(nb: npc_nb.Project) -> None:
     one_week_by_category(nb)
-    frame = nb.metrics.approval_rate(by=["week", "category"]).set_index("category")
-    drawn = series(nb.metrics.plot_approval_rate(by="category"))
+    frame = nb.metrics.approval_rate(group_by=["week", "category"]).set_index("category")
+    drawn = series(nb.metrics.plot_approval_rate(group_by="category"))
     for category in ["commitment", "fact"]:
         points = drawn[f"{category} (n={frame.loc[category, 'n']})"]
         assert points["low"] == [pytest.approx(frame.loc[category, "ci_low"])]
@@ -118,7 +118,7 @@ def test_weeks_without_decisions_keep_their_slot(nb: npc_nb.Project) -> None:
         for n in range(rejected):
             nb.reject(propose(nb, f"week {week} rejected statement {n}"))
         move_new_rows(nb, MONDAY + timedelta(weeks=week))
-    ax = nb.metrics.plot_approval_rate(by=None)
+    ax = nb.metrics.plot_approval_rate(group_by=None)
     assert tick_labels(ax) == ["2025-03-03", "2025-03-10", "2025-03-17", "2025-03-24"]
     ((label, points),) = series(ax).items()
     assert label == "all (n=8)"
@@ -140,10 +140,7 @@ def test_plot_rate_draws_any_rate_and_fits_rates_above_one(nb: npc_nb.Project) -
     assert ax.get_ylim()[1] > points["high"][0] > 8.0  # the interval fits, above 1.0
     assert ax.get_ylabel() == "repeats / new candidate (95% CI)"
     assert ax.get_title() == "Repeats per candidate"
-    old = nb.metrics.plot_rate("reproposal_rate")  # the old name draws the same
-    (old_points,) = series(old).values()
-    assert old_points["y"] == [3.0]
-    edit = nb.metrics.plot_rate("edit_rate", by="model", period="day")
+    edit = nb.metrics.plot_rate("edit_rate", group_by="model", period="day")
     assert edit.get_title() == "Edit rate by model" and DATE.match(tick_labels(edit)[0])
     with pytest.raises(npc_nb.NpcError, match="Cannot plot 'speed'; plot any of approval_rate"):
         nb.metrics.plot_rate("speed")
@@ -155,7 +152,7 @@ def test_backlog_has_integer_ticks_and_date_labels(nb: npc_nb.Project) -> None:
         for n in range(count):
             propose(nb, f"day {day} waiting candidate {n}")
         move_new_rows(nb, MONDAY + timedelta(days=day))
-    ax = nb.metrics.plot_backlog("day")
+    ax = nb.metrics.plot_backlog(period="day")
     (line,) = ax.get_lines()
     assert list(line.get_ydata()) == [3, 3, 5]
     assert tick_labels(ax) == ["2025-03-03", "2025-03-04", "2025-03-05"]
@@ -190,7 +187,7 @@ def test_plots_draw_into_the_axes_given(nb: npc_nb.Project) -> None:
     one_week_by_category(nb)
     figure, grid = plt.subplots(2, 2)
     calls = [
-        lambda ax: nb.metrics.plot_approval_rate(by="category", ax=ax),
+        lambda ax: nb.metrics.plot_approval_rate(group_by="category", ax=ax),
         lambda ax: nb.metrics.plot_rate("rejection_rate", ax=ax),
         lambda ax: nb.metrics.plot_backlog(ax=ax),
         lambda ax: nb.metrics.plot_reproposals(ax=ax),
@@ -218,4 +215,4 @@ def test_metrics_list_themselves_with_a_line_each(nb: npc_nb.Project) -> None:
     bundle = nb.metrics._repr_mimebundle_()
     assert bundle["text/plain"] == text
     assert bundle["text/html"].count("<tr>") == len(public)
-    assert "<code>approval_rate(by=())</code>" in bundle["text/html"]
+    assert "<code>approval_rate(group_by=())</code>" in bundle["text/html"]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import warnings
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -44,7 +43,7 @@ def test_no_memories_gives_zero_counts_and_undefined_rates(nb: npc_nb.Project) -
     (record,) = frame.to_dict("records")
     assert (record["proposed"], record["decided"]) == (0, 0)
     assert frame["approval_rate"].iloc[0] is pd.NA  # undefined: <NA>, as every missing value
-    assert nb.metrics.approval_rate(by="model").empty
+    assert nb.metrics.approval_rate(group_by="model").empty
     assert nb.metrics.backlog().empty
 
 
@@ -68,7 +67,7 @@ def test_rates_by_model_match_hand_counts(nb: npc_nb.Project) -> None:
     nb.edit(c, "abcdefghXY")  # 2 changes in 10 characters: text change 0.2
     nb.approve_all(npc="analyst")
     assert set(nb.approve_all(npc="analyst", confirm=True).memory_ids) >= {e, f}
-    frame = nb.metrics.approval_rate(by="model")
+    frame = nb.metrics.approval_rate(group_by="model")
     m1, m2 = row(frame, model="m1"), row(frame, model="m2")
     # m1: a approved, b rejected, c edited; d went with the approve_all batch.
     assert (m1["proposed"], m1["decided"], m1["approved"], m1["edited"], m1["rejected"]) == (
@@ -96,12 +95,12 @@ def test_another_wording_the_model_proposed_is_approved_not_edited(nb: npc_nb.Pr
     old_style = nb.reproposals().set_index("id").loc[variants[cards[1]], "proposed_text"]
     nb.edit(cards[1], old_style)
     nb.edit(cards[2], "We keep the ringing data in a DuckDB file.")  # the reviewer's own text
-    edit = row(nb.metrics.edit_rate(by="model"), model="m1")
+    edit = row(nb.metrics.edit_rate(group_by="model"), model="m1")
     assert (edit["decided"], edit["approved"], edit["edited"], edit["other_wording"]) == (
         3, 3, 1, 2,
     )  # fmt: skip
     assert edit["edit_rate"] == pytest.approx(1 / 3)
-    approval = row(nb.metrics.approval_rate(by="model"), model="m1")
+    approval = row(nb.metrics.approval_rate(group_by="model"), model="m1")
     assert (approval["approval_rate"], approval["other_wording"]) == (1.0, 2)
 
 
@@ -110,18 +109,18 @@ def test_rate_frames_carry_n_and_a_wilson_interval(nb: npc_nb.Project) -> None:
     for memory in ids[:3]:
         nb.approve(memory)
     nb.reject(ids[3])
-    approval = row(nb.metrics.approval_rate(by="model"), model="m1")
+    approval = row(nb.metrics.approval_rate(group_by="model"), model="m1")
     assert (approval["approval_rate"], approval["n"]) == (0.75, 4)
     # 3 of 4: the Wilson interval worked by hand, (p + z²/2n ± z·sqrt(...)) / (1 + z²/n).
     assert (approval["ci_low"], approval["ci_high"]) == (
         pytest.approx(0.3006, abs=1e-4), pytest.approx(0.9544, abs=1e-4),
     )  # fmt: skip
-    rejection = row(nb.metrics.rejection_rate(by="model"), model="m1")
+    rejection = row(nb.metrics.rejection_rate(group_by="model"), model="m1")
     assert (rejection["rejection_rate"], rejection["n"]) == (0.25, 4)
     assert (rejection["ci_low"], rejection["ci_high"]) == (
         pytest.approx(0.0456, abs=1e-4), pytest.approx(0.6994, abs=1e-4),
     )  # fmt: skip
-    edit = row(nb.metrics.edit_rate(by="model"), model="m1")
+    edit = row(nb.metrics.edit_rate(group_by="model"), model="m1")
     assert (edit["edit_rate"], edit["n"], edit["ci_low"]) == (0.0, 4, 0.0)
     assert edit["ci_high"] == pytest.approx(0.4899, abs=1e-4)  # 0 of 4 is not "surely 0"
 
@@ -176,7 +175,7 @@ def test_an_approved_update_counts_as_a_proposal_of_its_model(nb: npc_nb.Project
     update = nb.add_candidate("The batch size is 64", category="fact", npc="analyst", model="m2")
     assert update.queued and update.updates == old  # a correction, queued as an update
     nb.approve(update.memory_id)  # ... which supersedes the old value
-    frame = nb.metrics.approval_rate(by="model")
+    frame = nb.metrics.approval_rate(group_by="model")
     m1, m2 = row(frame, model="m1"), row(frame, model="m2")
     assert (m1["proposed"], m1["decided"], m1["approved"]) == (1, 1, 1)
     assert (m2["proposed"], m2["decided"], m2["approved"]) == (1, 1, 1)
@@ -213,25 +212,11 @@ def test_repeats_per_candidate_splits_by_what_was_repeated(nb: npc_nb.Project) -
     ]:
         outcome = nb.add_candidate(text, category="fact", npc="analyst", model="m1")
         assert outcome.action == action, (text, outcome)
-    record = row(nb.metrics.repeats_per_candidate(by="model"), model="m1")
+    record = row(nb.metrics.repeats_per_candidate(group_by="model"), model="m1")
     assert (record["new_candidates"], record["reproposals"]) == (4, 5)
     assert (record["rejected"], record["approved"], record["pending"]) == (3, 1, 1)
     assert record["repeats_per_candidate"] == pytest.approx(4 / 4)
     assert record["pending_per_candidate"] == pytest.approx(1 / 4)
-
-
-def test_the_old_name_reproposal_rate_still_works_with_its_old_columns(
-    nb: npc_nb.Project,
-) -> None:
-    nb.reject(propose(nb, "the user likes jazz music"))
-    nb.add_candidate("The user likes jazz music.", category="fact", npc="analyst")
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # the old name warns of nothing
-        old = nb.metrics.reproposal_rate()
-    new = nb.metrics.repeats_per_candidate()
-    assert old["reproposal_rate"].tolist() == new["repeats_per_candidate"].tolist() == [1.0]
-    assert old["rejected_rate"].tolist() == new["rejected_per_candidate"].tolist()
-    assert "reproposal_rate" not in new.columns and "rejected_rate" not in new.columns
 
 
 def test_backlog_over_days(nb: npc_nb.Project) -> None:
@@ -242,7 +227,7 @@ def test_backlog_over_days(nb: npc_nb.Project) -> None:
     at(nb, first, day, day + timedelta(days=2))
     at(nb, second, day, day + timedelta(days=3))
     at(nb, third, day + timedelta(days=1))
-    frame = nb.metrics.backlog("day")
+    frame = nb.metrics.backlog(period="day")
     assert frame["period"].tolist() == [day + timedelta(days=n) for n in range(4)]
     assert frame["proposed"].tolist() == [2, 1, 0, 0]
     assert frame["closed"].tolist() == [0, 0, 1, 1]
@@ -285,7 +270,7 @@ def test_reviewer_throughput_leaves_out_breaks(nb: npc_nb.Project) -> None:
     assert record["cards_per_minute"] == pytest.approx(4 / 1.5)
     assert record["median_seconds_per_card"] == pytest.approx(45.0)
     assert record["batch_approvals"] == 0
-    by_persona = row(nb.metrics.reviewer_throughput(by="npc"), npc="analyst")
+    by_persona = row(nb.metrics.reviewer_throughput(group_by="npc"), npc="analyst")
     assert (by_persona["cards"], by_persona["active_minutes"]) == (4, pytest.approx(1.5))
 
 
@@ -313,9 +298,9 @@ def test_injections_per_memory_counts_prompts(nb: npc_nb.Project) -> None:
 
 def test_unknown_dimension_is_a_clear_error(nb: npc_nb.Project) -> None:
     with pytest.raises(npc_nb.NpcError, match="Cannot group by 'colour'"):
-        nb.metrics.approval_rate(by="colour")
+        nb.metrics.approval_rate(group_by="colour")
     with pytest.raises(npc_nb.NpcError, match="Cannot group by 'reviewer'"):
-        nb.metrics.repeats_per_candidate(by="reviewer")
+        nb.metrics.repeats_per_candidate(group_by="reviewer")
 
 
 # -- the views and exports ---------------------------------------------------------------

@@ -48,10 +48,10 @@ def other_frames(nb: npc_nb.Project) -> dict[str, pd.DataFrame]:
     nodes, edges = nb.graph_frames()
     metrics = nb.metrics
     return {
-        "approval_rate": metrics.approval_rate(by="model"),
-        "repeats_per_candidate": metrics.repeats_per_candidate(by="model"),
+        "approval_rate": metrics.approval_rate(group_by="model"),
+        "repeats_per_candidate": metrics.repeats_per_candidate(group_by="model"),
         "matching": metrics.matching(),
-        "time_to_decision": metrics.time_to_decision(by="model"),
+        "time_to_decision": metrics.time_to_decision(group_by="model"),
         "reviewer_throughput": metrics.reviewer_throughput(),
         "injections_per_memory": metrics.injections_per_memory(),
         "graph nodes": nodes,

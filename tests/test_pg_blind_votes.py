@@ -7,6 +7,7 @@ casts votes only as the role it is connected as."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 import psycopg
@@ -91,6 +92,8 @@ def test_an_open_vote_is_hidden_from_the_other_reviewer_and_the_reader(
         assert sorted(nb.votes(settled)["reviewer"]) == ["alice", "bob"]  # settled: shown
         agreement = nb.metrics.agreement()
         assert agreement["cards"].tolist() == [1]  # only the settled card's votes count
+        rewound = nb.metrics.agreement(as_of=datetime.now(UTC))  # blind in the past too
+        assert rewound["cards"].tolist() == [1] and rewound["votes"].tolist() == [2]
     assert bob.review_queue(reviewer="bob")[["id", "votes"]].values.tolist() == [[open_card, 1]]
     assert alice.votes(open_card)["final_text"].tolist() == [ALICES_EDIT]  # her own
     assert owner.votes(open_card)["final_text"].tolist() == [ALICES_EDIT]  # the owner: all

@@ -32,7 +32,7 @@ def test_a_snapshot_on_postgresql_reads_back_byte_identical(
     try:
         ids = build_history(nb)
         then = nb.context("analyst", team="lab")
-        rates = nb.metrics.approval_rate(by="category")
+        rates = nb.metrics.approval_rate(group_by="category")
         before = server_time(postgres_url)
         snapshot = nb.snapshot("submission-v1")
         assert before <= snapshot.taken_at <= server_time(postgres_url)  # the server's time
@@ -42,7 +42,7 @@ def test_a_snapshot_on_postgresql_reads_back_byte_identical(
         at_snapshot = nb.memories(status="approved", as_of=snapshot)
         assert snapshot.hash == documented_hash(at_snapshot) and snapshot.memories == 9
         pd.testing.assert_frame_equal(
-            nb.metrics.approval_rate(by="category", as_of=snapshot), rates
+            nb.metrics.approval_rate(group_by="category", as_of=snapshot), rates
         )
         assert nb.diff(snapshot)["change"].tolist().count("removed") == 4
     finally:

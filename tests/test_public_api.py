@@ -42,7 +42,7 @@ def test_public_names_are_pinned() -> None:
             "SymlinkedStoreError",
             "UnknownFilterError",
             "UnknownMemoryError",
-            "agreement",
+            "agreement_from",
             "import_bundle",
             "load_settings",
             "open",

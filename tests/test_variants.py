@@ -185,12 +185,12 @@ def test_automatic_outcomes_lists_what_nobody_was_asked(nb: npc_nb.Project) -> N
 def test_matching_precision_comes_from_the_reviewers_corrections(nb: npc_nb.Project) -> None:
     card, variants = card_with_variants(nb)
     suppressed_repeat(nb)
-    before = nb.metrics.matching(by="outcome").set_index("outcome")
+    before = nb.metrics.matching(group_by="outcome").set_index("outcome")
     assert before.loc["merged", "automatic"] == 2
     assert before.loc["merged", "checked"] == 0  # nobody has looked yet
     nb.requeue(variants[0])  # the matcher was wrong once
     nb.approve(card)  # and right once: the other wording stayed on the decided card
-    after = nb.metrics.matching(by=["matcher", "outcome"]).set_index("outcome")
+    after = nb.metrics.matching(group_by=["matcher", "outcome"]).set_index("outcome")
     merged = after.loc["merged"]
     assert (merged["checked"], merged["put_back"], merged["split"], merged["right"]) == (
         2,
@@ -203,7 +203,7 @@ def test_matching_precision_comes_from_the_reviewers_corrections(nb: npc_nb.Proj
     assert after.loc["suppressed", "checked"] == 0
     assert pd.isna(after.loc["suppressed", "precision"])  # nothing checked: undefined, <NA>
     with pytest.raises(npc_nb.NpcError, match="Cannot group by"):
-        nb.metrics.matching(by="colour")
+        nb.metrics.matching(group_by="colour")
 
 
 def test_a_review_decides_a_three_wording_card_with_one_key(nb: npc_nb.Project) -> None:

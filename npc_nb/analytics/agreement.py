@@ -1,8 +1,9 @@
-"""Agreement between raters, as DataFrames: percent agreement, Cohen's kappa (two
-raters) or Fleiss' kappa (more), Krippendorff's alpha and Gwet's AC1, each with a 95%
-bootstrap interval.
+"""Agreement between reviewers (raters), as DataFrames: percent agreement, Cohen's
+kappa (two raters) or Fleiss' kappa (more), Krippendorff's alpha and Gwet's AC1, each
+with a 95% bootstrap interval.
 
-    npc_nb.agreement(frame, item="memory_id", rater="reviewer", value="decision", by=None)
+    npc_nb.agreement_from(frame, item="memory_id", reviewer="reviewer", value="decision",
+                          group_by=None)
 
 A pure function of a long table, one row per rating (``nb.votes()``, or any coding
 data). Nominal categories; a missing rating is simply a row that is not there. Notation:
@@ -26,7 +27,7 @@ the number of categories (``categories``, else those observed).
   (Gwet 2008, Br. J. Math. Stat. Psychol. 61:29-48).
 
 Every estimate comes with the counts it rests on (``items`` rated twice or more,
-``raters``, ``ratings``) and a 95% percentile bootstrap interval over items: items are
+``reviewers``, ``ratings``) and a 95% percentile bootstrap interval over items: items are
 drawn with replacement ``resamples`` times from a generator seeded with ``seed`` (both
 in the frame), so a rerun gives the same interval. The statistics are sums over items,
 so every resample is one matrix product of bootstrap weights and per-item terms, over
@@ -47,7 +48,7 @@ import pandas as pd
 
 from ..errors import ArgumentError
 
-__all__ = ["RESAMPLES", "STATISTICS", "agreement"]
+__all__ = ["RESAMPLES", "STATISTICS", "agreement_from"]
 
 #: Bootstrap resamples behind each interval, unless a caller asks for others.
 RESAMPLES = 1000
@@ -57,13 +58,13 @@ STATISTICS = ("percent_agreement", "kappa", "krippendorff_alpha", "gwet_ac1")
 _CHUNK_CELLS = 4_000_000
 
 
-def agreement(
+def agreement_from(
     frame: pd.DataFrame,
-    item: str = "memory_id",
-    rater: str = "reviewer",
-    value: str = "decision",
-    by: str | Sequence[str] | None = None,
     *,
+    item: str = "memory_id",
+    reviewer: str = "reviewer",
+    value: str = "decision",
+    group_by: str | Sequence[str] | None = None,
     categories: Sequence[Any] | None = None,
     pairwise: bool = False,
     resamples: int = RESAMPLES,
@@ -71,29 +72,31 @@ def agreement(
 ) -> pd.DataFrame:
     """Agreement per group of a long table of ratings (see the module docstring).
 
-    One row per group of ``by`` (every column of it; or one row): ``items`` (rated by
-    two or more), ``raters``, ``ratings``; each statistic with ``<name>_ci_low`` and
-    ``<name>_ci_high``; ``kappa_kind`` (``cohen`` or ``fleiss``); ``resamples``,
-    ``seed`` and ``note``. With ``pairwise`` one row per pair of raters (``rater_a``,
-    ``rater_b``, Cohen's kappa on the items both rated)."""
-    dims = [by] if isinstance(by, str) else list(by or ())
-    ratings = _ratings(frame, item, rater, value, dims)
+    ``item``, ``reviewer`` and ``value`` name the frame's columns: what was rated, who
+    rated it, and the rating. One row per group of ``group_by`` (every column of it; or
+    one row): ``items`` (rated by two or more), ``reviewers``, ``ratings``; each
+    statistic with ``<name>_ci_low`` and ``<name>_ci_high``; ``kappa_kind`` (``cohen``
+    or ``fleiss``); ``resamples``, ``seed`` and ``note``. With ``pairwise`` one row per
+    pair of reviewers (``reviewer_a``, ``reviewer_b``, Cohen's kappa on the items both
+    rated)."""
+    dims = [group_by] if isinstance(group_by, str) else list(group_by or ())
+    ratings = _ratings(frame, item, reviewer, value, dims)
     levels = _levels(ratings["value"], categories)
     rows = []
     for key, group in _groups(ratings, dims):
         for pair, part in _pairs(group, pairwise):
             found = _statistics(part, levels, resamples, seed)
             rows.append(dict(zip(dims, key, strict=True)) | pair | found)
-    columns = [*dims, *(("rater_a", "rater_b") if pairwise else ()), *_COLUMNS]
+    columns = [*dims, *(("reviewer_a", "reviewer_b") if pairwise else ()), *_COLUMNS]
     result = pd.DataFrame(rows, columns=columns)
-    for name in ("items", "raters", "ratings", "resamples", "seed"):
+    for name in ("items", "reviewers", "ratings", "resamples", "seed"):
         result[name] = result[name].astype("int64")
     return result
 
 
 _COLUMNS = [
     "items",
-    "raters",
+    "reviewers",
     "ratings",
     *(f"{s}{end}" for s in STATISTICS for end in ("", "_ci_low", "_ci_high")),
     "kappa_kind",
@@ -104,28 +107,28 @@ _COLUMNS = [
 
 
 def _ratings(
-    frame: pd.DataFrame, item: str, rater: str, value: str, dims: list[str]
+    frame: pd.DataFrame, item: str, reviewer: str, value: str, dims: list[str]
 ) -> pd.DataFrame:
     """The ratings as columns item, rater, value and the group columns; missing
-    ratings dropped; a rater rating an item twice refused."""
+    ratings dropped; a reviewer rating an item twice refused."""
     if not isinstance(frame, pd.DataFrame):
-        raise ArgumentError("agreement() takes a DataFrame, one row per rating.")
-    missing = [c for c in (item, rater, value, *dims) if c not in frame.columns]
+        raise ArgumentError("agreement_from() takes a DataFrame, one row per rating.")
+    missing = [c for c in (item, reviewer, value, *dims) if c not in frame.columns]
     if missing:
         raise ArgumentError(
-            f"agreement(): no column {', '.join(map(repr, missing))} in the frame; name "
-            f"the item, rater and value columns (item=, rater=, value=) among: "
+            f"agreement_from(): no column {', '.join(map(repr, missing))} in the frame; "
+            f"name the item, reviewer and value columns (item=, reviewer=, value=) among: "
             f"{', '.join(map(str, frame.columns))}."
         )
-    found = frame[[item, rater, value, *dims]].copy()
+    found = frame[[item, reviewer, value, *dims]].copy()
     found.columns = ["item", "rater", "value", *dims]
     found = found[found["value"].notna() & found["item"].notna() & found["rater"].notna()]
     twice = found.duplicated(["item", "rater"])
     if twice.any():
         first = found[twice].iloc[0]
         raise ArgumentError(
-            f"agreement(): rater {first['rater']} rated item {first['item']} more than "
-            "once; keep one rating per rater and item (or make the item column tell "
+            f"agreement_from(): reviewer {first['rater']} rated item {first['item']} more "
+            "than once; keep one rating per reviewer and item (or make the item column tell "
             "them apart, e.g. a card and its round)."
         )
     return found.reset_index(drop=True)
@@ -138,7 +141,10 @@ def _levels(values: pd.Series, categories: Sequence[Any] | None) -> list[Any]:
     levels = list(dict.fromkeys(categories))
     unknown = sorted(set(values) - set(levels), key=str)
     if unknown:
-        raise ArgumentError(f"agreement(): values {unknown} are not among the categories {levels}.")
+        raise ArgumentError(
+            f"agreement_from(): values {unknown} are not among the categories {levels}; "
+            "pass categories= listing every value, or drop the rows of the others."
+        )
     return levels
 
 
@@ -160,7 +166,7 @@ def _pairs(group: pd.DataFrame, pairwise: bool) -> list[tuple[dict, pd.DataFrame
         for second in raters[i + 1 :]:
             two = group[group["rater"].isin([first, second])]
             both = two.groupby("item")["rater"].transform("size") == 2
-            parts.append(({"rater_a": first, "rater_b": second}, two[both]))
+            parts.append(({"reviewer_a": first, "reviewer_b": second}, two[both]))
     return parts
 
 
@@ -174,7 +180,7 @@ def _statistics(
     replicates = terms.estimate_bootstrap(resamples, seed) if terms.pairable >= 2 else None
     found: dict[str, Any] = {
         "items": terms.pairable,
-        "raters": terms.n_raters,
+        "reviewers": terms.n_raters,
         "ratings": terms.pairable_ratings,
         "kappa_kind": terms.kappa_kind,
         "resamples": resamples,

@@ -1,12 +1,15 @@
 """Exports: take the memory and its review history elsewhere.
 
-- ``export(folder, format="parquet" | "jsonl")``: ``memories`` and ``decisions`` (the
-  analytical views, every column) as two files.
-- ``export_review_log(path)``: the decisions as Prodigy-style JSONL (``text``,
+- ``export(folder, format="parquet" | "jsonl", as_of=None)``: ``memories`` and
+  ``decisions`` (the analytical views, every column) as two files.
+- ``export_review_log(path, as_of=None)``: the decisions as Prodigy-style JSONL (``text``,
   ``answer`` accept/reject/ignore, ``label`` = category, ``_annotator_id``,
   ``_timestamp``), for teams that move review to an annotation server. Edits are
   accepts with an ``edited_text``; skips and deferrals are ``ignore``; undone
   decisions are left out.
+
+Both read the store now or, given ``as_of``, as it stood then: the same queries, rewound
+(``store.analysis.rewind``), so an export at a snapshot is what it would have been then.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from .._foundations.locations import output_path
 from ..errors import NpcError
 from ..store import Store
 from ..store.analysis import exports
+from ..store.memories.predicates import Moment
 
 __all__ = ["export_review_log", "export_tables"]
 
@@ -24,22 +28,24 @@ _SUFFIX = {"parquet": ".parquet", "jsonl": ".jsonl"}
 
 
 def export_tables(
-    store: Store, folder: str | Path, file_format: str = "parquet"
+    store: Store, folder: str | Path, file_format: str = "parquet", moment: Moment | None = None
 ) -> dict[str, Path]:
-    """Write memories and decisions into ``folder``; return the paths written."""
+    """Write memories and decisions into ``folder``, now or as they stood at ``moment``;
+    return the paths written."""
     if file_format not in _SUFFIX:
         raise NpcError(f"format must be 'parquet' or 'jsonl', not {file_format!r}.")
     target = output_path(folder, is_folder=True)
     written = {}
     for name, sql in exports.EXPORTS.items():
         path = target / f"{name}{_SUFFIX[file_format]}"
-        exports.write(store, sql, path, file_format)
+        exports.write(store, sql, path, file_format, moment)
         written[name] = path
     return written
 
 
-def export_review_log(store: Store, path: str | Path) -> Path:
-    """Write the review decisions as Prodigy-style JSONL to ``path``."""
+def export_review_log(store: Store, path: str | Path, moment: Moment | None = None) -> Path:
+    """Write the review decisions (those by ``moment``, if given) as Prodigy-style JSONL
+    to ``path``."""
     target = output_path(path)
-    exports.write(store, exports.REVIEW_LOG_SQL, target, "jsonl")
+    exports.write(store, exports.REVIEW_LOG_SQL, target, "jsonl", moment)
     return target

@@ -1,7 +1,7 @@
 """Metrics of the memory process, each a pandas DataFrame grouped as you ask.
 
-    nb.metrics.approval_rate(by="model")
-    nb.metrics.repeats_per_candidate(by=["prompt_version", "week"])
+    nb.metrics.approval_rate(group_by="model")
+    nb.metrics.repeats_per_candidate(group_by=["prompt_version", "week"], as_of="v1")
     nb.metrics.backlog(period="day")
 
 Group by any of: model, provider, prompt_version, npc, team, category, scope, reviewer,
@@ -19,9 +19,9 @@ definitions:
   Approving another wording the model proposed for a card (a merged variant) is not an
   edit: ``other_wording`` counts those, among the approved (also those an older npc_nb
   recorded as edits, told by their text).
-- **repeats per candidate** (``reproposal_rate`` before, a name kept working): repeats
-  of already decided content (matching a rejected or an approved memory) per new
-  candidate, a count that exceeds 1 when repeats outnumber new candidates;
+- **repeats per candidate**: repeats of already decided content (matching a rejected
+  or an approved memory) per new candidate, a count that exceeds 1 when repeats
+  outnumber new candidates;
   ``pending_per_candidate`` counts repeats merged into a candidate still waiting,
   ``reinforced_per_candidate`` the repeats kept as more evidence of an approved memory.
 - **matching**: of the matcher's automatic outcomes (merged into a card, suppressed as
@@ -36,8 +36,11 @@ definitions:
 - **reviewer throughput**: cards per minute of active review (gaps over 5 minutes are
   breaks), and the median time per card.
 
-Every metric takes ``as_of=`` (a snapshot, its id or label, or a time): the metric as
-it stood then, from the audit log (``store.analysis.rewind``).
+Arguments are keywords (only ``plot_rate`` takes its rate first): grouping is
+``group_by=`` (``by=`` names who decides, on the calls that record a decision, never a
+grouping). Every metric and plot takes ``as_of=``
+(a snapshot, its id or label, or a time): the metric as it stood then, from the audit
+log (``store.analysis.rewind``).
 
 Each frame with a rate also carries ``n`` (the rate's denominator) and ``ci_low`` /
 ``ci_high``, a 95% interval for the rate the method is named after: Wilson's score
@@ -63,7 +66,7 @@ from ..store.analysis import analytics
 from ..store.memories.predicates import Moment
 from ..vocabulary import VOTE_DECISIONS
 from . import plots
-from .agreement import agreement
+from .agreement import agreement_from
 from .intervals import poisson_score_interval, wilson_interval
 from .recall import neighbour_recall
 
@@ -82,10 +85,6 @@ REPEATS_NOTE = (
     "can come back many times)"
 )
 _REPEAT_KINDS = ("rejected", "approved", "pending", "reinforced")
-_OLD_REPEAT_COLUMNS = {
-    "repeats_per_candidate": "reproposal_rate",
-    **{f"{kind}_per_candidate": f"{kind}_rate" for kind in _REPEAT_KINDS},
-}
 
 
 @checked_methods()
@@ -100,43 +99,50 @@ class Metrics:
         self._store = store
         self._moment_of = moment_of
 
-    def approval_rate(self, by: str | Sequence[str] = (), as_of: Any = None) -> pd.DataFrame:
+    def approval_rate(
+        self, *, group_by: str | Sequence[str] = (), as_of: Any = None
+    ) -> pd.DataFrame:
         """Share of decided candidates approved (as proposed or edited), with its 95% CI.
 
         Proposed, decided, approved, edited, other_wording, rejected, open,
         mean_text_change, the approval, rejection and edit rates, and the approval
         rate's n (decided) and 95% Wilson interval (ci_low, ci_high)."""
-        frame = self._outcomes(by, as_of)
+        frame = self._outcomes(group_by, as_of)
         return _shown(_with_interval(frame, "approval_rate", "approved", "decided"))
 
-    def rejection_rate(self, by: str | Sequence[str] = (), as_of: Any = None) -> pd.DataFrame:
+    def rejection_rate(
+        self, *, group_by: str | Sequence[str] = (), as_of: Any = None
+    ) -> pd.DataFrame:
         """Share of decided candidates rejected, with its 95% CI.
 
         Decided, rejected, rejection_rate, n (decided) and its 95% Wilson interval."""
-        frame = self._outcomes(by, as_of)
-        frame = frame[[*_dimensions("memories", by), "decided", "rejected", "rejection_rate"]]
+        frame = self._outcomes(group_by, as_of)
+        dims = _dimensions("memories", group_by)
+        frame = frame[[*dims, "decided", "rejected", "rejection_rate"]]
         return _shown(_with_interval(frame, "rejection_rate", "rejected", "decided"))
 
-    def edit_rate(self, by: str | Sequence[str] = (), as_of: Any = None) -> pd.DataFrame:
+    def edit_rate(self, *, group_by: str | Sequence[str] = (), as_of: Any = None) -> pd.DataFrame:
         """Share of decided candidates approved with the reviewer's own text, with its 95% CI.
 
         Decided, approved, edited, other_wording (approved as another wording the model
         proposed: not an edit), edit_rate, mean_text_change (of the edited ones), n
         (decided) and the edit rate's 95% Wilson interval."""
-        frame = self._outcomes(by, as_of)
+        frame = self._outcomes(group_by, as_of)
         counts = ["decided", "approved", "edited", "other_wording"]
-        frame = frame[[*_dimensions("memories", by), *counts, "edit_rate", "mean_text_change"]]
+        dims = _dimensions("memories", group_by)
+        frame = frame[[*dims, *counts, "edit_rate", "mean_text_change"]]
         return _shown(_with_interval(frame, "edit_rate", "edited", "decided"))
 
-    def _outcomes(self, by: str | Sequence[str], as_of: Any) -> pd.DataFrame:
-        frame = analytics.outcomes(self._store, _dimensions("memories", by), self._moment_of(as_of))
+    def _outcomes(self, group_by: str | Sequence[str], as_of: Any) -> pd.DataFrame:
+        dims = _dimensions("memories", group_by)
+        frame = analytics.outcomes(self._store, dims, self._moment_of(as_of))
         frame["approval_rate"] = _rate(frame["approved"], frame["decided"])
         frame["rejection_rate"] = _rate(frame["rejected"], frame["decided"])
         frame["edit_rate"] = _rate(frame["edited"], frame["decided"])
         return frame
 
     def repeats_per_candidate(
-        self, by: str | Sequence[str] = (), as_of: Any = None
+        self, *, group_by: str | Sequence[str] = (), as_of: Any = None
     ) -> pd.DataFrame:
         """Repeats of already decided content per new candidate (may exceed 1), with its 95% CI.
 
@@ -145,7 +151,7 @@ class Metrics:
         (rejected, approved, pending, reinforced), repeats_per_candidate (rejected and
         approved repeats / new candidates), each kind per candidate, n (new candidates)
         and a 95% Poisson score interval."""
-        dims, moment = _dimensions("reproposals", by), self._moment_of(as_of)
+        dims, moment = _dimensions("reproposals", group_by), self._moment_of(as_of)
         new = analytics.outcomes(self._store, dims, moment)[[*dims, "proposed"]]
         repeats = analytics.reproposals(self._store, dims, moment)
         frame = _merge(new.rename(columns={"proposed": "new_candidates"}), repeats, dims)
@@ -159,19 +165,10 @@ class Metrics:
         frame.attrs["repeats_per_candidate"] = REPEATS_NOTE
         return frame
 
-    def reproposal_rate(self, by: str | Sequence[str] = (), as_of: Any = None) -> pd.DataFrame:
-        """The old name of repeats_per_candidate, kept working, with the old column names.
-
-        The same frame, its columns named as before (reproposal_rate, rejected_rate,
-        approved_rate, pending_rate, reinforced_rate). It is a count per new candidate,
-        not a share, and may exceed 1: prefer ``repeats_per_candidate``, whose name says
-        so. No warning: notebooks and tests that run with warnings as errors keep
-        working."""
-        return self.repeats_per_candidate(by, as_of).rename(columns=_OLD_REPEAT_COLUMNS)
-
     def matching(
         self,
-        by: str | Sequence[str] = ("matcher", "verdict"),
+        *,
+        group_by: str | Sequence[str] = ("matcher", "verdict"),
         labels: pd.DataFrame | Mapping[str, str] | None = None,
         as_of: Any = None,
     ) -> pd.DataFrame:
@@ -182,19 +179,19 @@ class Metrics:
         judged candidate: judged, calls and tokens (the model judge's), latency_ms (mean
         per judged candidate), failures, and with ``labels`` (text -> fact) the
         neighbour recall (recall_n, recall_found, neighbour_recall; NaN without)."""
-        dims = _dimensions("matching", by)
-        frame = analytics.matching(self._store, dims, self._moment_of(as_of))
+        dims, moment = _dimensions("matching", group_by), self._moment_of(as_of)
+        frame = analytics.matching(self._store, dims, moment)
         frame["right"] = frame["checked"] - frame["put_back"]
         frame["precision"] = _rate(frame["right"], frame["checked"])
         frame = _with_interval(frame, "precision", "right", "checked")
-        frame = _join(frame, analytics.judging(self._store, dims), dims)
+        frame = _join(frame, analytics.judging(self._store, dims, moment), dims)
         if labels is None:
             frame["neighbour_recall"] = np.nan
             return _shown(frame)
-        candidates, memories = analytics.judged_candidates(self._store)
+        candidates, memories = analytics.judged_candidates(self._store, moment)
         return _shown(_join(frame, neighbour_recall(candidates, memories, labels, dims), dims))
 
-    def backlog(self, period: str = "day", as_of: Any = None) -> pd.DataFrame:
+    def backlog(self, *, period: str = "day", as_of: Any = None) -> pd.DataFrame:
         """Candidates proposed, closed, and still waiting at the end of each period.
 
         Per hour, day, week or month, with empty periods filled in."""
@@ -214,19 +211,21 @@ class Metrics:
         frame = frame.astype("int64").rename_axis("period").reset_index()
         return frame
 
-    def time_to_decision(self, by: str | Sequence[str] = (), as_of: Any = None) -> pd.DataFrame:
+    def time_to_decision(
+        self, *, group_by: str | Sequence[str] = (), as_of: Any = None
+    ) -> pd.DataFrame:
         """Hours from proposal to decision: median, mean and 90th percentile."""
-        dims = _dimensions("memories", by)
+        dims = _dimensions("memories", group_by)
         return _shown(analytics.time_to_decision(self._store, dims, self._moment_of(as_of)))
 
     def reviewer_throughput(
-        self, by: str | Sequence[str] = "reviewer", as_of: Any = None
+        self, *, group_by: str | Sequence[str] = "reviewer", as_of: Any = None
     ) -> pd.DataFrame:
         """Cards per minute of active review, and median seconds per card, per reviewer.
 
         Cards decided, active minutes, cards per minute, median seconds per card, and
         batch approvals, per group (default: per reviewer)."""
-        dims, moment = _dimensions("decisions", by), self._moment_of(as_of)
+        dims, moment = _dimensions("decisions", group_by), self._moment_of(as_of)
         frame = analytics.reviewer_activity(self._store, dims, SITTING_GAP_MS, moment)
         frame["active_minutes"] = frame.pop("active_ms") / 60_000
         frame["cards_per_minute"] = _rate(frame["cards"], frame["active_minutes"])
@@ -237,42 +236,50 @@ class Metrics:
 
     def agreement(
         self,
-        by: str | Sequence[str] | None = None,
+        *,
+        group_by: str | Sequence[str] | None = None,
         pairwise: bool = False,
         collapse_edits: bool = False,
+        as_of: Any = None,
     ) -> pd.DataFrame:
         """Agreement between reviewers' votes (independent review), with 95% bootstrap CIs.
 
-        Per group (``by``: model, provider, prompt_version, npc, team, category, scope,
-        day, week, month of the card; or per pair of reviewers with ``pairwise``): cards
-        with two votes or more, reviewers, votes; percent_agreement, kappa (Cohen's for
-        two reviewers, Fleiss' for more: ``kappa_kind``), krippendorff_alpha and
-        gwet_ac1 on the decisions approve / edit / reject / defer (``collapse_edits``:
-        approve and edit as one), each with ``_ci_low`` and ``_ci_high``; resamples,
-        seed, and a note where a statistic is undefined. A card deferred by its votes
-        and voted on again counts once per round (``npc_nb.agreement``)."""
-        dims = _dimensions("votes", () if by is None else by)
-        votes = analytics.agreement_votes(self._store, dims)
+        Per group (``group_by``: model, provider, prompt_version, npc, team, category,
+        scope, day, week, month of the card; or per pair of reviewers with ``pairwise``):
+        cards with two votes or more, reviewers, votes; percent_agreement, kappa
+        (Cohen's for two reviewers, Fleiss' for more: ``kappa_kind``),
+        krippendorff_alpha and gwet_ac1 on the decisions approve / edit / reject / defer
+        (``collapse_edits``: approve and edit as one), each with ``_ci_low`` and
+        ``_ci_high``; resamples, seed, and a note where a statistic is undefined. A card
+        deferred by its votes and voted on again counts once per round
+        (``npc_nb.agreement_from``). With ``as_of``, the votes cast by then, as they
+        stood (a vote replaced or withdrawn later still counts)."""
+        dims = _dimensions("votes", () if group_by is None else group_by)
+        votes = analytics.agreement_votes(self._store, dims, self._moment_of(as_of))
         categories: tuple[str, ...] = VOTE_DECISIONS
         if collapse_edits:
             votes["decision"] = votes["decision"].replace({"edit": "approve"})
             categories = tuple(c for c in VOTE_DECISIONS if c != "edit")
-        frame = agreement(
-            votes, item="item", rater="reviewer", value="decision", by=dims,
+        frame = agreement_from(
+            votes, item="item", reviewer="reviewer", value="decision", group_by=dims,
             categories=categories, pairwise=pairwise,
         )  # fmt: skip
         return _shown(frame.rename(columns=_AGREEMENT_NAMES))
 
     def plot_agreement(
         self,
-        by: str | None = None,
+        *,
+        group_by: str | None = None,
         pairwise: bool = False,
         collapse_edits: bool = False,
+        as_of: Any = None,
         ax: Axes | None = None,
     ) -> Axes:
         """Agreement per group (``agreement``): each statistic with its 95% CI bar."""
-        frame = self.agreement(by=by, pairwise=pairwise, collapse_edits=collapse_edits)
-        groups = ["reviewer_a", "reviewer_b"] if pairwise else ([by] if by else [])
+        frame = self.agreement(
+            group_by=group_by, pairwise=pairwise, collapse_edits=collapse_edits, as_of=as_of
+        )
+        groups = ["reviewer_a", "reviewer_b"] if pairwise else ([group_by] if group_by else [])
         kind = ", ".join(sorted(set(frame["kappa_kind"].dropna()))) or "kappa"
         estimates = {
             "percent_agreement": "percent agreement",
@@ -288,51 +295,59 @@ class Metrics:
             ylabel="agreement (95% bootstrap CI)", ax=ax,
         )  # fmt: skip
 
-    def injections_per_memory(self, as_of: Any = None) -> pd.DataFrame:
+    def injections_per_memory(self, *, as_of: Any = None) -> pd.DataFrame:
         """Each approved memory: how many prompts it went into, first and last time."""
         return _shown(analytics.injections_per_memory(self._store, self._moment_of(as_of)))
 
     # -- plots (matplotlib, imported on first use; each returns its Axes) ----------------
 
     def plot_approval_rate(
-        self, by: str | None = "model", period: str = "week", ax: Axes | None = None
+        self,
+        *,
+        group_by: str | None = "model",
+        period: str = "week",
+        as_of: Any = None,
+        ax: Axes | None = None,
     ) -> Axes:
-        """Approval rate per period with its 95% CI, one series per value of ``by``."""
-        return self.plot_rate("approval_rate", by=by, period=period, ax=ax)
+        """Approval rate per period with its 95% CI, one series per value of ``group_by``."""
+        return self.plot_rate("approval_rate", group_by=group_by, period=period, as_of=as_of, ax=ax)
 
     def plot_rate(
         self,
         rate: str = "approval_rate",
-        by: str | None = None,
+        *,
+        group_by: str | None = None,
         period: str = "week",
+        as_of: Any = None,
         ax: Axes | None = None,
     ) -> Axes:
-        """Any rate per period with its 95% CI, one series per value of ``by``.
+        """Any rate per period with its 95% CI, one series per value of ``group_by``.
 
-        ``rate`` is approval_rate, rejection_rate, edit_rate, repeats_per_candidate
-        (its old name reproposal_rate too) or precision (of the matcher)."""
-        if rate == "reproposal_rate":  # the old name
-            rate = "repeats_per_candidate"
+        ``rate`` is approval_rate, rejection_rate, edit_rate, repeats_per_candidate or
+        precision (of the matcher)."""
         if rate not in _RATE_PLOTS:
             raise NpcError(f"Cannot plot {rate!r}; plot any of {', '.join(_RATE_PLOTS)}.")
         method, fraction = _RATE_PLOTS[rate]
-        frame = getattr(self, method)(by=[period, *([by] if by else [])])
+        dims = [period, *([group_by] if group_by else [])]
+        frame = getattr(self, method)(group_by=dims, as_of=as_of)
         name = rate.replace("_", " ").capitalize()
         return plots.rate_points(
             frame,
             rate,
             period,
-            by,
-            title=f"{name} by {by}" if by else name,
+            group_by,
+            title=f"{name} by {group_by}" if group_by else name,
             ylabel=f"{fraction} (95% CI)",
             proportion=rate != "repeats_per_candidate",
             ax=ax,
         )
 
-    def plot_backlog(self, period: str = "day", ax: Axes | None = None) -> Axes:
+    def plot_backlog(
+        self, *, period: str = "day", as_of: Any = None, ax: Axes | None = None
+    ) -> Axes:
         """Candidates waiting for review at the end of each period."""
         return plots.level_line(
-            self.backlog(period).rename(columns={"period": period}),
+            self.backlog(period=period, as_of=as_of).rename(columns={"period": period}),
             "backlog",
             period,
             title="Review backlog",
@@ -340,10 +355,12 @@ class Metrics:
             ax=ax,
         )
 
-    def plot_reproposals(self, period: str = "week", ax: Axes | None = None) -> Axes:
+    def plot_reproposals(
+        self, *, period: str = "week", as_of: Any = None, ax: Axes | None = None
+    ) -> Axes:
         """Re-proposals per period, stacked by what they repeated."""
         return plots.count_bars(
-            self.repeats_per_candidate(by=period),
+            self.repeats_per_candidate(group_by=period, as_of=as_of),
             ["rejected", "approved", "pending"],
             period,
             title="Re-proposals by kind",
@@ -372,14 +389,8 @@ class Metrics:
 
 
 _LEFT = 'style="text-align: left"'  # JupyterLab right-aligns table cells
-#: ``npc_nb.agreement``'s generic names, as the votes of a review call them.
-_AGREEMENT_NAMES = {
-    "items": "cards",
-    "raters": "reviewers",
-    "ratings": "votes",
-    "rater_a": "reviewer_a",
-    "rater_b": "reviewer_b",
-}
+#: ``npc_nb.agreement_from``'s generic names, as the votes of a review call them.
+_AGREEMENT_NAMES = {"items": "cards", "ratings": "votes"}
 
 #: Each plottable rate: the metric that computes it, and the fraction it is.
 _RATE_PLOTS = {
@@ -392,7 +403,7 @@ _RATE_PLOTS = {
 
 
 _CAPTION = (
-    "each returns a DataFrame (plot_* a matplotlib Axes); every metric also takes "
+    "each returns a DataFrame (plot_* a matplotlib Axes); every metric and plot takes "
     "as_of= (a snapshot, its id or label, or a time)"
 )
 
@@ -414,8 +425,8 @@ def _catalogue() -> list[tuple[str, str, str]]:
     return entries
 
 
-def _dimensions(source: str, by: str | Sequence[str]) -> list[str]:
-    names = [by] if isinstance(by, str) else list(by)
+def _dimensions(source: str, group_by: str | Sequence[str]) -> list[str]:
+    names = [group_by] if isinstance(group_by, str) else list(group_by)
     allowed = analytics.DIMENSIONS[source]
     unknown = [name for name in names if name not in allowed]
     if unknown:

@@ -42,18 +42,18 @@ def rate_points(
     frame: pd.DataFrame,
     rate: str,
     period: str,
-    by: str | None,
+    group_by: str | None,
     *,
     title: str,
     ylabel: str,
     proportion: bool = True,
     ax: Axes | None = None,
 ) -> Axes:
-    """One series per value of ``by`` (or one series): points at ``rate`` with error bars
+    """One series per value of ``group_by`` (or one series): points at ``rate`` with error bars
     from ``ci_low`` to ``ci_high``, dodged within each period, joined by a line."""
     ax = _new_axes(ax)
     periods = _period_range(frame[period], period)
-    series = _series(frame, by)
+    series = _series(frame, group_by)
     width = min(0.6, 0.15 * len(series))  # how far apart a period's series spread
     labelled = []
     for i, (name, rows) in enumerate(series):
@@ -66,7 +66,7 @@ def rate_points(
             marker=_MARKERS[i % len(_MARKERS)], linestyle=_LINESTYLES[i % len(_LINESTYLES)],
             linewidth=1, elinewidth=1, capsize=3, markersize=6,
         )  # fmt: skip
-        if not by and len(periods) <= _MAX_LABELS:
+        if not group_by and len(periods) <= _MAX_LABELS:
             labelled.append((x, low, high, counts))
     _period_axis(ax, periods, period)
     top = 1.0 if proportion else max(1.0, float(np.nanmax(frame["ci_high"], initial=0.0)))
@@ -76,8 +76,8 @@ def rate_points(
     ax.grid(axis="y", alpha=0.3)
     for args in labelled:
         _label_counts(ax, *args)
-    if by and series:
-        ax.legend(title=by, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
+    if group_by and series:
+        ax.legend(title=group_by, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
     return ax
 
 
@@ -199,10 +199,11 @@ def _period_range(values: pd.Series, period: str) -> pd.DatetimeIndex:
     return pd.date_range(moments.min(), moments.max(), freq=PERIOD_FREQUENCIES[period])
 
 
-def _series(frame: pd.DataFrame, by: str | None) -> list[tuple[str, pd.DataFrame]]:
-    if not by:
+def _series(frame: pd.DataFrame, group_by: str | None) -> list[tuple[str, pd.DataFrame]]:
+    if not group_by:
         return [("all", frame)]
-    names = frame[by].astype("object").where(frame[by].notna(), _MISSING).astype(str)
+    column = frame[group_by]
+    names = column.astype("object").where(column.notna(), _MISSING).astype(str)
     return [(name, frame[names == name]) for name in sorted(names.unique())]
 
 

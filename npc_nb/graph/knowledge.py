@@ -1,9 +1,12 @@
 """The knowledge-graph service: the graph of approved memories, its drawings, exports.
 
 ``KnowledgeGraph`` is given the project store and the settings (for the concept model)
-by the facade. A drawing (``show_graph``, the light inline renderer, or
-``pyvis_network``, the same drawing as a pyvis network) is one cut of the graph, made in
-the store. networkx and pyvis are imported on first use.
+by the facade, which shows it as ``nb.graph``; its methods read as ``nb.graph.networkx``,
+``.frames``, ``.show``, ``.pyvis`` and ``.export_graphml``. Each read takes ``npc=``,
+``category=`` and ``as_of=`` by keyword only, as every read of memory state does. A
+drawing (``show``, the light inline renderer, or ``pyvis``, the same drawing as a pyvis
+network) is one cut of the graph, made in the store. networkx and pyvis are imported on
+first use.
 """
 
 from __future__ import annotations
@@ -31,14 +34,16 @@ __all__ = ["KnowledgeGraph"]
 
 
 class KnowledgeGraph:
-    """The knowledge graph of one project's approved memories."""
+    """The knowledge graph of one project's approved memories (``nb.graph``). Every
+    read takes its filters (``npc=``, ``category=``) and ``as_of=`` by keyword only."""
 
     def __init__(self, store: Store, settings: Settings) -> None:
         self._store = store
         self._settings = settings
 
-    def graph(
+    def networkx(
         self,
+        *,
         npc: str | None = None,
         category: str | None = None,
         as_of: datetime | Moment | None = None,
@@ -54,11 +59,23 @@ class KnowledgeGraph:
         )
         return graph
 
-    def show_graph(
+    def frames(
         self,
+        *,
         npc: str | None = None,
         category: str | None = None,
+        as_of: datetime | Moment | None = None,
+    ) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """The graph as a (nodes, edges) pair of DataFrames; edges list their memory ids."""
+        from . import build
+
+        return build.graph_frames(self.networkx(npc=npc, category=category, as_of=as_of))
+
+    def show(
+        self,
         *,
+        npc: str | None = None,
+        category: str | None = None,
         focus: str | None = None,
         depth: int = 2,
         as_of: datetime | Moment | None = None,
@@ -72,23 +89,39 @@ class KnowledgeGraph:
         drawn, total = self._drawn(npc, category, focus, depth, as_of, max_nodes)
         return view.GraphView(drawn, total)
 
-    def pyvis_network(
+    def pyvis(
         self,
+        *,
         npc: str | None = None,
         category: str | None = None,
-        *,
         focus: str | None = None,
         depth: int = 2,
         as_of: datetime | Moment | None = None,
         max_nodes: int = 250,
     ) -> PyvisGraph:
-        """The drawing ``show_graph`` makes (the same nodes, edges and cut) as a pyvis
+        """The drawing ``show`` makes (the same nodes, edges and cut) as a pyvis
         ``Network`` styled like it, to change and show inline, offline."""
         from . import page, view
 
         drawn, total = self._drawn(npc, category, focus, depth, as_of, max_nodes)
         shown = view.GraphView(drawn, total)
         return page.styled_network(drawn, shown.height, shown.note)
+
+    def export_graphml(
+        self,
+        path: str | Path,
+        *,
+        npc: str | None = None,
+        category: str | None = None,
+        as_of: datetime | Moment | None = None,
+    ) -> Path:
+        """Write the graph (as it stood at ``as_of``) as GraphML (memory ids as
+        comma-separated text)."""
+        from . import build
+
+        target = output_path(path)
+        build.to_graphml(self.networkx(npc=npc, category=category, as_of=as_of), target)
+        return target
 
     def _drawn(
         self,
@@ -116,27 +149,6 @@ class KnowledgeGraph:
             depth=depth,
             limit=max_nodes,
         )
-
-    def graph_frames(
-        self,
-        npc: str | None = None,
-        category: str | None = None,
-        as_of: datetime | Moment | None = None,
-    ) -> tuple[pd.DataFrame, pd.DataFrame]:
-        """The graph as a (nodes, edges) pair of DataFrames; edges list their memory ids."""
-        from . import build
-
-        return build.graph_frames(self.graph(npc=npc, category=category, as_of=as_of))
-
-    def export_graphml(
-        self, path: str | Path, npc: str | None = None, category: str | None = None
-    ) -> Path:
-        """Write the graph as GraphML (memory ids as comma-separated text)."""
-        from . import build
-
-        target = output_path(path)
-        build.to_graphml(self.graph(npc=npc, category=category), target)
-        return target
 
     def _concept_model(self) -> str:
         return self._settings.concept_model or self._settings.model or offline.MODEL

@@ -1,8 +1,8 @@
 """Approved memories out, in another tool's import shape (``nb.export_to``).
 
 Only approved memories leave this way (the approval predicate: approved or edited,
-current, valid); the bundle is the lossless form. Each writer takes the approved rows
-of both stores, oldest first:
+current, valid; now, or at ``as_of``); the bundle is the lossless form. Each writer
+takes the approved rows of both stores, oldest first:
 
 - ``mem0``: JSON Lines, one ``Memory.add`` call per line (``m.add(**line)``):
   ``messages`` (the memory's text), ``infer: false`` (stored as written, no model),
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -32,8 +32,9 @@ import pandas as pd
 from .._foundations.locations import output_path
 from .._foundations.utc import utc_now
 from ..errors import ConfigError
-from ..store import Stores
+from ..store import Store
 from ..store.analysis.frames import memories_frame
+from ..store.memories.predicates import Moment
 
 __all__ = ["EXPORT_KINDS", "export_approved"]
 
@@ -43,15 +44,21 @@ BLOCK_LABEL = "approved_memories"
 LETTA_BLOCK_LIMIT = 5000
 
 
-def export_approved(stores: Stores, project: str, kind: str, path: str | os.PathLike[str]) -> Path:
-    """Write the approved memories for ``kind`` (``EXPORT_KINDS``) to ``path``."""
+def export_approved(
+    read: Iterable[tuple[Store, Moment | None]],
+    project: str,
+    kind: str,
+    path: str | os.PathLike[str],
+) -> Path:
+    """Write the memories approved in each store of ``read`` at its moment (None: now)
+    for ``kind`` (``EXPORT_KINDS``) to ``path``."""
     writer = EXPORT_KINDS.get(kind) if isinstance(kind, str) else None
     if writer is None:
         raise ConfigError(
             f"Unknown export kind {kind!r}; use one of {', '.join(EXPORT_KINDS)} "
             "(export_bundle() writes the whole project, losslessly)."
         )
-    frames = [memories_frame(s, status="approved", npc=None, as_of=None) for s in stores.existing()]
+    frames = [memories_frame(s, status="approved", npc=None, as_of=at) for s, at in read]
     rows = [row for frame in frames if not frame.empty for row in _records(frame)]
     rows.sort(key=lambda row: (row["recorded_at"], row["id"]))
     return writer(rows, project, path)

@@ -161,9 +161,13 @@ class Interop:
 
     # -- out ------------------------------------------------------------------------------
 
-    def export_to(self, kind: str, path: str | os.PathLike[str]) -> Path:
-        """Approved memories in ``kind``'s import shape (mem0, letta, npcpy)."""
-        return export_approved(self.stores, self.project, kind, path)
+    def export_to(self, kind: str, path: str | os.PathLike[str], *, as_of: object = None) -> Path:
+        """Approved memories in ``kind``'s import shape (mem0, letta, npcpy), now or as
+        they stood at ``as_of`` (a snapshot, its id or label, or a time)."""
+        snapshots = self.core.snapshots
+        state = snapshots.resolve(as_of, DecisionError)
+        snapshots.check(state)
+        return export_approved(snapshots.moments(state), self.project, kind, path)
 
 
 def _check_trust(trust: object) -> None:

@@ -301,6 +301,11 @@ class NpcMagics(Magics):
     @argument("--depth", type=int, default=2, help="steps around --focus (default 2)")
     @argument("--max-nodes", type=int, default=250, help="draw at most this many nodes")
     @argument(
+        "--as-of",
+        dest="as_of",
+        help="draw it as it stood then: a snapshot's label or id, or an ISO 8601 time",
+    )
+    @argument(
         "--pyvis",
         action="store_true",
         help="draw it with pyvis: nb.pyvis_network(...), to change and show again; each "
@@ -319,6 +324,7 @@ class NpcMagics(Magics):
                 category=args.category,
                 focus=args.focus,
                 depth=args.depth,
+                as_of=args.as_of,
                 max_nodes=args.max_nodes,
             )
 

@@ -136,12 +136,14 @@ _JUDGED = """(
 )"""
 
 
-def judging(store: Store, by: Sequence[str]) -> pd.DataFrame:
+def judging(store: Store, by: Sequence[str], moment: Moment | None = None) -> pd.DataFrame:
     """Per group of judged candidates (queued ones included): how many a matcher judged,
     the model judge's calls and tokens, the mean milliseconds of judging one, and the
     matchers' failures (a model judge's fell back to the offline matcher)."""
     dims, group = _select("matching", by)
-    return store.dataframe(
+    return _frame(
+        store,
+        moment,
         f"""SELECT {dims}
             count(*) FILTER (WHERE match_ms IS NOT NULL OR match_error IS NOT NULL)::BIGINT
                 AS judged,
@@ -149,7 +151,7 @@ def judging(store: Store, by: Sequence[str]) -> pd.DataFrame:
             coalesce(sum(match_tokens), 0)::BIGINT AS tokens,
             avg(match_ms) AS latency_ms,
             count(*) FILTER (WHERE match_error IS NOT NULL)::BIGINT AS failures
-        FROM {_JUDGED} {group} {_order(by)}"""
+        FROM {_JUDGED} {group} {_order(by)}""",
     )
 
 
@@ -164,18 +166,24 @@ def judging_totals(store: Store) -> dict[str, float]:
     return {column: int(found[column].iloc[0]) for column in found.columns}
 
 
-def judged_candidates(store: Store) -> tuple[pd.DataFrame, pd.DataFrame]:
+def judged_candidates(
+    store: Store, moment: Moment | None = None
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """What neighbour recall is measured from: every candidate whose neighbours were
     looked up (with the ids shown, and each grouping column), and every memory (id,
-    texts, who may see it, when it was recorded and superseded)."""
+    texts, who may see it, when it was recorded and superseded), now or at ``moment``."""
     dims = ", ".join(f"{expr} AS {name}" for name, expr in DIMENSIONS["matching"].items())
-    candidates = store.dataframe(
+    candidates = _frame(
+        store,
+        moment,
         f"SELECT id, recorded_at, text, match_neighbours, {dims} FROM {_JUDGED} "
-        "WHERE match_neighbours IS NOT NULL ORDER BY recorded_at, id"
+        "WHERE match_neighbours IS NOT NULL ORDER BY recorded_at, id",
     )
-    memories = store.dataframe(
+    memories = _frame(
+        store,
+        moment,
         "SELECT id, initial_text, final_text, scope, npc, team, recorded_at, superseded_at "
-        "FROM memories ORDER BY recorded_at, id"
+        "FROM memories ORDER BY recorded_at, id",
     )
     return candidates, memories
 
@@ -352,16 +360,19 @@ def _frame(
     return store.dataframe(query, (params or {}) | rewound_params)
 
 
-def agreement_votes(store: Store, by: Sequence[str]) -> pd.DataFrame:
+def agreement_votes(store: Store, by: Sequence[str], moment: Moment | None = None) -> pd.DataFrame:
     """Every vote that counts (neither replaced nor withdrawn), one row each: its card
     and round as one ``item``, the ``reviewer``, the ``decision``, and the card's
-    attributes named by ``by`` (``DIMENSIONS["votes"]``). The input of the agreement
-    statistics (``analytics.agreement``)."""
+    attributes named by ``by`` (``DIMENSIONS["votes"]``), now or at ``moment`` (the
+    votes cast by then, as they stood). The input of the agreement statistics
+    (``analytics.agreement.agreement_from``)."""
     dims = "".join(f", {DIMENSIONS['votes'][name]} AS {name}" for name in by)
-    return store.dataframe(
+    return _frame(
+        store,
+        moment,
         f"""SELECT v.memory_id || ':' || CAST(v.round AS VARCHAR) AS item, v.reviewer,
             v.decision{dims}
         FROM {VOTES_NOW} v JOIN v_memories m ON m.id = v.memory_id
         WHERE {ACTIVE}
-        ORDER BY v.memory_id, v.round, v.voted_at, v.id"""
+        ORDER BY v.memory_id, v.round, v.voted_at, v.id""",
     )

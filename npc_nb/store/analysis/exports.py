@@ -7,6 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..contract import Store, scalar
+from ..memories.predicates import Moment
+from .rewind import rewound
 
 __all__ = ["EXPORTS", "REVIEW_LOG_SQL", "write"]
 
@@ -34,17 +36,21 @@ REVIEW_LOG_SQL = """
 """
 
 
-def write(store: Store, sql: str, path: Path, file_format: str) -> int:
-    """Write a query's rows to ``path`` as Parquet or JSON Lines; return the row count."""
+def write(
+    store: Store, sql: str, path: Path, file_format: str, moment: Moment | None = None
+) -> int:
+    """Write a query's rows (now, or as the store stood at ``moment``) to ``path`` as
+    Parquet or JSON Lines; return the row count."""
+    sql, params = rewound(sql, moment)
     with store.analysis() as con:
-        relation = con.sql(sql)
+        relation = con.sql(sql, params=params or None)
         try:
             if file_format == "parquet":
                 relation.to_parquet(str(path))
             else:
                 frame = relation.df()
                 frame.to_json(path, orient="records", lines=True, date_format="iso")
-            count = scalar(con, f"SELECT count(*) FROM ({sql})")
+            count = scalar(con, f"SELECT count(*) FROM ({sql})", params)
         finally:
             del relation  # a live relation would keep the file lock
     return int(count)

@@ -8,6 +8,8 @@ stood then, and pointing the query's ``FROM`` and ``JOIN`` at those:
 - ``memories``: every memory as it stood (``predicates.memories_at``);
 - ``reproposals``, ``match_labels``, ``context_injections``: the rows recorded by the
   moment's clock (a re-proposal not yet listed then shows as not listed);
+- ``votes``: the votes whose audit event the moment includes (what became of a vote,
+  replaced, withdrawn or settled, is read from the votes and events above);
 - the views (``v_memories``, ``v_decisions``, ``v_reproposals``, ``v_injections``, ...):
   their own SQL, taken from the migrations, over the sources above.
 
@@ -43,6 +45,11 @@ def _base_sources(moment: Moment) -> tuple[dict[str, str], dict[str, Any]]:
         ),
         "match_labels": f"SELECT * FROM match_labels WHERE labelled_at <= {clock}",
         "context_injections": f"SELECT * FROM context_injections WHERE injected_at <= {clock}",
+        # A vote is cast with its audit event: it counts from that event on.
+        "votes": (
+            "SELECT * FROM votes WHERE event_seq IN "
+            f"(SELECT seq FROM memory_events WHERE {included(moment)})"
+        ),
     }
     return sources, params | {"as_of_clock_time": moment.clock}
 
