@@ -13,7 +13,7 @@ import pytest
 from tests.helpers import running_in_ci
 from tests.jupyterlab import missing_browser
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 pytest_plugins = ["pytester"]
 
