@@ -10,12 +10,9 @@ import re
 
 import nbformat
 import pytest
-from IPython.core.interactiveshell import InteractiveShell
 from pyvis.network import Network
 
-import npc_nb
-from tests.helpers import REPO, cell, magics_project
-from tests.test_pyvis_network import approve_some, page_of
+from tests.helpers import REPO
 from tests.test_shipped_notebooks import SHIPPED
 
 _REMOTE = re.compile(
@@ -72,26 +69,3 @@ def _settings(net: Network, setting: str) -> None:
         net.cdn_resources = "remote"
     elif setting == "local":
         net.cdn_resources = "local"
-
-
-@pytest.mark.parametrize("setting", ["as made", "menus", "remote", "local"])
-def test_the_pyvis_page_names_no_remote_resource_and_carries_its_libraries(
-    nb: npc_nb.Project, setting: str
-) -> None:
-    approve_some(nb)
-    net = nb.pyvis_network()
-    _settings(net, setting)
-    for page in (page_of(net), net.offline_html()):
-        assert remote_resources(page) == []
-        assert "@version 9.1.2" in page  # vis-network itself, inline
-        assert "<script src=" not in page and "<link href=" not in page  # nothing local either
-    if setting == "menus":
-        assert "Tom Select v2" in page  # the menus' library, inline too
-    assert remote_resources(nb.show_graph().page) == []
-
-
-def test_npc_graph_pyvis_output_names_no_remote_resource(shell: InteractiveShell) -> None:
-    approve_some(magics_project(shell))
-    shown = cell(shell, "%npc_graph --pyvis")
-    bundle, _ = shell.display_formatter.format(shown)
-    assert bundle["text/html"] and all(remote_resources(text) == [] for text in bundle.values())
