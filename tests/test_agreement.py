@@ -7,10 +7,29 @@ tests/unit/test_agreement.py (the fast tier).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import npc_nb
+from tests.helpers import as_reviewer, propose
 from tests.unit.test_agreement import one_row
+
+
+@pytest.fixture
+def reviewed(project_dir: Path):
+    """A project two reviewers voted on: ada and bob agree on three cards of four."""
+    nb = npc_nb.open(project_dir, review_mode="independent")
+    cards = [propose(nb, f"Fact number {n} about the lab", category=c)
+             for n, c in enumerate(["fact", "fact", "preference", "preference"])]  # fmt: skip
+    for card in cards:
+        as_reviewer(nb, "ada").approve(card)
+    as_reviewer(nb, "bob").approve(cards[0])
+    as_reviewer(nb, "bob").approve(cards[1])
+    as_reviewer(nb, "bob").edit(cards[2], "Fact number 2 about the lab, edited")
+    as_reviewer(nb, "bob").reject(cards[3])
+    yield nb
+    nb.close()
 
 
 def test_the_metrics_give_agreement_per_group_with_intervals(reviewed: npc_nb.Project) -> None:

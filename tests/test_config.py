@@ -14,6 +14,13 @@ import npc_nb
 from npc_nb._foundations.settings import load_settings
 
 
+@pytest.fixture
+def config_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "config.toml"
+    monkeypatch.setenv("NPC_NB_CONFIG_FILE", str(path))
+    return path
+
+
 def test_a_mistyped_setting_names_the_closest_one_wherever_it_was_set(
     project_dir: Path, config_file: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -9,6 +9,8 @@ tests/unit/test_malformed_output.py (the fast tier).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -31,6 +33,27 @@ from tests.unit.test_malformed_output import (
     memories_around,
     run_job,
 )
+
+
+@pytest.fixture
+def scripted(project_dir: Path) -> Iterator[npc_nb.Project]:
+    fake_models.install()
+    nb = npc_nb.open(
+        project_dir,
+        extraction_model="scripted/any",
+        extract_in_background=False,
+        extraction_retry_delay=0,
+    )
+    yield nb
+    nb.close()
+
+
+@pytest.fixture
+def conceptual(project_dir: Path) -> Iterator[npc_nb.Project]:
+    fake_models.install()
+    nb = npc_nb.open(project_dir, concept_model="scripted/any")
+    yield nb
+    nb.close()
 
 
 @pytest.mark.parametrize("kind", list(HOSTILE_ITEMS))

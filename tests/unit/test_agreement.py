@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import math
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -34,7 +33,6 @@ from hypothesis import strategies as st
 from sklearn.metrics import cohen_kappa_score
 
 import npc_nb
-from tests.helpers import as_reviewer, propose
 
 NA = None
 #: Krippendorff (2011) / irrCAC's cac.raw4raters: a row per unit, a column per rater.
@@ -213,19 +211,3 @@ def test_groups_and_pairs_of_raters() -> None:
     ]  # fmt: skip
     assert pairs.set_index("rater_b").loc["carol", "kappa"].tolist() == [1.0, pytest.approx(
         pairs.set_index("rater_a").loc["bob", "kappa"])]  # fmt: skip
-
-
-@pytest.fixture
-def reviewed(project_dir: Path):
-    """A project two reviewers voted on: ada and bob agree on three cards of four."""
-    nb = npc_nb.open(project_dir, review_mode="independent")
-    cards = [propose(nb, f"Fact number {n} about the lab", category=c)
-             for n, c in enumerate(["fact", "fact", "preference", "preference"])]  # fmt: skip
-    for card in cards:
-        as_reviewer(nb, "ada").approve(card)
-    as_reviewer(nb, "bob").approve(cards[0])
-    as_reviewer(nb, "bob").approve(cards[1])
-    as_reviewer(nb, "bob").edit(cards[2], "Fact number 2 about the lab, edited")
-    as_reviewer(nb, "bob").reject(cards[3])
-    yield nb
-    nb.close()

@@ -5,8 +5,6 @@ surrogate reaching DuckDB) escapes or breaks the store."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -51,19 +49,6 @@ HOSTILE_ITEMS = {
         "text is not valid Unicode (a lone surrogate)",
     ),
 }
-
-
-@pytest.fixture
-def scripted(project_dir: Path) -> Iterator[npc_nb.Project]:
-    fake_models.install()
-    nb = npc_nb.open(
-        project_dir,
-        extraction_model="scripted/any",
-        extract_in_background=False,
-        extraction_retry_delay=0,
-    )
-    yield nb
-    nb.close()
 
 
 def run_job(nb: npc_nb.Project, *outputs: object) -> dict:
@@ -114,14 +99,6 @@ def test_an_unusable_top_level_is_still_an_output_error(document: str, message: 
 
 
 # -- the concept model ----------------------------------------------------------------
-
-
-@pytest.fixture
-def conceptual(project_dir: Path) -> Iterator[npc_nb.Project]:
-    fake_models.install()
-    nb = npc_nb.open(project_dir, concept_model="scripted/any")
-    yield nb
-    nb.close()
 
 
 def approved(nb: npc_nb.Project, *texts: str) -> list[str]:
