@@ -105,7 +105,7 @@ def _hint(hint: object) -> str:
 
 
 def _code(text: str) -> list[str]:
-    return ["```python", text, "```", ""]
+    return ["```python no-run", text, "```", ""]  # a listing: test_docs runs bare ```python
 
 
 def _entry(heading: str, code: str, obj: object) -> list[str]:

@@ -305,7 +305,7 @@ def test_the_code_examples_run(page: Path, fresh_folder: Path) -> None:
 
 
 def test_the_quickstart_shows_its_output() -> None:
-    quickstart = _python_blocks(DOCS / "index.md")[0]
+    quickstart = _python_blocks(DOCS / "quickstart.md")[0]
     assert quickstart.output is not None and "<npc-memory>" in quickstart.output
 
 
