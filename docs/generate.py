@@ -158,8 +158,9 @@ def _property_type(member: object) -> str:
 def _member_lines(owner: str, cls: type) -> list[str]:
     lines: list[str] = []
     fields = {f.name for f in dataclasses.fields(cls)} if dataclasses.is_dataclass(cls) else set()
+    pydantic = hasattr(cls, "model_fields")  # its fields: docs/settings.md; model_*: pydantic's
     for name, member in _members(cls):
-        if name in fields:
+        if name in fields or (pydantic and name.startswith("model_")):
             continue
         qualified = f"{owner}.{name}"
         if isinstance(member, property | functools.cached_property):
