@@ -9,7 +9,7 @@ NOTEBOOKS := notebooks/quickstart.ipynb notebooks/review.ipynb notebooks/analysi
 RENDERER := widgets/graph_renderer
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: install check test lint lab bench clean labextension
+.PHONY: install check test lint lab bench docs clean labextension
 
 # Reinstalled when the committed graph renderer changes: pip copies it into the venv.
 $(STAMP): pyproject.toml $(RENDERER)/labextension/package.json
@@ -33,6 +33,12 @@ check: install
 test: lint
 	$(BIN)/python -m pytest tests
 	$(BIN)/python -m pytest --nbval-lax -p no:cacheprovider -p no:randomly $(NOTEBOOKS)  # cells in order
+
+# Rewrites the generated pages (docs/reference.md, cli.md, magics.md, settings.md and
+# schema.md) from the code; review the diff and commit it.
+docs: install
+	$(BIN)/python docs/generate.py
+	$(BIN)/python -m npc_nb.store.schema.doc > docs/schema.md
 
 lab: install
 	$(BIN)/jupyter lab $(ROOT_FLAG) notebooks/quickstart.ipynb
