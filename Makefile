@@ -1,4 +1,5 @@
-# The two commands of the README. Both install into .venv when needed.
+# The two commands of the README (lab, test), and check, the fast loop while editing.
+# Each installs into .venv when needed.
 VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
@@ -8,7 +9,7 @@ NOTEBOOKS := notebooks/quickstart.ipynb notebooks/review.ipynb notebooks/analysi
 RENDERER := widgets/graph_renderer
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: install test lint lab bench clean labextension
+.PHONY: install check test lint lab bench docs clean labextension
 
 # Reinstalled when the committed graph renderer changes: pip copies it into the venv.
 $(STAMP): pyproject.toml $(RENDERER)/labextension/package.json
@@ -19,13 +20,25 @@ $(STAMP): pyproject.toml $(RENDERER)/labextension/package.json
 install: $(STAMP)
 
 lint: install
-	$(BIN)/ruff check npc_nb tests bench
-	$(BIN)/ruff format --check npc_nb tests bench
+	$(BIN)/ruff check npc_nb tests bench docs/generate.py
+	$(BIN)/ruff format --check npc_nb tests bench docs/generate.py
 	$(BIN)/mypy
+
+# Under a minute on two cores: ruff and the unit tier (tests/unit, pure logic). No mypy.
+check: install
+	$(BIN)/ruff check npc_nb tests bench docs/generate.py
+	$(BIN)/ruff format --check npc_nb tests bench docs/generate.py
+	$(BIN)/python -m pytest -q -p no:cacheprovider tests/unit
 
 test: lint
 	$(BIN)/python -m pytest tests
 	$(BIN)/python -m pytest --nbval-lax -p no:cacheprovider -p no:randomly $(NOTEBOOKS)  # cells in order
+
+# Rewrites the generated pages (docs/reference.md, cli.md, magics.md, settings.md and
+# schema.md) from the code; review the diff and commit it.
+docs: install
+	$(BIN)/python docs/generate.py
+	$(BIN)/python -m npc_nb.store.schema.doc > docs/schema.md
 
 lab: install
 	$(BIN)/jupyter lab $(ROOT_FLAG) notebooks/quickstart.ipynb

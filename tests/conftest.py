@@ -50,9 +50,18 @@ def unavailable(reason: str, what: str) -> NoReturn:
     pytest.skip(reason)
 
 
+def _tier(path: Path) -> str:
+    """``unit`` under tests/unit (pure logic, ``make check``), else ``integration``."""
+    parts = path.parts
+    in_unit = any(parts[i : i + 2] == ("tests", "unit") for i in range(len(parts) - 1))
+    return "unit" if in_unit else "integration"
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """A test that uses the PostgreSQL server is a postgres test, marked or not."""
+    """Each test is marked with its tier, by folder (``-m unit``, ``-m integration``); a
+    test that uses the PostgreSQL server is a postgres test, marked or not."""
     for item in items:
+        item.add_marker(_tier(Path(item.path)))
         if "postgres_server" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.postgres)
 

@@ -16,9 +16,9 @@ Fenced blocks in docs/*.md and README.md follow one convention:
 - anything else (```text elsewhere, ```ipython, ```sql, ```yaml, ```bash) is shown only.
 
 The other tests: docs/schema.md is regenerated from the declaration and compared, and
-docs/store.md explains every table and column; every magic and its options, every
-``npc-nb`` subcommand and option, every setting, every public ``Project`` method and
-property, the metrics and the extraction queue's methods are documented; links (and
+docs/store.md explains every table and column (the generated reference pages, which list
+every public name, magic, ``npc-nb`` option and setting, are compared with the code in
+tests/unit/test_generated_docs.py); links (and
 their #anchors) and backticked repository paths (``tests/x.py::test_y``) point to what
 exists, nothing names a file outside the repository, module paths are today's (not the
 aliases of earlier releases), and docs/architecture.md draws the package as it is: every
@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import functools
 import importlib
 import inspect
 import io
@@ -45,10 +44,6 @@ import pytest
 
 import npc_nb
 from npc_nb._compat import MOVED
-from npc_nb.analytics.metrics import Metrics
-from npc_nb.chat.extraction import Extraction
-from npc_nb.cli import main as cli_main
-from npc_nb.notebook.magics import NpcMagics
 from npc_nb.store.schema import doc as schema_doc
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -172,157 +167,6 @@ def test_the_store_page_explains_every_table_and_column() -> None:
         if f"`{column.name if column else table.name}`" not in store_page
     ]
     assert not missing, f"docs/store.md does not explain: {missing}"
-
-
-# -- 2. everything public is documented ------------------------------------------------
-
-
-def _mentions(pattern: str, text: str) -> bool:
-    return re.search(pattern, text, flags=re.MULTILINE) is not None
-
-
-def _magic_token(kind: str, name: str) -> str:
-    prefix = "%%" if kind == "cell" else "%"
-    return rf"(?<![%\w]){re.escape(prefix + name)}(?![\w-])"
-
-
-def _option_token(option: str) -> str:
-    return rf"(?<![\w-]){re.escape(option)}(?![\w-])"
-
-
-def _magics() -> dict[str, set[str]]:
-    """Magic name -> its kinds (line, cell), from what NpcMagics registers."""
-    found: dict[str, set[str]] = {}
-    for kind, names in NpcMagics.magics.items():
-        for name in names:
-            found.setdefault(name, set()).add(kind)
-    return found
-
-
-def _magic_options(name: str) -> list[str]:
-    parser = getattr(getattr(NpcMagics, name), "parser", None)
-    if parser is None:
-        return []
-    return [option for action in parser._actions for option in action.option_strings]
-
-
-def test_the_magics_are_found() -> None:
-    assert {"npc", "npc_sql", "npc_graph", "npc_review", "npc_status", "npc_config"} <= set(
-        _magics()
-    )
-    assert "--max-nodes" in _magic_options("npc_graph")
-
-
-def test_every_magic_and_each_of_its_options_is_documented() -> None:
-    """``%name`` / ``%%name`` appears; each option appears on a line naming its magic."""
-    text = _text(DOC_PAGES)
-    lines = text.splitlines()
-    missing = []
-    for name, kinds in sorted(_magics().items()):
-        tokens = [_magic_token(kind, name) for kind in sorted(kinds)]
-        missing += [f"magic {t}" for t in tokens if not _mentions(t, text)]
-        naming = [line for line in lines if any(re.search(t, line) for t in tokens)]
-        for option in _magic_options(name):
-            if not any(re.search(_option_token(option), line) for line in naming):
-                missing.append(f"%{name} {option}")
-    assert not missing, f"Undocumented in docs/*.md: {missing}"
-
-
-def _cli_help(*argv: str) -> str:
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out), pytest.raises(SystemExit) as stopped:
-        cli_main([*argv, "--help"])
-    assert stopped.value.code == 0
-    return out.getvalue()
-
-
-def cli_surface() -> dict[str, list[str]]:
-    """Subcommand -> its options, read from ``npc-nb --help`` (the parser lives in main)."""
-    usage = _cli_help().split("\n\n", 1)[0]  # the usage paragraph (it wraps when long)
-    subcommands = re.search(r"\{([\w,-]+)\}", usage)
-    assert subcommands, usage
-    surface = {}
-    for command in subcommands[1].split(","):
-        options = _cli_help(command).split("options:", 1)[1]
-        found = re.findall(r"(?<![\w-])(--?[A-Za-z][\w-]*)", options)
-        surface[command] = [o for o in dict.fromkeys(found) if o not in ("-h", "--help")]
-    return surface
-
-
-def test_every_cli_subcommand_and_option_is_documented() -> None:
-    surface = cli_surface()
-    assert "--project" in surface["review"]
-    lines = _text(DOC_PAGES).splitlines()
-    missing = []
-    for command, options in surface.items():
-        naming = [line for line in lines if re.search(rf"npc-nb {command}\b", line)]
-        if not naming:
-            missing.append(f"npc-nb {command}")
-        missing += [
-            f"npc-nb {command} {option}"
-            for option in options
-            if not any(re.search(_option_token(option), line) for line in naming)
-        ]
-    assert not missing, f"Undocumented in docs/*.md: {missing}"
-
-
-def test_every_setting_is_documented() -> None:
-    """A row of the configuration table, and its environment variable."""
-    text = _text(DOC_PAGES)
-    missing = [
-        name
-        for name in npc_nb.Settings.model_fields
-        if not _mentions(rf"^\| `{name}` \|", text) or f"NPC_NB_{name.upper()}" not in text
-    ]
-    assert not missing, f"Settings missing from the table in docs/store.md: {missing}"
-
-
-def _public(cls: type) -> dict[str, bool]:
-    """Public name -> whether it is a property (else a method)."""
-    return {
-        name: isinstance(inspect.getattr_static(cls, name), property | functools.cached_property)
-        for name in dir(cls)
-        if not name.startswith("_")
-    }
-
-
-def _undocumented(
-    cls: type, owner: str, text: str, *, backticked: bool, skip: frozenset[str] = frozenset()
-) -> list[str]:
-    """Names of ``cls`` not shown as ``owner.name(`` (a method) or ``owner.name`` (a
-    property); with ``backticked``, a method may also be shown as `` `name(``."""
-    missing = []
-    for name, is_property in sorted(_public(cls).items()):
-        if name in skip:
-            continue
-        if is_property:
-            pattern = rf"\b{re.escape(owner)}\.{name}\b"
-        elif backticked:
-            pattern = rf"(?:\b{re.escape(owner)}\.|`){name}\("
-        else:
-            pattern = rf"\b{re.escape(owner)}\.{name}\("
-        if not _mentions(pattern, text):
-            missing.append(f"{owner}.{name}" + ("" if is_property else "()"))
-    return missing
-
-
-def test_every_public_project_method_and_property_is_documented() -> None:
-    """A method as ``nb.name(``, a property as ``nb.name``: names such as ``status`` or
-    ``skip`` are too common for a bare `` `name(`` to prove anything."""
-    assert "store_path" in _public(npc_nb.Project)
-    missing = _undocumented(npc_nb.Project, "nb", _text(DOC_PAGES), backticked=False)
-    assert not missing, f"Undocumented in docs/*.md: {missing}"
-
-
-#: Extraction methods the facade calls itself; a user never needs them.
-_FACADE_ONLY = frozenset({"enqueue", "kick", "recover", "start", "stop"})
-
-
-def test_the_metrics_and_the_extraction_queue_are_documented() -> None:
-    text = _text(DOC_PAGES)
-    missing = _undocumented(Metrics, "nb.metrics", text, backticked=True)
-    missing += _undocumented(Extraction, "nb.extraction", text, backticked=True, skip=_FACADE_ONLY)
-    assert not missing, f"Undocumented in docs/*.md: {missing}"
 
 
 # -- signatures ------------------------------------------------------------------------
@@ -455,7 +299,7 @@ def test_the_code_examples_run(page: Path, fresh_folder: Path) -> None:
 
 
 def test_the_quickstart_shows_its_output() -> None:
-    quickstart = _python_blocks(DOCS / "index.md")[0]
+    quickstart = _python_blocks(DOCS / "quickstart.md")[0]
     assert quickstart.output is not None and "<npc-memory>" in quickstart.output
 
 
@@ -524,7 +368,7 @@ def test_no_doc_refers_outside_the_repository(page: Path) -> None:
     of the project's own (a page must stand alone, without notes kept elsewhere)."""
     text = page.read_text(encoding="utf-8")
     climbing = [path for path in _CLIMB.findall(text) if not _inside(page.parent / path)]
-    ours = {md.name for md in (*ROOT.glob("*.md"), *DOCS.glob("*.md"))}
+    ours = {md.name for md in (*ROOT.glob("*.md"), *DOCS.glob("*.md"), *ROOT.glob("bench/*.md"))}
     unknown = sorted(set(_MD_NAME.findall(text)) - ours)
     assert not climbing and not unknown, (
         f"{_page_id(page)} refers to files outside the repository: {climbing + unknown}"

@@ -210,11 +210,6 @@ def _imports_into(rooms: tuple[str, ...], *, sources: tuple[str, ...] = ("npc_nb
     )
 
 
-def test_the_backends_exist_as_rooms() -> None:
-    assert {"npc_nb.store.embedded", "npc_nb.store.server", *SHARED_ROOMS} <= set(MODULES)
-    assert "npc_nb.store.moving" in MODULES and "npc_nb.store.stores" in MODULES
-
-
 def test_the_backends_never_import_each_other() -> None:
     embedded, server = BACKENDS
     wrong = _imports_into((server,), sources=(embedded,))

@@ -34,10 +34,8 @@ from .verify import add_verify, run_verify
 __all__ = ["main"]
 
 
-def main(
-    argv: list[str] | None = None, stdin: IO[str] | None = None, stdout: IO[str] | None = None
-) -> int:
-    """Run the command line; returns the exit status."""
+def build_parser() -> argparse.ArgumentParser:
+    """The whole command line: every subcommand and option (docs/cli.md is drawn from it)."""
     parser = argparse.ArgumentParser(prog="npc-nb", description="npc_nb from a terminal.")
     commands = parser.add_subparsers(dest="command", required=True)
     review = commands.add_parser("review", help="review memory candidates with single keys")
@@ -68,7 +66,14 @@ def main(
     add_rerun(commands)
     add_policy_command(commands)
     add_verify(commands)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(
+    argv: list[str] | None = None, stdin: IO[str] | None = None, stdout: IO[str] | None = None
+) -> int:
+    """Run the command line; returns the exit status."""
+    args = build_parser().parse_args(argv)
     console = Console(stdin or sys.stdin, stdout or sys.stdout)
     if args.command == "migrate-store":
         return migrate_store(args, console)

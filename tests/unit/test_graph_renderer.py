@@ -13,7 +13,7 @@ from pathlib import Path
 
 from npc_nb.graph.view import MIME_TYPE
 
-RENDERER = Path(__file__).resolve().parents[1] / "widgets" / "graph_renderer"
+RENDERER = Path(__file__).resolve().parents[2] / "widgets" / "graph_renderer"
 BUILD = RENDERER / "labextension"
 NOT_SOURCES = {"labextension", "node_modules"}
 

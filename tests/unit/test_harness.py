@@ -13,7 +13,7 @@ import pytest
 from tests.helpers import running_in_ci
 from tests.jupyterlab import missing_browser
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 pytest_plugins = ["pytester"]
 
@@ -62,10 +62,10 @@ def test_browser_tests_skip_outside_ci_and_error_in_ci_without_chromium(
     result.stdout.fnmatch_lines(["*apt-get install chromium*"])
 
 
-def _make_dry_run() -> str:
-    """What `make test` would run, without running it."""
+def _make_dry_run(target: str = "test") -> str:
+    """What `make <target>` would run, without running it."""
     done = subprocess.run(
-        ["make", "-n", "test"],
+        ["make", "-n", target],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -102,3 +102,50 @@ def test_make_test_runs_every_marker_including_slow_and_postgres() -> None:
     pytest_options = command[command.index("pytest") + 1 :]
     for options in (pytest_options, shlex.split(addopts)):
         assert not any(option.startswith("-m") for option in options), options
+
+
+def test_make_check_lints_and_runs_the_unit_tier_only() -> None:
+    """`make check` is the loop while editing: ruff, then the unit tier, nothing slower."""
+    commands = _make_dry_run("check").splitlines()
+    assert any("ruff check" in line for line in commands), commands
+    assert any("ruff format --check" in line for line in commands), commands
+    runs = [shlex.split(line) for line in commands if "pytest" in line]
+    assert [run[run.index("pytest") + 1 :][-1] for run in runs] == ["tests/unit"], runs
+    assert not any("mypy" in line for line in commands)
+
+
+def test_a_unit_test_is_marked_unit(request: pytest.FixtureRequest) -> None:
+    assert request.node.get_closest_marker("unit") is not None
+    assert request.node.get_closest_marker("integration") is None
+
+
+TIERS = """
+def test_here():
+    pass
+"""
+
+
+def test_the_tiers_are_marked_by_folder(pytester: pytest.Pytester) -> None:
+    """The real conftest hook: a test under tests/unit is `unit`, any other `integration`,
+    so `-m unit` and `-m integration` select the two tiers."""
+    pytester.makeconftest("from tests.conftest import pytest_collection_modifyitems  # noqa: F401")
+    pytester.makeini("[pytest]\nmarkers =\n    unit: u\n    integration: i\n")
+    (pytester.path / "tests" / "unit").mkdir(parents=True)
+    (pytester.path / "tests" / "unit" / "test_pure.py").write_text(TIERS)
+    (pytester.path / "tests" / "test_store.py").write_text(TIERS)
+    for tier, selected in (
+        ("unit", "*tests/unit/test_pure.py*"),
+        ("integration", "*test_store.py*"),
+    ):
+        result = pytester.runpytest_inprocess("-p", "no:randomly", "-m", tier, "-v")
+        result.assert_outcomes(passed=1, deselected=1)
+        result.stdout.fnmatch_lines([selected + "PASSED*"])
+
+
+def test_a_unit_test_cannot_open_a_store() -> None:
+    """The unit tier stays fast: a test there that opens a database fails, saying where
+    it belongs."""
+    import duckdb
+
+    with pytest.raises(AssertionError, match="tests/unit holds pure tests"):
+        duckdb.connect()
