@@ -14,7 +14,6 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from ._compat import install_module_aliases
 from .errors import (
     AlreadyDecidedError,
     ArgumentError,
@@ -90,7 +89,6 @@ def __getattr__(name: str) -> Any:
 
 
 _ALIASES = {"open": "open_project"}
-install_module_aliases()  # npc_nb.metrics, npc_nb.config, ...: the paths of earlier releases
 
 
 def load_ipython_extension(ipython: Any) -> None:

@@ -140,9 +140,6 @@ def test_plot_rate_draws_any_rate_and_fits_rates_above_one(nb: npc_nb.Project) -
     assert ax.get_ylim()[1] > points["high"][0] > 8.0  # the interval fits, above 1.0
     assert ax.get_ylabel() == "repeats / new candidate (95% CI)"
     assert ax.get_title() == "Repeats per candidate"
-    old = nb.metrics.plot_rate("reproposal_rate")  # the old name draws the same
-    (old_points,) = series(old).values()
-    assert old_points["y"] == [3.0]
     edit = nb.metrics.plot_rate("edit_rate", by="model", period="day")
     assert edit.get_title() == "Edit rate by model" and DATE.match(tick_labels(edit)[0])
     with pytest.raises(npc_nb.NpcError, match="Cannot plot 'speed'; plot any of approval_rate"):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import warnings
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -220,18 +219,11 @@ def test_repeats_per_candidate_splits_by_what_was_repeated(nb: npc_nb.Project) -
     assert record["pending_per_candidate"] == pytest.approx(1 / 4)
 
 
-def test_the_old_name_reproposal_rate_still_works_with_its_old_columns(
-    nb: npc_nb.Project,
-) -> None:
-    nb.reject(propose(nb, "the user likes jazz music"))
-    nb.add_candidate("The user likes jazz music.", category="fact", npc="analyst")
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # the old name warns of nothing
-        old = nb.metrics.reproposal_rate()
-    new = nb.metrics.repeats_per_candidate()
-    assert old["reproposal_rate"].tolist() == new["repeats_per_candidate"].tolist() == [1.0]
-    assert old["rejected_rate"].tolist() == new["rejected_per_candidate"].tolist()
-    assert "reproposal_rate" not in new.columns and "rejected_rate" not in new.columns
+def test_the_old_name_reproposal_rate_is_gone(nb: npc_nb.Project) -> None:
+    """Nothing is released before 0.1.0: the renamed metric keeps no alias."""
+    assert not hasattr(nb.metrics, "reproposal_rate")
+    with pytest.raises(npc_nb.NpcError, match="reproposal_rate"):
+        nb.metrics.plot_rate("reproposal_rate")
 
 
 def test_backlog_over_days(nb: npc_nb.Project) -> None:

@@ -19,7 +19,7 @@ definitions:
   Approving another wording the model proposed for a card (a merged variant) is not an
   edit: ``other_wording`` counts those, among the approved (also those an older npc_nb
   recorded as edits, told by their text).
-- **repeats per candidate** (``reproposal_rate`` before, a name kept working): repeats
+- **repeats per candidate**: repeats
   of already decided content (matching a rejected or an approved memory) per new
   candidate, a count that exceeds 1 when repeats outnumber new candidates;
   ``pending_per_candidate`` counts repeats merged into a candidate still waiting,
@@ -82,10 +82,6 @@ REPEATS_NOTE = (
     "can come back many times)"
 )
 _REPEAT_KINDS = ("rejected", "approved", "pending", "reinforced")
-_OLD_REPEAT_COLUMNS = {
-    "repeats_per_candidate": "reproposal_rate",
-    **{f"{kind}_per_candidate": f"{kind}_rate" for kind in _REPEAT_KINDS},
-}
 
 
 @checked_methods()
@@ -158,16 +154,6 @@ class Metrics:
         frame = _shown(frame)
         frame.attrs["repeats_per_candidate"] = REPEATS_NOTE
         return frame
-
-    def reproposal_rate(self, by: str | Sequence[str] = (), as_of: Any = None) -> pd.DataFrame:
-        """The old name of repeats_per_candidate, kept working, with the old column names.
-
-        The same frame, its columns named as before (reproposal_rate, rejected_rate,
-        approved_rate, pending_rate, reinforced_rate). It is a count per new candidate,
-        not a share, and may exceed 1: prefer ``repeats_per_candidate``, whose name says
-        so. No warning: notebooks and tests that run with warnings as errors keep
-        working."""
-        return self.repeats_per_candidate(by, as_of).rename(columns=_OLD_REPEAT_COLUMNS)
 
     def matching(
         self,
@@ -310,9 +296,7 @@ class Metrics:
         """Any rate per period with its 95% CI, one series per value of ``by``.
 
         ``rate`` is approval_rate, rejection_rate, edit_rate, repeats_per_candidate
-        (its old name reproposal_rate too) or precision (of the matcher)."""
-        if rate == "reproposal_rate":  # the old name
-            rate = "repeats_per_candidate"
+        or precision (of the matcher)."""
         if rate not in _RATE_PLOTS:
             raise NpcError(f"Cannot plot {rate!r}; plot any of {', '.join(_RATE_PLOTS)}.")
         method, fraction = _RATE_PLOTS[rate]
