@@ -31,7 +31,7 @@ import pandas as pd
 
 from .._foundations.locations import output_path
 from .._foundations.utc import utc_now
-from ..errors import ConfigError
+from ..errors import ConfigError, InvalidValueError
 from ..store import Stores
 from ..store.analysis.frames import memories_frame
 
@@ -47,9 +47,11 @@ def export_approved(stores: Stores, project: str, kind: str, path: str | os.Path
     """Write the approved memories for ``kind`` (``EXPORT_KINDS``) to ``path``."""
     writer = EXPORT_KINDS.get(kind) if isinstance(kind, str) else None
     if writer is None:
-        raise ConfigError(
-            f"Unknown export kind {kind!r}; use one of {', '.join(EXPORT_KINDS)} "
-            "(export_bundle() writes the whole project, losslessly)."
+        raise InvalidValueError(
+            "kind",
+            kind,
+            tuple(EXPORT_KINDS),
+            hint="export_bundle() writes the whole project, losslessly.",
         )
     frames = [memories_frame(s, status="approved", npc=None, as_of=None) for s in stores.existing()]
     rows = [row for frame in frames if not frame.empty for row in _records(frame)]
