@@ -110,7 +110,7 @@ def test_a_bad_cut_is_refused_as_show_graph_refuses_it(nb: npc_nb.Project) -> No
         nb.pyvis_network(max_nodes=0)
     with pytest.raises(npc_nb.NpcError, match="No concept 'Zenodo'"):
         nb.pyvis_network(focus="Zenodo")
-    with pytest.raises(npc_nb.UnknownFilterError):
+    with pytest.raises(npc_nb.InvalidValueError):
         nb.pyvis_network(npc="nobody")
 
 

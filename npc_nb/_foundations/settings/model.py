@@ -359,10 +359,16 @@ def invalid_setting(
 ) -> InvalidValueError:
     """The error for a value the setting ``key`` does not allow (``exc``: pydantic's
     ValidationError): ``allowed`` is the setting's closed set where it has one
-    (``model_replay``: off, record, replay), else pydantic's words for what it takes."""
-    shown = redact_text(repr(value))  # a store URL may carry a password
-    lead = lead or f"{key}={shown} is not allowed"
-    allowed = _choices(Settings.model_fields[key].annotation) or _takes(exc)
+    (``model_replay``: off, record, replay), else pydantic's words for what it takes;
+    a check of our own (a store URL's) says why in the message. Neither the message
+    nor ``value`` repeats a password the value holds."""
+    if isinstance(value, str):
+        value = redact_text(value)
+    lead = lead or f"{key}={value!r} is not allowed"
+    allowed: str | tuple[object, ...] = _choices(Settings.model_fields[key].annotation)
+    if not allowed:
+        reason, allowed = _takes(key, exc)
+        hint = f"{reason} {hint}".strip()
     return InvalidValueError(key, value, allowed, lead=lead, hint=hint)
 
 
@@ -375,13 +381,17 @@ def _choices(annotation: Any) -> tuple[object, ...]:
     return next((c for option in options if (c := _choices(option))), ())
 
 
-def _takes(exc: ValueError) -> str:
-    """What the setting takes, in pydantic's words ("a valid integer", "a value greater
-    than or equal to 0")."""
+def _takes(key: str, exc: ValueError) -> tuple[str, str]:
+    """Why the value was refused and what the setting takes, in pydantic's words ("a
+    valid integer", "a value greater than or equal to 0"), or, when one of our own
+    checks refused it, its reason and "a valid <key>"."""
     errors = getattr(exc, "errors", None)
-    message = errors()[0]["msg"] if callable(errors) else str(exc)
-    words = redact_text(message).removeprefix("Value error, ").removeprefix("Input should be ")
-    return words if words.startswith(("a ", "an ")) else f"a value {words}"
+    error = errors()[0] if callable(errors) else {"msg": str(exc), "type": "value_error"}
+    message = redact_text(error["msg"])
+    if error["type"] == "value_error":
+        return message.removeprefix("Value error, ").rstrip(".") + ".", f"a valid {key}"
+    words = message.removeprefix("Input should be ")
+    return "", words if words.startswith(("a ", "an ")) else f"a value {words}"
 
 
 def _invalid_source_value(exc: ValidationError, path: Path) -> InvalidValueError | None:
@@ -392,11 +402,12 @@ def _invalid_source_value(exc: ValidationError, path: Path) -> InvalidValueError
     if error["type"] == "extra_forbidden" or key not in Settings.model_fields:
         return None
     value = error.get("input")
+    shown = redact_text(value) if isinstance(value, str) else value
     return invalid_setting(
         key,
         value,
         exc,
-        lead=f"Invalid configuration: {key} = {redact_text(repr(value))} is not allowed",
+        lead=f"Invalid configuration: {key} = {shown!r} is not allowed",
         hint=f"Check the arguments, the {ENV_PREFIX}* environment variables, .env and {path}.",
     )
 
