@@ -42,15 +42,14 @@ if TYPE_CHECKING:
         Snapshot,
     )
     from ._foundations.settings import Settings, load_settings
-    from ._project import Project, import_bundle, open_project
+    from ._project import Project, import_bundle
+    from ._project import open_project as open
     from .analytics.agreement import agreement
     from .chat.personas import Persona
     from .experiments import Experiment
     from .memory.block import MemoryBlock, StreamScrubber, scrub_memory_tags
     from .notebook.provenance import provenance
     from .reruns import RerunReport, rerun
-
-    open = open_project
 
 __version__ = "0.1.0.dev0"
 
@@ -65,7 +64,6 @@ _LAZY = {
     "Persona": "chat.personas",
     "Experiment": "experiments",
     "Project": "_project",
-    "open_project": "_project",
     "import_bundle": "_project",
     "open": "_project",
     "ApproveAllPreview": "_foundations.results",
@@ -152,7 +150,6 @@ __all__ = [
     "import_bundle",
     "load_settings",
     "open",
-    "open_project",
     "provenance",
     "rerun",
     "scrub_memory_tags",

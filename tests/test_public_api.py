@@ -47,7 +47,6 @@ def test_public_names_are_pinned() -> None:
             "import_bundle",
             "load_settings",
             "open",
-            "open_project",
             "provenance",
             "rerun",
             "RerunReport",
