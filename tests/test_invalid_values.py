@@ -94,6 +94,21 @@ CASES: list[tuple[str, Call, str, object]] = [
         "majority",
     ),
     ("decide-decision", lambda nb, d, m: nb.decide(m, "bless"), "decision", "bless"),
+    ("defer-until", lambda nb, d, m: nb.defer(m, until="someday"), "until", "someday"),
+    (
+        "set_validity-valid_from",
+        lambda nb, d, m: nb.set_validity(m, valid_from="soon"),
+        "valid_from",
+        "soon",
+    ),
+    ("configure-pin", lambda nb, d, m: nb.configure(pin="v9"), "pin", "v9"),
+    (
+        "set_policy-review_mode",
+        lambda nb, d, m: nb.set_policy(review_mode="majority"),  # type: ignore[arg-type]
+        "review_mode",
+        "majority",
+    ),
+    ("queue-npc", lambda nb, d, m: nb.review_queue(npc="nobody"), "persona", "nobody"),
 ]
 
 

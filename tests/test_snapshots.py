@@ -164,7 +164,9 @@ def test_a_label_is_unique_in_a_project_and_never_a_command(nb: npc_nb.Project) 
 
 def test_an_unknown_state_is_one_invalid_value_error_whichever_method(nb: npc_nb.Project) -> None:
     nb.snapshot("v1")
-    with pytest.raises(npc_nb.InvalidValueError, match="no snapshot has the id or label 'v2'.*v1"):
+    with pytest.raises(
+        npc_nb.InvalidValueError, match="no snapshot of this project has the id or label 'v2'.*v1"
+    ):
         nb.context("analyst", as_of="v2")
     for read in (
         lambda: nb.memories(as_of="v2"),

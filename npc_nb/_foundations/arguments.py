@@ -183,6 +183,11 @@ def check_value(where: str, value: Any, hint: Any) -> None:
     """Raise ArgumentError if ``value`` is not of the type ``hint`` names (or the error
     class an ``Annotated`` hint names, e.g. UnknownMemoryError for a memory id)."""
     problem = _problem(value, hint)
+    choices = _literal_choices(hint) if problem is not None else ()
+    if choices and isinstance(value, str) and all(isinstance(c, str) for c in choices):
+        raise InvalidValueError(
+            where.rpartition(": ")[2], value, choices, lead=f"{where}={value!r} is not allowed"
+        )
     if problem is not None:
         message = f"{where} must be {_describe(hint)}, not {_show(value)}{problem}."
         own = _own_error(hint)
@@ -190,6 +195,18 @@ def check_value(where: str, value: Any, hint: Any) -> None:
     closed = _one_of(hint)
     if closed is not None and isinstance(value, str) and value not in closed.values:
         raise unknown_choice(closed.what, value, closed.values)
+
+
+def _literal_choices(hint: Any) -> tuple[Any, ...]:
+    """The values a ``Literal`` hint allows (directly, annotated, or in a union); ()."""
+    origin = typing.get_origin(hint)
+    if origin is typing.Literal:
+        return typing.get_args(hint)
+    if origin is typing.Annotated:
+        return _literal_choices(typing.get_args(hint)[0])
+    if origin in (typing.Union, types.UnionType):
+        return tuple(c for option in typing.get_args(hint) for c in _literal_choices(option))
+    return ()
 
 
 def _one_of(hint: Any) -> OneOf | None:

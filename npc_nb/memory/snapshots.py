@@ -53,6 +53,8 @@ __all__ = [
 
 #: Words ``%npc_pin`` reads as commands, so never a label.
 RESERVED_LABELS = ("now", "off")
+#: What the ``pin`` setting may be: the ``allowed`` of its InvalidValueError.
+PIN_FORMS = "a snapshot's label or id, 'now' (take one) or 'off'"
 _MAX_LABEL = 200
 _KEPT_SETS = 32
 #: A read's state: a snapshot, a time, or now (None).
@@ -165,16 +167,21 @@ class Snapshots:
         return self._remember(_snapshot(row))
 
     def _unknown(self, what: str, value: object) -> InvalidValueError:
+        """No snapshot is ``value``: for ``as_of``, nor is it a time; for ``pin``, it
+        names no snapshot (a pin is a snapshot's label or id, 'now' or 'off')."""
         key = str(value).strip()
         labels = [s.label for s in self.all() if s.label]
-        known = f" Its labels: {', '.join(labels)}." if labels else " It has none yet."
+        known = f"Its labels: {', '.join(labels)}." if labels else "It has none yet."
+        missing = f"no snapshot of this project has the id or label {key!r}"
+        if what == "as_of":
+            lead, allowed = (
+                f"as_of={value!r} is neither a time nor a snapshot: {missing}",
+                AS_OF_FORMS,
+            )
+        else:
+            lead, allowed = f"{what}={value!r}: {missing}", PIN_FORMS
         return InvalidValueError(
-            what,
-            value,
-            AS_OF_FORMS,
-            lead=f"{what}={value!r} is neither a time nor a snapshot of this project "
-            f"(no snapshot has the id or label {key!r})",
-            hint=f"{known.strip()} Take one with nb.snapshot('label').",
+            what, value, allowed, lead=lead, hint=f"{known} Take one with nb.snapshot('label')."
         )
 
     def _remember(self, snapshot: Snapshot) -> Snapshot:
