@@ -186,7 +186,11 @@ def check_value(where: str, value: Any, hint: Any) -> None:
     choices = _literal_choices(hint) if problem is not None else ()
     if choices and isinstance(value, str) and all(isinstance(c, str) for c in choices):
         raise InvalidValueError(
-            where.rpartition(": ")[2], value, choices, lead=f"{where}={value!r} is not allowed"
+            where.rpartition(": ")[2],
+            value,
+            choices,
+            lead=f"{where}={value!r} is not allowed",
+            hint=_words(hint),
         )
     if problem is not None:
         message = f"{where} must be {_describe(hint)}, not {_show(value)}{problem}."
@@ -195,6 +199,14 @@ def check_value(where: str, value: Any, hint: Any) -> None:
     closed = _one_of(hint)
     if closed is not None and isinstance(value, str) and value not in closed.values:
         raise unknown_choice(closed.what, value, closed.values)
+
+
+def _words(hint: Any) -> str:
+    """The words an ``Annotated`` hint gives its values ("" if none), as a sentence."""
+    if typing.get_origin(hint) is not typing.Annotated:
+        return ""
+    said = [m for m in typing.get_args(hint)[1:] if isinstance(m, str)]
+    return f"It takes {said[0]}." if said else ""
 
 
 def _literal_choices(hint: Any) -> tuple[Any, ...]:
