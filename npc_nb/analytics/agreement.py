@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import ArgumentError
+from ..errors import ArgumentError, InvalidValueError
 
 __all__ = ["RESAMPLES", "STATISTICS", "agreement"]
 
@@ -112,10 +112,12 @@ def _ratings(
         raise ArgumentError("agreement() takes a DataFrame, one row per rating.")
     missing = [c for c in (item, rater, value, *dims) if c not in frame.columns]
     if missing:
-        raise ArgumentError(
-            f"agreement(): no column {', '.join(map(repr, missing))} in the frame; name "
-            f"the item, rater and value columns (item=, rater=, value=) among: "
-            f"{', '.join(map(str, frame.columns))}."
+        raise InvalidValueError(
+            "column",
+            missing[0],
+            tuple(frame.columns),
+            lead=f"agreement(): no column {', '.join(map(repr, missing))} in the frame",
+            hint="Name the item, rater and value columns (item=, rater=, value=) among them.",
         )
     found = frame[[item, rater, value, *dims]].copy()
     found.columns = ["item", "rater", "value", *dims]
@@ -138,7 +140,12 @@ def _levels(values: pd.Series, categories: Sequence[Any] | None) -> list[Any]:
     levels = list(dict.fromkeys(categories))
     unknown = sorted(set(values) - set(levels), key=str)
     if unknown:
-        raise ArgumentError(f"agreement(): values {unknown} are not among the categories {levels}.")
+        raise InvalidValueError(
+            "value",
+            unknown[0],
+            tuple(levels),
+            lead=f"agreement(): values {unknown} are not among the categories {levels}",
+        )
     return levels
 
 
