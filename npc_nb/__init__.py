@@ -14,7 +14,6 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from ._compat import install_module_aliases
 from .errors import (
     AlreadyDecidedError,
     ArgumentError,
@@ -22,14 +21,15 @@ from .errors import (
     ConfigError,
     DecisionError,
     HistoryChangedError,
+    InvalidValueError,
     ModelCallError,
     NpcError,
     QueryError,
     StoreError,
     StoreLockedError,
     SymlinkedStoreError,
-    UnknownFilterError,
     UnknownMemoryError,
+    UnrecordedCallError,
 )
 from .vocabulary import CATEGORIES, DECISIONS, SCOPES, STATUSES
 
@@ -42,15 +42,14 @@ if TYPE_CHECKING:
         Snapshot,
     )
     from ._foundations.settings import Settings, load_settings
-    from ._project import Project, import_bundle, open_project
+    from ._project import Project, import_bundle
+    from ._project import open_project as open
     from .analytics.agreement import agreement_from
     from .chat.personas import Persona
     from .experiments import Experiment
     from .memory.block import MemoryBlock, StreamScrubber, scrub_memory_tags
     from .notebook.provenance import provenance
     from .reruns import RerunReport, rerun
-
-    open = open_project
 
 __version__ = "0.1.0.dev0"
 
@@ -65,7 +64,6 @@ _LAZY = {
     "Persona": "chat.personas",
     "Experiment": "experiments",
     "Project": "_project",
-    "open_project": "_project",
     "import_bundle": "_project",
     "open": "_project",
     "ApproveAllPreview": "_foundations.results",
@@ -90,7 +88,6 @@ def __getattr__(name: str) -> Any:
 
 
 _ALIASES = {"open": "open_project"}
-install_module_aliases()  # npc_nb.metrics, npc_nb.config, ...: the paths of earlier releases
 
 
 def load_ipython_extension(ipython: Any) -> None:
@@ -132,6 +129,7 @@ __all__ = [
     "DecisionResult",
     "Experiment",
     "HistoryChangedError",
+    "InvalidValueError",
     "MemoryBlock",
     "ModelCallError",
     "NpcError",
@@ -146,13 +144,12 @@ __all__ = [
     "StoreLockedError",
     "StreamScrubber",
     "SymlinkedStoreError",
-    "UnknownFilterError",
     "UnknownMemoryError",
+    "UnrecordedCallError",
     "agreement_from",
     "import_bundle",
     "load_settings",
     "open",
-    "open_project",
     "provenance",
     "rerun",
     "scrub_memory_tags",

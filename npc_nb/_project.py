@@ -46,7 +46,13 @@ from ._foundations.results import (
     RoleAccess,
     Snapshot,
 )
-from ._foundations.settings import Settings, load_settings, session, unknown_setting
+from ._foundations.settings import (
+    Settings,
+    invalid_setting,
+    load_settings,
+    session,
+    unknown_setting,
+)
 from ._foundations.tables import with_missing_as_na
 from .analytics.diff import diff_frame
 from .analytics.export import export_review_log, export_tables
@@ -54,7 +60,7 @@ from .analytics.metrics import Metrics
 from .chat.conversations import Conversations, Status
 from .chat.extraction import Extraction
 from .chat.personas import Persona
-from .errors import CandidateError, ConfigError, DecisionError, NpcError
+from .errors import CandidateError, ConfigError, DecisionError
 from .experiments import Experiment, Experiments
 from .graph.knowledge import KnowledgeGraph
 from .interop.service import Interop
@@ -304,7 +310,7 @@ class Project:
             try:
                 setattr(trial, key, value)  # validated on assignment
             except ValueError as exc:  # pydantic's ValidationError
-                raise ConfigError(f"{key}={value!r}: {_first_error(exc)}") from None
+                raise invalid_setting(key, value, exc) from None
         for key in set(settings) & set(POLICY_KEYS):
             self._memory.votes.refuse_local(key, getattr(trial, key))
         if "pin" in settings:  # checked last: pin='now' takes a snapshot
@@ -356,7 +362,7 @@ class Project:
     ) -> MemoryBlock:
         """The memory block for ``npc`` with the ids of the memories in it (as it stood
         at ``as_of``, or at the pinned snapshot; its ``hash`` is what a reply records)."""
-        state = self._state(as_of, ConfigError)
+        state = self._state(as_of)
         return self._memory.context_block(
             npc, team=team, query=query, max_chars=max_chars, as_of=state
         )
@@ -410,7 +416,7 @@ class Project:
         and changed (edited, revalidated) from state ``a`` to state ``b`` (a snapshot,
         its id or label, or a time; ``b`` defaults to now), with the decision that did
         each: one row per change."""
-        return diff_frame(self._memory.snapshots.between(a, b, ConfigError))
+        return diff_frame(self._memory.snapshots.between(a, b))
 
     def verify(self) -> Verification:
         """Recompute the history: every hash chain (audit events, votes, recorded
@@ -419,12 +425,12 @@ class Project:
         chain among them (docs/reproducibility.md)."""
         return verify_history(self._stores, self._memory.snapshots)
 
-    def _state(self, as_of: object, error: type[NpcError]) -> State:
-        """What ``as_of`` names (a snapshot, a time, or now: None); else ``error``."""
-        return self._memory.snapshots.resolve(as_of, error)
+    def _state(self, as_of: object) -> State:
+        """What ``as_of`` names (a snapshot, a time, or now: None); else InvalidValueError."""
+        return self._memory.snapshots.resolve(as_of)
 
-    def _project_moment(self, as_of: object, error: type[NpcError] = ConfigError) -> Moment | None:
-        return self._memory.snapshots.project_moment(as_of, error)
+    def _project_moment(self, as_of: object) -> Moment | None:
+        return self._memory.snapshots.project_moment(as_of)
 
     # -- review decisions -------------------------------------------------------------------
 
@@ -670,7 +676,7 @@ class Project:
         """Memories as a DataFrame; ``status="approved"`` uses the approval predicate;
         ``as_of`` (a snapshot, its id or label, or a time) shows them as they stood."""
         self._require_persona(npc)
-        state = self._state(as_of, DecisionError)
+        state = self._state(as_of)
         self._memory.snapshots.check(state)
         return _concat(
             frames.memories_frame(store, status=status, npc=npc, as_of=moment)
@@ -958,7 +964,7 @@ class Project:
         return self._graph.export_graphml(path, npc=npc, category=category, as_of=moment)
 
     def _graph_moment(self, as_of: object) -> Moment | None:
-        return self._project_moment(as_of, DecisionError)
+        return self._project_moment(as_of)
 
 
 def _version() -> str:
@@ -986,11 +992,6 @@ def _concat(frames_: Any) -> pd.DataFrame:
     if len(filled) > 1:
         return pd.concat(filled, ignore_index=True)
     return filled[0] if filled else every[0]
-
-
-def _first_error(exc: Exception) -> str:
-    errors = getattr(exc, "errors", None)
-    return errors()[0]["msg"] if callable(errors) else str(exc)
 
 
 #: Every open project, so interpreter exit can stop their workers before Python tears

@@ -2,11 +2,13 @@
 
     NpcError
     ├── ArgumentError          a public method got an argument of the wrong type
-    ├── ConfigError            a settings source holds an unknown key or a bad value
-    ├── CandidateError         a proposed memory is unusable (empty, too long, bad category)
-    ├── DecisionError          an unknown decision, or a transition that makes no sense
+    ├── InvalidValueError      a value outside its allowed set (also a ValueError): a status,
+    │                          category, scope, decision, metric dimension, format, kind, a
+    │                          bad as_of, a setting's value; says what would do
+    ├── ConfigError            a settings source, file or folder that cannot be used
+    ├── CandidateError         a proposed memory is unusable (empty, too long, no npc=)
+    ├── DecisionError          a transition that makes no sense for the memory as it is
     │   └── AlreadyDecidedError  another reviewer decided the memory first (says who, when)
-    ├── UnknownFilterError     a filter names a value outside its closed set, or no persona
     ├── UnknownMemoryError     no memory has that id (also a KeyError)
     ├── ModelCallError         a model call failed (missing key, rate limit, timeout, ...)
     │   └── UnrecordedCallError  model_replay="replay", and this request was never recorded
@@ -16,18 +18,19 @@
         ├── HistoryChangedError  the history was changed after it was written (by SQL)
         └── SymlinkedStoreError  the store path is a symlink, so writes are refused
 
-Which class a mistake raises. An argument of the wrong type (``nb.context(None)``) is
-an ``ArgumentError``, a ``TypeError``, whichever public method took it; any value that
-is not a memory id where one is expected raises ``UnknownMemoryError``. For a value of
-the right type that cannot be used, the concern of the method that was called decides:
-a method that proposes memories (``add_candidate``, ``edit``, ``supersede``) raises a
-``CandidateError``; a decision (``approve``, ``reject``, ..., ``undo``,
-``approve_all``) or the decision-history reader ``memories`` a ``DecisionError``; SQL a
-``QueryError``; settings, personas, paths and the memory block's cap (``context``) a
-``ConfigError``; a model call a ``ModelCallError``; the store file a ``StoreError``;
-any other method an ``ArgumentError``. A filter (``category=``, ``scope=``,
-``status=``, ``npc=`` of a reader or a review) whose value is not one of those that
-exist raises ``UnknownFilterError``, whichever method took it. Every one of them is an
+Errors are grouped by what went wrong, not by the method that raised them. An argument
+of the wrong type (``nb.context(None)``) is an ``ArgumentError``, a ``TypeError``,
+whichever public method took it; any value that is not a memory id where one is
+expected raises ``UnknownMemoryError``. A value of the right type that is not one of
+those allowed (``status="bogus"``, ``category="x"``, ``group by 'colour'``,
+``format="xls"``, ``as_of="not a date"``, ``review_mode="majority"``, a persona nobody
+defined) is an ``InvalidValueError``, whichever method took it: ``what`` names the
+parameter, ``value`` holds what was given and ``allowed`` what would do (a tuple, or a
+short description when the set is open, such as an ISO date). What remains is the
+concern's own failure: a candidate that cannot be stored (``CandidateError``), a
+decision that does not apply to the memory as it is (``DecisionError``), SQL
+(``QueryError``), a settings source, file or folder (``ConfigError``), a model call
+(``ModelCallError``), the store file (``StoreError``). Every one of them is an
 ``NpcError``, so ``except npc_nb.NpcError`` catches every mistake npc_nb reports.
 
 Front ends (magics, widgets) translate these at the edge; the core never prints and
@@ -36,6 +39,8 @@ returns None instead of raising.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 __all__ = [
     "AlreadyDecidedError",
     "ArgumentError",
@@ -43,13 +48,13 @@ __all__ = [
     "ConfigError",
     "DecisionError",
     "HistoryChangedError",
+    "InvalidValueError",
     "ModelCallError",
     "NpcError",
     "QueryError",
     "StoreError",
     "StoreLockedError",
     "SymlinkedStoreError",
-    "UnknownFilterError",
     "UnknownMemoryError",
     "UnrecordedCallError",
 ]
@@ -76,9 +81,42 @@ class DecisionError(NpcError, ValueError):
     """A review decision is unknown or does not apply to the memory's current status."""
 
 
-class UnknownFilterError(NpcError, ValueError):
-    """A filter's value is not one that exists (a category, scope or status outside its
-    closed set, a persona nobody defined); the message lists the valid ones."""
+class InvalidValueError(NpcError, ValueError):
+    """A value that is not one of those allowed: ``what`` names the parameter (or the
+    setting), ``value`` is what was given, ``allowed`` what would do (a tuple of the
+    allowed values, or a short description when the set is open: "an ISO 8601 time").
+    Nothing was written. The message names the value, what is allowed, and how to fix
+    it; ``lead`` replaces its opening and ``hint`` (a "did you mean", a way round) is
+    put before the list."""
+
+    def __init__(
+        self,
+        what: str,
+        value: object,
+        allowed: str | Iterable[object],
+        *,
+        lead: str | None = None,
+        hint: str = "",
+    ) -> None:
+        self.what = what
+        self.value = value
+        self.allowed: str | tuple[object, ...] = (
+            allowed if isinstance(allowed, str) else tuple(allowed)
+        )
+        super().__init__(_invalid_value_message(what, value, self.allowed, lead, hint))
+
+
+def _invalid_value_message(
+    what: str, value: object, allowed: str | tuple[object, ...], lead: str | None, hint: str
+) -> str:
+    lead = lead or f"{what}={value!r} is not allowed"
+    hint = f" {hint.strip()}" if hint.strip() else ""
+    if isinstance(allowed, str):
+        return f"{lead}.{hint} {what} takes {allowed}."
+    if not allowed:
+        return f"{lead}: there is no {what} yet.{hint}"
+    shown = ", ".join(str(choice) for choice in allowed)
+    return f"{lead}.{hint} Use one of: {shown}."
 
 
 class AlreadyDecidedError(DecisionError):

@@ -90,7 +90,6 @@ METRICS = (
     "rejection_rate",
     "edit_rate",
     "repeats_per_candidate",
-    "reproposal_rate",
     "matching",
     "backlog",
     "time_to_decision",

@@ -45,7 +45,7 @@ def test_the_metrics_give_agreement_per_group_with_intervals(reviewed: npc_nb.Pr
     assert by_category["percent_agreement"].tolist() == [1.0, 0.0]
     pair = one_row(reviewed.metrics.agreement(pairwise=True))
     assert (pair["reviewer_a"], pair["reviewer_b"]) == ("ada", "bob")
-    with pytest.raises(npc_nb.UnknownFilterError, match="Cannot group by 'reviewer'"):
+    with pytest.raises(npc_nb.InvalidValueError, match="Cannot group by 'reviewer'"):
         reviewed.metrics.agreement(group_by="reviewer")
 
 

@@ -88,10 +88,10 @@ def test_wrong_input_loses_nothing(nb: npc_nb.Project) -> None:
 @pytest.mark.parametrize(
     ("call", "error"),
     [
-        (lambda nb, m: nb.defer(m, until="tomorrow"), npc_nb.DecisionError),
+        (lambda nb, m: nb.defer(m, until="tomorrow"), npc_nb.InvalidValueError),
         (lambda nb, m: nb.set_validity(m, valid_from=42), npc_nb.ArgumentError),
-        (lambda nb, m: nb.memories(as_of="last week"), npc_nb.DecisionError),
-        (lambda nb, m: nb.context("analyst", max_chars=50), npc_nb.ConfigError),
+        (lambda nb, m: nb.memories(as_of="last week"), npc_nb.InvalidValueError),
+        (lambda nb, m: nb.context("analyst", max_chars=50), npc_nb.InvalidValueError),
         (lambda nb, m: nb.context("analyst", max_chars="1000"), npc_nb.ArgumentError),
         (
             lambda nb, m: nb.add_candidate("bad \ud800 text", category="fact", npc="a"),

@@ -60,7 +60,7 @@ def test_a_broken_config_loses_nothing(
     project.approve(memory)
     project.close()
     config_file.write_text("lock_timeout = 'soon'\n")
-    with pytest.raises(npc_nb.ConfigError):
+    with pytest.raises(npc_nb.InvalidValueError):
         npc_nb.open(project_dir)
     config_file.write_text("")
     assert "kept" in npc_nb.open(project_dir).context("a")

@@ -59,7 +59,7 @@ def test_edit_keeps_the_initial_text_and_approves_the_final(nb: npc_nb.Project) 
 
 def test_unknown_decision_is_refused_and_changes_nothing(nb: npc_nb.Project) -> None:
     memory = propose(nb, "x is y")
-    with pytest.raises(npc_nb.DecisionError, match="Unknown decision 'aprove'"):
+    with pytest.raises(npc_nb.InvalidValueError, match="Unknown decision 'aprove'"):
         nb.decide(memory, "aprove")
     assert status_of(nb, memory) == "pending_approval"
     assert len(events_for(nb, memory)) == 1

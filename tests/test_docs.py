@@ -43,7 +43,6 @@ from unittest import mock
 import pytest
 
 import npc_nb
-from npc_nb._compat import MOVED
 from npc_nb.store.schema import doc as schema_doc
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -416,12 +415,10 @@ def _resolves(dotted: str) -> bool:
 
 
 def test_module_paths_in_the_docs_are_todays() -> None:
-    """``npc_nb.x.y`` in the docs imports, and is not an alias of an earlier release."""
+    """``npc_nb.x.y`` in the docs imports."""
     text = _text(PAGES)
     dotted = sorted(set(re.findall(r"\bnpc_nb(?:\.[A-Za-z_]\w*)+", text)))
     assert "npc_nb.open" in dotted
-    old = [name for name in dotted if any(name == o or name.startswith(o + ".") for o in MOVED)]
-    assert not old, f"Module paths of earlier releases (see npc_nb/_compat.py): {old}"
     broken = [name for name in dotted if not _resolves(name)]
     assert not broken, f"Do not import: {broken}"
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import npc_nb
-from npc_nb.errors import ConfigError
+from npc_nb.errors import ConfigError, InvalidValueError
 from tests.helpers import as_reviewer, run_python, wait_until
 
 SAME_FACT = "We decided to use DuckDB for all survey data."
@@ -207,7 +207,7 @@ def test_an_experiment_opens_again_by_name_and_refuses_other_arms(nb: npc_nb.Pro
         nb.experiment("again", arms={"A": {}, "C": {}})
     with pytest.raises(ConfigError, match="unknown key 'modle'"):
         nb.experiment("typo", arms={"A": {"modle": "x"}, "B": {}})
-    with pytest.raises(ConfigError, match="no arm 'Z'"):
+    with pytest.raises(InvalidValueError, match="no arm 'Z'"):
         exp.promote("Z")
     listed = nb.experiments()
     assert listed["name"].tolist() == ["again"] and listed["state"].tolist() == ["created"]

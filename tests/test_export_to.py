@@ -104,5 +104,5 @@ def test_only_approved_memories_leave(decided: npc_nb.Project, tmp_path: Path) -
 
 
 def test_an_unknown_kind_names_the_known_ones(decided: npc_nb.Project, tmp_path: Path) -> None:
-    with pytest.raises(npc_nb.ConfigError, match="use one of mem0, letta, npcpy"):
+    with pytest.raises(npc_nb.InvalidValueError, match="Use one of: mem0, letta, npcpy"):
         decided.export_to("graphiti", tmp_path / "x")

@@ -32,7 +32,7 @@ from tests.helpers import cell, propose
 def test_a_typo_in_a_closed_set_names_the_valid_values_and_the_closest(
     nb: npc_nb.Project, call, suggestion: str
 ) -> None:
-    with pytest.raises(npc_nb.UnknownFilterError) as raised:
+    with pytest.raises(npc_nb.InvalidValueError) as raised:
         call(nb)
     message = str(raised.value)
     assert f"Did you mean {suggestion!r}?" in message
@@ -41,7 +41,7 @@ def test_a_typo_in_a_closed_set_names_the_valid_values_and_the_closest(
 
 
 def test_a_value_far_from_every_valid_one_lists_them_without_a_guess(nb: npc_nb.Project) -> None:
-    with pytest.raises(npc_nb.UnknownFilterError) as raised:
+    with pytest.raises(npc_nb.InvalidValueError) as raised:
         nb.review_queue(category="zzz")
     assert "Did you mean" not in str(raised.value)
     assert all(category in str(raised.value) for category in npc_nb.CATEGORIES)
@@ -59,7 +59,7 @@ def test_a_persona_filter_must_name_a_persona_that_exists(nb: npc_nb.Project) ->
     propose(nb, "We decided to use DuckDB", npc="analyst")
     nb.npc("critic", directive="You question every claim.")  # defined, nothing stored yet
     assert nb.review_queue(npc="critic").empty
-    with pytest.raises(npc_nb.UnknownFilterError) as raised:
+    with pytest.raises(npc_nb.InvalidValueError) as raised:
         nb.review_queue(npc="analist")
     assert "Did you mean 'analyst'?" in str(raised.value)
     assert "Use one of: analyst, critic." in str(raised.value)
@@ -70,7 +70,7 @@ def test_a_persona_filter_must_name_a_persona_that_exists(nb: npc_nb.Project) ->
         lambda: nb.automatic_outcomes(npc="nobody"),
         lambda: nb.graph_frames(npc="nobody"),
     ):
-        with pytest.raises(npc_nb.UnknownFilterError, match="Unknown persona 'nobody'"):
+        with pytest.raises(npc_nb.InvalidValueError, match="Unknown persona 'nobody'"):
             call()
 
 
@@ -79,7 +79,7 @@ def test_a_mistyped_persona_is_not_offered_back_as_a_choice(nb: npc_nb.Project) 
     reply = nb.chat("analsyt", "What did we pick?")  # a typo: answered, and told so
     (notice,) = reply.notices
     assert "analsyt is not defined" in notice and "Did you mean analyst?" in notice
-    with pytest.raises(npc_nb.UnknownFilterError) as raised:
+    with pytest.raises(npc_nb.InvalidValueError) as raised:
         nb.review_queue(npc="analist")
     assert str(raised.value) == (
         "Unknown persona 'analist'. Did you mean 'analyst'? Use one of: analyst."
@@ -87,12 +87,12 @@ def test_a_mistyped_persona_is_not_offered_back_as_a_choice(nb: npc_nb.Project) 
     assert nb.memories(npc="analsyt").empty  # talked to: a real name, nothing remembered
     nb.chat("writer", "We decided to submit to Ibis.")
     nb.extraction.wait()  # the writer now has a memory: listed from now on
-    with pytest.raises(npc_nb.UnknownFilterError, match=r"Use one of: analyst, writer\.$"):
+    with pytest.raises(npc_nb.InvalidValueError, match=r"Use one of: analyst, writer\.$"):
         nb.memories(npc="nobody")
 
 
 def test_with_no_persona_anywhere_the_error_says_there_is_none(nb: npc_nb.Project) -> None:
-    with pytest.raises(npc_nb.UnknownFilterError, match="there is no persona yet"):
+    with pytest.raises(npc_nb.InvalidValueError, match="there is no persona yet"):
         nb.review_queue(npc="analyst")
 
 

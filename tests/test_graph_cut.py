@@ -97,7 +97,7 @@ def test_the_drawn_part_is_the_whole_graph_cut(
         whole = nb.graph()
         concepts = {d["label"].lower() for _, d in whole.nodes(data=True) if d["kind"] == "concept"}
         if focus is not None and focus.lower() not in concepts:
-            with pytest.raises(npc_nb.NpcError, match="No concept"):
+            with pytest.raises(npc_nb.InvalidValueError, match="No concept"):
                 nb.show_graph(focus=focus, depth=depth, max_nodes=limit)
             return
         expected = whole if focus is None else neighbourhood(whole, focus, depth)

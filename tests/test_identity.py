@@ -181,4 +181,4 @@ def test_npc_nb_policy_shows_and_sets_the_policy(project_dir: Path) -> None:
     finally:
         nb.close()
     wrong = run_cli("policy", "--set", "review_mode=solo", cwd=project_dir, keys="")
-    assert wrong.returncode == 2 and "review_mode must be one of" in wrong.stdout
+    assert wrong.returncode == 2 and "review_mode='solo' is not allowed" in wrong.stdout

@@ -21,7 +21,6 @@ import ast
 from pathlib import Path
 
 import npc_nb
-from npc_nb._compat import MOVED
 
 PACKAGE = Path(npc_nb.__file__).resolve().parent
 LAYERS = {
@@ -91,18 +90,6 @@ def _imports(module: str, path: Path) -> set[str]:
 
 
 GRAPH = {module: _imports(module, path) for module, path in MODULES.items()}
-
-
-def test_no_module_imports_a_path_of_an_earlier_release() -> None:
-    """Old paths (``npc_nb._text``, ``npc_nb.store.postgres``) are aliases for user code
-    (``npc_nb/_compat.py``); the package itself imports its modules where they are."""
-    old = [
-        f"{module} -> {name}"
-        for module, path in MODULES.items()
-        for name in _named(module, path)
-        if any(name == moved or name.startswith(moved + ".") for moved in MOVED)
-    ]
-    assert old == []
 
 
 def _layer(module: str) -> int:

@@ -394,7 +394,7 @@ def test_a_matcher_named_by_module_and_attribute_is_loaded(
 def test_a_matcher_setting_naming_nothing_is_refused_at_open(project_dir: Path) -> None:
     with pytest.raises(npc_nb.ConfigError, match="nowhere_module"):
         npc_nb.open(project_dir, matcher="nowhere_module:judge")
-    with pytest.raises(npc_nb.ConfigError, match="Unknown matcher"):
+    with pytest.raises(npc_nb.InvalidValueError, match="Unknown matcher"):
         npc_nb.open(project_dir, matcher="clever")
 
 

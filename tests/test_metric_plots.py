@@ -142,7 +142,9 @@ def test_plot_rate_draws_any_rate_and_fits_rates_above_one(nb: npc_nb.Project) -
     assert ax.get_title() == "Repeats per candidate"
     edit = nb.metrics.plot_rate("edit_rate", group_by="model", period="day")
     assert edit.get_title() == "Edit rate by model" and DATE.match(tick_labels(edit)[0])
-    with pytest.raises(npc_nb.NpcError, match="Cannot plot 'speed'; plot any of approval_rate"):
+    with pytest.raises(
+        npc_nb.InvalidValueError, match="Cannot plot 'speed'. Use one of: approval_rate"
+    ):
         nb.metrics.plot_rate("speed")
 
 

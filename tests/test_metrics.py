@@ -219,6 +219,13 @@ def test_repeats_per_candidate_splits_by_what_was_repeated(nb: npc_nb.Project) -
     assert record["pending_per_candidate"] == pytest.approx(1 / 4)
 
 
+def test_the_old_name_reproposal_rate_is_gone(nb: npc_nb.Project) -> None:
+    """Nothing is released before 0.1.0: the renamed metric keeps no alias."""
+    assert not hasattr(nb.metrics, "reproposal_rate")
+    with pytest.raises(npc_nb.NpcError, match="reproposal_rate"):
+        nb.metrics.plot_rate("reproposal_rate")
+
+
 def test_backlog_over_days(nb: npc_nb.Project) -> None:
     day = datetime(2026, 3, 2)
     first, second, third = (propose(nb, f"backlog item {n}") for n in range(3))

@@ -199,7 +199,7 @@ def test_a_role_that_does_not_exist_is_the_administrators_to_create(
         owner.grant("Nobody Here", "reviewer")
     with pytest.raises(npc_nb.StoreError, match="owns"):
         owner.grant(lab["owner_role"], "reader")  # it would lock itself out of its tables
-    with pytest.raises(npc_nb.ArgumentError, match="'reader' or 'reviewer'"):
+    with pytest.raises(npc_nb.InvalidValueError, match="'reader' or 'reviewer'"):
         owner.grant(lab["member_role"], "owner")
     owner.close()
 

@@ -101,9 +101,9 @@ def test_a_password_in_the_url_is_never_shown(
     with pytest.raises(npc_nb.StoreError) as failed:
         npc_nb.open(project_dir, store=unreachable)
     assert "hunter2secret" not in str(failed.value) and failed.value.__cause__ is None
-    with pytest.raises(npc_nb.ConfigError) as bad:
+    with pytest.raises(npc_nb.InvalidValueError) as bad:
         npc_nb.open(project_dir, store="mysql://ada:hunter2secret@host/db")
-    assert "hunter2secret" not in str(bad.value)
+    assert "hunter2secret" not in str(bad.value) and "hunter2secret" not in str(bad.value.value)
 
 
 def test_a_password_given_as_a_parameter_is_never_shown(

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import npc_nb
-from npc_nb.errors import DecisionError
+from npc_nb.errors import DecisionError, InvalidValueError
 from npc_nb.review import session as session_module
 from npc_nb.review.session import ReviewSession, evidence_span
 from npc_nb.store.memories import memory_rows
@@ -291,7 +291,7 @@ def test_a_batch_undo_writes_one_linked_event_per_memory(nb: npc_nb.Project) -> 
 def test_deferring_into_the_past_is_refused_and_keeps_the_card(nb: npc_nb.Project) -> None:
     memory = nb.add_candidate("defer me", category="fact", npc="analyst").memory_id
     session = nb.review_session()
-    with pytest.raises(DecisionError, match="Defer until a future time"):
+    with pytest.raises(InvalidValueError, match="Defer until a future time"):
         session.decide("defer", until="2020-01-01")
     assert session.current == memory and session.tally["deferred"] == 0
     assert nb.memories()["status"].item() == "pending_approval"

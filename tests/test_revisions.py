@@ -105,5 +105,5 @@ def test_who_approved_and_what_it_said_before_is_a_query(nb: npc_nb.Project) -> 
 
 
 def test_memories_rejects_an_unknown_status_filter(nb: npc_nb.Project) -> None:
-    with pytest.raises(npc_nb.UnknownFilterError, match="Did you mean 'approved'"):
+    with pytest.raises(npc_nb.InvalidValueError, match="Did you mean 'approved'"):
         nb.memories(status="aproved")

@@ -162,18 +162,23 @@ def test_a_label_is_unique_in_a_project_and_never_a_command(nb: npc_nb.Project) 
     assert list(listed["memories"]) == [1, 1] and listed["hash"].iloc[0] == first.hash
 
 
-def test_an_unknown_state_is_a_clear_error_of_the_method_s_concern(nb: npc_nb.Project) -> None:
+def test_an_unknown_state_is_one_invalid_value_error_whichever_method(nb: npc_nb.Project) -> None:
     nb.snapshot("v1")
-    with pytest.raises(npc_nb.ConfigError, match="No snapshot with id or label 'v2'.*v1"):
+    with pytest.raises(
+        npc_nb.InvalidValueError, match="no snapshot of this project has the id or label 'v2'.*v1"
+    ):
         nb.context("analyst", as_of="v2")
-    with pytest.raises(npc_nb.DecisionError, match="No snapshot"):
-        nb.memories(as_of="v2")
-    with pytest.raises(npc_nb.DecisionError, match="No snapshot"):
-        nb.graph(as_of="v2")
-    with pytest.raises(npc_nb.ConfigError, match="No snapshot"):
-        nb.metrics.approval_rate(as_of="v2")
-    with pytest.raises(npc_nb.ConfigError, match="No snapshot"):
+    for read in (
+        lambda: nb.memories(as_of="v2"),
+        lambda: nb.graph(as_of="v2"),
+        lambda: nb.metrics.approval_rate(as_of="v2"),
+    ):
+        with pytest.raises(npc_nb.InvalidValueError, match="no snapshot") as refused:
+            read()
+        assert (refused.value.what, refused.value.value) == ("as_of", "v2")
+    with pytest.raises(npc_nb.InvalidValueError, match="no snapshot") as refused:
         npc_nb.open(nb.root, pin="v2")
+    assert refused.value.what == "pin"
 
 
 def test_diff_lists_exactly_the_changes_with_the_decisions_that_did_them(

@@ -10,7 +10,7 @@ surrogates) and numbers finite, else the method's own error class; ``bool`` is n
 ``Annotated[float | None, "a number from 0 to 1"]`` gives a parameter its own words, and
 an error class in the metadata its own error (``Annotated[str, ..., UnknownMemoryError]``).
 A filter from a closed set (``Category``, ``Scope``, ``StatusFilter``: ``OneOf`` in the
-metadata) must also be one of its values, else ``UnknownFilterError`` lists them, with a
+metadata) must also be one of its values, else ``InvalidValueError`` lists them, with a
 "did you mean" when one is close (``unknown_choice``, also used for persona names).
 The check is shallow and cheap (a few microseconds): it reads the annotations once per
 method, not on every call.
@@ -30,12 +30,13 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
-from ..errors import ArgumentError, NpcError, UnknownFilterError, UnknownMemoryError
+from ..errors import ArgumentError, InvalidValueError, NpcError, UnknownMemoryError
 from ..vocabulary import CATEGORIES, SCOPES, STATUSES
 from .results import Snapshot
 from .suggestions import did_you_mean
 
 __all__ = [
+    "AS_OF_FORMS",
     "AsOf",
     "Category",
     "MemoryId",
@@ -68,26 +69,23 @@ class OneOf:
 #: A filter by category, scope, or status (``"approved"``: the approval predicate).
 Category = Annotated[str, OneOf("category", CATEGORIES)]
 Scope = Annotated[str, OneOf("scope", SCOPES)]
+#: What an ``as_of`` may be: the ``allowed`` of every InvalidValueError(what="as_of").
+AS_OF_FORMS = "a Snapshot, its id or label, or a time (a datetime, a date or an ISO 8601 string)"
 #: A state of the memory to read at: a snapshot (or its id or label: a string), a time.
-AsOf = Annotated[
-    datetime | Snapshot,
-    "a Snapshot, its id or label, or a time (a datetime, a date or an ISO 8601 string)",
-]
+AsOf = Annotated[datetime | Snapshot, AS_OF_FORMS]
 StatusFilter = Annotated[str, OneOf("status", ("approved", *STATUSES))]
 
 
 def unknown_choice(
     what: str, value: str, known: Collection[str], *, lead: str | None = None
-) -> UnknownFilterError:
+) -> InvalidValueError:
     """The error for a ``what`` (category, persona, ...) that is none of ``known``: it
     lists them (in the order given), and suggests the closest when the value looks like
     a typo of one. ``lead`` replaces the opening "Unknown <what> '<value>'"."""
-    choices = list(known)
+    choices = tuple(known)
     lead = lead or f"Unknown {what} {value!r}"
-    if not choices:
-        return UnknownFilterError(f"{lead}: there is no {what} yet.")
-    guess = did_you_mean(value, choices)
-    return UnknownFilterError(f"{lead}.{guess} Use one of: {', '.join(choices)}.")
+    guess = did_you_mean(value, list(choices)) if choices else ""
+    return InvalidValueError(what, value, choices, lead=lead, hint=guess)
 
 
 def checked_methods(
@@ -185,6 +183,15 @@ def check_value(where: str, value: Any, hint: Any) -> None:
     """Raise ArgumentError if ``value`` is not of the type ``hint`` names (or the error
     class an ``Annotated`` hint names, e.g. UnknownMemoryError for a memory id)."""
     problem = _problem(value, hint)
+    choices = _literal_choices(hint) if problem is not None else ()
+    if choices and isinstance(value, str) and all(isinstance(c, str) for c in choices):
+        raise InvalidValueError(
+            where.rpartition(": ")[2],
+            value,
+            choices,
+            lead=f"{where}={value!r} is not allowed",
+            hint=_words(hint),
+        )
     if problem is not None:
         message = f"{where} must be {_describe(hint)}, not {_show(value)}{problem}."
         own = _own_error(hint)
@@ -192,6 +199,26 @@ def check_value(where: str, value: Any, hint: Any) -> None:
     closed = _one_of(hint)
     if closed is not None and isinstance(value, str) and value not in closed.values:
         raise unknown_choice(closed.what, value, closed.values)
+
+
+def _words(hint: Any) -> str:
+    """The words an ``Annotated`` hint gives its values ("" if none), as a sentence."""
+    if typing.get_origin(hint) is not typing.Annotated:
+        return ""
+    said = [m for m in typing.get_args(hint)[1:] if isinstance(m, str)]
+    return f"It takes {said[0]}." if said else ""
+
+
+def _literal_choices(hint: Any) -> tuple[Any, ...]:
+    """The values a ``Literal`` hint allows (directly, annotated, or in a union); ()."""
+    origin = typing.get_origin(hint)
+    if origin is typing.Literal:
+        return typing.get_args(hint)
+    if origin is typing.Annotated:
+        return _literal_choices(typing.get_args(hint)[0])
+    if origin in (typing.Union, types.UnionType):
+        return tuple(c for option in typing.get_args(hint) for c in _literal_choices(option))
+    return ()
 
 
 def _one_of(hint: Any) -> OneOf | None:

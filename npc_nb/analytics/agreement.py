@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import ArgumentError
+from ..errors import ArgumentError, InvalidValueError
 
 __all__ = ["RESAMPLES", "STATISTICS", "agreement_from"]
 
@@ -115,10 +115,12 @@ def _ratings(
         raise ArgumentError("agreement_from() takes a DataFrame, one row per rating.")
     missing = [c for c in (item, reviewer, value, *dims) if c not in frame.columns]
     if missing:
-        raise ArgumentError(
-            f"agreement_from(): no column {', '.join(map(repr, missing))} in the frame; "
-            f"name the item, reviewer and value columns (item=, reviewer=, value=) among: "
-            f"{', '.join(map(str, frame.columns))}."
+        raise InvalidValueError(
+            "column",
+            missing[0],
+            tuple(frame.columns),
+            lead=f"agreement_from(): no column {', '.join(map(repr, missing))} in the frame",
+            hint="Name the item, reviewer and value columns (item=, reviewer=, value=) among them.",
         )
     found = frame[[item, reviewer, value, *dims]].copy()
     found.columns = ["item", "rater", "value", *dims]
@@ -141,9 +143,11 @@ def _levels(values: pd.Series, categories: Sequence[Any] | None) -> list[Any]:
     levels = list(dict.fromkeys(categories))
     unknown = sorted(set(values) - set(levels), key=str)
     if unknown:
-        raise ArgumentError(
-            f"agreement_from(): values {unknown} are not among the categories {levels}; "
-            "pass categories= listing every value, or drop the rows of the others."
+        raise InvalidValueError(
+            "value",
+            unknown[0],
+            tuple(levels),
+            lead=f"agreement_from(): values {unknown} are not among the categories {levels}",
         )
     return levels
 

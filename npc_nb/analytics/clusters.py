@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ArgumentError
+from ..errors import ArgumentError, InvalidValueError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -54,7 +54,10 @@ def require_columns(frame: pd.DataFrame, *names: str) -> None:
     """Refuse a frame that lacks one of the named columns, listing those it has."""
     missing = [name for name in names if name not in frame.columns]
     if missing:
-        raise ArgumentError(
-            f"The frame has no column {', '.join(map(repr, missing))}; its columns are "
-            f"{', '.join(map(str, frame.columns)) or 'none'}. Pass the names of its columns."
+        raise InvalidValueError(
+            "column",
+            missing[0],
+            tuple(frame.columns),
+            lead=f"The frame has no column {', '.join(map(repr, missing))}",
+            hint="Pass the names of its columns.",
         )

@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ArgumentError, UnknownFilterError
+from ..errors import ArgumentError, InvalidValueError
 from .clusters import cluster_sums, require_columns
 from .permutation import permutation_test_difference
 from .significance import (
@@ -239,9 +239,8 @@ def _split_arms(counts: pd.DataFrame, baseline: Any) -> tuple[Any, pd.DataFrame]
     if counts.empty:
         return None, counts
     if baseline not in arms:
-        raise UnknownFilterError(
-            f"No arm {baseline!r} in the counts; the arms are "
-            f"{', '.join(map(str, arms))}. Pass one of them as baseline=."
+        raise InvalidValueError(
+            "baseline", baseline, tuple(arms), lead=f"No arm {baseline!r} in the counts"
         )
     return counts[counts["arm"] == baseline].iloc[0], counts[counts["arm"] != baseline]
 

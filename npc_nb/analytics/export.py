@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .._foundations.locations import output_path
-from ..errors import NpcError
+from ..errors import InvalidValueError
 from ..store import Store
 from ..store.analysis import exports
 from ..store.memories.predicates import Moment
@@ -33,7 +33,7 @@ def export_tables(
     """Write memories and decisions into ``folder``, now or as they stood at ``moment``;
     return the paths written."""
     if file_format not in _SUFFIX:
-        raise NpcError(f"format must be 'parquet' or 'jsonl', not {file_format!r}.")
+        raise InvalidValueError("format", file_format, tuple(_SUFFIX))
     target = output_path(folder, is_folder=True)
     written = {}
     for name, sql in exports.EXPORTS.items():

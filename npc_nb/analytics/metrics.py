@@ -61,7 +61,7 @@ import pandas as pd
 
 from .._foundations.arguments import checked_methods, unknown_choice
 from .._foundations.tables import kinds_of, with_missing_as_na
-from ..errors import NpcError
+from ..errors import InvalidValueError
 from ..store.analysis import analytics
 from ..store.memories.predicates import Moment
 from ..vocabulary import VOTE_DECISIONS
@@ -326,7 +326,7 @@ class Metrics:
         ``rate`` is approval_rate, rejection_rate, edit_rate, repeats_per_candidate or
         precision (of the matcher)."""
         if rate not in _RATE_PLOTS:
-            raise NpcError(f"Cannot plot {rate!r}; plot any of {', '.join(_RATE_PLOTS)}.")
+            raise InvalidValueError("rate", rate, tuple(_RATE_PLOTS), lead=f"Cannot plot {rate!r}")
         method, fraction = _RATE_PLOTS[rate]
         dims = [period, *([group_by] if group_by else [])]
         frame = getattr(self, method)(group_by=dims, as_of=as_of)
@@ -435,7 +435,7 @@ def _dimensions(source: str, group_by: str | Sequence[str]) -> list[str]:
             "dimension", name, tuple(allowed), lead=f"Cannot group by {name!r} here"
         )
     if len(set(names)) != len(names):
-        raise NpcError(f"Group by each dimension once, not {names}.")
+        raise InvalidValueError("dimension", names, "each dimension at most once")
     return names
 
 

@@ -32,7 +32,13 @@ from .._foundations.results import CandidateOutcome
 from .._foundations.settings import Settings
 from .._foundations.text import clean_text, find_evidence
 from .._foundations.utc import utc_now
-from ..errors import CandidateError, ModelCallError, NpcError, UnrecordedCallError
+from ..errors import (
+    CandidateError,
+    InvalidValueError,
+    ModelCallError,
+    NpcError,
+    UnrecordedCallError,
+)
 from ..models import gateway, offline
 from ..models.recording import Recorder, replaying_a_rerun
 from ..store import Connection, Store, in_background
@@ -446,6 +452,6 @@ class Extraction:
                 prompt_version=job["prompt_version"],
                 confidence=item.get("confidence"),
             )
-        except CandidateError as exc:
+        except (CandidateError, InvalidValueError) as exc:  # the model's item is unusable
             return str(exc)
         return outcome.queued

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from .._foundations.utc import utc_now
-from ..errors import ConfigError
+from ..errors import ConfigError, InvalidValueError
 from ..memory.core import MemoryCore
 from ..review import ReviewSession
 from ..store import Store
@@ -232,9 +232,8 @@ class Experiment:
 
     def _arm_named(self, arm: object) -> str:
         if arm not in self.arms:
-            raise ConfigError(
-                f"Experiment {self.name!r} has no arm {arm!r}; its arms are "
-                f"{', '.join(map(repr, self.arms))}."
+            raise InvalidValueError(
+                "arm", arm, tuple(self.arms), lead=f"Experiment {self.name!r} has no arm {arm!r}"
             )
         return str(arm)
 

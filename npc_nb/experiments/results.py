@@ -33,7 +33,7 @@ from ..analytics.comparison import (
     permutation_test_difference,
 )
 from ..analytics.intervals import wilson_interval
-from ..errors import ConfigError
+from ..errors import InvalidValueError
 
 __all__ = ["METRICS", "compare_frame", "results_frame"]
 
@@ -101,9 +101,8 @@ def compare_frame(
         )
         return compare_categories(counts, baseline=baseline)
     if metric not in METRICS:
-        raise ConfigError(
-            f"Unknown metric {metric!r}; compare() takes one of "
-            f"{', '.join([*METRICS, 'decision'])}."
+        raise InvalidValueError(
+            "metric", metric, (*METRICS, "decision"), lead=f"Unknown metric {metric!r}"
         )
     decided["success"] = decided["decision"].isin(METRICS[metric]).astype(int)
     counts = pd.DataFrame(

@@ -26,7 +26,7 @@ from .._foundations.results import CandidateOutcome
 from .._foundations.settings import Settings
 from .._foundations.utc import utc_now
 from ..chat.extraction import evidence_source, parse_candidates
-from ..errors import CandidateError, NpcError
+from ..errors import CandidateError, InvalidValueError, NpcError
 from ..models import gateway
 from ..models.recording import Recorder
 from ..store import Store, in_background
@@ -170,6 +170,6 @@ class Runner:
                 experiment_arm=job["arm_id"],
                 experiment_item=(job["arm_id"], job["message_id"], index),
             )
-        except CandidateError as exc:
+        except (CandidateError, InvalidValueError) as exc:  # the model's item is unusable
             return str(exc)
         return None

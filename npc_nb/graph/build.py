@@ -25,7 +25,7 @@ import pandas as pd
 from .._foundations.tables import kinds_of, with_missing_as_na
 from .._foundations.text import content_hash
 from .._foundations.utc import utc_now
-from ..errors import ModelCallError, NpcError
+from ..errors import InvalidValueError, ModelCallError
 from ..models import gateway
 from ..store.graph import graph_nodes, graph_sql
 from ..store.memories.predicates import Moment
@@ -132,8 +132,12 @@ def drawn_graph(
         store, versions, npc=npc, category=category, focus=key, depth=depth, limit=limit
     )
     if part.missing_focus is not None:
-        hint = ", ".join(part.missing_focus) or "none yet"
-        raise NpcError(f"No concept {focus!r} in the graph. Some concepts: {hint}.")
+        raise InvalidValueError(
+            "focus",
+            focus,
+            tuple(part.missing_focus) or "a concept of the graph (it has none yet)",
+            lead=f"No concept {focus!r} in the graph",
+        )
     return graph_of(part, texts), part.total
 
 

@@ -15,10 +15,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .._foundations.arguments import AS_OF_FORMS
 from .._foundations.locations import output_path
 from .._foundations.settings import Settings
 from .._foundations.utc import to_utc
-from ..errors import ConfigError, DecisionError
+from ..errors import InvalidValueError
 from ..models import offline
 from ..store import Store
 from ..store.memories.predicates import Moment
@@ -136,9 +137,9 @@ class KnowledgeGraph:
         from . import build
 
         if max_nodes < 1:
-            raise ConfigError(f"max_nodes must be at least 1 (nodes to draw), not {max_nodes!r}.")
+            raise InvalidValueError("max_nodes", max_nodes, "a whole number of nodes, at least 1")
         if depth < 0:
-            raise ConfigError(f"depth must be 0 or more steps around focus, not {depth!r}.")
+            raise InvalidValueError("depth", depth, "0 or more steps around focus")
         return build.drawn_graph(
             self._store,
             self._concept_model(),
@@ -159,5 +160,5 @@ def _moment(as_of: object) -> datetime | Moment | None:
         return as_of
     try:
         return to_utc(as_of, name="as_of")
-    except ValueError as exc:
-        raise DecisionError(str(exc)) from exc
+    except ValueError:
+        raise InvalidValueError("as_of", as_of, AS_OF_FORMS) from None

@@ -31,7 +31,7 @@ import pandas as pd
 
 from .._foundations.locations import output_path
 from .._foundations.utc import utc_now
-from ..errors import ConfigError
+from ..errors import ConfigError, InvalidValueError
 from ..store import Store
 from ..store.analysis.frames import memories_frame
 from ..store.memories.predicates import Moment
@@ -54,9 +54,11 @@ def export_approved(
     for ``kind`` (``EXPORT_KINDS``) to ``path``."""
     writer = EXPORT_KINDS.get(kind) if isinstance(kind, str) else None
     if writer is None:
-        raise ConfigError(
-            f"Unknown export kind {kind!r}; use one of {', '.join(EXPORT_KINDS)} "
-            "(export_bundle() writes the whole project, losslessly)."
+        raise InvalidValueError(
+            "kind",
+            kind,
+            tuple(EXPORT_KINDS),
+            hint="export_bundle() writes the whole project, losslessly.",
         )
     frames = [memories_frame(s, status="approved", npc=None, as_of=at) for s, at in read]
     rows = [row for frame in frames if not frame.empty for row in _records(frame)]

@@ -14,7 +14,7 @@ from typing import Any
 from .._foundations.ids import new_id
 from .._foundations.terms import content_terms, joined_terms
 from .._foundations.text import content_hash, evidence_occurs_in, instruction_flags, normalise
-from ..errors import CandidateError
+from ..errors import CandidateError, InvalidValueError
 from ..vocabulary import CATEGORIES, PENDING, SCOPES
 
 __all__ = [
@@ -104,9 +104,9 @@ def check_fields(category: object, scope: object, npc: object, team: object) -> 
                 f"{name} must be a non-empty name (a string) or None, not {value!r}."
             )
     if category not in CATEGORIES:
-        raise CandidateError(f"Unknown category {category!r}; use one of {', '.join(CATEGORIES)}.")
+        raise InvalidValueError("category", category, CATEGORIES)
     if scope not in SCOPES:
-        raise CandidateError(f"Unknown scope {scope!r}; use one of {', '.join(SCOPES)}.")
+        raise InvalidValueError("scope", scope, SCOPES)
     if scope == "npc" and not npc:
         raise CandidateError("An npc-scoped memory needs npc=<persona name>.")
     if scope == "team" and not team:

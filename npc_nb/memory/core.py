@@ -27,7 +27,7 @@ from .._foundations.settings.reviewer import Identity, default_reviewer, reviewe
 from .._foundations.tables import Kind
 from .._foundations.terms import content_terms
 from .._foundations.utc import utc_now
-from ..errors import CandidateError, ConfigError, DecisionError
+from ..errors import CandidateError, DecisionError, InvalidValueError
 from ..store import Store, Stores
 from ..store.analysis.analytics import judging_totals
 from ..store.conversations import chat_log
@@ -348,9 +348,9 @@ class MemoryCore:
         ``as_of`` (a snapshot or a time; by default the pinned snapshot, if any)."""
         cap = max_chars if max_chars is not None else self.settings.context_max_chars
         if isinstance(cap, bool) or not isinstance(cap, int) or block_room(cap) < 1:
-            raise ConfigError(
-                f"max_chars must be a whole number of at least {block_room(0) * -1 + 1} "
-                f"(room for the block's own tags), not {cap!r}."
+            least = block_room(0) * -1 + 1
+            raise InvalidValueError(
+                "max_chars", cap, f"a whole number of at least {least} (room for the block's tags)"
             )
         state = as_of if as_of is not None else self.pinned()
         approved = self._approved(npc, team, state)
@@ -386,9 +386,12 @@ class MemoryCore:
     def decide(self, memory_id: str, decision: str, **kwargs: Any) -> DecisionResult:
         """Apply a decision named by a string (the form front ends use)."""
         if decision not in DECISIONS or decision in ("approve_all", "undo"):
-            raise DecisionError(
-                f"Unknown decision {decision!r} for one memory; use one of "
-                "approve, reject, edit, skip, defer (approve_all and undo are methods)."
+            raise InvalidValueError(
+                "decision",
+                decision,
+                ("approve", "reject", "edit", "skip", "defer"),
+                lead=f"Unknown decision {decision!r} for one memory",
+                hint="approve_all and undo are methods.",
             )
         method = getattr(self, decision)
         try:
@@ -672,7 +675,7 @@ def _check_time_spent(spent: object) -> None:
     if spent is not None and (
         isinstance(spent, bool) or not isinstance(spent, int | float) or spent < 0
     ):
-        raise DecisionError(f"time_spent must be seconds (a number >= 0), not {spent!r}.")
+        raise InvalidValueError("time_spent", spent, "seconds (a number >= 0)")
 
 
 def _wanted(filters: dict[str, Any]) -> dict[str, Any]:

@@ -54,7 +54,7 @@ from .._foundations.terms import (
 )
 from .._foundations.text import normalise
 from .._foundations.values import read_values, replaces, transliterated, value_changes
-from ..errors import ConfigError
+from ..errors import ConfigError, InvalidValueError
 from .lookup.embedding import similarities
 
 __all__ = [
@@ -337,9 +337,12 @@ def resolve_matcher(
         return model_judge(model), f"model:{model}"
     if isinstance(chosen, str) and ":" in chosen:
         return _load_matcher(chosen), chosen
-    raise ConfigError(
-        f"Unknown matcher {chosen!r}: use 'auto', 'offline', 'model', "
-        "'package.module:attr', a callable, or None for exact repeats only."
+    raise InvalidValueError(
+        "matcher",
+        chosen,
+        "'auto', 'offline', 'model', 'package.module:attr', a callable, or None for exact "
+        "repeats only",
+        lead=f"Unknown matcher {chosen!r}",
     )
 
 

@@ -26,11 +26,12 @@ from typing import Any
 
 import pandas as pd
 
+from .._foundations.arguments import AS_OF_FORMS
 from .._foundations.ids import new_id
 from .._foundations.results import Snapshot
 from .._foundations.tables import Kind, with_missing_as_na
 from .._foundations.utc import to_utc
-from ..errors import ConfigError, HistoryChangedError, NpcError, StoreError
+from ..errors import ConfigError, HistoryChangedError, InvalidValueError, StoreError
 from ..store import Store, Stores
 from ..store.generation import epoch
 from ..store.memories.consistency import describe, disagreeing_memories
@@ -52,6 +53,8 @@ __all__ = [
 
 #: Words ``%npc_pin`` reads as commands, so never a label.
 RESERVED_LABELS = ("now", "off")
+#: What the ``pin`` setting may be: the ``allowed`` of its InvalidValueError.
+PIN_FORMS = "a snapshot's label or id, 'now' (take one) or 'off'"
 _MAX_LABEL = 200
 _KEPT_SETS = 32
 #: A read's state: a snapshot, a time, or now (None).
@@ -147,11 +150,12 @@ class Snapshots:
         found = [{c: getattr(s, c) for c in SNAPSHOT_KINDS} for s in self.all()]
         return with_missing_as_na(pd.DataFrame(found, columns=list(SNAPSHOT_KINDS)), SNAPSHOT_KINDS)
 
-    def find(self, ref: object, error: type[NpcError] = ConfigError) -> Snapshot:
-        """The snapshot ``ref`` names (a ``Snapshot``, an id or a label) in this project."""
+    def find(self, ref: object, what: str = "as_of") -> Snapshot:
+        """The snapshot ``ref`` names (a ``Snapshot``, an id or a label) in this project;
+        else an InvalidValueError for the parameter ``what`` (as_of, pin, ...)."""
         key = ref.id if isinstance(ref, Snapshot) else ref
         if not isinstance(key, str) or not key.strip() or not _is_text(key):
-            raise error(f"Name a snapshot by its id or label, not {ref!r}.")
+            raise InvalidValueError(what, ref, AS_OF_FORMS)
         key = key.strip()
         with self._lock:
             known = self._found.get(key)
@@ -159,15 +163,25 @@ class Snapshots:
             return known
         row = snapshot_rows.find_snapshot(self._stores.project, key)
         if row is None:
-            raise error(self._unknown(key))
+            raise self._unknown(what, ref)
         return self._remember(_snapshot(row))
 
-    def _unknown(self, key: str) -> str:
+    def _unknown(self, what: str, value: object) -> InvalidValueError:
+        """No snapshot is ``value``: for ``as_of``, nor is it a time; for ``pin``, it
+        names no snapshot (a pin is a snapshot's label or id, 'now' or 'off')."""
+        key = str(value).strip()
         labels = [s.label for s in self.all() if s.label]
-        known = f" Its labels: {', '.join(labels)}." if labels else " It has none yet."
-        return (
-            f"No snapshot with id or label {key!r} in this project.{known} Take one with "
-            "nb.snapshot('label'); as_of= also takes a time (a datetime or an ISO 8601 string)."
+        known = f"Its labels: {', '.join(labels)}." if labels else "It has none yet."
+        missing = f"no snapshot of this project has the id or label {key!r}"
+        if what == "as_of":
+            lead, allowed = (
+                f"as_of={value!r} is neither a time nor a snapshot: {missing}",
+                AS_OF_FORMS,
+            )
+        else:
+            lead, allowed = f"{what}={value!r}: {missing}", PIN_FORMS
+        return InvalidValueError(
+            what, value, allowed, lead=lead, hint=f"{known} Take one with nb.snapshot('label')."
         )
 
     def _remember(self, snapshot: Snapshot) -> Snapshot:
@@ -177,47 +191,43 @@ class Snapshots:
                 self._found[snapshot.label] = snapshot
         return snapshot
 
-    def resolve(self, as_of: object, error: type[NpcError] = ConfigError) -> State:
+    def resolve(self, as_of: object) -> State:
         """What ``as_of`` names: a snapshot (given, or its id or label), a time (a
-        datetime, a date, an ISO 8601 string), or now (None); else ``error``."""
+        datetime, a date, an ISO 8601 string), or now (None). This is the one parser of
+        ``as_of``: anything else is an ``InvalidValueError(what="as_of")``."""
         if as_of is None or isinstance(as_of, Snapshot):
-            return None if as_of is None else self.find(as_of, error)
+            return None if as_of is None else self.find(as_of)
         if isinstance(as_of, datetime | date):
             return to_utc(as_of, name="as_of")
         if not isinstance(as_of, str) or not as_of.strip() or not _is_text(as_of):
-            raise error(
-                "as_of takes a Snapshot, its id or label, or a time (a datetime, a date or "
-                f"an ISO 8601 string), not {as_of!r}."
-            )
+            raise InvalidValueError("as_of", as_of, AS_OF_FORMS)
         row = snapshot_rows.find_snapshot(self._stores.project, as_of.strip())
         if row is not None:
             return self._remember(_snapshot(row))
         if _reads_as_time(as_of):
             return to_utc(as_of, name="as_of")
-        raise error(self._unknown(as_of.strip()))
+        raise self._unknown("as_of", as_of)
 
-    def between(
-        self, a: object, b: object, error: type[NpcError] = ConfigError
-    ) -> list[tuple[Store, Moment | None, Moment | None]]:
+    def between(self, a: object, b: object) -> list[tuple[Store, Moment | None, Moment | None]]:
         """Each store with the moments states ``a`` and ``b`` are in it (``nb.diff``)."""
-        states = self.resolve(a, error), self.resolve(b, error)
+        states = self.resolve(a), self.resolve(b)
         for state in states:
             self.check(state)
         earlier, later = self.moments(states[0]), self.moments(states[1])
         return [(store, m_a, m_b) for (store, m_a), (_, m_b) in zip(earlier, later, strict=True)]
 
-    def project_moment(self, as_of: object, error: type[NpcError] = ConfigError) -> Moment | None:
+    def project_moment(self, as_of: object) -> Moment | None:
         """``as_of`` as a moment of the project's store (None: now)."""
-        return self.moments(self.resolve(as_of, error))[0][1]
+        return self.moments(self.resolve(as_of))[0][1]
 
     def pin_value(self, pin: str | None) -> str | None:
         """A ``pin`` setting as kept: 'now' takes a snapshot (its id is kept); any
-        other must name a snapshot of this project (else ConfigError)."""
+        other must name a snapshot of this project (else InvalidValueError)."""
         if pin is None:
             return None
         if pin.lower() == "now":
             return self.take().id
-        self.find(pin)
+        self.find(pin, "pin")
         return pin
 
     # -- reading at a state ------------------------------------------------------------------

@@ -22,7 +22,7 @@ from .._foundations.ids import new_id
 from .._foundations.terms import content_terms, joined_terms
 from .._foundations.text import content_hash, normalise
 from .._foundations.utc import to_utc
-from ..errors import DecisionError
+from ..errors import DecisionError, InvalidValueError
 from ..vocabulary import (
     APPROVED,
     APPROVED_STATUSES,
@@ -207,8 +207,8 @@ def _moment(value: Any, current: datetime | None, name: str) -> datetime | None:
 def _time(value: Any, name: str) -> datetime:
     try:
         return to_utc(value, name=name)
-    except ValueError as exc:
-        raise DecisionError(str(exc)) from exc
+    except ValueError:
+        raise InvalidValueError(name, value, "a datetime, a date or an ISO 8601 string") from None
 
 
 _PLANNERS = {

@@ -15,7 +15,7 @@ accept exactly the same forms. Case and spaces around the answer do not matter:
   ``2026-12-31T09:30`` or ``2026-12-31 09:30``, with an offset (``+01:00``, ``Z``) if
   it is not local time.
 
-Anything else is refused, a ``DecisionError`` listing these forms: in particular what
+Anything else is refused, an ``InvalidValueError`` listing these forms: in particular what
 could be read two ways (``next friday``: this coming one or the one after? ``12/01``:
 which is the month?) and every time that is not in the future (the card would be due
 at once; a skip shows it again later in the same review).
@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, date, datetime, time, timedelta
 
-from ..errors import DecisionError
+from ..errors import InvalidValueError
 
 __all__ = ["WEEKDAYS", "accepted_forms", "defer_time"]
 
@@ -43,27 +43,37 @@ _DAYS_AHEAD = {"today": 0, "tomorrow": 1, "next week": 7}  # today: refused as p
 def defer_time(typed: str | date | datetime | None, *, now: datetime) -> datetime:
     """When a card deferred with ``typed`` is due again (aware, UTC); the forms are in
     this module's docstring. ``None`` and ``""`` mean tomorrow. A ``date`` is the start
-    of that day, a ``datetime`` that moment. Refused with a ``DecisionError`` that lists
+    of that day, a ``datetime`` that moment. Refused with an ``InvalidValueError`` that lists
     the accepted forms: a form not listed, or a time not after ``now``."""
     moment = _moment(typed, now)
     if moment <= now.astimezone(UTC):
-        raise DecisionError(
+        raise _refused(
+            typed,
+            now,
             f"Defer until a future time; {_shown(typed)} is not after now "
-            f"({now:%Y-%m-%d %H:%M}), so the card would be due at once. To see it again "
-            f"later in this review, skip it (s). {accepted_forms(now)}"
+            f"({now:%Y-%m-%d %H:%M}), so the card would be due at once",
+            hint="To see it again later in this review, skip it (s).",
         )
     return moment
 
 
 def accepted_forms(now: datetime) -> str:
     """The forms ``defer_time`` accepts, in one sentence for a refusal or a prompt."""
+    return f"Accepted: {_forms(now)}."
+
+
+def _forms(now: datetime) -> str:
     example = date(now.year + 1, 1, 31).isoformat()
     return (
-        "Accepted: tomorrow (also an empty answer), next week (7 days from today), +3d or "
-        "+2w (days or weeks after today), +12h (hours from now), a weekday such as friday "
-        f"(the next one after today), or an ISO date or time such as {example} or "
-        f"{example}T09:30."
+        "tomorrow (also an empty answer), next week (7 days from today), +3d or +2w (days "
+        "or weeks after today), +12h (hours from now), a weekday such as friday (the next "
+        f"one after today), or an ISO date or time such as {example} or {example}T09:30"
     )
+
+
+def _refused(typed: object, now: datetime, lead: str, hint: str = "") -> InvalidValueError:
+    """The error for a defer time ``typed`` that is not allowed: it lists the forms."""
+    return InvalidValueError("until", typed, _forms(now), lead=lead, hint=hint)
 
 
 def _moment(typed: str | date | datetime | None, now: datetime) -> datetime:
@@ -75,7 +85,7 @@ def _moment(typed: str | date | datetime | None, now: datetime) -> datetime:
     if typed is None:
         typed = ""
     if not isinstance(typed, str):
-        raise DecisionError(f"Defer until a date or a time, not {typed!r}. {accepted_forms(now)}")
+        raise _refused(typed, now, f"Defer until a date or a time, not {typed!r}")
     words = " ".join(typed.lower().split())
     if not words:
         words = "tomorrow"
@@ -89,9 +99,7 @@ def _moment(typed: str | date | datetime | None, now: datetime) -> datetime:
     try:
         return _utc(datetime.fromisoformat(words.upper()), now)
     except ValueError:
-        raise DecisionError(
-            f"Cannot tell when {typed.strip()!r} is. {accepted_forms(now)}"
-        ) from None
+        raise _refused(typed, now, f"Cannot tell when {typed.strip()!r} is") from None
 
 
 def _weekday(words: str) -> int | None:
@@ -108,8 +116,8 @@ def _after(count: int, unit: str, now: datetime) -> datetime:
             return now.astimezone(UTC) + timedelta(hours=count)
         return _start_of(now.date() + timedelta(days=count * (7 if unit == "w" else 1)), now)
     except OverflowError:
-        raise DecisionError(
-            f"+{count}{unit} is further ahead than a calendar goes. {accepted_forms(now)}"
+        raise _refused(
+            f"+{count}{unit}", now, f"+{count}{unit} is further ahead than a calendar goes"
         ) from None
 
 

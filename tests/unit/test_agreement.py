@@ -175,7 +175,7 @@ def test_degenerate_input_is_nan_with_a_reason_never_an_error() -> None:
 def test_a_rater_rating_an_item_twice_is_refused() -> None:
     with pytest.raises(npc_nb.ArgumentError, match="rated item 1 more than once"):
         npc_nb.agreement_from(votes((1, "a", "approve"), (1, "a", "reject"), (1, "b", "reject")))
-    with pytest.raises(npc_nb.ArgumentError, match="no column 'coder'"):
+    with pytest.raises(npc_nb.InvalidValueError, match="no column 'coder'"):
         npc_nb.agreement_from(votes((1, "a", "approve")), reviewer="coder")
 
 

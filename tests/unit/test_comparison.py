@@ -17,7 +17,7 @@ import scipy.stats
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from npc_nb import NpcError
+from npc_nb import InvalidValueError, NpcError
 from npc_nb.analytics.comparison import (
     chi_square_test,
     cluster_bootstrap_difference,
@@ -448,8 +448,9 @@ def test_compare_proportions_of_an_empty_frame_is_an_empty_frame() -> None:
 
 def test_compare_proportions_refuses_an_unknown_baseline_or_a_missing_column() -> None:
     counts = pd.DataFrame({"arm": ["A", "B"], "successes": [1, 2], "trials": [3, 4]})
-    with pytest.raises(NpcError, match="No arm 'Z'.*A, B.*baseline="):
+    with pytest.raises(InvalidValueError, match="No arm 'Z'.*A, B") as refused:
         compare_proportions(counts, baseline="Z")
+    assert (refused.value.what, refused.value.allowed) == ("baseline", ("A", "B"))
     with pytest.raises(NpcError, match="no column 'trials'"):
         compare_proportions(counts.drop(columns="trials"), baseline="A")
     with pytest.raises(NpcError, match="cannot exceed"):

@@ -56,17 +56,19 @@ def test_unknown_argument_is_named() -> None:
 
 
 @pytest.mark.parametrize(
-    ("content", "message"),
+    ("content", "message", "error"),
     [
-        ("lock_timeout = 'soon'\n", "lock_timeout = 'soon'"),
-        ("context_max_chars = -5\n", "context_max_chars = -5"),
-        ("near_duplicate_threshold = 101\n", "near_duplicate_threshold"),
-        ("model = [1, 2\n", "Cannot parse the config file"),
+        ("lock_timeout = 'soon'\n", "lock_timeout = 'soon'", npc_nb.InvalidValueError),
+        ("context_max_chars = -5\n", "context_max_chars = -5", npc_nb.InvalidValueError),
+        ("near_duplicate_threshold = 101\n", "near_duplicate_threshold", npc_nb.InvalidValueError),
+        ("model = [1, 2\n", "Cannot parse the config file", npc_nb.ConfigError),
     ],
 )
-def test_broken_toml_value_is_a_clear_error(config_file: Path, content: str, message: str) -> None:
+def test_broken_toml_value_is_a_clear_error(
+    config_file: Path, content: str, message: str, error: type[npc_nb.NpcError]
+) -> None:
     config_file.write_text(content)
-    with pytest.raises(npc_nb.ConfigError, match=message) as caught:
+    with pytest.raises(error, match=message) as caught:
         load_settings()
     assert str(config_file) in str(caught.value)
 

@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from npc_nb.errors import DecisionError
+from npc_nb.errors import InvalidValueError
 from npc_nb.review.dates import defer_time
 
 BERLIN = ZoneInfo("Europe/Berlin")
@@ -61,7 +61,7 @@ def test_day_forms_start_at_local_midnight_across_a_clock_change() -> None:
     ["someday", "next friday", "12/01", "01.02.2027", "in a week", "3d", "+3", "-2d", "week"],
 )
 def test_unknown_or_ambiguous_forms_are_refused_listing_the_accepted_ones(typed: str) -> None:
-    with pytest.raises(DecisionError) as refused:
+    with pytest.raises(InvalidValueError) as refused:
         defer_time(typed, now=NOW)
     message = str(refused.value)
     assert f"Cannot tell when {typed!r} is" in message
@@ -73,11 +73,11 @@ def test_unknown_or_ambiguous_forms_are_refused_listing_the_accepted_ones(typed:
     "typed", ["today", "+0d", "+0h", "2026-12-04", "2026-01-01", "2026-12-04T20:00"]
 )
 def test_a_time_that_is_not_in_the_future_is_refused(typed: str) -> None:
-    with pytest.raises(DecisionError, match="Defer until a future time") as refused:
+    with pytest.raises(InvalidValueError, match="Defer until a future time") as refused:
         defer_time(typed, now=NOW)
     assert "skip it (s)" in str(refused.value) and "next week" in str(refused.value)
 
 
 def test_a_count_beyond_the_calendar_is_refused_not_a_crash() -> None:
-    with pytest.raises(DecisionError, match="further ahead than a calendar goes"):
+    with pytest.raises(InvalidValueError, match="further ahead than a calendar goes"):
         defer_time("+999999w", now=NOW)

@@ -13,6 +13,8 @@ from __future__ import annotations
 import html
 import os
 import tomllib
+import types
+import typing
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
@@ -26,7 +28,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-from ...errors import ConfigError
+from ...errors import ConfigError, InvalidValueError
 from ..locations import user_home
 from ..results import Snapshot
 from ..store_url import check_store_url, redact, redact_text
@@ -292,7 +294,7 @@ def load_settings(**overrides: Any) -> Settings:
     except OSError as exc:
         raise ConfigError(f"Cannot read the config file {path}: {exc.strerror}.") from exc
     except ValidationError as exc:
-        raise ConfigError(_describe(exc, path)) from exc
+        raise _invalid_source_value(exc, path) or ConfigError(_describe(exc, path)) from exc
     for name, source in _sources(overrides, path).items():
         settings.mark_source(name, source)
     settings._ignored = {name: str(where) for name, where in parent_env_variables().items()}
@@ -349,6 +351,64 @@ def unknown_setting(key: str) -> ConfigError:
     return ConfigError(
         f"Unknown setting {key!r}.{did_you_mean(key, Settings.model_fields)} "
         f"Known settings: {', '.join(Settings.model_fields)}."
+    )
+
+
+def invalid_setting(
+    key: str, value: object, exc: ValueError, *, lead: str | None = None, hint: str = ""
+) -> InvalidValueError:
+    """The error for a value the setting ``key`` does not allow (``exc``: pydantic's
+    ValidationError): ``allowed`` is the setting's closed set where it has one
+    (``model_replay``: off, record, replay), else pydantic's words for what it takes;
+    a check of our own (a store URL's) says why in the message. Neither the message
+    nor ``value`` repeats a password the value holds."""
+    if isinstance(value, str):
+        value = redact_text(value)
+    lead = lead or f"{key}={value!r} is not allowed"
+    allowed: str | tuple[object, ...] = _choices(Settings.model_fields[key].annotation)
+    if not allowed:
+        reason, allowed = _takes(key, exc)
+        hint = f"{reason} {hint}".strip()
+    return InvalidValueError(key, value, allowed, lead=lead, hint=hint)
+
+
+def _choices(annotation: Any) -> tuple[object, ...]:
+    """The values a ``Literal`` annotation (or an optional one) allows; () if none."""
+    if typing.get_origin(annotation) is Literal:
+        return typing.get_args(annotation)
+    union = typing.get_origin(annotation) in (typing.Union, types.UnionType)
+    options = typing.get_args(annotation) if union else ()
+    return next((c for option in options if (c := _choices(option))), ())
+
+
+def _takes(key: str, exc: ValueError) -> tuple[str, str]:
+    """Why the value was refused and what the setting takes, in pydantic's words ("a
+    valid integer", "a value greater than or equal to 0"), or, when one of our own
+    checks refused it, its reason and "a valid <key>"."""
+    errors = getattr(exc, "errors", None)
+    error = errors()[0] if callable(errors) else {"msg": str(exc), "type": "value_error"}
+    message = redact_text(error["msg"])
+    if error["type"] == "value_error":
+        return message.removeprefix("Value error, ").rstrip(".") + ".", f"a valid {key}"
+    words = message.removeprefix("Input should be ")
+    return "", words if words.startswith(("a ", "an ")) else f"a value {words}"
+
+
+def _invalid_source_value(exc: ValidationError, path: Path) -> InvalidValueError | None:
+    """The first value a settings source holds that is not allowed, as an
+    InvalidValueError; None when the problem is an unknown key (a ConfigError)."""
+    error = exc.errors()[0]
+    key = str(error["loc"][0]) if error["loc"] else ""
+    if error["type"] == "extra_forbidden" or key not in Settings.model_fields:
+        return None
+    value = error.get("input")
+    shown = redact_text(value) if isinstance(value, str) else value
+    return invalid_setting(
+        key,
+        value,
+        exc,
+        lead=f"Invalid configuration: {key} = {shown!r} is not allowed",
+        hint=f"Check the arguments, the {ENV_PREFIX}* environment variables, .env and {path}.",
     )
 
 

@@ -47,7 +47,7 @@ from typing import Any
 from ..._foundations.ids import new_id
 from ..._foundations.results import DecisionResult
 from ..._foundations.text import content_hash
-from ...errors import DecisionError
+from ...errors import DecisionError, InvalidValueError
 from ...store import Connection, Store
 from ...store.memories import events, memory_rows, vote_rows
 from ...store.notices import DecisionNotice
@@ -170,9 +170,12 @@ def adjudicate_vote(
         if isinstance(number, bool) or not isinstance(number, int):
             raise DecisionError(f"vote= is the number of a vote (1 to {len(active)}).")
         if not 1 <= number <= len(active):
-            raise DecisionError(
-                f"Memory {memory_id} has votes 1 to {len(active)} (as nb.votes lists "
-                f"them), not {number}."
+            raise InvalidValueError(
+                "vote",
+                number,
+                tuple(range(1, len(active) + 1)),
+                lead=f"Memory {memory_id} has votes 1 to {len(active)} (as nb.votes lists "
+                f"them), not {number}",
             )
         picked = active[number - 1]
         change = plan(picked["decision"], memory, actor=actor, now=now, **_plan_args(picked))

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...errors import AlreadyDecidedError, DecisionError
+from ...errors import AlreadyDecidedError, DecisionError, InvalidValueError
 
 __all__ = [
     "INTENTS",
@@ -29,13 +29,16 @@ INTENTS = ("vote", "adjudicate")
 
 
 def check_intent(intent: Any) -> str | None:
-    """``intent`` if it is one (or None), else a ``DecisionError`` naming them."""
+    """``intent`` if it is one (or None), else an ``InvalidValueError`` naming them."""
     if intent is None or (isinstance(intent, str) and intent in INTENTS):
         return intent
-    raise DecisionError(
-        f"intent={intent!r} is not one: pass intent='vote' (a reviewer's vote, refused if "
-        "the card waits for adjudication meanwhile) or intent='adjudicate' (refused if "
-        "it no longer does), or leave it out."
+    raise InvalidValueError(
+        "intent",
+        intent,
+        INTENTS,
+        hint="intent='vote' is a reviewer's vote, refused if the card waits for "
+        "adjudication meanwhile; intent='adjudicate' is refused if it no longer does; "
+        "or leave it out.",
     )
 
 

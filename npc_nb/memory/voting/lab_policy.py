@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from ..._foundations.settings import Settings
+from ..._foundations.settings import Settings, invalid_setting
 from ...errors import ConfigError
 from ...vocabulary import POLICY_KEYS
 
@@ -67,8 +67,7 @@ def as_text(settings: Settings, values: dict[str, Any]) -> dict[str, str]:
         try:
             setattr(trial, key, value)
         except ValueError as exc:  # pydantic's ValidationError
-            reason = str(exc).splitlines()[-1].strip()
-            raise ConfigError(f"{key}={value!r}: {reason}. Nothing was stored.") from None
+            raise invalid_setting(key, value, exc, hint="Nothing was stored.") from None
     return {key: _text(getattr(trial, key)) for key in values}
 
 
