@@ -745,14 +745,14 @@ class Project:
         """Write ``memories`` and ``decisions`` (every column of the analytical views) to
         ``folder`` as Parquet or JSON Lines, now or as they stood at ``as_of`` (a
         snapshot, its id or label, or a time); returns the paths written."""
-        moment = self._project_moment(as_of, DecisionError)
+        moment = self._project_moment(as_of)
         return export_tables(self._stores.project, folder, format, moment)
 
     def export_review_log(self, path: str | Path, *, as_of: AsOf | None = None) -> Path:
         """Write every decision (not undone; at ``as_of``: by then, and not undone by
         then) as Prodigy-style JSONL: text, answer (accept/reject/ignore), label,
         annotator, timestamp."""
-        moment = self._project_moment(as_of, DecisionError)
+        moment = self._project_moment(as_of)
         return export_review_log(self._stores.project, path, moment)
 
     # -- extraction experiments ------------------------------------------------------------

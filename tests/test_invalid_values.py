@@ -62,7 +62,7 @@ CASES: list[tuple[str, Call, str, object]] = [
     ("diff-as_of", lambda nb, d, m: nb.diff("nope"), "as_of", "nope"),
     (
         "metric-dimension",
-        lambda nb, d, m: nb.metrics.approval_rate(by="colour"),
+        lambda nb, d, m: nb.metrics.approval_rate(group_by="colour"),
         "dimension",
         "colour",
     ),
@@ -74,7 +74,7 @@ CASES: list[tuple[str, Call, str, object]] = [
     ),
     (
         "agreement-dimension",
-        lambda nb, d, m: nb.metrics.agreement(by="colour"),
+        lambda nb, d, m: nb.metrics.agreement(group_by="colour"),
         "dimension",
         "colour",
     ),

@@ -165,7 +165,7 @@ class Interop:
         """Approved memories in ``kind``'s import shape (mem0, letta, npcpy), now or as
         they stood at ``as_of`` (a snapshot, its id or label, or a time)."""
         snapshots = self.core.snapshots
-        state = snapshots.resolve(as_of, DecisionError)
+        state = snapshots.resolve(as_of)
         snapshots.check(state)
         return export_approved(snapshots.moments(state), self.project, kind, path)
 
