@@ -87,7 +87,7 @@ def test_revisions_apply_as_values(project: npc_nb.Project) -> None:
     assert valid.decision == "set_validity"
     revised = project.apply(Supersede(card, "The cluster is called Orca-3"))
     assert status_of(project, card) == "superseded"
-    assert status_of(project, revised.new_memory_id or "") == "human-approved"
+    assert status_of(project, revised.new_memory_id or "") == "human-edited"
 
 
 def test_requeue_returns_a_decision_result(project: npc_nb.Project) -> None:

@@ -87,7 +87,7 @@ class DecisionResult:
     """The effect of one decision (or one batch): which memories moved where."""
 
     decision: str
-    actor: str
+    reviewer: str
     changes: tuple[tuple[str, str | None, str], ...]  # (memory id, from status, to status)
     batch_id: str | None = None
     new_memory_id: str | None = None
@@ -108,7 +108,7 @@ class DecisionResult:
         moves = "; ".join(f"{m}: {a} -> {b}" for m, a, b in self.changes[:5])
         more = f" (+{len(self.changes) - 5} more)" if len(self.changes) > 5 else ""
         notes = "".join(f"\n  note: {note}" for note in self.notes)
-        return f"{self.decision} by {self.actor}: {moves or 'nothing changed'}{more}{notes}"
+        return f"{self.decision} by {self.reviewer}: {moves or 'nothing changed'}{more}{notes}"
 
     def _repr_mimebundle_(self, **_: object) -> dict[str, str]:
         return {"text/plain": str(self), "text/html": f"<code>{html.escape(str(self))}</code>"}

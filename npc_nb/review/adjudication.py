@@ -22,13 +22,14 @@ from typing import Any
 
 from ..errors import DecisionError
 from ..memory.core import MemoryCore
+from ..memory.decision_values import Intent
 from .card import Card, VoteShown
 from .summary import KIND_OF, Decided
 
 __all__ = ["adjudicated", "intent", "picked_vote", "vote_decided", "votes_shown"]
 
 
-def intent(adjudicate: bool) -> str:
+def intent(adjudicate: bool) -> Intent:
     """What a session's decision is meant as: an adjudication, or a vote."""
     return "adjudicate" if adjudicate else "vote"
 
