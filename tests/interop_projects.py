@@ -53,7 +53,7 @@ def fill_every_kind(nb: npc_nb.Project) -> dict[str, str]:
     assert again.action == "merged"
     nb.add_candidate("The user wants weekly email summaries", category="fact", npc="analyst")
     split = nb.add_candidate("Interviews are transcribed by Omar", category="fact", npc="analyst")
-    ids["split"] = nb.requeue(_reproposal_of(nb, split.memory_id), by="ada")
+    ids["split"] = str(nb.requeue(_reproposal_of(nb, split.memory_id), by="ada").new_memory_id)
     nb.chat("analyst", "Where do we keep the ringing data? We decided to use Parquet files.")
     nb.extraction.wait()
     nb.graph()  # concepts of the approved memories (the offline concept model)

@@ -22,6 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import npc_nb
+from npc_nb import Approve
 from npc_nb.cli import main
 from npc_nb.store.moving.copy_into import NOT_COPIED
 from npc_nb.store.moving.move import migrate_store
@@ -92,7 +93,7 @@ def seed(nb: npc_nb.Project) -> None:
     experiment.wait(timeout=60)
     session = experiment.review_session()
     while session.card() is not None:
-        session.decide("approve")
+        session.decide(Approve(session.current))
     experiment.promote("A")
 
 

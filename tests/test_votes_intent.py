@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 import npc_nb
+from npc_nb import Approve, Reject
 from npc_nb.errors import AlreadyDecidedError, ArgumentError, DecisionError
 from tests.helpers import as_reviewer, propose, status_of
 
@@ -45,7 +46,7 @@ def disagree_behind_carols_back(lab: npc_nb.Project) -> None:
         as_reviewer(lab, "ada").approve(card)
         as_reviewer(lab, "bob").reject(card, reason="it moved to Fridays")
         with pytest.raises(DecisionError, match=NOT_RECORDED):
-            carol.decide("approve")
+            carol.decide(Approve(carol.current))
         assert carol.current == later  # the session moved on
     assert status_of(lab, card) == "pending_approval"
     assert actions(lab, card) == ["propose", "vote", "vote"]  # no adjudication
@@ -87,7 +88,7 @@ def test_a_vote_on_a_card_final_meanwhile_is_not_recorded(lab: npc_nb.Project) -
     as_reviewer(lab, "ada").approve(card)
     as_reviewer(lab, "bob").approve(card)  # they agree: final
     with pytest.raises(AlreadyDecidedError, match="your vote was not recorded"):
-        carol.decide("reject", reason="never heard of it")
+        carol.decide(Reject(carol.current, reason="never heard of it"))
     assert status_of(lab, card) == "human-approved" and carol.current is None
     assert actions(lab, card) == ["propose", "vote", "vote", "agree"]
     # A script voting from nb.review_queue(reviewer=...) says so, and is refused alike
@@ -118,7 +119,7 @@ def test_an_adjudicator_s_key_never_becomes_a_vote(lab: npc_nb.Project) -> None:
         as_reviewer(lab, "bob").undo()  # bob may not withdraw his vote: the round is complete
     as_reviewer(lab, "dan").adjudicate(card, vote=1)  # dan adjudicates meanwhile
     with pytest.raises(DecisionError, match="decided"):
-        carol.decide("reject")
+        carol.decide(Reject(carol.current))
     assert carol.current is None
     assert lab.votes(card)["reviewer"].tolist() == ["ada", "bob"]  # carol's key cast no vote
     assert actions(lab, card)[-1] == "adjudicate"
@@ -142,7 +143,7 @@ def test_an_adjudication_of_a_card_decided_meanwhile_says_who_decided(
     carol = as_reviewer(lab, "carol").review_session(adjudicate=True)
     as_reviewer(lab, "dan").approve(card)  # another adjudicator was quicker
     with pytest.raises(AlreadyDecidedError, match="already decided by dan"):
-        carol.decide("reject")
+        carol.decide(Reject(carol.current))
     with pytest.raises(DecisionError, match="no longer waits for adjudication"):
         as_reviewer(lab, "carol").reject(card, intent="adjudicate")  # not a retraction
     assert status_of(lab, card) == "human-approved"

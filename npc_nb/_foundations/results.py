@@ -116,7 +116,8 @@ class DecisionResult:
 
 @dataclass(frozen=True)
 class ApproveAllPreview:
-    """What ``approve_all`` would approve; nothing has changed yet."""
+    """What ``approve_all`` would approve (``nb.preview_approve_all``); nothing has
+    changed yet. ``nb.approve_all(preview)`` approves exactly its ``ids``."""
 
     count: int
     sample: pd.DataFrame
@@ -131,7 +132,7 @@ class ApproveAllPreview:
         )
         lines = [f"approve_all would approve {self.count} memory candidate(s){flagged}."]
         lines += [f"  - {text}" for text in self.sample.get("final_text", [])]
-        lines.append("Nothing changed. Call approve_all(..., confirm=True) to approve them.")
+        lines.append("Nothing changed. Call approve_all(preview) to approve exactly these.")
         return "\n".join(lines)
 
     def _repr_mimebundle_(self, **_: object) -> dict[str, str]:
