@@ -172,7 +172,7 @@ def test_a_decision_read_before_another_write_checks_the_status_again(
 
 def test_time_spent_and_session_are_recorded(nb: npc_nb.Project) -> None:
     memory = propose(nb, "first")
-    nb.approve(memory, time_spent=2.5, session="s1")
+    nb.approve(memory, context=npc_nb.ReviewContext(time_spent=2.5, session_id="s1"))
     event = events_for(nb, memory)[-1]
     assert (event["time_spent_ms"], event["review_session"]) == (2500, "s1")
 

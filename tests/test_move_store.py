@@ -103,7 +103,9 @@ def vote(nb: npc_nb.Project) -> None:
     nb.set_policy(review_mode="independent")
     agreed = propose(nb, f"Two reviewers agreed on {HOSTILE[0]}", npc="analyst")
     disputed = propose(nb, f"Two reviewers disagreed on {HOSTILE[3]}", npc="analyst")
-    as_reviewer(nb, "ada").approve(agreed, time_spent=1.5, session="review-1")
+    as_reviewer(nb, "ada").approve(
+        agreed, context=npc_nb.ReviewContext(time_spent=1.5, session_id="review-1")
+    )
     as_reviewer(nb, "bob").approve(agreed)
     as_reviewer(nb, "ada").approve(disputed)
     as_reviewer(nb, "ada").undo()  # withdrawn

@@ -49,9 +49,9 @@ def apply(session: ReviewSession, action: str, step: int) -> None:
             session.undo()
         elif action == "approve_all":
             session.approve_previewed(session.preview_all())
-        elif action == "edit":
+        elif action == "edit" and session.current is not None:
             session.decide(Edit(session.current, text=f"edited text number {step}"))
-        else:
+        elif session.current is not None:
             session.decide(CARD_VALUES[action](session.current))
     except DecisionError:
         pass  # nothing to undo, or an empty queue: the session must stay consistent
