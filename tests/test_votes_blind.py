@@ -32,7 +32,14 @@ def lab(project_dir: Path):
 def what_a_vote_says(result: npc_nb.DecisionResult) -> tuple:
     """Everything a vote's result tells its voter, the card's id left out."""
     changes = tuple(change[1:] for change in result.changes)
-    return (result.decision, result.reviewer, changes, result.notes, result.final, str(result)[-40:])
+    return (
+        result.decision,
+        result.reviewer,
+        changes,
+        result.notes,
+        result.final,
+        str(result)[-40:],
+    )
 
 
 def test_a_vote_says_the_same_whether_it_completed_an_agreement_or_a_dispute(
