@@ -45,9 +45,7 @@ if TYPE_CHECKING:
     from ._project import Project, import_bundle, open_project
     from .analytics.agreement import agreement
     from .chat.personas import Persona
-    from .experiments import Experiment
-    from .memory.block import MemoryBlock, StreamScrubber, scrub_memory_tags
-    from .memory.decision_values import (
+    from .decisions import (
         Adjudicate,
         Approve,
         Defer,
@@ -59,6 +57,8 @@ if TYPE_CHECKING:
         Skip,
         Supersede,
     )
+    from .experiments import Experiment
+    from .memory.block import MemoryBlock, StreamScrubber, scrub_memory_tags
     from .notebook.provenance import provenance
     from .reruns import RerunReport, rerun
 
@@ -74,16 +74,16 @@ _LAZY = {
     "MemoryBlock": "memory.block",
     "StreamScrubber": "memory.block",
     "scrub_memory_tags": "memory.block",
-    "Adjudicate": "memory.decision_values",
-    "Approve": "memory.decision_values",
-    "Defer": "memory.decision_values",
-    "Edit": "memory.decision_values",
-    "Reject": "memory.decision_values",
-    "Requeue": "memory.decision_values",
-    "ReviewContext": "memory.decision_values",
-    "SetValidity": "memory.decision_values",
-    "Skip": "memory.decision_values",
-    "Supersede": "memory.decision_values",
+    "Adjudicate": "decisions",
+    "Approve": "decisions",
+    "Defer": "decisions",
+    "Edit": "decisions",
+    "Reject": "decisions",
+    "Requeue": "decisions",
+    "ReviewContext": "decisions",
+    "SetValidity": "decisions",
+    "Skip": "decisions",
+    "Supersede": "decisions",
     "Persona": "chat.personas",
     "Experiment": "experiments",
     "Project": "_project",

@@ -55,15 +55,7 @@ from .analytics.metrics import Metrics
 from .chat.conversations import Conversations, Status
 from .chat.extraction import Extraction
 from .chat.personas import Persona
-from .errors import CandidateError, ConfigError, DecisionError, NpcError
-from .experiments import Experiment, Experiments
-from .graph.knowledge import KnowledgeGraph
-from .interop.service import Interop
-from .interop.summary import BundleImport, ImportSummary
-from .memory import transitions
-from .memory.block import MemoryBlock
-from .memory.core import AUTOMATIC_KINDS, MemoryCore
-from .memory.decision_values import (
+from .decisions import (
     Adjudicate,
     Approve,
     Decision,
@@ -76,6 +68,14 @@ from .memory.decision_values import (
     Skip,
     Supersede,
 )
+from .errors import CandidateError, ConfigError, DecisionError, NpcError
+from .experiments import Experiment, Experiments
+from .graph.knowledge import KnowledgeGraph
+from .interop.service import Interop
+from .interop.summary import BundleImport, ImportSummary
+from .memory import transitions
+from .memory.block import MemoryBlock
+from .memory.core import AUTOMATIC_KINDS, MemoryCore
 from .memory.queue import QUEUE_KINDS, VOTE_QUEUE_KINDS, queue_filters
 from .memory.snapshots import State
 from .memory.verify import Verification

@@ -24,8 +24,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .._foundations.markup import terminal_text
+from ..decisions import Approve, CardDecision, Defer, Edit, Reject, Skip
 from ..errors import DecisionError, NpcError
-from ..memory.decision_values import Approve, CardDecision, Defer, Edit, Reject, Skip
 from .console import Console, Stop
 
 if TYPE_CHECKING:

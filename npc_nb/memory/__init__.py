@@ -1,9 +1,7 @@
 """The memory core: candidates, matching, transitions, decisions and the memory block.
 
 ``MemoryCore`` (``core.py``) is the service the facade builds; the modules beside it do
-one job each: ``decision_values`` (what a reviewer decides, as frozen values, and the
-review context; ``MemoryCore.apply`` takes them), ``candidates`` (validate and queue,
-with tombstones), ``transitions``
+one job each: ``candidates`` (validate and queue, with tombstones), ``transitions``
 (what a decision would change), ``decisions`` (write changes with their audit events),
 ``block`` (the ``<npc-memory>`` text and the output scrubbers), ``cache`` (per-process
 sets keyed by the decision generation), ``ranking`` (relevance when over the cap),

@@ -1,11 +1,17 @@
 """The memory core as one service: propose, decide, undo, and build the memory block.
 
 ``MemoryCore`` holds what these operations share (the two stores, the per-process
-decision cache, the settings, approve-all previews) and hands each to the module that
-does the work: ``candidates`` (validate, match, queue), ``transitions`` (what a decision
-would change), ``decisions`` (write changes with their audit events), ``block`` (the
-``<npc-memory>`` text) and ``queue``. The ``Project`` facade builds one and delegates;
-the review session and the chat service receive it (or its methods) explicitly.
+decision cache, the settings) and hands each to the module that does the work:
+``candidates`` (validate, match, queue), ``transitions`` (what a decision would change),
+``decisions`` (write changes with their audit events), ``block`` (the ``<npc-memory>``
+text) and ``queue``. The ``Project`` facade builds one and delegates; the review session
+and the chat service receive it (or its methods) explicitly.
+
+Every decision takes one path: ``apply(decision, context)``, with a decision value and a
+``ReviewContext`` (``npc_nb.decisions``), dispatched by the value's type through
+``_HANDLERS`` (no method looked up by name). A decision reads the vote rules once
+(``VoteDesk.rules``: None in single review) and hands them to every step, so a
+decision is a vote or one reviewer's throughout, whatever changes meanwhile.
 """
 
 from __future__ import annotations
@@ -26,17 +32,7 @@ from .._foundations.settings.reviewer import Identity, default_reviewer, reviewe
 from .._foundations.tables import Kind
 from .._foundations.terms import content_terms
 from .._foundations.utc import utc_now
-from ..errors import CandidateError, ConfigError, DecisionError
-from ..store import Store, Stores
-from ..store.analysis.analytics import judging_totals
-from ..store.conversations import chat_log
-from ..store.memories import events, memory_rows, reproposal_rows
-from ..store.memories.predicates import Moment
-from ..vocabulary import APPROVED_STATUSES, PENDING
-from . import candidates, decisions, transitions, variants
-from .block import MemoryBlock, block_room, query_terms, render_block
-from .cache import DecisionCache
-from .decision_values import (
+from ..decisions import (
     Adjudicate,
     Approve,
     Decision,
@@ -50,6 +46,16 @@ from .decision_values import (
     Supersede,
     not_a_decision,
 )
+from ..errors import CandidateError, ConfigError, DecisionError
+from ..store import Store, Stores
+from ..store.analysis.analytics import judging_totals
+from ..store.conversations import chat_log
+from ..store.memories import events, memory_rows, reproposal_rows
+from ..store.memories.predicates import Moment
+from ..vocabulary import APPROVED_STATUSES, PENDING
+from . import candidates, decisions, transitions, variants
+from .block import MemoryBlock, block_room, query_terms, render_block
+from .cache import DecisionCache
 from .lookup.neighbours import NeighbourIndex
 from .matching import Matcher, offline_for, resolve_matcher
 from .proposal import Matching, Repeat, propose, queue_despite_repeats, repeat_of

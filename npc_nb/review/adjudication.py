@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..decisions import Intent
 from ..errors import DecisionError
 from ..memory.core import MemoryCore
-from ..memory.decision_values import Intent
 from .card import Card, VoteShown
 from .summary import KIND_OF, Decided
 

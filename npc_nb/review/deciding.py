@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._foundations.results import DecisionResult
+from ..decisions import Adjudicate, CardDecision, ReviewContext
 from ..errors import DecisionError
 from ..memory.core import MemoryCore
-from ..memory.decision_values import Adjudicate, CardDecision, ReviewContext
 from .adjudication import adjudicated, intent, vote_decided
 from .card import Card, VoteShown
 from .card_queue import CardQueue

@@ -32,10 +32,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from .._foundations.ids import new_id
 from .._foundations.results import ApproveAllPreview, DecisionResult
-from ..errors import DecisionError
-from ..memory.candidates import validate_memory_text
-from ..memory.core import MemoryCore
-from ..memory.decision_values import (
+from ..decisions import (
     CARD_DECISIONS,
     Approve,
     CardDecision,
@@ -44,6 +41,9 @@ from ..memory.decision_values import (
     Requeue,
     ReviewContext,
 )
+from ..errors import DecisionError
+from ..memory.candidates import validate_memory_text
+from ..memory.core import MemoryCore
 from ..memory.queue import queue_filters
 from ..memory.voting import QueueView
 from ..store.notices import DecisionNotice

@@ -31,8 +31,8 @@ import ipywidgets as w
 import traitlets
 from IPython.display import DisplayHandle, display
 
+from ...decisions import Approve, CardDecision, Defer, Edit, Reject, Skip
 from ...errors import DecisionError, NpcError
-from ...memory.decision_values import Approve, CardDecision, Defer, Edit, Reject, Skip
 from ...store import in_background
 from .. import ReviewSession, Summary, card_name
 from .cards import (

@@ -1,5 +1,9 @@
 """Decisions as values: what a reviewer decides, and the context a front end records.
 
+A foundation module (beside ``errors`` and ``vocabulary``): every layer that decides or
+builds a decision (the memory core, the review session, the facade, the CLI) imports it,
+and it imports nothing of theirs.
+
 Every decision is a frozen dataclass naming its memory (or re-proposal) and what the
 decision needs (a reason, a text, a date), and its ``action`` (the decision's name, as
 ``vocabulary.DECISIONS`` and the audit log spell it); ``ReviewContext`` says who decides, in which
@@ -15,11 +19,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
-from ..errors import DecisionError, UnknownMemoryError
-from ..vocabulary import STATUSES
-from .transitions import UNCHANGED
+from .errors import DecisionError, UnknownMemoryError
+from .vocabulary import STATUSES
 
 __all__ = [
     "CARD_DECISIONS",
@@ -38,6 +41,8 @@ __all__ = [
     "Supersede",
 ]
 
+#: ``SetValidity``'s default for a bound it leaves as it is (None clears a bound).
+UNCHANGED: Any = object()
 #: What a decision in independent review is meant as (``memory.voting.intent``).
 Intent = Literal["vote", "adjudicate"]
 
