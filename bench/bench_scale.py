@@ -109,7 +109,9 @@ def bench_size(memories: int, repeat: int, graph: bool = True) -> list[Row]:
     session = nb.review_session(by="bench")
     session.card()
     times["next card"] = timed(
-        lambda _: session.card(), repeat, before=lambda _: session.decide("skip")
+        lambda _: session.card(),
+        repeat,
+        before=lambda _: session.decide(npc_nb.Skip(str(session.current))),
     )
     times["review open"] = timed(
         lambda _: nb.review_session(by="bench").card(), max(3, repeat // 10)

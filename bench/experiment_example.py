@@ -73,7 +73,7 @@ def main() -> None:
     reviewed = time.perf_counter()
     while (card := session.card()) is not None:
         approve = rng.random() < APPROVAL.get(kind[card.memory_id], 0.5)
-        session.decide("approve" if approve else "reject")
+        session.decide((npc_nb.Approve if approve else npc_nb.Reject)(card.memory_id))
     reviewed = time.perf_counter() - reviewed
     pd.set_option("display.width", 200)
     pd.set_option("display.max_columns", 30)

@@ -274,7 +274,7 @@ def _review(run: Replay) -> None:
 
 
 def _put_back(run: Replay, reproposal_id: str, fact: str, npc: str) -> None:
-    new = run.nb.requeue(reproposal_id)
+    new = str(run.nb.requeue(reproposal_id).new_memory_id)
     run.fact_of_memory[new], run.npc_of_memory[new] = fact, npc
 
 

@@ -11,6 +11,7 @@ these methods.
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import functools
 import html
 import os
@@ -18,7 +19,7 @@ import weakref
 from datetime import datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Annotated, Any, Literal, Unpack
+from typing import Annotated, Any, Literal
 
 import pandas as pd
 
@@ -60,6 +61,19 @@ from .analytics.metrics import Metrics
 from .chat.conversations import Conversations, Status
 from .chat.extraction import Extraction
 from .chat.personas import Persona
+from .decisions import (
+    Adjudicate,
+    Approve,
+    Decision,
+    Defer,
+    Edit,
+    Reject,
+    Requeue,
+    ReviewContext,
+    SetValidity,
+    Skip,
+    Supersede,
+)
 from .errors import CandidateError, ConfigError, DecisionError
 from .experiments import Experiment, Experiments
 from .graph.knowledge import KnowledgeGraph
@@ -67,7 +81,7 @@ from .interop.service import Interop
 from .interop.summary import BundleImport, ImportSummary
 from .memory import transitions
 from .memory.block import MemoryBlock
-from .memory.core import AUTOMATIC_KINDS, MemoryCore, ReviewContext
+from .memory.core import AUTOMATIC_KINDS, MemoryCore
 from .memory.queue import QUEUE_KINDS, VOTE_QUEUE_KINDS, queue_filters
 from .memory.snapshots import State
 from .memory.verify import Verification
@@ -85,7 +99,6 @@ from .store.runs import recordings
 
 __all__ = [
     "Project",
-    "ReviewContext",
     "import_bundle",
     "latest_project",
     "open_existing",
@@ -192,15 +205,17 @@ Level = Annotated[
 #: Settings that say which store the project is: changing them means opening another one.
 _FIXED_AT_OPEN = ("store", "project")
 _DECISIONS = (
-    "decide",
+    "apply",
     "approve",
     "reject",
     "skip",
     "defer",
     "set_validity",
+    "preview_approve_all",
     "approve_all",
     "undo",
     "adjudicate",
+    "requeue",
 )
 
 
@@ -433,19 +448,24 @@ class Project:
         return self._memory.snapshots.project_moment(as_of)
 
     # -- review decisions -------------------------------------------------------------------
+    # Every decision is a value applied by ``apply``; the methods below only build one.
 
-    def decide(self, memory_id: MemoryId, decision: str, **kwargs: Any) -> DecisionResult:
-        """Apply a decision named by a string (the form front ends use)."""
-        return self._memory.decide(memory_id, decision, **kwargs)
+    def apply(
+        self, decision: Decision, *, by: str | None = None, context: ReviewContext | None = None
+    ) -> DecisionResult:
+        """Apply a decision value (``Approve(memory_id)``, ``Reject(...)``, ...: see
+        ``npc_nb.DECISIONS``) as ``by`` (default: the ``reviewer`` setting), with what
+        ``context`` records beside it (a review session, time spent, the status shown)."""
+        return self._memory.apply(decision, _context(context, by))
 
     def approve(
         self,
         memory_id: MemoryId,
-        by: str | None = None,
         *,
+        by: str | None = None,
         reconsider: bool = False,
         variant: str | None = None,
-        **context: Unpack[ReviewContext],
+        context: ReviewContext | None = None,
     ) -> DecisionResult:
         """Approve a pending or deferred candidate (a rejected one needs reconsider=True).
 
@@ -453,16 +473,124 @@ class Project:
         instead: an approval (``human-approved``) whose event names the wording, not an
         edit; the card's own wording stays as the initial text.
         """
-        return self._memory.approve(
-            memory_id, by, reconsider=reconsider, variant=variant, **context
-        )
+        decision = Approve(memory_id, reconsider=reconsider, variant=variant)
+        return self.apply(decision, by=by, context=context)
 
-    def requeue(self, reproposal_id: str, by: str | None = None) -> str:
-        """Put an automatic outcome back in the review queue as its own card; returns
-        the new card's id. Splits a merged variant off its card, or brings back a
-        suppressed or reinforced repeat; either is recorded as a label that the matcher
+    def reject(
+        self,
+        memory_id: MemoryId,
+        *,
+        by: str | None = None,
+        reason: str | None = None,
+        context: ReviewContext | None = None,
+    ) -> DecisionResult:
+        """Reject a candidate (or retract an approved memory); its content becomes a tombstone."""
+        return self.apply(Reject(memory_id, reason=reason), by=by, context=context)
+
+    def edit(
+        self,
+        memory_id: MemoryId,
+        text: str,
+        *,
+        by: str | None = None,
+        reconsider: bool = False,
+        context: ReviewContext | None = None,
+    ) -> DecisionResult:
+        """Approve with new text (initial text kept); on an approved memory, supersede it."""
+        return self.apply(Edit(memory_id, text, reconsider=reconsider), by=by, context=context)
+
+    def skip(
+        self, memory_id: MemoryId, *, by: str | None = None, context: ReviewContext | None = None
+    ) -> DecisionResult:
+        """Leave a candidate pending, moved to the back of the review queue."""
+        return self.apply(Skip(memory_id), by=by, context=context)
+
+    def defer(
+        self,
+        memory_id: MemoryId,
+        until: datetime | None = None,
+        *,
+        by: str | None = None,
+        context: ReviewContext | None = None,
+    ) -> DecisionResult:
+        """Put a candidate aside until ``until`` (default: one day from now)."""
+        return self.apply(Defer(memory_id, until=until), by=by, context=context)
+
+    def supersede(self, memory_id: MemoryId, text: str, *, by: str | None = None) -> DecisionResult:
+        """Replace an approved memory by a new approved version; both are kept and linked."""
+        return self.apply(Supersede(memory_id, text), by=by)
+
+    def set_validity(
+        self,
+        memory_id: MemoryId,
+        valid_from: datetime | None = transitions.UNCHANGED,
+        valid_to: datetime | None = transitions.UNCHANGED,
+        *,
+        by: str | None = None,
+    ) -> DecisionResult:
+        """Say when the remembered fact holds in the world; context() respects it.
+
+        A bound you leave out stays as it is; pass None to clear it.
+        """
+        return self.apply(SetValidity(memory_id, valid_from, valid_to), by=by)
+
+    def adjudicate(
+        self,
+        memory_id: MemoryId,
+        vote: Annotated[int, "the number of a vote (1, 2, ...) as votes(memory_id) lists it"],
+        *,
+        by: str | None = None,
+        context: ReviewContext | None = None,
+    ) -> DecisionResult:
+        """Decide a card waiting for adjudication as its vote number ``vote`` says (1-based,
+        in the order ``votes(memory_id)`` lists them): final, audited as an adjudication.
+        A reviewer who voted on the card is refused unless ``allow_self_adjudication``;
+        to decide anew, call approve, reject, edit or defer as the adjudicator."""
+        return self.apply(Adjudicate(memory_id, vote), by=by, context=context)
+
+    def requeue(self, reproposal_id: str, *, by: str | None = None) -> DecisionResult:
+        """Put an automatic outcome back in the review queue as its own card (the
+        result's ``new_memory_id``). Splits a merged variant off its card, or brings back
+        a suppressed or reinforced repeat; either is recorded as a label that the matcher
         was wrong (``metrics.matching``)."""
-        return self._memory.requeue(reproposal_id, by)
+        return self.apply(Requeue(reproposal_id), by=by)
+
+    def preview_approve_all(
+        self,
+        *,
+        npc: str | None = None,
+        team: str | None = None,
+        category: Category | None = None,
+        scope: Scope | None = None,
+        conversation: str | None = None,
+        ids: list[str] | None = None,
+        sample_size: int = 5,
+    ) -> ApproveAllPreview:
+        """What ``approve_all`` would approve: every unflagged candidate matching the
+        filters (the count, a sample, their ids). Nothing changes. Flagged
+        (instruction-like) candidates are never included; review them one by one."""
+        self._require_persona(npc)
+        filters = queue_filters(npc, team, category, scope, conversation, ids)
+        return self._memory.preview_approve_all(filters, sample_size=sample_size)
+
+    def approve_all(
+        self,
+        preview: Annotated[ApproveAllPreview, "the preview preview_approve_all() returned"],
+        *,
+        by: str | None = None,
+    ) -> DecisionResult:
+        """Approve exactly the candidates ``preview`` showed, as one batch (never one that
+        arrived since); refused, nothing written, if any of them was decided since."""
+        return self._memory.approve_all(preview, by=by)
+
+    def undo(self, *, by: str | None = None, session_id: str | None = None) -> DecisionResult:
+        """Revert your last decision, or the whole of your last batch, as new events.
+
+        With ``session_id`` only a decision made in that review session is reverted. In
+        independent review your last vote is withdrawn (and the agreement it completed
+        reverted, if nothing changed since).
+        """
+        return self._memory.undo(by, session=session_id)
 
     def automatic_outcomes(
         self, *, unlisted_only: bool = False, npc: str | None = None
@@ -475,111 +603,6 @@ class Project:
             unlisted_only=unlisted_only, mark_listed=False, npc=npc
         )
         return with_missing_as_na(found, AUTOMATIC_KINDS)
-
-    def reject(
-        self,
-        memory_id: MemoryId,
-        by: str | None = None,
-        reason: str | None = None,
-        **context: Unpack[ReviewContext],
-    ) -> DecisionResult:
-        """Reject a candidate (or retract an approved memory); its content becomes a tombstone."""
-        return self._memory.reject(memory_id, by, reason, **context)
-
-    def edit(
-        self,
-        memory_id: MemoryId,
-        text: str,
-        by: str | None = None,
-        *,
-        reconsider: bool = False,
-        **context: Unpack[ReviewContext],
-    ) -> DecisionResult:
-        """Approve with new text (initial text kept); on an approved memory, supersede it."""
-        return self._memory.edit(memory_id, text, by, reconsider=reconsider, **context)
-
-    def skip(
-        self, memory_id: MemoryId, by: str | None = None, **context: Unpack[ReviewContext]
-    ) -> DecisionResult:
-        """Leave a candidate pending, moved to the back of the review queue."""
-        return self._memory.skip(memory_id, by, **context)
-
-    def defer(
-        self,
-        memory_id: MemoryId,
-        until: datetime | None = None,
-        by: str | None = None,
-        **context: Unpack[ReviewContext],
-    ) -> DecisionResult:
-        """Put a candidate aside until ``until`` (default: one day from now)."""
-        return self._memory.defer(memory_id, until, by, **context)
-
-    def supersede(self, memory_id: MemoryId, text: str, by: str | None = None) -> DecisionResult:
-        """Replace an approved memory by a new approved version; both are kept and linked."""
-        return self._memory.supersede(memory_id, text, by)
-
-    def set_validity(
-        self,
-        memory_id: MemoryId,
-        valid_from: datetime | None = transitions.UNCHANGED,
-        valid_to: datetime | None = transitions.UNCHANGED,
-        by: str | None = None,
-    ) -> DecisionResult:
-        """Say when the remembered fact holds in the world; context() respects it.
-
-        A bound you leave out stays as it is; pass None to clear it.
-        """
-        return self._memory.set_validity(memory_id, valid_from, valid_to, by)
-
-    def approve_all(
-        self,
-        *,
-        npc: str | None = None,
-        team: str | None = None,
-        category: Category | None = None,
-        scope: Scope | None = None,
-        conversation: str | None = None,
-        ids: list[str] | None = None,
-        confirm: bool = False,
-        by: str | None = None,
-        sample_size: int = 5,
-        session: str | None = None,
-    ) -> ApproveAllPreview | DecisionResult:
-        """Approve every unflagged candidate matching the filters, as one batch.
-
-        Call it first without ``confirm``: nothing changes, you get the count and a
-        sample. Then the same call with ``confirm=True`` approves exactly what that
-        preview showed (never a candidate that arrived since). With ``ids=`` you name the
-        candidates yourself. Flagged (instruction-like) candidates are never included;
-        review them one by one.
-        """
-        self._require_persona(npc)
-        filters = queue_filters(npc, team, category, scope, conversation, ids)
-        return self._memory.approve_all(
-            filters, confirm=confirm, by=by, sample_size=sample_size, session=session
-        )
-
-    def undo(self, by: str | None = None, *, session: str | None = None) -> DecisionResult:
-        """Revert your last decision, or the whole of your last batch, as new events.
-
-        With ``session`` only a decision made in that review session is reverted. In
-        independent review your last vote is withdrawn (and the agreement it completed
-        reverted, if nothing changed since).
-        """
-        return self._memory.undo(by, session=session)
-
-    def adjudicate(
-        self,
-        memory_id: MemoryId,
-        vote: Annotated[int, "the number of a vote (1, 2, ...) as votes(memory_id) lists it"],
-        by: str | None = None,
-        **context: Unpack[ReviewContext],
-    ) -> DecisionResult:
-        """Decide a card waiting for adjudication as its vote number ``vote`` says (1-based,
-        in the order ``votes(memory_id)`` lists them): final, audited as an adjudication.
-        A reviewer who voted on the card is refused unless ``allow_self_adjudication``;
-        to decide anew, call approve, reject, edit or defer as the adjudicator."""
-        return self._memory.adjudicate(memory_id, vote, by, **context)
 
     # -- reviewing --------------------------------------------------------------------------
 
@@ -965,6 +988,18 @@ class Project:
 
     def _graph_moment(self, as_of: object) -> Moment | None:
         return self._project_moment(as_of)
+
+
+def _context(context: ReviewContext | None, by: str | None) -> ReviewContext:
+    """``context`` with ``by`` as who decides (refused if it names somebody else)."""
+    if context is None or context.by is None:
+        return dataclasses.replace(context or ReviewContext(), by=by)
+    if by is not None and by != context.by:
+        raise DecisionError(
+            f"by={by!r} and context=ReviewContext(by={context.by!r}) name different "
+            "reviewers: pass one of them."
+        )
+    return context
 
 
 def _version() -> str:

@@ -51,7 +51,7 @@ APPROVED_STATUSES: Final = (APPROVED, EDITED)
 #: A memory in one of these still waits for a reviewer.
 OPEN_STATUSES: Final = (PENDING, DEFERRED)
 
-DECISIONS: Final = ("approve", "reject", "edit", "skip", "defer", "approve_all", "undo")
+DECISIONS: Final = ("approve", "reject", "edit", "skip", "defer")
 
 #: How a card is reviewed: by one reviewer whose decision is final, or by several who
 #: vote independently (blind), the card final on their agreement or an adjudication.
@@ -63,7 +63,15 @@ VOTE_DECISIONS: Final = ("approve", "edit", "reject", "defer")
 VOTE_ACTIONS: Final = ("vote", "replace_vote", "withdraw_vote", "agree", "adjudicate")
 
 #: Audit actions: the decisions, plus what the system, revisions and votes record.
-EVENT_ACTIONS: Final = (*DECISIONS, "propose", "supersede", "set_validity", *VOTE_ACTIONS)
+EVENT_ACTIONS: Final = (
+    *DECISIONS,
+    "approve_all",
+    "undo",
+    "propose",
+    "supersede",
+    "set_validity",
+    *VOTE_ACTIONS,
+)
 
 CATEGORIES: Final = ("decision", "preference", "commitment", "constraint", "open_loop", "fact")
 

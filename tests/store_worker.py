@@ -76,11 +76,15 @@ def _start() -> None:
     sys.stdin.readline()
 
 
+#: A decision on what the worker read: refused if the card changed since.
+SHOWN = npc_nb.ReviewContext(shown_status="pending_approval")
+
+
 def decide(nb: npc_nb.Project, decision: str, ids: list[str]) -> dict:
     won, errors = [], Counter()
     for memory_id in ids:
         try:
-            getattr(nb, decision)(memory_id, expect_status="pending_approval")
+            getattr(nb, decision)(memory_id, context=SHOWN)
             won.append(memory_id)
         except npc_nb.NpcError as exc:
             errors[type(exc).__name__] += 1
@@ -93,7 +97,7 @@ def vote(nb: npc_nb.Project, reviewer: str, plan: list[tuple[str, str]]) -> dict
     errors: Counter[str] = Counter()
     for memory_id, decision in plan:
         try:
-            getattr(nb, decision)(memory_id, expect_status="pending_approval")
+            getattr(nb, decision)(memory_id, context=SHOWN)
         except npc_nb.NpcError as exc:
             errors[type(exc).__name__] += 1
     log = nb.decisions()
@@ -129,7 +133,7 @@ def mixed(nb: npc_nb.Project, seed: int, count: int) -> dict:
         elif kind == "decide":
             memory_id = pending.pop(rng.randrange(len(pending)))
             try:
-                rng.choice([nb.approve, nb.reject])(memory_id, expect_status="pending_approval")
+                rng.choice([nb.approve, nb.reject])(memory_id, context=SHOWN)
                 decided.append(memory_id)
             except npc_nb.AlreadyDecidedError:
                 lost += 1

@@ -74,7 +74,7 @@ def test_the_owners_batch_undo_supersession_and_trusted_import_record_their_role
     first, second = propose(owner, "Fact one"), propose(owner, "Fact two")
     owner.reject(first)
     owner.undo()
-    owner.approve_all(confirm=True, ids=[first, second])
+    owner.approve_all(owner.preview_approve_all(ids=[first, second]))
     owner.supersede(first, "Fact one, corrected")
     with pytest.warns(UserWarning, match="trust=True"):
         owner.import_mem0(DATA / "mem0" / "get_all.json", trust=True)

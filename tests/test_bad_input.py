@@ -99,8 +99,11 @@ def test_wrong_input_loses_nothing(nb: npc_nb.Project) -> None:
         ),
         (lambda nb, m: nb.add_candidate("x", category="fact", npc=["a"]), npc_nb.ArgumentError),
         (lambda nb, m: nb.approve(m, time_spent="2"), npc_nb.ArgumentError),
-        (lambda nb, m: nb.approve(m, time_spent=float("nan")), npc_nb.DecisionError),
-        (lambda nb, m: nb.decide(m, "approve", text="x"), npc_nb.DecisionError),
+        (
+            lambda nb, m: nb.approve(m, context=npc_nb.ReviewContext(time_spent=float("nan"))),
+            npc_nb.DecisionError,
+        ),
+        (lambda nb, m: nb.apply(m), npc_nb.ArgumentError),
     ],
 )
 def test_bad_arguments_are_domain_errors_and_change_nothing(

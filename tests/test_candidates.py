@@ -48,8 +48,7 @@ def test_merging_into_a_pending_candidate_keeps_a_warning_flag(nb: npc_nb.Projec
                               evidence="we use duckdb", source_message_id="m1")  # fmt: skip
     assert merged.action == "merged"
     assert "evidence-not-in-source" in list(nb.review_queue()["flags"].iloc[0])
-    nb.approve_all()
-    assert nb.approve_all(confirm=True).memory_ids == []
+    assert nb.approve_all(nb.preview_approve_all()).memory_ids == []
     assert status_of(nb, memory) == "pending_approval"
 
 

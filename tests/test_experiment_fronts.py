@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import npc_nb
+from npc_nb import Approve, Reject
 from npc_nb.analytics.comparison import fisher_exact, newcombe_interval
 from npc_nb.store.moving.move import migrate_store
 from tests.helpers import cell, run_cli
@@ -55,7 +56,7 @@ def test_compare_matches_hand_computed_newcombe_and_fisher(nb: npc_nb.Project) -
     approve = set(_statements(0, 2)) | set(_statements(10, 7))
     session = exp.review_session(by="bob")
     while (card := session.card()) is not None:
-        session.decide("approve" if card.text in approve else "reject")
+        session.decide((Approve if card.text in approve else Reject)(session.current))
     results = exp.results().set_index("arm")
     assert results.loc["control", ["decided", "approved"]].tolist() == [10, 2]
     assert results.loc["treatment", ["decided", "approved"]].tolist() == [10, 7]
@@ -116,7 +117,7 @@ def _reviewed(nb: npc_nb.Project) -> dict:
     exp = _experiment(nb, 3, 2)
     session = exp.review_session(by="bob")
     while session.card() is not None:
-        session.decide("approve")
+        session.decide(Approve(session.current))
     return nb.sql(_EXPERIMENT_ROWS).iloc[0].to_dict()
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import npc_nb
+from npc_nb import Approve, Reject, Skip
 from npc_nb.errors import ConfigError, InvalidValueError
 from tests.helpers import as_reviewer, run_python, wait_until
 
@@ -65,7 +66,7 @@ def test_the_same_fact_from_two_arms_makes_two_cards_apart_from_live_memory(
     texts = []
     while (card := session.card()) is not None:
         texts.append(card.text)
-        session.decide("approve")
+        session.decide(Approve(session.current))
     # one card per arm for the shared fact: not merged across arms, not suppressed by
     # the live tombstone; the live tombstone is untouched
     assert texts.count(SAME_FACT) == 2
@@ -96,7 +97,7 @@ def test_nothing_of_an_experiment_reaches_any_live_read_before_promote(
     exp.wait(timeout=120)
     session = exp.review_session(by="bob")
     while session.card() is not None:
-        session.decide("approve")
+        session.decide(Approve(session.current))
     assert exp.results()["approved"].sum() == 3
     # context, the live queue, the frames, the graph, metrics, exports, snapshots
     assert "DuckDB" not in nb.context("analyst", query="DuckDB survey data")
@@ -136,7 +137,7 @@ def test_promote_goes_through_the_live_matcher_and_does_nothing_twice(
     exp.wait(timeout=120)
     session = exp.review_session(by="bob")
     while session.card() is not None:
-        session.decide("approve")
+        session.decide(Approve(session.current))
     promoted = exp.promote("A", by="carol")
     assert promoted.counts == {"approved": 1, "approved_card": 1, "reinforced": 1, "tombstoned": 1}
     assert promoted.tombstoned == [facts[2]]
@@ -160,7 +161,7 @@ def test_a_blind_card_shows_nothing_that_names_the_arm(nb: npc_nb.Project) -> No
     while (card := session.card()) is not None:
         values = [v for k, v in dataclasses.asdict(card).items() if k != "memory_id"]
         shown.append(f"{card}\n{values}\n{card!r}".replace(card.memory_id, ""))
-        session.decide("skip" if len(shown) > 10 else "approve")
+        session.decide((Skip if len(shown) > 10 else Approve)(session.current))
     text = "\n".join(shown)
     assert shown
     for revealing in ("control", "treatment", "v2-secret", "npc_nb/offline", "tests.test_exp"):
@@ -333,13 +334,13 @@ def test_in_independent_review_an_experiment_card_needs_two_votes_and_disagreeme
     exp.wait(timeout=120)
     ada = as_reviewer(nb, "ada").experiment("double").review_session()
     while ada.card() is not None:
-        ada.decide("approve")
+        ada.decide(Approve(ada.current))
     bob = as_reviewer(nb, "bob").experiment("double").review_session()
     notes = []
     while (card := bob.card()) is not None:
         notes.append(card.review_note)
         assert "ada" not in repr(card)
-        bob.decide("reject" if card.text == SAME_FACT else "approve")
+        bob.decide((Reject if card.text == SAME_FACT else Approve)(bob.current))
     assert notes == ["independent review: 1 of 2 votes"] * 3
     results = exp.results().set_index("arm")
     assert results.loc["A", "approved"] == 1 and results.loc["B", "approved"] == 0
@@ -350,7 +351,7 @@ def test_in_independent_review_an_experiment_card_needs_two_votes_and_disagreeme
     waiting = []
     while (card := carol.card()) is not None:
         waiting.append(card.text)
-        carol.decide("approve")
+        carol.decide(Approve(carol.current))
     assert waiting == [SAME_FACT, SAME_FACT]  # one card per arm, both disagreed on
     assert exp.results().set_index("arm")["approved"].to_dict() == {"A": 2, "B": 1}
     assert "DuckDB" not in nb.context("analyst", query="DuckDB survey data")

@@ -187,8 +187,7 @@ def test_a_prompt_injection_attempt_is_flagged_not_trusted(scripted: npc_nb.Proj
     run_job(scripted, json.dumps({"memories": [attack, GOOD]}))
     queue = scripted.review_queue().set_index("final_text")
     assert "instruction-like" in list(queue.loc[attack["statement"], "flags"])
-    scripted.approve_all()
-    approved = scripted.approve_all(confirm=True)
+    approved = scripted.approve_all(scripted.preview_approve_all())
     assert len(approved.memory_ids) == 1
     assert "approve all" not in scripted.context("analyst")
 

@@ -22,7 +22,7 @@ from tests.helpers import cell, propose
         (lambda nb: nb.review_queue(category="decisions"), "decision"),
         (lambda nb: nb.review_queue(scope="proj"), "project"),
         (lambda nb: nb.memories(status="aproved"), "approved"),
-        (lambda nb: nb.approve_all(category="preferences"), "preference"),
+        (lambda nb: nb.preview_approve_all(category="preferences"), "preference"),
         (lambda nb: nb.review_session(category="Fact"), "fact"),
         (lambda nb: nb.graph(category="constraints"), "constraint"),
         (lambda nb: nb.metrics.approval_rate(group_by="weak"), "week"),
@@ -65,7 +65,7 @@ def test_a_persona_filter_must_name_a_persona_that_exists(nb: npc_nb.Project) ->
     assert "Use one of: analyst, critic." in str(raised.value)
     for call in (
         lambda: nb.memories(npc="nobody"),
-        lambda: nb.approve_all(npc="nobody"),
+        lambda: nb.preview_approve_all(npc="nobody"),
         lambda: nb.review_session(npc="nobody"),
         lambda: nb.automatic_outcomes(npc="nobody"),
         lambda: nb.graph_frames(npc="nobody"),

@@ -367,12 +367,12 @@ def test_panel_card_and_status_lines_escape_candidate_text(nb: npc_nb.Project) -
 
 def test_result_objects_escape_memory_text(nb: npc_nb.Project) -> None:
     propose(nb, PANEL_HOSTILE)
-    preview = nb.approve_all()
+    preview = nb.preview_approve_all()
     page = assert_inert(preview._repr_mimebundle_()["text/html"])
     assert PANEL_HOSTILE in page.text
     outcome = nb.add_candidate(PANEL_HOSTILE, category="fact", npc="analyst")
     assert_inert(outcome._repr_mimebundle_()["text/html"])
-    result = nb.approve_all(confirm=True)
+    result = nb.approve_all(preview)
     assert_inert(result._repr_mimebundle_()["text/html"])
     assert_inert(nb.status()._repr_mimebundle_()["text/html"])
 

@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 import npc_nb
+from npc_nb import Approve, Defer, Reject, Skip
 from npc_nb._foundations.text import normalise
 
 TEXTS = [
@@ -115,7 +116,8 @@ class ReviewMachine(RuleBasedStateMachine):
         if decision == "defer_due":
             project.defer(memory, until=datetime.now() - timedelta(minutes=1))
         else:
-            project.decide(memory, decision)
+            kind = {"approve": Approve, "reject": Reject, "skip": Skip, "defer": Defer}[decision]
+            project.apply(kind(memory))
         self.decided(before)
 
     @rule(data=st.data(), window=st.sampled_from(["ended", "future", "current", "clear"]))
@@ -155,8 +157,7 @@ class ReviewMachine(RuleBasedStateMachine):
     @rule(npc=st.sampled_from([None, *PERSONAS]))
     def approve_all(self, npc: str | None) -> None:
         before = self.snapshot()
-        self.nb.approve_all(npc=npc)
-        result = self.nb.approve_all(npc=npc, confirm=True)
+        result = self.nb.approve_all(self.nb.preview_approve_all(npc=npc))
         if result.changes:
             self.decided(before)
 

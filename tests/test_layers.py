@@ -26,6 +26,7 @@ PACKAGE = Path(npc_nb.__file__).resolve().parent
 LAYERS = {
     "npc_nb.errors": 0,
     "npc_nb.vocabulary": 0,
+    "npc_nb.decisions": 0,  # decisions as values: what every layer that decides builds
     "npc_nb._foundations": 0,
     "npc_nb.store": 1,
     "npc_nb.memory": 2,

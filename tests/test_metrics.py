@@ -65,8 +65,7 @@ def test_rates_by_model_match_hand_counts(nb: npc_nb.Project) -> None:
     nb.approve(a)
     nb.reject(b)
     nb.edit(c, "abcdefghXY")  # 2 changes in 10 characters: text change 0.2
-    nb.approve_all(npc="analyst")
-    assert set(nb.approve_all(npc="analyst", confirm=True).memory_ids) >= {e, f}
+    assert set(nb.approve_all(nb.preview_approve_all(npc="analyst")).memory_ids) >= {e, f}
     frame = nb.metrics.approval_rate(group_by="model")
     m1, m2 = row(frame, model="m1"), row(frame, model="m2")
     # m1: a approved, b rejected, c edited; d went with the approve_all batch.
@@ -284,8 +283,7 @@ def test_reviewer_throughput_leaves_out_breaks(nb: npc_nb.Project) -> None:
 def test_batch_approvals_count_batches(nb: npc_nb.Project) -> None:
     for n in range(4):
         propose(nb, f"batch fact number {n}")
-    nb.approve_all()
-    nb.approve_all(confirm=True, by="ada")
+    nb.approve_all(nb.preview_approve_all(), by="ada")
     (record,) = nb.metrics.reviewer_throughput().to_dict("records")
     assert (record["batch_approvals"], record["batch_approved_memories"]) == (1, 4)
     assert (record["cards"], record["active_minutes"]) == (0, 0.0)

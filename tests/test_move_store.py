@@ -24,6 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import npc_nb
+from npc_nb import Approve
 from npc_nb.cli import main
 from npc_nb.store.moving.copy_into import NOT_COPIED
 from npc_nb.store.moving.move import migrate_store
@@ -93,7 +94,7 @@ def seed(nb: npc_nb.Project) -> None:
     experiment.wait(timeout=60)
     session = experiment.review_session()
     while session.card() is not None:
-        session.decide("approve")
+        session.decide(Approve(session.current))
     experiment.promote("A")
 
 
@@ -103,7 +104,9 @@ def vote(nb: npc_nb.Project) -> None:
     nb.set_policy(review_mode="independent")
     agreed = propose(nb, f"Two reviewers agreed on {HOSTILE[0]}", npc="analyst")
     disputed = propose(nb, f"Two reviewers disagreed on {HOSTILE[3]}", npc="analyst")
-    as_reviewer(nb, "ada").approve(agreed, time_spent=1.5, session="review-1")
+    as_reviewer(nb, "ada").approve(
+        agreed, context=npc_nb.ReviewContext(time_spent=1.5, session_id="review-1")
+    )
     as_reviewer(nb, "bob").approve(agreed)
     as_reviewer(nb, "ada").approve(disputed)
     as_reviewer(nb, "ada").undo()  # withdrawn

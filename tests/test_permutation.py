@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 
 import npc_nb
+from npc_nb import Approve, Reject
 from tests.unit.test_permutation import WORDS
 
 
@@ -52,7 +53,7 @@ def test_exp_compare_on_the_issues_four_conversations(nb: npc_nb.Project) -> Non
     }
     session = exp.review_session(by="bob")
     while (card := session.card()) is not None:
-        session.decide("approve" if card.text in approve else "reject")
+        session.decide((Approve if card.text in approve else Reject)(session.current))
     row = exp.compare(baseline="A").iloc[0]
     assert (row["successes"], row["trials"]) == (8, 9)
     assert (row["baseline_successes"], row["baseline_trials"]) == (12, 18)

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 import npc_nb
+from npc_nb import Approve
 from npc_nb.store.server.database import PostgresStore
 from tests.helpers import REPO, propose, run_python, wait_until
 from tests.postgres import PostgresServer
@@ -82,7 +83,7 @@ def test_a_decision_in_another_process_leaves_an_open_review_and_reaches_the_con
     assert "Orca" in (session.elsewhere or "")
     assert session.summary().finished
     with pytest.raises(npc_nb.DecisionError, match="queue is empty"):
-        session.decide("approve")
+        session.decide(Approve(first))
 
 
 def test_while_listening_the_generation_is_not_asked_for_on_every_check(

@@ -12,6 +12,7 @@ import psycopg
 import pytest
 
 import npc_nb
+from npc_nb import Approve
 from npc_nb.store.server.database import PostgresStore
 from npc_nb.store.server.listener import channel_for
 from npc_nb.store.server.roles import grant_statements
@@ -108,7 +109,9 @@ def test_a_forged_approval_leaves_the_card_in_review_and_is_counted(
     assert "3 decision notice(s) the store did not confirm (possible spoofing" in status
     assert "Orca" not in alice.context("analyst")  # the cache was not fooled either
     assert "Backups run nightly" in alice.context("analyst")
-    assert session.decide("approve").memory_ids == [first]  # still pending in the store
+    assert session.decide(Approve(session.current)).memory_ids == [
+        first
+    ]  # still pending in the store
 
 
 def test_a_real_notice_overtaken_by_a_later_decision_is_not_counted(
@@ -139,7 +142,7 @@ def test_a_burst_of_decisions_is_checked_in_a_few_reads(
     store = project_store(alice)
     assert session.remaining == len(ids)
     reads = store._checks.reads
-    bob.approve_all(ids=ids, confirm=True)  # 60 notices, delivered together on commit
+    bob.approve_all(bob.preview_approve_all(ids=ids))  # 60 notices, delivered together on commit
     wait_until(lambda: session.remaining == 0, timeout=GENEROUS, what="the burst")
     assert store._checks.reads - reads <= 6
     assert store.unconfirmed_notices == 0

@@ -264,13 +264,13 @@ def test_a_click_arriving_during_a_write_is_dropped(
     nb: npc_nb.Project, queued: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     panel = nb.review_panel()
-    decide = nb.decide
+    apply = nb._memory.apply  # every decision's one path
 
     def decide_and_click_again(*args: Any, **kwargs: Any) -> Any:
         panel.buttons["a"].click()  # a second click while the first is being written
-        return decide(*args, **kwargs)
+        return apply(*args, **kwargs)
 
-    monkeypatch.setattr(nb, "decide", decide_and_click_again)
+    monkeypatch.setattr(nb._memory, "apply", decide_and_click_again)
     revision = panel.keys.revision
     panel.buttons["a"].click()
     assert [status_of(nb, m) for m in queued[:2]] == ["human-approved", "pending_approval"]

@@ -9,6 +9,7 @@ import tempfile
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 from unittest import mock
 
 import pytest
@@ -16,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import npc_nb
+from npc_nb import Approve, Defer, Edit, Reject, Skip
 from npc_nb.errors import DecisionError, InvalidValueError
 from npc_nb.review import session as session_module
 from npc_nb.review.session import ReviewSession, evidence_span
@@ -25,6 +27,14 @@ ACTIONS = st.lists(
     st.sampled_from(["approve", "reject", "edit", "skip", "defer", "undo", "approve_all"]),
     max_size=20,
 )
+#: The decision value of each card decision's name.
+CARD_VALUES: dict[str, Any] = {
+    "approve": Approve,
+    "reject": Reject,
+    "edit": Edit,
+    "skip": Skip,
+    "defer": Defer,
+}
 STATUS_OF_KIND = {
     "approved": "human-approved",
     "edited": "human-edited",
@@ -39,10 +49,10 @@ def apply(session: ReviewSession, action: str, step: int) -> None:
             session.undo()
         elif action == "approve_all":
             session.approve_previewed(session.preview_all())
-        elif action == "edit":
-            session.decide("edit", text=f"edited text number {step}")
-        else:
-            session.decide(action)
+        elif action == "edit" and session.current is not None:
+            session.decide(Edit(session.current, text=f"edited text number {step}"))
+        elif session.current is not None:
+            session.decide(CARD_VALUES[action](session.current))
     except DecisionError:
         pass  # nothing to undo, or an empty queue: the session must stay consistent
 
@@ -95,10 +105,10 @@ def test_skip_moves_the_card_to_the_back_of_this_review(nb: npc_nb.Project) -> N
         nb.add_candidate(f"ordered {n}", category="fact", npc="analyst").memory_id for n in range(3)
     ]
     session = nb.review_session()
-    session.decide("skip")
+    session.decide(Skip(session.current))
     assert [session.current, session.card().position] == [ids[1], 1]
-    session.decide("approve")
-    session.decide("approve")
+    session.decide(Approve(session.current))
+    session.decide(Approve(session.current))
     assert session.current == ids[0]
     summary = session.summary()
     assert summary.tally["skipped"] == 1 and summary.decided == 2 and not summary.finished
@@ -110,7 +120,7 @@ def _queue(session: ReviewSession) -> list[str]:
     order = []
     while session.current is not None and session.current not in order:
         order.append(session.current)
-        session.decide("skip")
+        session.decide(Skip(session.current))
     return order
 
 
@@ -120,8 +130,8 @@ def test_undo_puts_the_card_back_first_and_keeps_the_rest_in_order(nb: npc_nb.Pr
         for n in range(4)
     ]
     session = nb.review_session()
-    session.decide("skip")  # ids[0] to the back
-    session.decide("approve")  # ids[1] leaves
+    session.decide(Skip(session.current))  # ids[0] to the back
+    session.decide(Approve(session.current))  # ids[1] leaves
     session.undo()
     assert [session.current, session.remaining, session.card().position] == [ids[1], 4, 1]
     session.undo()  # the skip: ids[0] comes back from the back to the front
@@ -135,7 +145,7 @@ def test_undo_of_a_batch_puts_its_cards_back_first(nb: npc_nb.Project) -> None:
         for n in range(3)
     ]
     session = nb.review_session()
-    session.decide("skip")
+    session.decide(Skip(session.current))
     session.approve_previewed(session.preview_all())
     assert session.remaining == 0
     session.undo()
@@ -150,7 +160,7 @@ def test_a_refused_decision_drops_that_card_and_keeps_the_rest(nb: npc_nb.Projec
     session = nb.review_session(by="alice")
     nb.reject(ids[0], by="bob")  # decided in a notebook cell while alice has it on screen
     with pytest.raises(DecisionError, match="bob"):
-        session.decide("approve")
+        session.decide(Approve(session.current))
     assert [session.current, session.remaining, session.card().total] == [ids[1], 2, 2]
     assert _queue(session) == ids[1:]
 
@@ -161,10 +171,12 @@ def test_an_invalid_decision_keeps_the_card_where_it_was(nb: npc_nb.Project) -> 
         for n in range(2)
     ]
     session = nb.review_session()
-    with pytest.raises(DecisionError, match="accepts"):
-        session.decide("approve", colour="blue")
+    with pytest.raises(DecisionError, match="not a card decision"):
+        session.decide("approve")  # type: ignore[arg-type]
+    with pytest.raises(DecisionError, match="not for the card on screen"):
+        session.decide(Approve(ids[1]))
     assert [session.current, session.remaining] == [ids[0], 2]
-    session.decide("approve")
+    session.decide(Approve(session.current))
     assert nb.memories().set_index("id").loc[ids[0], "status"] == "human-approved"
 
 
@@ -184,11 +196,11 @@ def test_undo_restores_the_card_as_read_and_a_refused_decision_rereads_only_its_
         return open_memories(store, filters, now, *columns)  # type: ignore[arg-type]
 
     monkeypatch.setattr(memory_rows, "open_memories", counted)
-    session.decide("approve")
+    session.decide(Approve(session.current))
     session.undo()
     nb.reject(ids[0], by="bob")
     with pytest.raises(DecisionError):
-        session.decide("approve")
+        session.decide(Approve(session.current))
     assert session.current == ids[1] and session.remaining == 3
     assert reads == [[ids[0]]]  # only the refused card: undo put the card back as it was read
 
@@ -200,7 +212,7 @@ def test_an_undone_card_is_the_card_a_fresh_review_shows(nb: npc_nb.Project, dec
     session = nb.review_session(by="alice")
     before = session.card()
     extra = {"edit": {"text": "Station 0 logs at dusk"}, "defer": {"until": FUTURE}}
-    session.decide(decision, **extra.get(decision, {}))
+    session.decide(CARD_VALUES[decision](session.current, **extra.get(decision, {})))
     session.undo()
     fresh = nb.review_session(by="carol").card()
     assert session.card() == fresh == before
@@ -212,7 +224,7 @@ def test_time_spent_is_measured_from_when_the_card_was_shown(nb: npc_nb.Project)
     now = [100.0]
     session = ReviewSession(nb._memory, clock=lambda: now[0])
     now[0] = 107.5  # the reviewer looked at the card for 7.5 s
-    session.decide("approve")
+    session.decide(Approve(session.current))
     assert nb.decisions()["time_spent_ms"].dropna().tolist() == [7500]
 
 
@@ -232,7 +244,7 @@ def test_a_decision_applies_only_to_what_the_reviewer_saw(nb: npc_nb.Project) ->
         assert session.current == shown
         nb.approve(shown, by="bob")  # bob approves it while alice has it on screen
         with pytest.raises(DecisionError, match="not pending_approval as shown"):
-            session.decide(decision, **extra)
+            session.decide(CARD_VALUES[decision](session.current, **extra))
         row = nb.memories().set_index("id").loc[shown]
         assert (row["status"], row["final_text"]) == ("human-approved", text)
         decided = nb.decisions(shown)
@@ -247,7 +259,7 @@ def test_undo_never_reaches_outside_the_review(nb: npc_nb.Project) -> None:
     session = nb.review_session(by="alice")
     with pytest.raises(DecisionError, match="no decision has been made in this review"):
         session.undo()
-    session.decide("skip")
+    session.decide(Skip(session.current))
     undone = session.undo()
     assert undone.memory_ids != [old]
     assert nb.memories().set_index("id").loc[old, "status"] == "human-rejected"
@@ -263,7 +275,7 @@ def test_undo_never_reverts_a_decision_made_beside_the_review(nb: npc_nb.Project
         for n in (1, 2)
     )
     session = nb.review_session(by="alice")
-    session.decide("approve")  # the review approves the first card
+    session.decide(Approve(session.current))  # the review approves the first card
     nb.approve(second, by="alice")  # a cell approves the second meanwhile, same reviewer
     session.undo()
     statuses = nb.memories().set_index("id")["status"]
@@ -292,7 +304,7 @@ def test_deferring_into_the_past_is_refused_and_keeps_the_card(nb: npc_nb.Projec
     memory = nb.add_candidate("defer me", category="fact", npc="analyst").memory_id
     session = nb.review_session()
     with pytest.raises(InvalidValueError, match="Defer until a future time"):
-        session.decide("defer", until="2020-01-01")
+        session.decide(Defer(session.current, until="2020-01-01"))
     assert session.current == memory and session.tally["deferred"] == 0
     assert nb.memories()["status"].item() == "pending_approval"
 
@@ -300,7 +312,7 @@ def test_deferring_into_the_past_is_refused_and_keeps_the_card(nb: npc_nb.Projec
 def test_an_edit_that_changes_nothing_counts_as_an_approval(nb: npc_nb.Project) -> None:
     nb.add_candidate("already right", category="fact", npc="analyst")
     session = nb.review_session()
-    session.decide("edit", text="already right")
+    session.decide(Edit(session.current, text="already right"))
     assert session.tally["approved"] == 1 and session.tally["edited"] == 0
     assert nb.memories()["status"].item() == "human-approved"
 
@@ -313,9 +325,9 @@ def test_time_after_a_refused_decision_counts_from_the_refusal(nb: npc_nb.Projec
     nb.reject(first, by="bob")
     now[0] = 30.0
     with pytest.raises(DecisionError):
-        session.decide("approve")
+        session.decide(Approve(session.current))
     now[0] = 32.0
-    session.decide("approve")
+    session.decide(Approve(session.current))
     alice = nb.decisions()
     assert alice[alice["actor"] == "alice"]["time_spent_ms"].tolist() == [2000]
     assert session.summary().seconds_per_card == 2.0
@@ -337,7 +349,7 @@ def test_nearest_approved_includes_project_scope_and_approvals_made_elsewhere(
     nb.approve(
         nb.add_candidate("We write reports in Quarto", category="fact", npc="analyst").memory_id
     )
-    session.decide("skip")
+    session.decide(Skip(session.current))
     session.reload()  # the whole queue re-read
     assert [n.text for n in session.card().nearest] == ["We write reports in Quarto"]
 
@@ -402,7 +414,7 @@ def test_a_card_read_ahead_shows_its_nearest_memories_as_they_are_when_it_comes_
         ).memory_id
     )
     nb.supersede(old.memory_id, "We write reports in Quarto and Typst", by="carol")
-    session.decide("approve")
+    session.decide(Approve(session.current))
     assert [n.text for n in session.card().nearest] == ["We write reports in Quarto and Typst"]
 
 
@@ -432,7 +444,7 @@ def test_the_tally_counts_each_card_once_by_its_latest_decision(
 def test_the_last_decisions_show_an_edit_by_its_approved_text(nb: npc_nb.Project) -> None:
     nb.add_candidate("Figures use small fonts", category="fact", npc="analyst")
     session = nb.review_session()
-    session.decide("edit", text="  Figures use large fonts ")
+    session.decide(Edit(session.current, text="  Figures use large fonts "))
     (edited,) = session.summary().last
     assert (edited.kind, edited.text, edited.before) == (
         "edited",
@@ -446,14 +458,14 @@ def test_undo_names_the_text_it_reopened_and_what_it_took_back(nb: npc_nb.Projec
     for text in ("The cluster is called hydra", "Figures use small fonts"):
         nb.add_candidate(text, category="fact", npc="analyst")
     session = nb.review_session()
-    session.decide("reject")
+    session.decide(Reject(session.current))
     session.undo()
     assert session.undone is not None
     assert session.undone.undo_line == (
         "undo: The cluster is called hydra (was rejected; back in the queue)"
     )
-    session.decide("approve")
-    session.decide("edit", text="Figures use large fonts")
+    session.decide(Approve(session.current))
+    session.decide(Edit(session.current, text="Figures use large fonts"))
     session.undo()
     assert session.undone.undo_line == (
         "undo: Figures use small fonts (was edited to \u201cFigures use large fonts\u201d; "
@@ -470,7 +482,7 @@ def test_an_empty_review_says_there_is_nothing_to_review_and_why(nb: npc_nb.Proj
         "Nothing to review: no candidate matching npc=writer, category=decision is waiting"
     )
     everything = nb.review_session()
-    everything.decide("approve")
+    everything.decide(Approve(everything.current))
     assert str(everything.summary()).startswith("Review finished: 1 approved")
     assert str(nb.review_session().summary()).startswith(
         "Nothing to review: no candidate is waiting"
@@ -509,7 +521,7 @@ def test_a_long_queue_reads_its_cards_as_they_come_up(
     shown = []
     while session.current is not None:
         shown.append(session.card().memory_id)
-        session.decide("approve")
+        session.decide(Approve(session.current))
     assert shown == [i for i in ids if i != ids[4]]
     statuses = nb.memories().set_index("id")["status"]
     assert statuses[ids[4]] == "human-rejected"

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 import npc_nb
+from npc_nb import Approve, Reject
 from tests.helpers import propose, status_of
 
 
@@ -40,8 +41,7 @@ def test_undo_walks_back_through_several_decisions(nb: npc_nb.Project) -> None:
 
 def test_undo_reverts_a_whole_batch(nb: npc_nb.Project) -> None:
     ids = [propose(nb, f"fact {n}") for n in range(4)]
-    nb.approve_all()
-    nb.approve_all(confirm=True)
+    nb.approve_all(nb.preview_approve_all())
     result = nb.undo()
     assert set(result.memory_ids) == set(ids)
     assert all(status_of(nb, m) == "pending_approval" for m in ids)
@@ -50,8 +50,7 @@ def test_undo_reverts_a_whole_batch(nb: npc_nb.Project) -> None:
 def test_undo_of_a_batch_spanning_both_stores_reverts_all_of_it(nb: npc_nb.Project) -> None:
     local = propose(nb, "project-store fact")
     everywhere = propose(nb, "user-store fact", scope="global", npc=None)
-    nb.approve_all()
-    result = nb.approve_all(confirm=True)
+    result = nb.approve_all(nb.preview_approve_all())
     assert set(result.memory_ids) == {local, everywhere}
     undone = nb.undo()
     assert set(undone.memory_ids) == {local, everywhere}
@@ -123,9 +122,9 @@ def test_a_review_undoes_its_own_last_decision_found_by_its_event(nb: npc_nb.Pro
     else) it searches like any undo, so the outcome is the same either way."""
     first, second, third = propose(nb, "first"), propose(nb, "second"), propose(nb, "third")
     session = nb.review_session(by="ada")
-    session.decide("approve")
-    session.decide("reject")
-    session.decide("approve")
+    session.decide(Approve(session.current))
+    session.decide(Reject(session.current))
+    session.decide(Approve(session.current))
     assert session.undo().memory_ids == [third]  # the review's own last event
     assert status_of(nb, third) == "pending_approval"
     nb.undo(by="ada")  # a cell takes back the review's (now) last decision: the rejection
@@ -134,9 +133,9 @@ def test_a_review_undoes_its_own_last_decision_found_by_its_event(nb: npc_nb.Pro
     assert status_of(nb, first) == "pending_approval"
     nb.approve(first, by="bob")  # the card on screen, decided elsewhere
     with pytest.raises(npc_nb.AlreadyDecidedError):
-        session.decide("approve")
+        session.decide(Approve(session.current))
     assert session.current == third
-    session.decide("approve")
+    session.decide(Approve(session.current))
     nb.set_validity(third, valid_to=datetime.now() + timedelta(days=3), by="bob")
     with pytest.raises(npc_nb.DecisionError, match="changed since"):
         session.undo()  # its event is there, but changed since: nothing else to undo

@@ -103,7 +103,7 @@ def test_splitting_a_variant_makes_it_a_card_of_its_own_with_a_label(
     nb: npc_nb.Project,
 ) -> None:
     card, variants = card_with_variants(nb)
-    new_card = nb.requeue(variants[0], by="ada")
+    new_card = nb.requeue(variants[0], by="ada").new_memory_id
     queue = nb.review_queue().set_index("id")
     assert queue.loc[card, "variants"] == 2
     assert queue.loc[new_card, "final_text"] == WORDINGS[0]
@@ -127,14 +127,14 @@ def test_a_card_split_off_is_found_as_a_neighbour_at_once(nb: npc_nb.Project) ->
     index = nb._memory.index_for(nb._memory.stores.project)
     terms = content_terms(WORDINGS[0])
     assert index.nearest(terms, "analyst", None, 5) == [card]
-    new_card = nb.requeue(variants[0], by="ada")
+    new_card = nb.requeue(variants[0], by="ada").new_memory_id
     assert set(index.nearest(terms, "analyst", None, 5)) == {card, new_card}
     assert index.nearest(terms, "critic", None, 5) == []  # with its visibility
 
 
 def test_a_reproposal_is_put_back_only_once(nb: npc_nb.Project) -> None:
     _, variants = card_with_variants(nb)
-    new_card = nb.requeue(variants[0])
+    new_card = nb.requeue(variants[0]).new_memory_id
     with pytest.raises(DecisionError, match=f"already put back as card {new_card}"):
         nb.requeue(variants[0])
     for bad in ("no-such-id", ""):
@@ -147,7 +147,7 @@ def test_a_reproposal_is_put_back_only_once(nb: npc_nb.Project) -> None:
 
 def test_a_suppressed_repeat_put_back_can_be_approved(nb: npc_nb.Project) -> None:
     rejected, suppressed = suppressed_repeat(nb)
-    new_card = nb.requeue(suppressed, by="ada")
+    new_card = nb.requeue(suppressed, by="ada").new_memory_id
     assert nb.reproposals().set_index("id").loc[suppressed, "label"] == "requeued"
     nb.approve(new_card, by="ada")
     assert status_of(nb, new_card) == "human-approved"
@@ -167,7 +167,7 @@ def test_a_flagged_variant_flags_its_card_and_approve_all_leaves_it_out(
     assert (outcome.action, outcome.memory_id) == ("merged", card), outcome
     assert outcome.flags
     assert list(nb.review_queue().set_index("id").loc[card, "flags"]) == list(outcome.flags)
-    preview = nb.approve_all()
+    preview = nb.preview_approve_all()
     assert card not in preview.ids
 
 

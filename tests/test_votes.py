@@ -197,7 +197,7 @@ def test_a_skip_is_not_a_vote(lab: npc_nb.Project) -> None:
 def test_approve_all_is_refused_in_independent_review(lab: npc_nb.Project) -> None:
     propose(lab, "The office closes at six")
     with pytest.raises(npc_nb.DecisionError, match="independent review every card"):
-        lab.approve_all()
+        lab.preview_approve_all()
 
 
 def test_a_final_memory_is_revised_by_one_reviewer_as_before(lab: npc_nb.Project) -> None:

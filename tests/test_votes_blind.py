@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 
 import npc_nb
+from npc_nb import Approve
 from tests.helpers import as_reviewer, propose, status_of
 from tests.test_experiments import _script
 
@@ -31,7 +32,14 @@ def lab(project_dir: Path):
 def what_a_vote_says(result: npc_nb.DecisionResult) -> tuple:
     """Everything a vote's result tells its voter, the card's id left out."""
     changes = tuple(change[1:] for change in result.changes)
-    return (result.decision, result.actor, changes, result.notes, result.final, str(result)[-40:])
+    return (
+        result.decision,
+        result.reviewer,
+        changes,
+        result.notes,
+        result.final,
+        str(result)[-40:],
+    )
 
 
 def test_a_vote_says_the_same_whether_it_completed_an_agreement_or_a_dispute(
@@ -56,7 +64,7 @@ def test_the_session_tally_counts_votes_whatever_they_completed(lab: npc_nb.Proj
     session = as_reviewer(lab, "bob").review_session()
     lines = []
     for _ in range(2):
-        session.decide("approve")
+        session.decide(Approve(session.current))
         lines.append(str(session.summary()).split(" in ")[0])
     assert session.tally["votes"] == 2 and session.tally["approved"] == 0
     assert lines == ["Review finished: 1 vote", "Review finished: 2 votes"] or lines == [
@@ -134,7 +142,7 @@ def test_a_trusted_import_is_refused_and_nothing_is_imported(lab: npc_nb.Project
 def test_approve_all_is_refused(lab: npc_nb.Project) -> None:
     propose(lab, "The lab meets on Mondays")
     with pytest.raises(npc_nb.DecisionError, match="votes"):
-        lab.approve_all(confirm=True, ids=lab.review_queue(reviewer="ada")["id"].tolist())
+        lab.preview_approve_all(ids=lab.review_queue(reviewer="ada")["id"].tolist())
     assert lab.memories(status="approved").empty
 
 
@@ -171,7 +179,7 @@ def test_promotion_votes_and_says_so_and_never_settles_a_card_waiting_for_adjudi
     exp.wait(timeout=120)
     session = exp.review_session(by="bob")
     while session.card() is not None:
-        session.decide("approve")
+        session.decide(Approve(session.current))
     nb.configure(review_mode="independent")
     as_reviewer(nb, "ada").approve(disputed)
     as_reviewer(nb, "bob").reject(disputed)  # waits for adjudication

@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 import npc_nb
-from npc_nb.errors import AlreadyDecidedError, DecisionError, InvalidValueError
+from npc_nb import Approve, Reject, ReviewContext
+from npc_nb.errors import AlreadyDecidedError, ArgumentError, DecisionError, InvalidValueError
 from tests.helpers import as_reviewer, propose, status_of
 
 NOT_RECORDED = "This card now waits for adjudication: your vote was not recorded"
@@ -45,7 +46,7 @@ def disagree_behind_carols_back(lab: npc_nb.Project) -> None:
         as_reviewer(lab, "ada").approve(card)
         as_reviewer(lab, "bob").reject(card, reason="it moved to Fridays")
         with pytest.raises(DecisionError, match=NOT_RECORDED):
-            carol.decide("approve")
+            carol.decide(Approve(carol.current))
         assert carol.current == later  # the session moved on
     assert status_of(lab, card) == "pending_approval"
     assert actions(lab, card) == ["propose", "vote", "vote"]  # no adjudication
@@ -87,12 +88,12 @@ def test_a_vote_on_a_card_final_meanwhile_is_not_recorded(lab: npc_nb.Project) -
     as_reviewer(lab, "ada").approve(card)
     as_reviewer(lab, "bob").approve(card)  # they agree: final
     with pytest.raises(AlreadyDecidedError, match="your vote was not recorded"):
-        carol.decide("reject", reason="never heard of it")
+        carol.decide(Reject(carol.current, reason="never heard of it"))
     assert status_of(lab, card) == "human-approved" and carol.current is None
     assert actions(lab, card) == ["propose", "vote", "vote", "agree"]
     # A script voting from nb.review_queue(reviewer=...) says so, and is refused alike
     with pytest.raises(AlreadyDecidedError, match="your vote was not recorded"):
-        as_reviewer(lab, "carol").reject(card, intent="vote")
+        as_reviewer(lab, "carol").reject(card, context=ReviewContext(intent="vote"))
     assert status_of(lab, card) == "human-approved"
 
 
@@ -101,7 +102,9 @@ def test_only_a_deliberate_decision_adjudicates(lab: npc_nb.Project) -> None:
     as_reviewer(lab, "ada").approve(card)
     as_reviewer(lab, "bob").reject(card)
     with pytest.raises(DecisionError, match=NOT_RECORDED):
-        as_reviewer(lab, "carol").approve(card, intent="vote")  # voting from the blind queue
+        as_reviewer(lab, "carol").approve(
+            card, context=ReviewContext(intent="vote")
+        )  # voting from the blind queue
     assert actions(lab, card) == ["propose", "vote", "vote"]
     decided = as_reviewer(lab, "carol").approve(card)  # a non-voter's own call: the adjudication
     assert decided.final and decided.decision == "adjudicate"
@@ -118,7 +121,7 @@ def test_an_adjudicator_s_key_never_becomes_a_vote(lab: npc_nb.Project) -> None:
         as_reviewer(lab, "bob").undo()  # bob may not withdraw his vote: the round is complete
     as_reviewer(lab, "dan").adjudicate(card, vote=1)  # dan adjudicates meanwhile
     with pytest.raises(DecisionError, match="decided"):
-        carol.decide("reject")
+        carol.decide(Reject(carol.current))
     assert carol.current is None
     assert lab.votes(card)["reviewer"].tolist() == ["ada", "bob"]  # carol's key cast no vote
     assert actions(lab, card)[-1] == "adjudicate"
@@ -126,10 +129,10 @@ def test_an_adjudicator_s_key_never_becomes_a_vote(lab: npc_nb.Project) -> None:
 
 def test_intent_is_vote_or_adjudicate(lab: npc_nb.Project) -> None:
     card = propose(lab, "The reading group meets on Thursdays")
-    with pytest.raises(InvalidValueError, match="intent='final' is not allowed.*vote, adjudicate"):
-        as_reviewer(lab, "ada").approve(card, intent="final")  # type: ignore[typeddict-item]
-    with pytest.raises(InvalidValueError, match="intent='final' is not allowed.*Use one of: vote"):
-        as_reviewer(lab, "ada").decide(card, "approve", intent="final")
+    with pytest.raises(ArgumentError, match="unexpected keyword argument 'intent'"):
+        as_reviewer(lab, "ada").approve(card, intent="final")  # type: ignore[call-arg]
+    with pytest.raises(InvalidValueError, match="intent='final' is not allowed"):
+        as_reviewer(lab, "ada").approve(card, context=ReviewContext(intent="final"))  # type: ignore[arg-type]
     assert actions(lab, card) == ["propose"]
 
 
@@ -142,8 +145,10 @@ def test_an_adjudication_of_a_card_decided_meanwhile_says_who_decided(
     carol = as_reviewer(lab, "carol").review_session(adjudicate=True)
     as_reviewer(lab, "dan").approve(card)  # another adjudicator was quicker
     with pytest.raises(AlreadyDecidedError, match="already decided by dan"):
-        carol.decide("reject")
+        carol.decide(Reject(carol.current))
     with pytest.raises(DecisionError, match="no longer waits for adjudication"):
-        as_reviewer(lab, "carol").reject(card, intent="adjudicate")  # not a retraction
+        as_reviewer(lab, "carol").reject(
+            card, context=ReviewContext(intent="adjudicate")
+        )  # not a retraction
     assert status_of(lab, card) == "human-approved"
     assert actions(lab, card)[-1] == "adjudicate"

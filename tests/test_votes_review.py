@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import npc_nb
+from npc_nb import Approve
 from npc_nb.cli import main
 from tests.helpers import REPO, as_reviewer, cell, magics_project, propose, status_of
 from tests.test_cli import Terminal
@@ -66,7 +67,7 @@ def test_the_session_is_blind_and_a_vote_leaves_the_queue(lab: npc_nb.Project) -
     assert card is not None and card.review_note == "independent review: 1 of 2 votes"
     assert card.text == "The lab meets on Mondays" and card.votes == ()
     nothing_of_bobs(str(card))
-    result = session.decide("approve")
+    result = session.decide(Approve(session.current))
     assert not result.final and session.current == rejected
     assert session.tally["votes"] == 1 and session.tally["approved"] == 0  # a vote
     with pytest.raises(npc_nb.DecisionError, match="round is complete"):
@@ -90,7 +91,7 @@ def test_an_adjudicator_sees_the_votes_side_by_side_and_picks_one(lab: npc_nb.Pr
     assert lab.memories().set_index("id").loc[edited, "final_text"] == BOBS_EDIT
     card = session.card()
     assert card is not None and card.votes[0].reason == BOBS_REASON
-    session.decide("approve")  # deciding anew is the adjudication too
+    session.decide(Approve(session.current))  # deciding anew is the adjudication too
     assert status_of(lab, rejected) == "human-approved"
     assert lab.decisions()["action"].tolist()[-2:] == ["adjudicate", "adjudicate"]
 

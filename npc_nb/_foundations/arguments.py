@@ -93,10 +93,11 @@ def checked_methods(
 ) -> Callable[[type[T]], type[T]]:
     """A class decorator: wrap every public method (its bases' included) with argument
     checks. An argument of the wrong type is an ``ArgumentError`` (a ``TypeError``) in
-    every method. ``errors`` names the error class of a method's concern (``{"approve":
-    DecisionError}``), raised for a call it cannot bind (a misspelt keyword) and for a
-    value of the right type it cannot use (a lone surrogate, a NaN); other methods raise
-    ``ArgumentError`` for those too."""
+    every method, and so is a call it cannot bind (a misspelt keyword, a keyword-only
+    argument passed by position), as Python's own. ``errors`` names the error class of a
+    method's concern (``{"approve": DecisionError}``), raised for a value of the right
+    type it cannot use (a lone surrogate, a NaN); other methods raise ``ArgumentError``
+    for those too."""
 
     def decorate(cls: type[T]) -> type[T]:
         for klass in reversed(cls.__mro__[:-1]):
@@ -118,8 +119,8 @@ def _checked(method: Callable[..., Any], error: type[NpcError]) -> Callable[...,
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             bound = signature.bind(*args, **kwargs)
-        except TypeError as exc:
-            raise error(f"{method.__name__}(): {exc}.") from None
+        except TypeError as exc:  # a call Python itself would refuse: a TypeError
+            raise ArgumentError(f"{method.__name__}(): {exc}.") from None
         try:
             _check_bound(method, signature, bound.arguments)
         except _UnusableValue as exc:  # the right type: the method's concern decides

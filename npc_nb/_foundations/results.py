@@ -87,7 +87,7 @@ class DecisionResult:
     """The effect of one decision (or one batch): which memories moved where."""
 
     decision: str
-    actor: str
+    reviewer: str
     changes: tuple[tuple[str, str | None, str], ...]  # (memory id, from status, to status)
     batch_id: str | None = None
     new_memory_id: str | None = None
@@ -108,7 +108,7 @@ class DecisionResult:
         moves = "; ".join(f"{m}: {a} -> {b}" for m, a, b in self.changes[:5])
         more = f" (+{len(self.changes) - 5} more)" if len(self.changes) > 5 else ""
         notes = "".join(f"\n  note: {note}" for note in self.notes)
-        return f"{self.decision} by {self.actor}: {moves or 'nothing changed'}{more}{notes}"
+        return f"{self.decision} by {self.reviewer}: {moves or 'nothing changed'}{more}{notes}"
 
     def _repr_mimebundle_(self, **_: object) -> dict[str, str]:
         return {"text/plain": str(self), "text/html": f"<code>{html.escape(str(self))}</code>"}
@@ -116,7 +116,8 @@ class DecisionResult:
 
 @dataclass(frozen=True)
 class ApproveAllPreview:
-    """What ``approve_all`` would approve; nothing has changed yet."""
+    """What ``approve_all`` would approve (``nb.preview_approve_all``); nothing has
+    changed yet. ``nb.approve_all(preview)`` approves exactly its ``ids``."""
 
     count: int
     sample: pd.DataFrame
@@ -131,7 +132,7 @@ class ApproveAllPreview:
         )
         lines = [f"approve_all would approve {self.count} memory candidate(s){flagged}."]
         lines += [f"  - {text}" for text in self.sample.get("final_text", [])]
-        lines.append("Nothing changed. Call approve_all(..., confirm=True) to approve them.")
+        lines.append("Nothing changed. Call approve_all(preview) to approve exactly these.")
         return "\n".join(lines)
 
     def _repr_mimebundle_(self, **_: object) -> dict[str, str]:

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .._foundations.markup import terminal_text
+from ..decisions import Approve, CardDecision, Defer, Edit, Reject, Skip
 from ..errors import DecisionError, NpcError
 from .console import Console, Stop
 
@@ -40,7 +41,13 @@ ADJUDICATION_HELP = (
     "1-9 decide as that vote says · a approve · r reject · e edit then approve · d defer "
     "(each final) · s skip · u undo · ? help · q quit"
 )
-_DECISIONS = {"a": "approve", "r": "reject", "e": "edit", "s": "skip", "d": "defer"}
+_DECISIONS: dict[str, type[CardDecision]] = {
+    "a": Approve,
+    "r": Reject,
+    "e": Edit,
+    "s": Skip,
+    "d": Defer,
+}
 DEFER_PROMPT = "  until (empty = tomorrow; next week, +3d, +12h, friday, YYYY-MM-DD; - cancels) > "
 
 
@@ -155,12 +162,15 @@ def _decide(console: Console, session: ReviewSession, shown: str) -> None:
         console.say(f"  ! {exc}")
 
 
-def _decide_card(console: Console, session: ReviewSession, shown: str, decision: str) -> None:
-    """Ask what ``decision`` needs (a date, a text, a reason), then decide the card."""
-    extra = _ask(console, session, decision)
+def _decide_card(
+    console: Console, session: ReviewSession, shown: str, kind: type[CardDecision]
+) -> None:
+    """Ask what a ``kind`` decision needs (a date, a text, a reason), then decide the card."""
+    extra = _ask(console, session, kind)
     if extra is None:
         return  # cancelled: nothing decided
-    decided = _on_card(console, session, shown, lambda: session.decide(decision, **extra))
+    decision = kind(shown, **extra)
+    decided = _on_card(console, session, shown, lambda: session.decide(decision))
     if decided and "until" in extra:  # say the day a relative date ("friday") came to
         console.say(f"  deferred until {extra['until'].astimezone():%a %Y-%m-%d %H:%M}")
 
@@ -213,16 +223,18 @@ def _still_shown(console: Console, session: ReviewSession, shown: str) -> bool:
     return False
 
 
-def _ask(console: Console, session: ReviewSession, decision: str) -> dict[str, Any] | None:
+def _ask(
+    console: Console, session: ReviewSession, kind: type[CardDecision]
+) -> dict[str, Any] | None:
     """What a decision needs beyond the key; None cancels it. A refused answer is asked
     for again at the same prompt (``Console.answer``)."""
-    if decision == "edit":
+    if kind is Edit:
         text = _edited(console, session)
         return {"text": text} if text is not None else None
-    if decision == "reject":
+    if kind is Reject:
         reason = console.line("  reason (optional): ").strip()
         return {"reason": reason or None}
-    if decision == "defer":
+    if kind is Defer:
         until = console.answer(DEFER_PROMPT, session.defer_time)
         return {"until": until} if until is not None else None
     return {}

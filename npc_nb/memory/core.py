@@ -1,22 +1,27 @@
 """The memory core as one service: propose, decide, undo, and build the memory block.
 
 ``MemoryCore`` holds what these operations share (the two stores, the per-process
-decision cache, the settings, approve-all previews) and hands each to the module that
-does the work: ``candidates`` (validate, match, queue), ``transitions`` (what a decision
-would change), ``decisions`` (write changes with their audit events), ``block`` (the
-``<npc-memory>`` text) and ``queue``. The ``Project`` facade builds one and delegates;
-the review session and the chat service receive it (or its methods) explicitly.
+decision cache, the settings) and hands each to the module that does the work:
+``candidates`` (validate, match, queue), ``transitions`` (what a decision would change),
+``decisions`` (write changes with their audit events), ``block`` (the ``<npc-memory>``
+text) and ``queue``. The ``Project`` facade builds one and delegates; the review session
+and the chat service receive it (or its methods) explicitly.
+
+Every decision takes one path: ``apply(decision, context)``, with a decision value and a
+``ReviewContext`` (``npc_nb.decisions``), dispatched by the value's type through
+``_HANDLERS`` (no method looked up by name). A decision reads the vote rules once
+(``VoteDesk.rules``: None in single review) and hands them to every step, so a
+decision is a vote or one reviewer's throughout, whatever changes meanwhile.
 """
 
 from __future__ import annotations
 
-import inspect
 import threading
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal, TypedDict, Unpack
+from typing import Any
 
 import pandas as pd
 from rapidfuzz import fuzz
@@ -27,13 +32,27 @@ from .._foundations.settings.reviewer import Identity, default_reviewer, reviewe
 from .._foundations.tables import Kind
 from .._foundations.terms import content_terms
 from .._foundations.utc import utc_now
+from ..decisions import (
+    Adjudicate,
+    Approve,
+    Decision,
+    Defer,
+    Edit,
+    Reject,
+    Requeue,
+    ReviewContext,
+    SetValidity,
+    Skip,
+    Supersede,
+    not_a_decision,
+)
 from ..errors import CandidateError, DecisionError, InvalidValueError
 from ..store import Store, Stores
 from ..store.analysis.analytics import judging_totals
 from ..store.conversations import chat_log
 from ..store.memories import events, memory_rows, reproposal_rows
 from ..store.memories.predicates import Moment
-from ..vocabulary import APPROVED_STATUSES, DECISIONS
+from ..vocabulary import APPROVED_STATUSES, PENDING
 from . import candidates, decisions, transitions, variants
 from .block import MemoryBlock, block_room, query_terms, render_block
 from .cache import DecisionCache
@@ -50,9 +69,9 @@ from .queue import (
 )
 from .ranking import ApprovedSet
 from .snapshots import Snapshots, State, project_moment
-from .voting import QueueView, VoteDesk, check_intent
+from .voting import QueueView, VoteDesk
 
-__all__ = ["AUTOMATIC_KINDS", "MemoryCore", "ReviewContext"]
+__all__ = ["AUTOMATIC_KINDS", "MemoryCore"]
 
 #: What ``automatic_outcomes`` lists, and each column's kind (``_foundations.tables``).
 AUTOMATIC_KINDS: dict[str, Kind] = {
@@ -77,18 +96,6 @@ AUTOMATIC_COLUMNS = list(AUTOMATIC_KINDS)
 _NEAREST_POOL = 40
 
 
-class ReviewContext(TypedDict, total=False):
-    """What a front end records with a decision (every key optional)."""
-
-    time_spent: float  # seconds the reviewer spent on the card
-    session: str  # the review-session id
-    expect_status: str  # the status the reviewer saw; refused if it has changed since
-    #: Independent review: what the decision is meant as. "vote" (a reviewer's review):
-    #: refused if the card waits for adjudication meanwhile; "adjudicate" (an
-    #: adjudication review): refused if it no longer does (voting.intent).
-    intent: Literal["vote", "adjudicate"]
-
-
 class MemoryCore:
     """Candidates, decisions, undo and the memory block of one project's stores."""
 
@@ -103,7 +110,6 @@ class MemoryCore:
         self.settings = settings
         self.project = project
         self.cache = DecisionCache()
-        self._previews: dict[str, tuple[str, ...]] = {}
         self._model_judge = model_judge  # given by the facade: the models layer is above
         self._indexes: dict[Path, NeighbourIndex] = {}
         self._indexes_lock = threading.Lock()  # the extraction worker and a panel's loader
@@ -135,18 +141,19 @@ class MemoryCore:
             how = f"role {role}, the connected database role"
         return Identity(name, role or name, how)
 
-    def actor(self, by: str | None) -> str:
+    def actor(self, by: str | None, *, independent: bool | None = None) -> str:
         """Who a decision is recorded for: ``by`` (normalised), else who is recording
         (``identity``). In independent review, and for a role that does not own the
         project on a shared store, ``by`` may only name yourself: a decision recorded
-        under another person's name is refused, nothing written."""
+        under another person's name is refused, nothing written. ``independent``: the
+        review mode, if the caller has read it already."""
         me = self.identity()
         if by is None:
             return me.name
         name = reviewer_name(by) if isinstance(by, str) else ""
         if not name:
             raise DecisionError("by= must be a non-empty reviewer name.")
-        if name not in me.names() and self._only_yourself():
+        if name not in me.names() and self._only_yourself(independent):
             raise DecisionError(
                 f"by={name!r} names another reviewer, and you are {me}: decisions are "
                 "recorded only under your own name here (independent review, or a "
@@ -164,8 +171,10 @@ class MemoryCore:
             return me.role
         return reviewer_name(by)
 
-    def _only_yourself(self) -> bool:
-        return self.votes.independent or not self.stores.project.owns_project
+    def _only_yourself(self, independent: bool | None = None) -> bool:
+        if independent is None:
+            independent = self.votes.independent
+        return independent or not self.stores.project.owns_project
 
     def unnamed_reviewer(self, by: str | None) -> str | None:
         """The shared account (root, jovyan) decisions would be recorded under because
@@ -383,123 +392,39 @@ class MemoryCore:
 
     # -- decisions ------------------------------------------------------------------------
 
-    def decide(self, memory_id: str, decision: str, **kwargs: Any) -> DecisionResult:
-        """Apply a decision named by a string (the form front ends use)."""
-        if decision not in DECISIONS or decision in ("approve_all", "undo"):
-            raise InvalidValueError(
-                "decision",
-                decision,
-                ("approve", "reject", "edit", "skip", "defer"),
-                lead=f"Unknown decision {decision!r} for one memory",
-                hint="approve_all and undo are methods.",
-            )
-        method = getattr(self, decision)
-        try:
-            inspect.signature(method).bind(memory_id, **kwargs)
-        except TypeError as exc:
-            accepted = ", ".join(accepted_arguments(method))
-            raise DecisionError(f"{decision}: {exc}. It accepts: {accepted}.") from exc
-        return method(memory_id, **kwargs)
-
-    def approve(
-        self,
-        memory_id: str,
-        by: str | None = None,
-        *,
-        reconsider: bool = False,
-        variant: str | None = None,
-        **context: Unpack[ReviewContext],
-    ) -> DecisionResult:
-        if variant is None:
-            return self._decide("approve", memory_id, by, context, reconsider=reconsider)
-
-        def wording(store: Store, memory: dict) -> str:
-            return variants.variant_text(store, memory, variant)
-
-        return self._decide(
-            "approve",
-            memory_id,
-            by,
-            context,
-            text_of=wording,
-            reconsider=reconsider,
-            wording=str(variant),
-        )
+    def apply(self, decision: Decision, context: ReviewContext | None = None) -> DecisionResult:
+        """Apply one decision with what its front end records beside it: the one path of
+        every decision (the facade's conveniences, the review panel, ``npc-nb review``).
+        Dispatched on the value's type; anything else is refused, nothing written."""
+        handler = _HANDLERS.get(type(decision))
+        if handler is None:
+            raise not_a_decision(decision)
+        return handler(self, decision, context or ReviewContext())
 
     def approve_promoted(self, memory_id: str, by: str | None, reason: str) -> DecisionResult:
         """Approve a live card because an experiment arm's approved memory states the
         same fact (``reason`` names it in the audit event). In independent review it is
         the promoter's vote, refused on a card waiting for adjudication."""
-        context: ReviewContext = {"intent": "vote"} if self.votes.independent else {}
-        return self._decide("approve", memory_id, by, context, reason=reason)
-
-    def reject(
-        self,
-        memory_id: str,
-        by: str | None = None,
-        reason: str | None = None,
-        **context: Unpack[ReviewContext],
-    ) -> DecisionResult:
-        return self._decide("reject", memory_id, by, context, reason=reason)
-
-    def edit(
-        self,
-        memory_id: str,
-        text: str,
-        by: str | None = None,
-        *,
-        reconsider: bool = False,
-        **context: Unpack[ReviewContext],
-    ) -> DecisionResult:
-        text = candidates.validate_memory_text(text, self.settings.max_memory_chars)
-        return self._decide("edit", memory_id, by, context, text=text, reconsider=reconsider)
-
-    def skip(
-        self, memory_id: str, by: str | None = None, **context: Unpack[ReviewContext]
-    ) -> DecisionResult:
-        return self._decide("skip", memory_id, by, context)
-
-    def defer(
-        self,
-        memory_id: str,
-        until: datetime | None = None,
-        by: str | None = None,
-        **context: Unpack[ReviewContext],
-    ) -> DecisionResult:
-        return self._decide("defer", memory_id, by, context, until=until)
-
-    def supersede(self, memory_id: str, text: str, by: str | None = None) -> DecisionResult:
-        text = candidates.validate_memory_text(text, self.settings.max_memory_chars)
-        store, memory = self.stores.locate(memory_id)
-        actor, now = self.actor(by), utc_now()
-        change = transitions.plan_supersede(memory, text, actor=actor, now=now)
-        audit = {"reviewer_role": self.identity().role}
-        return decisions.apply_changes(store, [change], actor=actor, now=now, audit=audit)
-
-    def set_validity(
-        self, memory_id: str, valid_from: Any, valid_to: Any, by: str | None = None
-    ) -> DecisionResult:
         return self._decide(
-            "set_validity", memory_id, by, {}, valid_from=valid_from, valid_to=valid_to
+            "approve", memory_id, ReviewContext(by=by, intent="vote"), reason=reason
         )
 
     def _decide(
         self,
         decision: str,
         memory_id: str,
-        by: str | None,
         context: ReviewContext,
         *,
         text_of: Callable[[Store, dict], str] | None = None,
         **args: Any,
     ) -> DecisionResult:
         """Plan and apply one decision on the memory's row as read now; ``text_of`` gives
-        the approved text from that row (a merged wording of the card)."""
-        audit = self._review_context(decision, dict(context))
-        actor = self.actor(by)
-        audit["reviewer_role"] = self.identity().role
-        expected = audit.pop("expect_status", None)
-        intent = check_intent(audit.pop("intent", None))
+        the approved text from that row (a merged wording of the card). The vote rules
+        are read once, here: a vote or a decision of one reviewer, for the whole call."""
+        rules = self.votes.rules()
+        actor = self.actor(context.by, independent=rules is not None)
+        audit = _audit(context, self.identity().role)
+        expected, intent = context.shown_status, context.intent
         marks = decisions.read_marks(self.stores)  # before the row is read
         store, memory = self.stores.locate(memory_id)
 
@@ -507,16 +432,16 @@ class MemoryCore:
             with store.read() as con:
                 return events.latest_change(con, memory["id"])
 
-        self.votes.refuse_moved_on(intent, decision, memory, expected, latest)
+        self.votes.refuse_moved_on(rules, intent, decision, memory, expected, latest)
         if expected is not None and memory["status"] != expected:
             # The reviewer decided on what they saw; somebody changed it since.
             raise decisions.already_decided(memory["id"], expected, latest())
         if text_of is not None:
             args["text"] = text_of(store, memory)
-        self.votes.refuse_reconsider(memory, args.get("reconsider", False))
-        if self.votes.votes_on(decision, memory):
+        self.votes.refuse_reconsider(rules, memory, args.get("reconsider", False))
+        if rules is not None and self.votes.votes_on(rules, decision, memory):
             return self.votes.vote(
-                store, memory, decision, voter=actor, args=args, audit=audit,
+                rules, store, memory, decision, voter=actor, args=args, audit=audit,
                 expect_status=expected, intent=intent,
             )  # fmt: skip
         now = utc_now()
@@ -526,16 +451,37 @@ class MemoryCore:
             store, planned, actor=actor, now=now, audit=audit, read_at=marks[id(store)]
         )
 
-    def _review_context(self, decision: str, context: dict[str, Any]) -> dict[str, Any]:
-        """A decision's review context, checked: only its keys, a sane time spent."""
-        unknown = set(context) - set(ReviewContext.__annotations__)
-        if unknown:
-            raise DecisionError(
-                f"{decision}: unexpected argument(s) {', '.join(sorted(unknown))}; "
-                f"it accepts {', '.join(accepted_arguments(getattr(self, decision)))}."
-            )
-        _check_time_spent(context.get("time_spent"))
-        return context
+    def _supersede(self, decision: Supersede, context: ReviewContext) -> DecisionResult:
+        text = candidates.validate_memory_text(decision.text, self.settings.max_memory_chars)
+        store, memory = self.stores.locate(decision.memory_id)
+        actor, now = self.actor(context.by), utc_now()
+        if context.shown_status is not None and memory["status"] != context.shown_status:
+            with store.read() as con:
+                latest = events.latest_change(con, memory["id"])
+            raise decisions.already_decided(memory["id"], context.shown_status, latest)
+        change = transitions.plan_supersede(memory, text, actor=actor, now=now)
+        audit = _audit(context, self.identity().role)
+        return decisions.apply_changes(store, [change], actor=actor, now=now, audit=audit)
+
+    def _adjudicate(self, decision: Adjudicate, context: ReviewContext) -> DecisionResult:
+        actor = self.actor(context.by)
+        return self.votes.adjudicate(
+            decision.memory_id,
+            decision.vote,
+            actor=actor,
+            audit=_audit(context, self.identity().role),
+            expect_status=context.shown_status,
+        )
+
+    def _requeue(self, decision: Requeue, context: ReviewContext) -> DecisionResult:
+        """Put a merged variant or an automatic outcome back as its own card."""
+        actor = self.actor(context.by)
+        new_card = variants.requeue(
+            self.stores, decision.reproposal_id, actor, utc_now(), inserted=self._inserted
+        )
+        return DecisionResult(
+            "requeue", actor, ((new_card, None, PENDING),), new_memory_id=new_card
+        )
 
     def _replaced_by(
         self, store: Store, memory: dict, change: transitions.Change, now: datetime
@@ -562,12 +508,6 @@ class MemoryCore:
             for variant in variants.card_variants(store, memory_id)
         )
 
-    def requeue(self, reproposal_id: str, by: str | None = None) -> str:
-        """Put a merged variant or an automatic outcome back as its own card (its id)."""
-        return variants.requeue(
-            self.stores, reproposal_id, self.actor(by), utc_now(), inserted=self._inserted
-        )
-
     def _inserted(self, store: Store, seq: int, row: dict[str, Any], seen: tuple[int, int]) -> None:
         """A memory row this process just committed joins the store's neighbour index."""
         self.index_for(store).inserted(seq, row, seen)
@@ -587,48 +527,45 @@ class MemoryCore:
         found.sort(key=lambda row: (row["recorded_at"], row["id"]))
         return pd.DataFrame(found, columns=AUTOMATIC_COLUMNS)
 
+    def preview_approve_all(
+        self, filters: dict[str, Any], *, sample_size: int
+    ) -> ApproveAllPreview:
+        """What approving every unflagged candidate matching ``filters`` would approve:
+        the count, a sample and the ids. Nothing is written."""
+        self._refuse_batch()
+        return decisions.preview_approve_all(
+            self.stores, filters, now=utc_now(), sample_size=sample_size, kinds=QUEUE_KINDS
+        )
+
     def approve_all(
         self,
-        filters: dict[str, Any],
+        preview: ApproveAllPreview,
         *,
-        confirm: bool,
         by: str | None,
-        sample_size: int,
-        session: str | None,
-    ) -> ApproveAllPreview | DecisionResult:
-        """Preview (or with ``confirm`` apply) the approval of every unflagged candidate
-        matching ``filters``; a confirm approves only what the matching preview showed."""
+        session: str | None = None,
+        arms: list[str] | None = None,
+    ) -> DecisionResult:
+        """Approve exactly the candidates ``preview`` showed, as one batch; refused,
+        nothing written, if any of them was decided or flagged since (``arms``: the
+        experiment arms the preview was taken in)."""
+        self._refuse_batch()
+        return decisions.approve_previewed(
+            self.stores,
+            preview.ids,
+            queue_filters(None, None, None, None, None, list(preview.ids), arms),
+            actor=self.actor(by),
+            now=utc_now(),
+            session=session,
+            role=self.identity().role,
+        )
+
+    def _refuse_batch(self) -> None:
         if self.votes.independent:
             raise DecisionError(
                 "approve_all is one reviewer's batch, and in independent review every card "
                 f"needs {self.votes.policy().needed} votes: review the cards one by "
                 "one, or configure(review_mode='single') for a review of your own."
             )
-        key = repr(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in filters.items()))
-        approved_ids: tuple[str, ...] | None = None
-        if confirm:
-            ids = filters.get("ids")
-            approved_ids = tuple(ids) if ids is not None else self._previews.pop(key, None)
-            if approved_ids is None:
-                raise DecisionError(
-                    "approve_all(confirm=True) approves what a preview showed: call "
-                    "approve_all() with the same filters first (or pass ids=[...])."
-                )
-        result = decisions.approve_all(
-            self.stores,
-            filters,
-            actor=self.actor(by),
-            now=utc_now(),
-            confirm=confirm,
-            approved_ids=approved_ids,
-            sample_size=sample_size,
-            kinds=QUEUE_KINDS,
-            session=session,
-            role=self.identity().role,
-        )
-        if isinstance(result, ApproveAllPreview):
-            self._previews[key] = result.ids
-        return result
 
     def undo(
         self,
@@ -650,32 +587,47 @@ class MemoryCore:
             role=role,
         )
 
-    def adjudicate(
-        self, memory_id: str, vote: int, by: str | None = None, **context: Unpack[ReviewContext]
-    ) -> DecisionResult:
-        """Decide a card waiting for adjudication as its vote ``vote`` says (1-based, in
-        the order ``nb.votes(memory_id)`` lists them)."""
-        audit = self._review_context("adjudicate", dict(context))
-        actor = self.actor(by)
-        audit["reviewer_role"] = self.identity().role
-        return self.votes.adjudicate(memory_id, vote, actor=actor, audit=audit)
+
+def _audit(context: ReviewContext, role: str) -> dict[str, Any]:
+    """What the audit event records of a decision's context (the engine's keys)."""
+    return {"time_spent": context.time_spent, "session": context.session_id, "reviewer_role": role}
 
 
-def accepted_arguments(method: Any) -> list[str]:
-    """The keyword arguments a decision method takes, its review context included."""
-    named = [
-        name
-        for name, parameter in inspect.signature(method).parameters.items()
-        if parameter.kind is not parameter.VAR_KEYWORD
-    ]
-    return named[1:] + list(ReviewContext.__annotations__)
+def _approve(core: MemoryCore, decision: Approve, context: ReviewContext) -> DecisionResult:
+    variant = decision.variant
+    if variant is None:
+        return core._decide("approve", decision.memory_id, context, reconsider=decision.reconsider)
+
+    def wording(store: Store, memory: dict) -> str:
+        return variants.variant_text(store, memory, variant)
+
+    return core._decide(
+        "approve", decision.memory_id, context, text_of=wording,
+        reconsider=decision.reconsider, wording=str(variant),
+    )  # fmt: skip
 
 
-def _check_time_spent(spent: object) -> None:
-    if spent is not None and (
-        isinstance(spent, bool) or not isinstance(spent, int | float) or spent < 0
-    ):
-        raise InvalidValueError("time_spent", spent, "seconds (a number >= 0)")
+def _edit(core: MemoryCore, decision: Edit, context: ReviewContext) -> DecisionResult:
+    text = candidates.validate_memory_text(decision.text, core.settings.max_memory_chars)
+    return core._decide(
+        "edit", decision.memory_id, context, text=text, reconsider=decision.reconsider
+    )
+
+
+#: ``MemoryCore.apply``'s dispatch: one handler per decision type, chosen by the type.
+_HANDLERS: dict[type, Callable[[MemoryCore, Any, ReviewContext], DecisionResult]] = {
+    Approve: _approve,
+    Reject: lambda core, d, c: core._decide("reject", d.memory_id, c, reason=d.reason),
+    Edit: _edit,
+    Defer: lambda core, d, c: core._decide("defer", d.memory_id, c, until=d.until),
+    Skip: lambda core, d, c: core._decide("skip", d.memory_id, c),
+    SetValidity: lambda core, d, c: core._decide(
+        "set_validity", d.memory_id, c, valid_from=d.valid_from, valid_to=d.valid_to
+    ),
+    Supersede: MemoryCore._supersede,
+    Adjudicate: MemoryCore._adjudicate,
+    Requeue: MemoryCore._requeue,
+}
 
 
 def _wanted(filters: dict[str, Any]) -> dict[str, Any]:

@@ -2,8 +2,9 @@
 
 Each status change and its ``memory_events`` row commit in one transaction, and the
 update is conditional on the status the change was planned against, so a concurrent
-reviewer in another kernel cannot be silently overwritten. ``approve_all`` and ``undo``
-are the multi-memory decisions: one batch id, one transaction per store.
+reviewer in another kernel cannot be silently overwritten. ``approve_previewed`` (after
+``preview_approve_all``) and ``undo`` are the multi-memory decisions: one batch id,
+one transaction per store.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ __all__ = [
     "VoteUndo",
     "already_decided",
     "apply_changes",
-    "approve_all",
+    "approve_previewed",
+    "preview_approve_all",
     "read_marks",
     "undo",
     "write_change",
@@ -177,35 +179,49 @@ def _optional(**columns: Any) -> dict[str, Any]:
     return {name: value for name, value in columns.items() if value is not None}
 
 
-def approve_all(
+def preview_approve_all(
     stores: Stores,
+    filters: dict[str, Any],
+    *,
+    now: datetime,
+    sample_size: int,
+    kinds: Mapping[str, Kind],
+) -> ApproveAllPreview:
+    """What approve-all would approve: every unflagged open candidate matching
+    ``filters`` (count, ids, a sample of ``sample_size``). Nothing is written."""
+    found = [m for s in stores.existing() for m in memory_rows.open_memories(s, filters, now)]
+    eligible = [m for m in found if not m["flags"]]
+    shown = pd.DataFrame(eligible[:sample_size], columns=list(kinds))
+    ids = tuple(m["id"] for m in eligible)
+    return ApproveAllPreview(
+        len(eligible), with_missing_as_na(shown, kinds), len(found) - len(eligible), ids
+    )
+
+
+def approve_previewed(
+    stores: Stores,
+    ids: tuple[str, ...],
     filters: dict[str, Any],
     *,
     actor: str,
     now: datetime,
-    confirm: bool,
-    approved_ids: tuple[str, ...] | None,
-    sample_size: int,
-    kinds: Mapping[str, Kind],
     session: str | None = None,
     role: str | None = None,
-) -> ApproveAllPreview | DecisionResult:
-    """Preview, or with ``confirm`` apply, the approval of every unflagged open candidate.
-
-    On confirm only ``approved_ids`` (what a preview showed, or what the caller named)
-    are approved, and only those still open and unflagged: a candidate that arrived
-    after the preview is never approved unseen.
-    """
+) -> DecisionResult:
+    """Approve exactly ``ids`` (what a preview showed; ``filters`` select them as open
+    candidates, in the experiment arms the preview was taken in) as one batch. If any
+    of them is no longer open and unflagged (decided, deferred or flagged since),
+    nothing is approved: the reviewer approved that set."""
     marks = read_marks(stores)  # before the rows are read
     found = [(s, m) for s in stores.existing() for m in memory_rows.open_memories(s, filters, now)]
-    eligible = [(s, m) for s, m in found if not m["flags"]]
-    if not confirm:
-        shown = pd.DataFrame([m for _, m in eligible[:sample_size]], columns=list(kinds))
-        sample = with_missing_as_na(shown, kinds)
-        ids = tuple(m["id"] for _, m in eligible)
-        return ApproveAllPreview(len(eligible), sample, len(found) - len(eligible), ids)
-    allowed = set(approved_ids or ())
-    chosen = [(s, m) for s, m in eligible if m["id"] in allowed]
+    chosen = [(s, m) for s, m in found if not m["flags"] and m["id"] in set(ids)]
+    gone = len(set(ids)) - len({m["id"] for _, m in chosen})
+    if gone:
+        raise DecisionError(
+            f"{gone} of the {len(ids)} candidate(s) this preview showed changed since (decided, "
+            "deferred or flagged, maybe in another kernel): nothing was approved. Call "
+            "preview_approve_all() again and approve what it shows now."
+        )
     parts = [
         (
             store,

@@ -22,6 +22,7 @@ from .._foundations.ids import new_id
 from .._foundations.terms import content_terms, joined_terms
 from .._foundations.text import content_hash, normalise
 from .._foundations.utc import to_utc
+from ..decisions import UNCHANGED
 from ..errors import DecisionError, InvalidValueError
 from ..vocabulary import (
     APPROVED,
@@ -183,7 +184,6 @@ def _plan_defer(memory: dict, *, now: datetime, until: datetime | None = None, *
 
 
 #: set_validity's default: leave that bound as it is (None clears it).
-UNCHANGED: Any = object()
 
 
 def _plan_validity(

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..decisions import Intent
 from ..errors import DecisionError
 from ..memory.core import MemoryCore
 from .card import Card, VoteShown
@@ -28,7 +29,7 @@ from .summary import KIND_OF, Decided
 __all__ = ["adjudicated", "intent", "picked_vote", "vote_decided", "votes_shown"]
 
 
-def intent(adjudicate: bool) -> str:
+def intent(adjudicate: bool) -> Intent:
     """What a session's decision is meant as: an adjudication, or a vote."""
     return "adjudicate" if adjudicate else "vote"
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._foundations.results import DecisionResult
+from ..decisions import Adjudicate, CardDecision, ReviewContext
 from ..errors import DecisionError
 from ..memory.core import MemoryCore
 from .adjudication import adjudicated, intent, vote_decided
@@ -68,8 +69,7 @@ class Deciding:
 
     def decide(
         self,
-        decision: str,
-        extra: dict[str, Any],
+        decision: CardDecision,
         *,
         wording: int | None,
         voted_text: Callable[[], str],
@@ -78,20 +78,16 @@ class Deciding:
         other wording approved; ``voted_text``: the text a vote approves)."""
         row = self.cards.rows[self.cards.current or ""]
         memory_id = row["id"]
+        if decision.memory_id != memory_id:
+            raise DecisionError(
+                f"{decision!r} is not for the card on screen ({memory_id}): a review "
+                "decides its current card only. Nothing was written."
+            )
         spent = max(self.clock() - self.shown_at, 0.0)
         with self._refused(memory_id):
-            result = self.memory.decide(
-                memory_id,
-                decision,
-                by=self.by,
-                time_spent=spent,
-                session=self.session_id,
-                expect_status=row["status"],
-                intent=intent(self.adjudicate),
-                **extra,
-            )
+            result = self.memory.apply(decision, self._context(spent, row, vote=True))
         # An edit that changes nothing is stored as an approval: count what was stored.
-        kind = KIND_OF.get(result.decision, KIND_OF[decision])
+        kind = KIND_OF.get(result.decision, KIND_OF[decision.action])
         if result.decision in ("vote", "replace_vote"):  # the same whatever it completed
             decided = vote_decided(voted_text(), row, wording)
         elif kind == "edited" or wording is not None:  # the text approved, as stored
@@ -106,17 +102,21 @@ class Deciding:
         """Adjudicate the front card as its vote ``picked`` says."""
         row = self.cards.rows[card.memory_id]
         spent = max(self.clock() - self.shown_at, 0.0)
+        decision = Adjudicate(card.memory_id, picked.number)
         with self._refused(card.memory_id):
-            result = self.memory.adjudicate(
-                card.memory_id,
-                picked.number,
-                by=self.by,
-                time_spent=spent,
-                session=self.session_id,
-                expect_status=row["status"],
-            )
+            result = self.memory.apply(decision, self._context(spent, row, vote=False))
         self._done(adjudicated(picked, row), result, spent, row)
         return result
+
+    def _context(self, spent: float, row: dict[str, Any], *, vote: bool) -> ReviewContext:
+        """What is recorded with a decision of this review on the card ``row`` as read."""
+        return ReviewContext(
+            by=self.by,
+            session_id=self.session_id,
+            time_spent=spent,
+            shown_status=row["status"],
+            intent=intent(self.adjudicate) if vote else None,
+        )
 
     @contextmanager
     def _refused(self, memory_id: str) -> Iterator[None]:

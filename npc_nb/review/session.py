@@ -21,6 +21,7 @@ the reviewer's own actions, so a key press never acts on a queue being changed.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import threading
 import time
@@ -31,6 +32,15 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from .._foundations.ids import new_id
 from .._foundations.results import ApproveAllPreview, DecisionResult
+from ..decisions import (
+    CARD_DECISIONS,
+    Approve,
+    CardDecision,
+    Defer,
+    Edit,
+    Requeue,
+    ReviewContext,
+)
 from ..errors import DecisionError
 from ..memory.candidates import validate_memory_text
 from ..memory.core import MemoryCore
@@ -45,7 +55,7 @@ from .card_reading import NEAREST_MIN_SIMILARITY as NEAREST_MIN_SIMILARITY
 from .card_reading import nearest, read_card, stored_text
 from .dates import defer_time as typed_defer_time
 from .deciding import Deciding
-from .summary import KIND_OF, TALLY_KINDS, Decided, Summary, count_other_wordings
+from .summary import TALLY_KINDS, Decided, Summary, count_other_wordings
 from .wordings import automatic_entry, variant_id, wording_card
 
 __all__ = [
@@ -280,15 +290,17 @@ class ReviewSession:
         as the model proposed it (not an edit), and the tally says so."""
         card = wording_card(self.card(), number, "approve")
         if number == 1:
-            return self.decide("approve")
-        return self._decide("approve", {"variant": variant_id(card, number)}, wording=number)
+            return self._decide(Approve(card.memory_id))
+        return self._decide(
+            Approve(card.memory_id, variant=variant_id(card, number)), wording=number
+        )
 
     @_locked
     def split(self, number: int) -> str:
         """Split wording ``number`` (2 and up) off the current card into a card of its
         own, at the back of this review; returns the new card's id."""
         card = wording_card(self.card(), number, "split")
-        new_card = self.memory.requeue(variant_id(card, number), self.by)
+        new_card = self._requeue(variant_id(card, number))
         self._cards.reread([card.memory_id, new_card])
         return new_card
 
@@ -308,9 +320,14 @@ class ReviewSession:
         """Put automatic outcome ``number`` (from 1, as listed by ``automatic``) back in
         this review as its own card; returns the new card's id."""
         entry = automatic_entry(self.automatic(), number)
-        entry["requeued_as"] = self.memory.requeue(entry["id"], self.by)
+        entry["requeued_as"] = self._requeue(entry["id"])
         self._cards.reread([entry["requeued_as"]])
         return entry["requeued_as"]
+
+    def _requeue(self, reproposal_id: str) -> str:
+        """Put a re-proposal back as its own card, in this review; the new card's id."""
+        context = ReviewContext(by=self.by, session_id=self.session_id)
+        return str(self.memory.apply(Requeue(reproposal_id), context).new_memory_id)
 
     # -- decisions ----------------------------------------------------------------------
 
@@ -329,37 +346,37 @@ class ReviewSession:
         return validate_memory_text(text, self.memory.settings.max_memory_chars)
 
     @_locked
-    def decide(self, decision: str, **extra: Any) -> DecisionResult:
-        """Apply ``decision`` (approve, reject, edit, skip, defer) to the current card.
+    def decide(self, decision: CardDecision) -> DecisionResult:
+        """Apply ``decision`` (``Approve``, ``Reject``, ``Edit``, ``Skip`` or ``Defer`` of
+        the current card, ``current``) through the memory core's ``apply``.
 
         It is refused if somebody changed the candidate since it was read (another
-        kernel, reviewer or cell): a decision applies only to what the reviewer saw.
+        kernel, reviewer or cell): a decision applies only to what the reviewer saw. A
+        ``Defer`` may say ``until`` as the reviewer typed it (``defer_time``).
         """
-        return self._decide(decision, extra)
+        return self._decide(decision)
 
-    def _decide(
-        self, decision: str, extra: dict[str, Any], *, wording: int | None = None
-    ) -> DecisionResult:
+    def _decide(self, decision: CardDecision, *, wording: int | None = None) -> DecisionResult:
         """``decide``; ``wording``: the number of the card's other wording approved."""
         if self.current is None:
             raise DecisionError("Nothing left to review: the queue is empty.")
-        if decision not in KIND_OF:
+        if not isinstance(decision, CARD_DECISIONS):
             raise DecisionError(
-                f"Unknown decision {decision!r}; use approve, reject, edit, skip or defer."
+                f"{decision!r} is not a card decision; use Approve, Reject, Edit, Skip or "
+                "Defer (from npc_nb) with the current card's id."
             )
-        if decision == "defer" and extra.get("until") is not None:
-            extra["until"] = self.defer_time(extra["until"])
+        if isinstance(decision, Defer) and decision.until is not None:
+            decision = dataclasses.replace(decision, until=self.defer_time(decision.until))
         return self._deciding.decide(
             decision,
-            extra,
             wording=wording,
-            voted_text=lambda: self._voted_text(decision, extra, wording),
+            voted_text=lambda: self._voted_text(decision, wording),
         )
 
-    def _voted_text(self, decision: str, extra: dict[str, Any], wording: int | None) -> str:
+    def _voted_text(self, decision: CardDecision, wording: int | None) -> str:
         row = self._cards.rows[self.current or ""]
-        if decision == "edit":
-            return self.edit_text(str(extra["text"]))
+        if isinstance(decision, Edit):
+            return self.edit_text(decision.text)
         card = self.card()
         if wording is not None and card is not None:
             return card.wordings[wording - 1]
@@ -386,21 +403,13 @@ class ReviewSession:
         """What approve-all would approve under this session's filters (nothing changes)."""
         arms = None if self.arms is None else list(self.arms)
         filters = queue_filters(self.npc, None, self.category, None, self.conversation, arms=arms)
-        preview = self.memory.approve_all(
-            filters, confirm=False, by=self.by, sample_size=sample_size, session=None
-        )
-        assert isinstance(preview, ApproveAllPreview)
-        return preview
+        return self.memory.preview_approve_all(filters, sample_size=sample_size)
 
     @_locked
     def approve_previewed(self, preview: ApproveAllPreview) -> DecisionResult:
         """Approve exactly what ``preview`` showed, as one batch (flagged never included)."""
         arms = None if self.arms is None else list(self.arms)
-        filters = queue_filters(None, None, None, None, None, list(preview.ids), arms)
-        result = self.memory.approve_all(
-            filters, confirm=True, by=self.by, sample_size=0, session=self.session_id
-        )
-        assert isinstance(result, DecisionResult)
+        result = self.memory.approve_all(preview, by=self.by, session=self.session_id, arms=arms)
         ids = result.memory_ids
         if ids:
             batch = Decided("approved", f"{len(ids)} candidate(s) as one batch")

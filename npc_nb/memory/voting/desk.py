@@ -1,11 +1,13 @@
 """``VoteDesk``: independent review as the memory core uses it, one per core.
 
-It reads the review policy at every use: the project's stored policy where its owner
-set one, else the ``review_mode``, ``reviewers_per_card`` and ``allow_self_adjudication``
-settings (``lab_policy``; ``configure`` changes them for the next vote), says whether a
-decision is a vote (``votes_on``), refuses one meant as a vote or an adjudication on a
-card that moved on (``refuse_moved_on``, ``intent``), hands votes and adjudications to
-the engine (``engine``) and builds what the queues filter by (``view``, ``standings``).
+The review policy is the project's stored policy where its owner set one, else the
+``review_mode``, ``reviewers_per_card`` and ``allow_self_adjudication`` settings
+(``lab_policy``; ``configure`` changes them for the next decision). A decision reads it
+once: ``rules()`` gives the vote rules in force (None in single review), and every step
+of that decision is handed those rules rather than reading the policy again: whether it
+is a vote (``votes_on``), the refusal of one meant as a vote or an adjudication on a card
+that moved on (``refuse_moved_on``, ``intent``), the vote or adjudication itself
+(``engine``). The desk also builds what the queues filter by (``view``, ``standings``).
 """
 
 from __future__ import annotations
@@ -82,14 +84,25 @@ class VoteDesk:
         found = self.lab_policy()
         return Policy(found.reviewers_per_card, found.allow_self_adjudication)
 
-    def votes_on(self, decision: str, memory: dict) -> bool:
-        """Whether ``decision`` on ``memory`` is a vote: in independent review, any
-        decision but a skip on an open card (a final memory is retracted or revised by
-        one reviewer, as in single review)."""
-        return self.independent and decision in VOTE_DECISIONS and memory["status"] in OPEN_STATUSES
+    def rules(self) -> Policy | None:
+        """The vote rules in force for one decision, read once (None: single review)."""
+        found = self.lab_policy()
+        if found.review_mode != "independent":
+            return None
+        return Policy(found.reviewers_per_card, found.allow_self_adjudication)
+
+    @staticmethod
+    def votes_on(rules: Policy | None, decision: str, memory: dict) -> bool:
+        """Whether ``decision`` on ``memory`` is a vote under ``rules``: in independent
+        review, any decision but a skip on an open card (a final memory is retracted or
+        revised by one reviewer, as in single review)."""
+        return (
+            rules is not None and decision in VOTE_DECISIONS and memory["status"] in OPEN_STATUSES
+        )
 
     def vote(
         self,
+        rules: Policy,
         store: Store,
         memory: dict,
         decision: str,
@@ -108,7 +121,7 @@ class VoteDesk:
             decision,
             voter=voter,
             now=utc_now(),
-            policy=self.policy(),
+            policy=rules,
             args=args,
             audit=audit,
             expect_status=expect_status,
@@ -116,10 +129,11 @@ class VoteDesk:
             intent=intent,
         )
 
-    def refuse_reconsider(self, memory: dict, reconsider: bool) -> None:
+    @staticmethod
+    def refuse_reconsider(rules: Policy | None, memory: dict, reconsider: bool) -> None:
         """In independent review a rejection is its reviewers' (agreed, or adjudicated):
         one reviewer's ``reconsider=True`` may not overturn it."""
-        if not (self.independent and reconsider and memory["status"] not in OPEN_STATUSES):
+        if not (rules is not None and reconsider and memory["status"] not in OPEN_STATUSES):
             return
         raise DecisionError(
             f"Memory {memory['id']} is {memory['status']} by the review's votes (or an "
@@ -129,8 +143,9 @@ class VoteDesk:
             "records under their name."
         )
 
+    @staticmethod
     def refuse_moved_on(
-        self,
+        rules: Policy | None,
         intent: str | None,
         decision: str,
         memory: dict,
@@ -141,7 +156,7 @@ class VoteDesk:
         or not as shown (``expected``), read before the engine's transaction (which
         checks it again); ``latest``: a function giving its last change. An adjudication
         on a card decided since it was shown is left to ``AlreadyDecidedError``."""
-        if not (self.independent and intent is not None and decision in VOTE_DECISIONS):
+        if not (rules is not None and intent is not None and decision in VOTE_DECISIONS):
             return
         status = memory["status"]
         if status == (expected or status) and status in OPEN_STATUSES:
@@ -152,10 +167,15 @@ class VoteDesk:
             raise not_adjudicated(memory["id"], f"is {status} now; nothing was written")
 
     def adjudicate(
-        self, memory_id: str, number: int, *, actor: str, audit: dict[str, Any]
+        self,
+        memory_id: str,
+        number: int,
+        *,
+        actor: str,
+        audit: dict[str, Any],
+        expect_status: str | None = None,
     ) -> DecisionResult:
         """Decide a card in adjudication as its vote ``number`` says."""
-        expect_status = audit.pop("expect_status", None)
         store, row = self.stores.locate(memory_id, columns="id")
         return adjudicate_vote(
             store,

@@ -31,7 +31,8 @@ import ipywidgets as w
 import traitlets
 from IPython.display import DisplayHandle, display
 
-from ...errors import NpcError
+from ...decisions import Approve, CardDecision, Defer, Edit, Reject, Skip
+from ...errors import DecisionError, NpcError
 from ...store import in_background
 from .. import ReviewSession, Summary, card_name
 from .cards import (
@@ -333,10 +334,10 @@ class ReviewPanel:
 
     def _key_action(self, key: str) -> Callable[[], str | None]:
         return {
-            "a": lambda: self._decide("approve"),
+            "a": lambda: self._decide(Approve),
             "r": self._reject,
             "e": self._start_edit,
-            "s": lambda: self._decide("skip"),
+            "s": lambda: self._decide(Skip),
             "d": self._defer,
             "u": self._undo,
             "?": self._toggle_help,
@@ -436,21 +437,25 @@ class ReviewPanel:
         Called on the store's listener thread, holding the session's lock."""
         self._render(escape(message, quote=False))
 
-    def _decide(self, decision: str, **extra: Any) -> str:
+    def _decide(self, kind: type[CardDecision], **fields: Any) -> str:
+        """Apply a ``kind`` decision (with ``fields``) to the card on screen."""
+        current = self.session.current
+        if current is None:
+            raise DecisionError("Nothing left to review: the queue is empty.")
         text = self.session.card_text()
-        result = self.session.decide(decision, **extra)
+        result = self.session.decide(kind(current, **fields))
         if result.decision in ("vote", "replace_vote"):  # the same whatever it completed
-            return f"vote recorded ({decision}): {extra.get('text', text)}"
-        return f"{result.decision}: {extra.get('text', text)}"
+            return f"vote recorded ({kind.action}): {fields.get('text', text)}"
+        return f"{result.decision}: {fields.get('text', text)}"
 
     def _reject(self) -> str:
-        return self._decide("reject", reason=self.reason.value.strip() or None)
+        return self._decide(Reject, reason=self.reason.value.strip() or None)
 
     def _defer(self) -> str:
         """Defer to what the box says (empty: tomorrow); a value it cannot read is
         refused in the status line, and the card stays."""
         until = self.session.defer_time(self.defer_until.value)
-        done = self._decide("defer", until=until)
+        done = self._decide(Defer, until=until)
         return f"{done} (until {until.astimezone():%a %Y-%m-%d %H:%M})"
 
     def _start_edit(self) -> str:
@@ -471,7 +476,7 @@ class ReviewPanel:
             self._close_editor()
             return "The edit box was for a card that is no longer shown; nothing was saved."
         new_text = self.edit_box.value if text is None else str(text)
-        message = self._decide("edit", text=new_text)
+        message = self._decide(Edit, text=new_text)
         self._close_editor()
         return message
 
