@@ -101,7 +101,7 @@ def test_wrong_input_loses_nothing(nb: npc_nb.Project) -> None:
         (lambda nb, m: nb.approve(m, time_spent="2"), npc_nb.ArgumentError),
         (
             lambda nb, m: nb.approve(m, context=npc_nb.ReviewContext(time_spent=float("nan"))),
-            npc_nb.DecisionError,
+            npc_nb.InvalidValueError,
         ),
         (lambda nb, m: nb.apply(m), npc_nb.ArgumentError),
     ],

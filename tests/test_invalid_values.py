@@ -93,7 +93,12 @@ CASES: list[tuple[str, Call, str, object]] = [
         "review_mode",
         "majority",
     ),
-    ("decide-decision", lambda nb, d, m: nb.decide(m, "bless"), "decision", "bless"),
+    (
+        "context-intent",
+        lambda nb, d, m: nb.approve(m, context=npc_nb.ReviewContext(intent="bless")),  # type: ignore[arg-type]
+        "intent",
+        "bless",
+    ),
     ("defer-until", lambda nb, d, m: nb.defer(m, until="someday"), "until", "someday"),
     (
         "set_validity-valid_from",
