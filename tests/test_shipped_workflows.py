@@ -3,16 +3,20 @@ two-reviewers each reviewer votes in a review panel and the disagreements are se
 the ``%npc_review --adjudicate`` panel; in experiment the arms' cards are decided in the
 blind panel ``exp.review()``; reproducible saves a pinned, recorded study and re-runs it,
 every cell identical. Read from the saved notebooks, as a reader opens them: each panel
-cell's saved output is the widget, and the outputs are those of one run top to bottom."""
+cell's saved output is the widget, and the outputs are those of one run top to bottom.
+Where no browser draws a panel, it is driven as a person drives it: its buttons, and
+``press(key)`` for a key, which the notebooks use for the adjudicator's number keys."""
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 import nbformat
 
-from tests.helpers import REPO
+import npc_nb
+from tests.helpers import REPO, propose, status_of
 
 WIDGET = "application/vnd.jupyter.widget-view+json"
 #: A decision made by calling Python instead of in a panel.
@@ -68,3 +72,33 @@ def test_reproducible_saves_a_study_and_shows_its_rerun_identical() -> None:
     assert "identical" in shown and "changed" not in shown and "failed" not in shown
     saving = [entry for entry in cells if "saved(" in entry.source or "nbformat.write" in entry.source]
     assert saving, "the study is saved before it is re-run"
+
+
+def test_a_key_pressed_headless_decides_the_card_on_screen(nb: npc_nb.Project) -> None:
+    first, second = propose(nb, "The seminar is in room A3"), propose(nb, "Lunch is at noon")
+    panel = nb.review_panel(by="ada")
+    panel.press("a")
+    panel.reason.value = "not said"
+    panel.press("r")
+    assert [status_of(nb, m) for m in (first, second)] == ["human-approved", "human-rejected"]
+    assert nb.decisions(second)["reason"].iloc[-1] == "not said"
+    panel.press("q")
+    assert "Unknown key 'q'" in panel.status.value
+
+
+def test_the_adjudicator_presses_the_number_of_a_vote(project_dir: Path) -> None:
+    owner = npc_nb.open(project_dir)
+    owner.set_policy(review_mode="independent", reviewers_per_card=2)
+    card = propose(owner, "The seminar is in room A3")
+    kernels = [npc_nb.open(project_dir, reviewer=name) for name in ("ada", "bob", "carol")]
+    try:
+        kernels[0].approve(card)
+        kernels[1].reject(card, reason="it moved")
+        panel = kernels[2].review_panel(adjudicate=True)
+        assert panel.session.current == card
+        panel.press("2")  # bob's vote, the second shown
+        assert "adjudicated as vote 2" in panel.status.value
+        assert status_of(owner, card) == "human-rejected"
+    finally:
+        for project in (*kernels, owner):
+            project.close()
