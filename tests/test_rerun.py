@@ -188,3 +188,12 @@ def test_a_study_extracting_in_the_background_as_by_default_reruns_identically(
     nb = npc_nb.open(project, extract_in_background=False)  # this process runs none
     assert set(nb.extraction.jobs()["status"]) == {"queued"}
     nb.close()
+
+
+def test_a_rerun_s_kernel_keeps_its_warnings_to_itself(
+    study: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """The terminal of ``npc-nb rerun`` (or the cell calling ``npc_nb.rerun``) shows the
+    report, not the log of the kernel it started ("Kernel is running over TCP ...")."""
+    assert npc_nb.rerun(study).identical
+    assert "[IPKernelApp] WARNING" not in capfd.readouterr().err

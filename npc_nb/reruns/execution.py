@@ -26,6 +26,9 @@ __all__ = ["CELL_TIMEOUT", "rerun"]
 
 #: Seconds a cell may run before the re-run gives up on it.
 CELL_TIMEOUT = 600
+#: The re-run's kernel logs only its errors: its warnings ("Kernel is running over TCP
+#: ...") would land in the caller's terminal or cell, around the report.
+KERNEL_LOG = ("--IPKernelApp.log_level=ERROR",)
 
 
 def rerun(path: str | Path, live: bool = False, output: str | Path | None = None) -> RerunReport:
@@ -79,6 +82,7 @@ def _execute(book: Any, source: Path, live: bool) -> dict[int, str]:
         timeout=CELL_TIMEOUT,
         allow_errors=True,
         on_cell_error=failed,
+        extra_arguments=list(KERNEL_LOG),
         resources={"metadata": {"path": str(source.absolute().parent)}},
     )
     environment = {**os.environ, RERUN_VARIABLE: "live" if live else "replay"}

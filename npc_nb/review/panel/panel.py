@@ -297,6 +297,12 @@ class ReviewPanel:
         with self.session.lock:
             self._handle(content)
 
+    def press(self, key: str) -> None:
+        """Press ``key`` on the card on screen, as the panel's front end sends it (``a``,
+        ``r``, ``e``, ``s``, ``d``, ``u``, ``?``, ``x``, ``1``-``9``): the panel driven as a
+        person drives it where no browser draws it (a script, a notebook run headless)."""
+        self._on_message(self.keys, {"type": "key", "key": key, "card": self.keys.card_id}, None)
+
     def _handle(self, content: dict[str, Any]) -> None:
         # The card on screen when the reviewer acted ("" when none is shown).
         kind, card = content.get("type"), str(content.get("card") or "")
