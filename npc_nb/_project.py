@@ -878,7 +878,7 @@ class Project:
         memory's current text are extracted first, by ``concept_model`` (default: the
         model setting, else the offline model), and stored."""
         self._require_persona(npc)
-        return self._graph.graph(npc=npc, category=category, as_of=self._graph_moment(as_of))
+        return self._graph.networkx(npc=npc, category=category, as_of=self._graph_moment(as_of))
 
     def show_graph(
         self,
@@ -893,7 +893,7 @@ class Project:
         """Draw the graph inline (offline). ``focus`` narrows it to the concept's
         neighbourhood within ``depth`` steps; at most ``max_nodes`` nodes are drawn."""
         self._require_persona(npc)
-        return self._graph.show_graph(
+        return self._graph.show(
             npc,
             category,
             focus=focus,
@@ -916,7 +916,7 @@ class Project:
         change it (``set_options``, ``show_buttons``, ...) and show it inline, offline
         (each such output carries vis-network, about 0.7 MB)."""
         self._require_persona(npc)
-        return self._graph.pyvis_network(
+        return self._graph.pyvis(
             npc,
             category,
             focus=focus,
@@ -933,7 +933,7 @@ class Project:
     ) -> tuple[pd.DataFrame, pd.DataFrame]:
         """The graph as a (nodes, edges) pair of DataFrames; edges list their memory ids."""
         self._require_persona(npc)
-        return self._graph.graph_frames(npc=npc, category=category, as_of=self._graph_moment(as_of))
+        return self._graph.frames(npc=npc, category=category, as_of=self._graph_moment(as_of))
 
     def export_graphml(
         self, path: str | Path, npc: str | None = None, category: Category | None = None

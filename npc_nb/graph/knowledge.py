@@ -1,13 +1,17 @@
-"""The knowledge-graph service: the graph of approved memories, its drawings, exports.
+"""The knowledge-graph service, ``nb.graph``: the graph of approved memories, its
+drawings, exports.
 
-``KnowledgeGraph`` is given the project store and the settings (for the concept model)
-by the facade. A drawing (``show_graph``, the light inline renderer, or
-``pyvis_network``, the same drawing as a pyvis network) is one cut of the graph, made in
-the store. networkx and pyvis are imported on first use.
+``KnowledgeGraph`` is given the project store, the settings (for the concept model), and
+two checks from the facade: ``check_npc`` (a persona filter names a persona) and
+``moment`` (what an ``as_of`` names: a snapshot, its label, a time). The facade exposes
+this object itself as ``nb.graph``, so its methods are written once, here. A drawing
+(``show``, the light inline renderer, or ``pyvis``, the same drawing as a pyvis network)
+is one cut of the graph, made in the store. networkx and pyvis are imported on first use.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -33,11 +37,20 @@ __all__ = ["KnowledgeGraph"]
 class KnowledgeGraph:
     """The knowledge graph of one project's approved memories."""
 
-    def __init__(self, store: Store, settings: Settings) -> None:
+    def __init__(
+        self,
+        store: Store,
+        settings: Settings,
+        *,
+        check_npc: Callable[[str | None], None] = lambda npc: None,
+        moment: Callable[[object], datetime | Moment | None] | None = None,
+    ) -> None:
         self._store = store
         self._settings = settings
+        self._check_npc = check_npc
+        self._moment = moment or _moment
 
-    def graph(
+    def networkx(
         self,
         npc: str | None = None,
         category: str | None = None,
@@ -49,12 +62,17 @@ class KnowledgeGraph:
         offline model), and stored."""
         from . import build
 
+        self._check_npc(npc)
         graph, _ = build.drawn_graph(
-            self._store, self._concept_model(), npc=npc, category=category, as_of=_moment(as_of)
+            self._store,
+            self._concept_model(),
+            npc=npc,
+            category=category,
+            as_of=self._moment(as_of),
         )
         return graph
 
-    def show_graph(
+    def show(
         self,
         npc: str | None = None,
         category: str | None = None,
@@ -72,7 +90,7 @@ class KnowledgeGraph:
         drawn, total = self._drawn(npc, category, focus, depth, as_of, max_nodes)
         return view.GraphView(drawn, total)
 
-    def pyvis_network(
+    def pyvis(
         self,
         npc: str | None = None,
         category: str | None = None,
@@ -82,7 +100,7 @@ class KnowledgeGraph:
         as_of: datetime | Moment | None = None,
         max_nodes: int = 250,
     ) -> PyvisGraph:
-        """The drawing ``show_graph`` makes (the same nodes, edges and cut) as a pyvis
+        """The drawing ``show`` makes (the same nodes, edges and cut) as a pyvis
         ``Network`` styled like it, to change and show inline, offline."""
         from . import page, view
 
@@ -102,6 +120,7 @@ class KnowledgeGraph:
         """The graph cut for drawing, and how many nodes the whole graph has."""
         from . import build
 
+        self._check_npc(npc)
         if max_nodes < 1:
             raise ConfigError(f"max_nodes must be at least 1 (nodes to draw), not {max_nodes!r}.")
         if depth < 0:
@@ -111,13 +130,13 @@ class KnowledgeGraph:
             self._concept_model(),
             npc=npc,
             category=category,
-            as_of=_moment(as_of),
+            as_of=self._moment(as_of),
             focus=focus,
             depth=depth,
             limit=max_nodes,
         )
 
-    def graph_frames(
+    def frames(
         self,
         npc: str | None = None,
         category: str | None = None,
@@ -126,7 +145,7 @@ class KnowledgeGraph:
         """The graph as a (nodes, edges) pair of DataFrames; edges list their memory ids."""
         from . import build
 
-        return build.graph_frames(self.graph(npc=npc, category=category, as_of=as_of))
+        return build.graph_frames(self.networkx(npc=npc, category=category, as_of=as_of))
 
     def export_graphml(
         self, path: str | Path, npc: str | None = None, category: str | None = None
@@ -135,7 +154,7 @@ class KnowledgeGraph:
         from . import build
 
         target = output_path(path)
-        build.to_graphml(self.graph(npc=npc, category=category), target)
+        build.to_graphml(self.networkx(npc=npc, category=category), target)
         return target
 
     def _concept_model(self) -> str:
