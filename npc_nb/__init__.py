@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from ._foundations.settings import Settings, load_settings
     from ._project import Project, import_bundle, open_project
     from .analytics.agreement import agreement
-    from .chat.personas import Persona
+    from .chat.personas import Npc
     from .experiments import Experiment
     from .memory.block import MemoryBlock, StreamScrubber, scrub_memory_tags
     from .notebook.provenance import provenance
@@ -62,7 +62,7 @@ _LAZY = {
     "MemoryBlock": "memory.block",
     "StreamScrubber": "memory.block",
     "scrub_memory_tags": "memory.block",
-    "Persona": "chat.personas",
+    "Npc": "chat.personas",
     "Experiment": "experiments",
     "Project": "_project",
     "open_project": "_project",
@@ -134,8 +134,8 @@ __all__ = [
     "HistoryChangedError",
     "MemoryBlock",
     "ModelCallError",
+    "Npc",
     "NpcError",
-    "Persona",
     "Project",
     "QueryError",
     "Reply",

@@ -71,7 +71,7 @@ def test_experiment_takes_conversation_for_its_conversations(nb: npc_nb.Project)
     nb.npc("analyst", directive="Answer briefly.")
     nb.chat("analyst", "We decided to use DuckDB for the survey data.")
     conversation = nb.sql("SELECT id FROM conversations")["id"].tolist()
-    arms = {"A": {"model": "npc_nb/offline"}}
+    arms = {"A": {"model": "npc_nb/offline"}, "B": {"model": "npc_nb/offline", "temperature": 0.5}}
     exp = nb.experiment("e1", arms, conversation=conversation)
     assert exp is not None
     with pytest.raises(TypeError):

@@ -40,6 +40,7 @@ LAYERS = {
     # extraction experiments: above the services they use (chat, review, analytics)
     "npc_nb.experiments": 5,
     "npc_nb._project": 6,
+    "npc_nb._areas": 5,  # the facade's grouped areas (nb.imports, nb.exports), below it
     "npc_nb.notebook": 7,
     "npc_nb.cli": 7,
     "npc_nb": 8,  # the public face re-exports everything, lazily

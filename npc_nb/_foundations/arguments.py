@@ -43,6 +43,7 @@ __all__ = [
     "Scope",
     "StatusFilter",
     "check_value",
+    "checked",
     "checked_methods",
     "unknown_choice",
 ]
@@ -105,13 +106,14 @@ def checked_methods(
             for name, member in vars(klass).items():
                 if not name.startswith("_") and inspect.isfunction(member):
                     error = (errors or {}).get(name, ArgumentError)
-                    setattr(cls, name, _checked(member, error))
+                    setattr(cls, name, checked(member, error))
         return cls
 
     return decorate
 
 
-def _checked(method: Callable[..., Any], error: type[NpcError]) -> Callable[..., Any]:
+def checked(method: Callable[..., Any], error: type[NpcError]) -> Callable[..., Any]:
+    """``method`` with its arguments checked (``checked_methods``, for one function)."""
     if getattr(method, "__npc_checked__", False):
         return method
     signature = inspect.signature(method)
