@@ -6,13 +6,13 @@ Memories in (another tool's file, through the trust gate) and out (the analytica
 tables, the review log, another tool's import shape) are methods of several services, so
 each group here is a small class of ``Forward`` members: the service's function bound
 to what the facade built, with its own signature and docstring (nothing copied, see
-``_foundations/forwarding.py``). ``npc_nb.import_bundle`` and ``nb.export_bundle``, the
+``_foundations/arguments.py``). ``npc_nb.import_bundle`` and ``nb.export_bundle``, the
 lossless round trip, stay on the package and the facade.
 """
 
 from __future__ import annotations
 
-from ._foundations.forwarding import Forward
+from ._foundations.arguments import Forward
 from .analytics.export import export_review_log, export_tables
 from .interop.service import Interop
 from .store import Store

@@ -4,7 +4,7 @@
 it needs (stores, settings, the memory core, the extraction queue); no service imports
 it or reaches into it, and it reaches into no store: every read and write is a
 service's. Key design choice: a capability is written once, in its service. Most
-members are ``Forward`` descriptors (``_foundations/forwarding.py``): the service's
+members are ``Forward`` descriptors (``_foundations/arguments.py``): the service's
 method itself, signature and docstring included; a specialised area is the service
 object (``nb.graph``, ``nb.metrics``, ``nb.access``) or a group of forwards
 (``nb.imports``, ``nb.exports``). What stays written here composes several services
@@ -28,8 +28,15 @@ from typing import TYPE_CHECKING, Annotated, Any, Unpack
 import pandas as pd
 
 from ._areas import Exports, Imports
-from ._foundations.arguments import AsOf, Category, MemoryId, Scope, checked_methods
-from ._foundations.forwarding import Forward, same_signature
+from ._foundations.arguments import (
+    AsOf,
+    Category,
+    Forward,
+    MemoryId,
+    Scope,
+    checked_methods,
+    same_signature,
+)
 from ._foundations.locations import (
     STORE_DIR,
     check_store_dir,
@@ -50,14 +57,14 @@ from .graph.knowledge import KnowledgeGraph
 from .interop.service import Interop
 from .interop.summary import BundleImport
 from .memory import transitions
-from .memory.access import Access
 from .memory.block import MemoryBlock
 from .memory.core import MemoryCore, ReviewContext
 from .memory.queue import queue_filters
+from .memory.reading import MemoryTables
 from .memory.snapshots import Snapshots
-from .memory.tables import MemoryTables
 from .memory.verify import Verification
 from .memory.verify import verify as verify_history
+from .memory.voting.access import Access
 from .memory.voting.lab_policy import POLICY_KEYS
 from .models.judge import ModelJudge
 from .models.recording import Recorder

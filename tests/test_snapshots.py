@@ -169,7 +169,7 @@ def test_an_unknown_state_is_a_clear_error_of_the_method_s_concern(nb: npc_nb.Pr
     with pytest.raises(npc_nb.DecisionError, match="No snapshot"):
         nb.memories(as_of="v2")
     with pytest.raises(npc_nb.DecisionError, match="No snapshot"):
-        nb.graph(as_of="v2")
+        nb.graph.networkx(as_of="v2")
     with pytest.raises(npc_nb.ConfigError, match="No snapshot"):
         nb.metrics.approval_rate(as_of="v2")
     with pytest.raises(npc_nb.ConfigError, match="No snapshot"):
@@ -222,8 +222,8 @@ def test_metrics_and_the_graph_as_of_a_snapshot_are_as_they_were(nb: npc_nb.Proj
     pd.testing.assert_frame_equal(nb.metrics.approval_rate(by="npc", as_of="v1"), rates_then)
     pd.testing.assert_frame_equal(nb.metrics.backlog(as_of=snapshot), backlog_then)
     assert nb.metrics.approval_rate()["decided"].item() == 3
-    assert "concept:postgresql" in nb.graph(as_of="v1")
-    assert "concept:postgresql" not in nb.graph()
+    assert "concept:postgresql" in nb.graph.networkx(as_of="v1")
+    assert "concept:postgresql" not in nb.graph.networkx()
 
 
 def test_open_can_pin_to_a_snapshot_or_take_one(project_dir: Path) -> None:

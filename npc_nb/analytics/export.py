@@ -23,10 +23,10 @@ __all__ = ["export_review_log", "export_tables"]
 _SUFFIX = {"parquet": ".parquet", "jsonl": ".jsonl"}
 
 
-def export_tables(
-    store: Store, folder: str | Path, file_format: str = "parquet"
-) -> dict[str, Path]:
-    """Write memories and decisions into ``folder``; return the paths written."""
+def export_tables(store: Store, folder: str | Path, format: str = "parquet") -> dict[str, Path]:
+    """Write ``memories`` and ``decisions`` (every column of the analytical views) to
+    ``folder`` as Parquet or JSON Lines (``format="jsonl"``); returns the paths written."""
+    file_format = format
     if file_format not in _SUFFIX:
         raise NpcError(f"format must be 'parquet' or 'jsonl', not {file_format!r}.")
     target = output_path(folder, is_folder=True)

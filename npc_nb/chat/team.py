@@ -2,7 +2,7 @@
 
 A team folder is shared, and one bad file must not take the others down: each file is
 read on its own, and one that cannot be used is kept as a ``BrokenFile`` with its error
-(listed by ``nb.personas()`` and ``%npc_status``; raised when that persona is asked for)
+(listed by ``nb.npcs()`` and ``%npc_status``; raised when that persona is asked for)
 instead of failing the whole team. The team's context file is npcpy's: ``*.ctx`` in the
 folder (``team.ctx`` when there are several). Its ``context`` joins the team's personas'
 prompt prefix, and its ``model`` and ``provider`` fill in for personas that name none.

@@ -21,16 +21,16 @@ from typing import Any
 
 import pandas as pd
 
-from .._foundations.arguments import AsOf, Category, Scope, StatusFilter
-from .._foundations.tables import with_missing_as_na
-from .._foundations.utc import utc_now
-from ..errors import DecisionError
-from ..store.analysis import frames
-from ..store.analysis.user_sql import run_sql
-from ..store.memories.predicates import Moment
-from .core import AUTOMATIC_KINDS, MemoryCore
-from .queue import QUEUE_KINDS, VOTE_QUEUE_KINDS, queue_filters, review_queue
-from .snapshots import State
+from ..._foundations.arguments import AsOf, Category, Scope, StatusFilter
+from ..._foundations.tables import with_missing_as_na
+from ..._foundations.utc import utc_now
+from ...errors import DecisionError
+from ...store.analysis import frames
+from ...store.analysis.user_sql import run_sql
+from ...store.memories.predicates import Moment
+from ..core import AUTOMATIC_KINDS, MemoryCore
+from ..queue import QUEUE_KINDS, VOTE_QUEUE_KINDS, queue_filters, review_queue
+from ..snapshots import State
 
 __all__ = ["MemoryTables"]
 

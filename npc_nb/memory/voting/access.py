@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from .._foundations.arguments import checked_methods
-from .._foundations.results import RoleAccess
-from ..store import Stores
-from .core import MemoryCore
-from .voting.lab_policy import ReviewPolicy
+from ..._foundations.arguments import checked_methods
+from ..._foundations.results import RoleAccess
+from ...store import Stores
+from ..core import MemoryCore
+from .lab_policy import ReviewPolicy
 
 __all__ = ["Access", "Level"]
 
