@@ -16,6 +16,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .._foundations.arguments import AsOf, Category, checked_methods
 from .._foundations.locations import output_path
 from .._foundations.settings import Settings
 from .._foundations.utc import to_utc
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
 __all__ = ["KnowledgeGraph"]
 
 
+@checked_methods()
 class KnowledgeGraph:
     """The knowledge graph of one project's approved memories."""
 
@@ -53,8 +55,8 @@ class KnowledgeGraph:
     def networkx(
         self,
         npc: str | None = None,
-        category: str | None = None,
-        as_of: datetime | Moment | None = None,
+        category: Category | None = None,
+        as_of: AsOf | None = None,
     ) -> nx.MultiDiGraph:
         """The graph of approved memories (optionally one persona's, one category's, or as
         it stood at ``as_of``). Concepts missing for a memory's current text are
@@ -75,11 +77,11 @@ class KnowledgeGraph:
     def show(
         self,
         npc: str | None = None,
-        category: str | None = None,
+        category: Category | None = None,
         *,
         focus: str | None = None,
         depth: int = 2,
-        as_of: datetime | Moment | None = None,
+        as_of: AsOf | None = None,
         max_nodes: int = 250,
     ) -> GraphView:
         """Draw the graph inline (offline). ``focus`` narrows it to the concept's
@@ -93,11 +95,11 @@ class KnowledgeGraph:
     def pyvis(
         self,
         npc: str | None = None,
-        category: str | None = None,
+        category: Category | None = None,
         *,
         focus: str | None = None,
         depth: int = 2,
-        as_of: datetime | Moment | None = None,
+        as_of: AsOf | None = None,
         max_nodes: int = 250,
     ) -> PyvisGraph:
         """The drawing ``show`` makes (the same nodes, edges and cut) as a pyvis
@@ -139,8 +141,8 @@ class KnowledgeGraph:
     def frames(
         self,
         npc: str | None = None,
-        category: str | None = None,
-        as_of: datetime | Moment | None = None,
+        category: Category | None = None,
+        as_of: AsOf | None = None,
     ) -> tuple[pd.DataFrame, pd.DataFrame]:
         """The graph as a (nodes, edges) pair of DataFrames; edges list their memory ids."""
         from . import build
@@ -148,7 +150,7 @@ class KnowledgeGraph:
         return build.graph_frames(self.networkx(npc=npc, category=category, as_of=as_of))
 
     def export_graphml(
-        self, path: str | Path, npc: str | None = None, category: str | None = None
+        self, path: str | Path, npc: str | None = None, category: Category | None = None
     ) -> Path:
         """Write the graph as GraphML (memory ids as comma-separated text)."""
         from . import build
