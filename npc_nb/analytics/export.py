@@ -39,7 +39,8 @@ def export_tables(store: Store, folder: str | Path, format: str = "parquet") -> 
 
 
 def export_review_log(store: Store, path: str | Path) -> Path:
-    """Write the review decisions as Prodigy-style JSONL to ``path``."""
+    """Write every decision (not undone) as Prodigy-style JSONL to ``path``: text,
+    answer (accept/reject/ignore), label, annotator, timestamp."""
     target = output_path(path)
     exports.write(store, exports.REVIEW_LOG_SQL, target, "jsonl")
     return target
