@@ -146,3 +146,20 @@ def test_memory_filters_are_keyword_only(nb: npc_nb.Project) -> None:
     assert len(nb.memories(status="pending_approval")) == 1
     with pytest.raises(TypeError):
         nb.memories("pending_approval")  # type: ignore[misc]
+
+
+def test_the_past_reads_work_on_postgresql(project_dir: Path, postgres_url: str) -> None:
+    """The review queue at a past state runs on the server's own SQL; the audit log,
+    votes and re-proposals through the analysis path: each shows what stood then."""
+    nb = npc_nb.open(project_dir, store=postgres_url)
+    try:
+        first, second = propose(nb, "Alpha is 0.05"), propose(nb, "The lab meets on Tuesdays")
+        then = nb.snapshot("then")
+        nb.approve(first)
+        nb.reject(second)
+        assert nb.review_queue()["id"].tolist() == []
+        assert nb.review_queue(as_of=then)["id"].tolist() == [first, second]
+        assert set(nb.decisions(as_of="then")["action"]) == {"propose"}
+        assert nb.votes(as_of=then).empty and nb.reproposals(as_of=then).empty
+    finally:
+        nb.close()

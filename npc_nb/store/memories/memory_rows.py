@@ -537,7 +537,7 @@ def _open_query(filters: dict[str, Any], now: datetime, columns: str) -> tuple[s
             params[column] = filters[column]
     listed, table = "", "memories"
     if filters.get("as_of") is not None:  # the queue as it stood then (its clock is now)
-        state, then = memories_at(filters["as_of"])
+        state, then = memories_at(filters["as_of"], _columns_at(columns))
         table = f"({state}) AS as_of"
         params |= then
     elif filters.get("ids") is not None:
@@ -553,6 +553,30 @@ def _open_query(filters: dict[str, Any], now: datetime, columns: str) -> tuple[s
         + " ORDER BY skipped_at NULLS FIRST, recorded_at, id"
     )
     return sql, params
+
+
+#: The columns the open query filters and orders by: a past state must carry them.
+_OPEN_COLUMNS = (
+    "id",
+    "status",
+    "defer_until",
+    "skipped_at",
+    "recorded_at",
+    "experiment_arm",
+    "npc",
+    "team",
+    "category",
+    "scope",
+    "conversation_id",
+)
+
+
+def _columns_at(columns: str) -> tuple[str, ...] | None:
+    """The columns a past state of the memories is read with (SQL both engines take);
+    None (every column, DuckDB's form) for ``*``."""
+    if columns.strip() == WHOLE:
+        return None
+    return tuple(dict.fromkeys([*(c.strip() for c in columns.split(",")), *_OPEN_COLUMNS]))
 
 
 def count_open(store: Store, now: datetime) -> int:
