@@ -51,7 +51,7 @@ from .analytics.diff import diff_frame
 from .analytics.metrics import Metrics
 from .chat.conversations import Conversations
 from .chat.extraction import Extraction
-from .errors import CandidateError, ConfigError, DecisionError, NpcError
+from .errors import CandidateError, ConfigError, DecisionError
 from .experiments import Experiments
 from .graph.knowledge import KnowledgeGraph
 from .interop.service import Interop
@@ -70,7 +70,6 @@ from .models.judge import ModelJudge
 from .models.recording import Recorder
 from .review import ReviewSession
 from .store import Stores
-from .store.memories.predicates import Moment
 
 if TYPE_CHECKING:
     from .review.panel import ReviewPanel
@@ -269,7 +268,10 @@ class Project:
         )
         self._tables = MemoryTables(self._memory, self._chat.check_npc)
         self._graph = KnowledgeGraph(
-            store, settings, check_npc=self._chat.check_npc, moment=self._graph_moment
+            store,
+            settings,
+            check_npc=self._chat.check_npc,
+            moment=functools.partial(self._memory.snapshots.project_moment, error=DecisionError),
         )
         self._interop = Interop(self._memory, self._stores, self.name, _version())
         self._access = Access(self._stores, self._memory, self.name)
@@ -300,7 +302,7 @@ class Project:
         """Approval, rejection, edit and re-proposal rates, backlog, time to decision,
         reviewer throughput and memory use, as DataFrames (see ``npc_nb.analytics``);
         each takes ``as_of=`` (a snapshot, its id or label, or a time)."""
-        return Metrics(self._stores.project, self._project_moment)
+        return Metrics(self._stores.project, self._memory.snapshots.project_moment)
 
     @property
     def graph(self) -> KnowledgeGraph:
@@ -432,12 +434,6 @@ class Project:
         result is ``ok`` or lists each problem in words, the first broken link of a
         chain among them (docs/reproducibility.md)."""
         return verify_history(self._stores, self._memory.snapshots)
-
-    def _project_moment(self, as_of: object, error: type[NpcError] = ConfigError) -> Moment | None:
-        return self._memory.snapshots.project_moment(as_of, error)
-
-    def _graph_moment(self, as_of: object) -> Moment | None:
-        return self._project_moment(as_of, DecisionError)
 
     def _require_persona(self, npc: str | None) -> None:
         self._chat.check_npc(npc)

@@ -169,6 +169,15 @@ def test_the_facade_has_no_base_classes_of_its_own() -> None:
     assert npc_nb.Project.__bases__ == (object,)
 
 
+def test_the_facade_reaches_the_store_only_through_its_services() -> None:
+    """The facade and its grouped areas import the store's seam (``Stores``, to build
+    it, and the ``Store`` type) and no table room, query or backend: every read and
+    write is a service's."""
+    for facade in ("npc_nb._project", "npc_nb._areas"):
+        into_store = sorted(t for t in GRAPH[facade] if _within(t, "npc_nb.store"))
+        assert into_store == ["npc_nb.store"], facade
+
+
 # -- the store's rooms -----------------------------------------------------------------
 
 #: The store's two backends: one DuckDB file, and a project's schema on PostgreSQL.
