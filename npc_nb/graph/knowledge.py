@@ -116,7 +116,7 @@ class KnowledgeGraph:
         category: str | None,
         focus: str | None,
         depth: int,
-        as_of: datetime | Moment | None,
+        as_of: object,
         max_nodes: int,
     ) -> tuple[nx.MultiDiGraph, int]:
         """The graph cut for drawing, and how many nodes the whole graph has."""
