@@ -111,7 +111,7 @@ def reviewer_kernels(folder: Path) -> dict[str, npc_nb.Project]:
 
 def worked_example(folder: Path, cards: int, depart: float) -> None:
     nb = npc_nb.open(folder, create=True, matcher=None, extract_in_background=False)
-    nb.set_policy(review_mode="independent")
+    nb.access.set_policy(review_mode="independent")
     kernels = reviewer_kernels(folder)
     plan = simulate(depart, cards)
     started = time.perf_counter()
@@ -122,7 +122,7 @@ def worked_example(folder: Path, cards: int, depart: float) -> None:
         cast(kernels["bob"], memory_id, text, bob)
     took = time.perf_counter() - started
     finals = int((nb.decisions()["action"] == "agree").sum())
-    waiting = nb.review_queue(adjudicate=True, reviewer="carol")
+    waiting = nb.review_queue(adjudicate=True, by="carol")
     observed = sum(ada != bob for _, ada, bob in plan) / cards
     print(f"## Worked example: {cards} cards, two reviewers, each departing with p={depart}")
     print(f"expected disagreement {expected_disagreement(depart):.3f}, simulated {observed:.3f}")
@@ -136,7 +136,7 @@ def worked_example(folder: Path, cards: int, depart: float) -> None:
         print(frame[SHOWN].round(3).T.to_string(header=False))
     for memory_id in waiting["id"]:
         kernels["carol"].adjudicate(memory_id, vote=1)
-    left = len(nb.review_queue(adjudicate=True, reviewer="carol"))
+    left = len(nb.review_queue(adjudicate=True, by="carol"))
     approved = len(nb.memories(status="approved"))
     print(f"\ncarol adjudicated {len(waiting)} cards (vote 1 each); {left} left waiting;")
     print(f"{approved} of {cards} memories approved")

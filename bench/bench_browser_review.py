@@ -44,7 +44,7 @@ nb = npc_nb.open({project!r})
 """
 OPEN = """
 started = time.perf_counter()
-panel = nb.review_panel(by="bench")
+panel = nb.review(by="bench")
 opened_ms = (time.perf_counter() - started) * 1000
 
 def note_nearest():  # when the card has its nearest memories, not when a cell asks

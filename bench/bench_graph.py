@@ -60,13 +60,13 @@ def main() -> None:
         nb = npc_nb.open(folder)
         nb.sql(SEED, {"n": n}, allow_write=True)
         started = time.perf_counter()
-        graph = nb.graph()
+        graph = nb.graph.networkx()
         first = time.perf_counter() - started
         started = time.perf_counter()
-        graph = nb.graph()
+        graph = nb.graph.networkx()
         second = time.perf_counter() - started
         started = time.perf_counter()
-        view = nb.show_graph()
+        view = nb.graph.show()
         output = json.dumps(view._repr_mimebundle_())
         draw = time.perf_counter() - started
         print(

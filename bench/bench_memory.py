@@ -89,7 +89,7 @@ def child_panel(folder: Path, _: int) -> tuple[float, float]:
     nb.context("analyst")  # the store opened, as in a kernel that has used it
     before = peak_mb()
     with contextlib.redirect_stdout(io.StringIO()):
-        panel = nb.review_panel(by="bench")
+        panel = nb.review(by="bench")
         display(panel)  # the widgets and their first card
         panel.wait_for_index()  # and the neighbour index a large store loads behind it
     return before, peak_mb()

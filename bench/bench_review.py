@@ -245,9 +245,9 @@ def main() -> None:
         f"(built in {time.perf_counter() - started:.0f} s)"
     )
     panels: list[ReviewPanel] = []
-    first = _timed(lambda: panels.append(nb.review_panel(by="bench")))
+    first = _timed(lambda: panels.append(nb.review(by="bench")))
     loaded = first + _timed(lambda: panels[0].wait_for_index())
-    opens = [_timed(lambda: panels.append(nb.review_panel(by="bench"))) for _ in range(5)]
+    opens = [_timed(lambda: panels.append(nb.review(by="bench"))) for _ in range(5)]
     panel = panels[-1]
     times = {"first open": [first], "first open, nearest shown": [loaded], "open": opens}
     times |= _keys(nb, panel, args.presses)

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from ._project import Project, import_bundle
     from ._project import open_project as open
     from .analytics.agreement import agreement_from
-    from .chat.personas import Persona
+    from .chat.personas import Npc
     from .decisions import (
         Adjudicate,
         Approve,
@@ -83,7 +83,7 @@ _LAZY = {
     "SetValidity": "decisions",
     "Skip": "decisions",
     "Supersede": "decisions",
-    "Persona": "chat.personas",
+    "Npc": "chat.personas",
     "Experiment": "experiments",
     "Project": "_project",
     "import_bundle": "_project",
@@ -158,8 +158,8 @@ __all__ = [
     "InvalidValueError",
     "MemoryBlock",
     "ModelCallError",
+    "Npc",
     "NpcError",
-    "Persona",
     "Project",
     "QueryError",
     "Reject",

@@ -1,11 +1,16 @@
 """The facade: ``npc_nb.open()`` returns a Project, the plain Python API of everything.
 
 ``Project`` is the composition root. It builds the services, handing each exactly what
-it needs (stores, settings, the memory core, the extraction queue), and delegates to
-them in one line per method; no service imports it or reaches into it. Its public
-methods check their arguments (``checked_methods``), so a mistake is an ``NpcError``
-that names what to pass. Magics, the review panel and the CLI are thin front ends over
-these methods.
+it needs (stores, settings, the memory core, the extraction queue); no service imports
+it or reaches into it, and it reaches into no store: every read and write is a
+service's. Key design choice: a capability is written once, in its service. Most
+members are ``Forward`` descriptors (``_foundations/arguments.py``): the service's
+method itself, signature and docstring included; a specialised area is the service
+object (``nb.graph``, ``nb.metrics``, ``nb.access``) or a group of forwards
+(``nb.imports``, ``nb.exports``). What stays written here composes several services
+(``review``, ``context_block``, ``configure``) or is the decision block. Every public
+member checks its arguments (``checked_methods``), so a mistake is an ``NpcError`` that
+names what to pass. Magics, the review panel and the CLI are thin front ends over it.
 """
 
 from __future__ import annotations
@@ -19,18 +24,19 @@ import weakref
 from datetime import datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any
 
 import pandas as pd
 
+from ._areas import Exports, Imports
 from ._foundations.arguments import (
     AsOf,
     Category,
+    Forward,
     MemoryId,
     Scope,
-    StatusFilter,
     checked_methods,
-    unknown_choice,
+    same_signature,
 )
 from ._foundations.locations import (
     STORE_DIR,
@@ -40,13 +46,7 @@ from ._foundations.locations import (
     removed_on_failure,
     user_home,
 )
-from ._foundations.results import (
-    ApproveAllPreview,
-    CandidateOutcome,
-    DecisionResult,
-    RoleAccess,
-    Snapshot,
-)
+from ._foundations.results import ApproveAllPreview, CandidateOutcome, DecisionResult
 from ._foundations.settings import (
     Settings,
     invalid_setting,
@@ -54,13 +54,10 @@ from ._foundations.settings import (
     session,
     unknown_setting,
 )
-from ._foundations.tables import with_missing_as_na
 from .analytics.diff import diff_frame
-from .analytics.export import export_review_log, export_tables
 from .analytics.metrics import Metrics
-from .chat.conversations import Conversations, Status
+from .chat.conversations import Conversations
 from .chat.extraction import Extraction
-from .chat.personas import Persona
 from .decisions import (
     Adjudicate,
     Approve,
@@ -75,30 +72,31 @@ from .decisions import (
     Supersede,
 )
 from .errors import CandidateError, ConfigError, DecisionError
-from .experiments import Experiment, Experiments
+from .experiments import Experiments
 from .graph.knowledge import KnowledgeGraph
 from .interop.service import Interop
-from .interop.summary import BundleImport, ImportSummary
+from .interop.summary import BundleImport
 from .memory import transitions
 from .memory.block import MemoryBlock
-from .memory.core import AUTOMATIC_KINDS, MemoryCore
-from .memory.queue import QUEUE_KINDS, VOTE_QUEUE_KINDS, queue_filters
-from .memory.snapshots import State
+from .memory.core import MemoryCore
+from .memory.queue import queue_filters
+from .memory.reading import MemoryTables
+from .memory.snapshots import Snapshots
 from .memory.verify import Verification
 from .memory.verify import verify as verify_history
-from .memory.voting.lab_policy import POLICY_KEYS, ReviewPolicy
+from .memory.voting.access import Access
+from .memory.voting.lab_policy import POLICY_KEYS
 from .models.judge import ModelJudge
 from .models.recording import Recorder
 from .review import ReviewSession
 from .store import Stores
-from .store.analysis import frames
-from .store.analysis.user_sql import run_sql
-from .store.conversations import chat_log
-from .store.memories.predicates import Moment
-from .store.runs import recordings
+
+if TYPE_CHECKING:
+    from .review.panel import ReviewPanel
 
 __all__ = [
     "Project",
+    "ReviewContext",
     "import_bundle",
     "latest_project",
     "open_existing",
@@ -196,12 +194,6 @@ def latest_project() -> Project | None:
     return _latest() if _latest is not None else None
 
 
-#: What ``grant`` gives a database role; ownership is not granted: it is the schema's.
-Level = Annotated[
-    Literal["reader", "reviewer"],
-    "'reader' or 'reviewer' (there is no 'owner' to grant: the owner is the role that "
-    "owns the project's schema)",
-]
 #: Settings that say which store the project is: changing them means opening another one.
 _FIXED_AT_OPEN = ("store", "project")
 _DECISIONS = (
@@ -220,15 +212,44 @@ _DECISIONS = (
 
 
 @checked_methods(
-    {name: DecisionError for name in (*_DECISIONS, "memories")}
+    {name: DecisionError for name in _DECISIONS}
     | {name: CandidateError for name in ("add_candidate", "edit", "supersede")}
-    | {
-        name: ConfigError
-        for name in ("context", "context_block", "npc", "persona", "configure", "snapshot", "diff")
-    }
+    | {name: ConfigError for name in ("configure", "diff")}
 )
 class Project:
-    """One project's memory: personas and chat, candidates, review, context, queries."""
+    """One project's memory: personas and chat, candidates, review, context, queries.
+
+    The daily loop is flat (``nb.chat``, ``nb.context``, ``nb.review``, ``nb.approve``,
+    ``nb.memories``, ...); the specialised areas are objects of their own:
+    ``nb.metrics``, ``nb.graph``, ``nb.imports``, ``nb.exports``, ``nb.access``,
+    ``nb.extraction``. Most members are the services' own methods (``Forward``).
+    """
+
+    # -- personas and chat: the chat service -------------------------------------------------
+
+    npc = Forward("_chat", Conversations.npc, ConfigError)
+    get_npc = Forward("_chat", Conversations.get_npc, ConfigError)
+    npcs = Forward("_chat", Conversations.npcs)
+    chat = Forward("_chat", Conversations.chat)
+    status = Forward("_chat", Conversations.status)
+
+    # -- memory state, now or as of a past state: the tables -------------------------------
+
+    memories = Forward("_tables", MemoryTables.memories)
+    decisions = Forward("_tables", MemoryTables.decisions)
+    votes = Forward("_tables", MemoryTables.votes)
+    reproposals = Forward("_tables", MemoryTables.reproposals)
+    automatic_outcomes = Forward("_tables", MemoryTables.automatic_outcomes)
+    review_queue = Forward("_tables", MemoryTables.review_queue)
+    sql = Forward("_tables", MemoryTables.sql)
+
+    # -- snapshots, experiments, the bundle ------------------------------------------------
+
+    snapshot = Forward("_memory.snapshots", Snapshots.take, ConfigError)
+    snapshots = Forward("_memory.snapshots", Snapshots.frame)
+    experiment = Forward("_experiments", Experiments.experiment)
+    experiments = Forward("_experiments", Experiments.listing)
+    export_bundle = Forward("_interop", Interop.export_bundle)
 
     def __init__(
         self, root: Path, settings: Settings, *, create: bool = False, existing_only: bool = False
@@ -244,37 +265,8 @@ class Project:
         self._stores = Stores(
             root / STORE_DIR, user_home(), settings, self.name, create_schema=not existing_only
         )
-        store = self._stores.project
-        self._recorder = Recorder(store, settings)
-        self._memory = MemoryCore(
-            self._stores, settings, self.name, functools.partial(_model_judge, self._recorder)
-        )
-        self._extraction = Extraction(
-            store,
-            settings,
-            self._memory.add_candidate,
-            recorder=self._recorder,
-            pinned=self._memory.pinned_moment,
-        )
-        self._chat = Conversations(
-            root, self.name, settings, store, self._memory, self._extraction, self._recorder
-        )
-        self._graph = KnowledgeGraph(store, settings)
-        self._interop = Interop(self._memory, self._stores, self.name, _version())
-        self._experiments = Experiments(
-            store,
-            self._memory,
-            settings,
-            self._recorder,
-            root,
-            self._memory.add_candidate,
-            self._chat.extraction_model_for,
-        )
-        if create:
-            store.create()
-        if store.exists:
-            with store.read():
-                pass  # open and migrate now, so a broken store fails at open()
+        self._build_services(root, settings)
+        self._stores.open(create=create)  # so a broken store fails at open()
         self._memory.matching()  # so does a matcher setting that names nothing usable
         self._memory.votes.lab_policy()  # and a local setting against the project's policy
         identity = weakref.WeakMethod(self._memory.identity)
@@ -283,6 +275,39 @@ class Project:
         self.settings.pin = self._memory.snapshots.pin_value(self.settings.pin)
         _open_projects.add(self)
         self._extraction.recover()  # jobs a killed kernel left behind
+
+    def _build_services(self, root: Path, settings: Settings) -> None:
+        """The composition: each service gets exactly what it needs, nothing imports this."""
+        store = self._stores.project
+        self._recorder = Recorder(store, settings)
+        judge = functools.partial(_model_judge, self._recorder)
+        self._memory = MemoryCore(self._stores, settings, self.name, judge)
+        add = self._memory.add_candidate
+        pinned = self._memory.pinned_moment
+        self._extraction = Extraction(store, settings, add, recorder=self._recorder, pinned=pinned)
+        self._chat = Conversations(
+            root, self.name, settings, store, self._memory, self._extraction, self._recorder
+        )
+        self._tables = MemoryTables(self._memory, self._chat.check_npc)
+        self._graph = KnowledgeGraph(
+            store,
+            settings,
+            check_npc=self._chat.check_npc,
+            moment=self._memory.snapshots.project_moment,
+        )
+        self._interop = Interop(self._memory, self._stores, self.name, _version())
+        self._access = Access(self._stores, self._memory, self.name)
+        self._experiments = Experiments(
+            store,
+            self._memory,
+            settings,
+            self._recorder,
+            root,
+            add,
+            self._chat.extraction_model_for,
+        )
+
+    # -- the grouped areas ------------------------------------------------------------------
 
     @property
     def store_path(self) -> Path | str:
@@ -299,7 +324,34 @@ class Project:
         """Approval, rejection, edit and re-proposal rates, backlog, time to decision,
         reviewer throughput and memory use, as DataFrames (see ``npc_nb.analytics``);
         each takes ``as_of=`` (a snapshot, its id or label, or a time)."""
-        return Metrics(self._stores.project, self._project_moment)
+        return Metrics(self._stores.project, self._memory.snapshots.project_moment)
+
+    @property
+    def graph(self) -> KnowledgeGraph:
+        """The knowledge graph of approved memories: ``networkx()``, ``frames()``,
+        ``show()``, ``pyvis()``, ``export_graphml(path)`` (each may take ``npc``,
+        ``category`` and ``as_of``)."""
+        return self._graph
+
+    @functools.cached_property
+    def imports(self) -> Imports:
+        """Another tool's memories in, through the trust gate: ``npcpy(path)``,
+        ``mem0(path, *, trust=False)``, ``letta(path, *, trust=False)``."""
+        return Imports(self._interop)
+
+    @functools.cached_property
+    def exports(self) -> Exports:
+        """Memories and their history out: ``tables(folder)``, ``review_log(path)``,
+        ``to(kind, path)`` (``nb.export_bundle`` is the lossless whole)."""
+        return Exports(self._stores.project, self._interop, self._memory.snapshots.project_moment)
+
+    @property
+    def access(self) -> Access:
+        """The review policy (``policy()``, ``set_policy(...)``) and, on a shared store,
+        the database roles' access (``grant(role, level)``, ``revoke(role)``)."""
+        return self._access
+
+    # -- the session ----------------------------------------------------------------------
 
     def close(self) -> None:
         """Stop the extraction worker (waiting at most about 2 s; a job still in a model
@@ -377,54 +429,19 @@ class Project:
     ) -> MemoryBlock:
         """The memory block for ``npc`` with the ids of the memories in it (as it stood
         at ``as_of``, or at the pinned snapshot; its ``hash`` is what a reply records)."""
-        state = self._state(as_of)
+        state = self._memory.snapshots.resolve(as_of)
         return self._memory.context_block(
             npc, team=team, query=query, max_chars=max_chars, as_of=state
         )
 
-    def context(
-        self,
-        npc: str,
-        *,
-        team: str | None = None,
-        query: str | None = None,
-        max_chars: int | None = None,
-        as_of: AsOf | None = None,
-    ) -> str:
+    @same_signature(context_block)
+    def context(self, npc: str, **options: Any) -> str:
         """The ``<npc-memory>`` block: approved memories only, most specific scope first;
-        ``as_of`` (a snapshot, its id or label, or a time) reads it as it stood then."""
-        block = self.context_block(npc, team=team, query=query, max_chars=max_chars, as_of=as_of)
-        return block.text
+        ``as_of`` (a snapshot, its id or label, or a time) reads it as it stood then.
+        Takes ``context_block``'s keywords; this is its ``text``."""
+        return self.context_block(npc, **options).text
 
     # -- snapshots: reproducible runs -------------------------------------------------------
-
-    def snapshot(self, label: str | None = None) -> Snapshot:
-        """Record the memory state now (the store's time, and a hash of every approved
-        memory): ``as_of=`` and the ``pin`` setting read it back exactly, whatever is
-        decided later. ``label`` names it (unique in the project)."""
-        return self._memory.snapshots.take(label)
-
-    def snapshots(self) -> pd.DataFrame:
-        """Every snapshot of the project, oldest first: id, label, taken_at, taken_by,
-        memories (approved then) and hash."""
-        return self._memory.snapshots.frame()
-
-    def _reply_as_stored(
-        self, message_id: str, user_message_id: str | None, recording_id: str | None
-    ) -> dict[str, Any]:
-        """What this store holds of a reply a saved notebook names (``npc_nb.provenance``):
-        its text and its question (None when absent), the memories its prompt held, and
-        the reply its recording kept (None when there is none)."""
-        store = self._stores.project
-        reply = chat_log.message(store, message_id)
-        question = chat_log.message(store, user_message_id) if user_message_id else None
-        injected = chat_log.injected_versions(store, [message_id])[message_id]
-        return {
-            "text": reply["content"] if reply and reply["role"] == "assistant" else None,
-            "question": question["content"] if question else None,
-            "injected": [memory_id for memory_id, _ in injected],
-            "recorded": recordings.recorded_reply(store, recording_id) if recording_id else None,
-        }
 
     def diff(self, a: AsOf, b: AsOf | None = None) -> pd.DataFrame:
         """The approved memories added, removed (rejected, superseded, expired, undone)
@@ -440,12 +457,49 @@ class Project:
         chain among them (docs/reproducibility.md)."""
         return verify_history(self._stores, self._memory.snapshots)
 
-    def _state(self, as_of: object) -> State:
-        """What ``as_of`` names (a snapshot, a time, or now: None); else InvalidValueError."""
-        return self._memory.snapshots.resolve(as_of)
+    def _require_persona(self, npc: str | None) -> None:
+        self._chat.check_npc(npc)
 
-    def _project_moment(self, as_of: object) -> Moment | None:
-        return self._memory.snapshots.project_moment(as_of)
+    # -- reviewing --------------------------------------------------------------------------
+
+    def review_session(
+        self,
+        *,
+        npc: str | None = None,
+        category: Category | None = None,
+        conversation: str | None = None,
+        by: str | None = None,
+        auto: bool = False,
+        adjudicate: bool = False,
+    ) -> ReviewSession:
+        """A review of the waiting candidates, one card at a time, with tally and undo.
+
+        ``auto=True`` reviews only what the matcher decided without asking since the last
+        review (``ReviewSession.automatic``): what you put back is then decided here.
+        ``adjudicate=True`` reviews the cards whose votes disagree (independent review),
+        each vote shown side by side: a number picks one, or decide anew. In independent
+        review ``by`` names only yourself: another name is refused here, at once."""
+        self._require_persona(npc)
+        if by is not None:
+            self._memory.actor(by)  # DecisionError if by= names another reviewer
+        return ReviewSession(
+            self._memory,
+            npc=npc,
+            category=category,
+            conversation=conversation,
+            by=by,
+            auto_only=auto,
+            adjudicate=adjudicate,
+        )
+
+    @same_signature(review_session)
+    def review(self, **filters: Any) -> ReviewPanel:
+        """The keyboard-first review panel (ipywidgets) over ``review_session(...)``, with
+        its keywords; ``auto=True`` lists what was decided automatically, each one key
+        from the queue; ``adjudicate=True`` shows the disagreements of independent review."""
+        from .review.panel import ReviewPanel  # ipywidgets: on first use
+
+        return ReviewPanel(self.review_session(**filters))
 
     # -- review decisions -------------------------------------------------------------------
     # Every decision is a value applied by ``apply``; the methods below only build one.
@@ -592,403 +646,6 @@ class Project:
         """
         return self._memory.undo(by, session=session_id)
 
-    def automatic_outcomes(
-        self, *, unlisted_only: bool = False, npc: str | None = None
-    ) -> pd.DataFrame:
-        """What the matcher decided without asking anybody (merged, suppressed,
-        reinforced) and nobody has put back, oldest first, with the memory each matched;
-        ``unlisted_only`` keeps those no review has listed yet, ``npc`` one persona's."""
-        self._require_persona(npc)
-        found = self._memory.automatic_outcomes(
-            unlisted_only=unlisted_only, mark_listed=False, npc=npc
-        )
-        return with_missing_as_na(found, AUTOMATIC_KINDS)
-
-    # -- reviewing --------------------------------------------------------------------------
-
-    def review_queue(
-        self,
-        *,
-        npc: str | None = None,
-        team: str | None = None,
-        category: Category | None = None,
-        scope: Scope | None = None,
-        conversation: str | None = None,
-        reviewer: str | None = None,
-        adjudicate: bool = False,
-    ) -> pd.DataFrame:
-        """Pending and due deferred candidates, skipped ones last, oldest first.
-
-        In independent review it is ``reviewer``'s queue (default: you, as decisions
-        record you): only the cards still collecting votes that ``reviewer`` has not voted
-        on, with how many votes each has (``votes``) and needs (``votes_needed``), never
-        whose or which. ``adjudicate=True`` lists the cards whose votes disagree, waiting
-        for an adjudicator (those ``reviewer`` voted on left out)."""
-        self._require_persona(npc)
-        view = self._memory.votes.view(self._memory.voter(reviewer), adjudicate=adjudicate)
-        queue = self._memory.review_queue(
-            npc=npc, team=team, category=category, scope=scope, conversation=conversation,
-            view=view,
-        )  # fmt: skip
-        return with_missing_as_na(queue, QUEUE_KINDS if view is None else VOTE_QUEUE_KINDS)
-
-    def review_session(
-        self,
-        *,
-        npc: str | None = None,
-        category: Category | None = None,
-        conversation: str | None = None,
-        by: str | None = None,
-        auto: bool = False,
-        adjudicate: bool = False,
-    ) -> ReviewSession:
-        """A review of the waiting candidates, one card at a time, with tally and undo.
-
-        ``auto=True`` reviews only what the matcher decided without asking since the last
-        review (``ReviewSession.automatic``): what you put back is then decided here.
-        ``adjudicate=True`` reviews the cards whose votes disagree (independent review),
-        each vote shown side by side: a number picks one, or decide anew. In independent
-        review ``by`` names only yourself: another name is refused here, at once."""
-        self._require_persona(npc)
-        if by is not None:
-            self._memory.actor(by)  # DecisionError if by= names another reviewer
-        return ReviewSession(
-            self._memory,
-            npc=npc,
-            category=category,
-            conversation=conversation,
-            by=by,
-            auto_only=auto,
-            adjudicate=adjudicate,
-        )
-
-    def review_panel(
-        self,
-        *,
-        npc: str | None = None,
-        category: Category | None = None,
-        conversation: str | None = None,
-        by: str | None = None,
-        auto: bool = False,
-        adjudicate: bool = False,
-    ) -> Any:
-        """The keyboard-first review panel (ipywidgets) over ``review_session(...)``;
-        ``auto=True`` lists what was decided automatically, each one key from the queue;
-        ``adjudicate=True`` shows the disagreements of independent review."""
-        from .review.panel import ReviewPanel  # ipywidgets: on first use
-
-        return ReviewPanel(
-            self.review_session(
-                npc=npc,
-                category=category,
-                conversation=conversation,
-                by=by,
-                auto=auto,
-                adjudicate=adjudicate,
-            )
-        )
-
-    # -- reading ----------------------------------------------------------------------------
-
-    def memories(
-        self,
-        status: StatusFilter | None = None,
-        npc: str | None = None,
-        as_of: AsOf | None = None,
-    ) -> pd.DataFrame:
-        """Memories as a DataFrame; ``status="approved"`` uses the approval predicate;
-        ``as_of`` (a snapshot, its id or label, or a time) shows them as they stood."""
-        self._require_persona(npc)
-        state = self._state(as_of)
-        self._memory.snapshots.check(state)
-        return _concat(
-            frames.memories_frame(store, status=status, npc=npc, as_of=moment)
-            for store, moment in self._memory.snapshots.moments(state)
-        )
-
-    def decisions(self, memory_id: str | None = None) -> pd.DataFrame:
-        """The audit log: who did what to which memory, when, with text before and after."""
-        return _concat(
-            frames.decisions_frame(s, memory_id=memory_id) for s in self._stores.existing()
-        )
-
-    def votes(self, memory_id: str | None = None, *, history: bool = False) -> pd.DataFrame:
-        """Every vote of independent review (or one card's), card by card, in the order
-        cast: ``vote`` is the number ``adjudicate`` picks by, ``final`` whether the card's
-        round is decided. The analysis view: it shows every vote, also on cards still
-        open (a reviewer reviews through the queue, the panel or ``npc-nb review``, which
-        never show another's vote). ``history=True`` adds the votes replaced or withdrawn."""
-        return _concat(
-            frames.votes_frame(s, memory_id=memory_id, history=history)
-            for s in self._stores.existing()
-        )
-
-    def reproposals(self) -> pd.DataFrame:
-        """Every time extraction repeated content that was already decided or pending."""
-        return _concat(frames.reproposals_frame(s) for s in self._stores.existing())
-
-    def sql(self, query: str, params: Any = None, *, allow_write: bool = False) -> pd.DataFrame:
-        """Run SQL on the project store; read-only unless ``allow_write=True``."""
-        return run_sql(self._stores.project, query, params, allow_write=allow_write)
-
-    def policy(self) -> ReviewPolicy:
-        """The review policy this kernel follows: the project's stored policy (set by its
-        owner) for the keys it sets, this kernel's settings for the others."""
-        return self._memory.votes.lab_policy()
-
-    def set_policy(
-        self,
-        *,
-        review_mode: Literal["single", "independent"] | None = None,
-        reviewers_per_card: int | None = None,
-        allow_self_adjudication: bool | None = None,
-    ) -> ReviewPolicy:
-        """As the project's owner: store the review policy that every kernel and the
-        command line follow (the keys given); each change is kept in ``review_policy``."""
-        given = {
-            "review_mode": review_mode,
-            "reviewers_per_card": reviewers_per_card,
-            "allow_self_adjudication": allow_self_adjudication,
-        }
-        values = {key: value for key, value in given.items() if value is not None}
-        return self._memory.votes.set_policy(values, self._memory.identity())
-
-    def grant(self, role: str, level: Level) -> RoleAccess:
-        """On a shared store, as the owner of the project's schema: let the database role
-        ``role`` read or review this project, exactly that (see docs/lab.md)."""
-        return self._stores.project.grant(role, level, project=self.name)
-
-    def revoke(self, role: str) -> RoleAccess:
-        """On a shared store, as the owner: take back every grant of ``role`` here."""
-        return self._stores.project.grant(role, None, project=self.name)
-
-    def export(
-        self, folder: str | Path, *, format: str = "parquet", as_of: AsOf | None = None
-    ) -> dict[str, Path]:
-        """Write ``memories`` and ``decisions`` (every column of the analytical views) to
-        ``folder`` as Parquet or JSON Lines, now or as they stood at ``as_of`` (a
-        snapshot, its id or label, or a time); returns the paths written."""
-        moment = self._project_moment(as_of)
-        return export_tables(self._stores.project, folder, format, moment)
-
-    def export_review_log(self, path: str | Path, *, as_of: AsOf | None = None) -> Path:
-        """Write every decision (not undone; at ``as_of``: by then, and not undone by
-        then) as Prodigy-style JSONL: text, answer (accept/reject/ignore), label,
-        annotator, timestamp."""
-        moment = self._project_moment(as_of)
-        return export_review_log(self._stores.project, path, moment)
-
-    # -- extraction experiments ------------------------------------------------------------
-
-    def experiment(
-        self,
-        name: str,
-        arms: dict[str, dict[str, Any]] | None = None,
-        conversations: Any = None,
-        npc: str | None = None,
-        seed: int = 0,
-    ) -> Experiment:
-        """An extraction experiment: the stored exchanges of ``conversations`` (ids, or a
-        dict of ids, npc, since, until; default: all of ``npc``'s) re-extracted under
-        each arm (``arms={"A": {"model": ..., "prompt": ...}, "B": {...}}``), matched only
-        within its arm, reviewed blind, compared, promoted (see ``npc_nb.experiments``).
-        Asked again by name, the recorded experiment opens."""
-        return self._experiments.experiment(name, arms, conversations, npc, seed)
-
-    def experiments(self) -> pd.DataFrame:
-        """Every experiment with its state, arms, exchanges, jobs and cards."""
-        return self._experiments.listing()
-
-    # -- memories in and out ---------------------------------------------------------------
-
-    def export_bundle(self, path: str | Path) -> Path:
-        """Write every table of the project (memories, the audit log, re-proposals,
-        conversations, injections, concepts, ...) into one versioned bundle file, which
-        ``npc_nb.import_bundle`` loads losslessly; returns its path."""
-        return self._interop.export_bundle(path)
-
-    def export_to(self, kind: str, path: str | Path, *, as_of: AsOf | None = None) -> Path:
-        """Write the approved memories (now, or at ``as_of``) in another tool's import
-        shape: ``"mem0"`` (JSONL for ``Memory.add(**line)``), ``"letta"`` (an agent file,
-        ``.af``) or ``"npcpy"`` (a folder's ``.knowledge.yaml``); returns the file written."""
-        return self._interop.export_to(kind, path, as_of=as_of)
-
-    def import_npcpy(self, path: str | Path) -> ImportSummary:
-        """Import npcpy's memories (its ``.knowledge.yaml``, or an older npcpy's SQLite
-        ``memory_lifecycle``): its decisions kept, audited as ``imported:npcpy``."""
-        return self._interop.import_npcpy(path)
-
-    def import_mem0(self, path: str | Path, *, trust: bool = False) -> ImportSummary:
-        """Import a mem0 dump (``Memory.get_all()`` as JSON, or its SQLite history) as
-        candidates for review; ``trust=True`` approves them (audited, with a warning)."""
-        return self._interop.import_mem0(path, trust=trust)
-
-    def import_letta(self, path: str | Path, *, trust: bool = False) -> ImportSummary:
-        """Import a Letta agent file's memory blocks and passages as candidates for
-        review; ``trust=True`` approves them (audited, with a warning)."""
-        return self._interop.import_letta(path, trust=trust)
-
-    # -- personas and chat ------------------------------------------------------------------
-
-    def npc(
-        self,
-        name: str,
-        *,
-        directive: str,
-        model: str | None = None,
-        provider: str | None = None,
-        team: str | None = None,
-    ) -> Persona:
-        """Define (or redefine) a persona for this session."""
-        return self._chat.npc(name, directive=directive, model=model, provider=provider, team=team)
-
-    def personas(self) -> pd.DataFrame:
-        """Every persona defined in Python or in ``npc_team/*.npc``."""
-        return self._chat.personas()
-
-    def persona(self, name: str) -> Persona:
-        """The persona called ``name``: Python definitions first, then team files, else ad hoc."""
-        return self._chat.persona(name)
-
-    def chat(
-        self,
-        npc: str,
-        message: str,
-        *,
-        conversation: str | None = None,
-        model: str | None = None,
-        stream: bool = False,
-        new: bool = False,
-        where: dict[str, Any] | None = None,
-        **options: Any,
-    ) -> Any:
-        """Send ``message`` to persona ``npc``; returns the reply (or a stream of it).
-
-        The conversation continues this session's one with ``npc`` unless ``new=True`` or
-        ``conversation=<id>`` is given. ``where`` records the notebook path and execution
-        count of the cell the message came from. Extra keyword arguments go to the model call
-        (``temperature=``, ``max_tokens=``, ``api_base=``, ...). With ``stream=True``,
-        iterate the result for text chunks; its ``reply`` is set when the stream ends.
-        """
-        return self._chat.chat(
-            npc,
-            message,
-            conversation=conversation,
-            model=model,
-            stream=stream,
-            new=new,
-            where=where,
-            **options,
-        )
-
-    def status(self) -> Status:
-        """Personas, default model, candidates waiting, extraction jobs, store path."""
-        return self._chat.status()
-
-    def _require_persona(self, npc: str | None) -> None:
-        """A persona filter must name a persona that is defined or in a store: a typo
-        would otherwise read as "nothing there". The error lists the defined personas
-        and those with memories, never one that was only talked to: a name mistyped in
-        a cell is not offered back as a choice."""
-        if npc is None:
-            return
-        listed, talked_to = set(self._chat.personas()["name"]), set()
-        for store in self._stores.existing():
-            remembered, only_talked_to = chat_log.persona_names(store)
-            listed |= remembered
-            talked_to |= only_talked_to
-        if npc not in listed | talked_to:
-            raise unknown_choice("persona", npc, sorted(listed))
-
-    # -- the knowledge graph ----------------------------------------------------------------
-
-    def graph(
-        self,
-        *,
-        npc: str | None = None,
-        category: Category | None = None,
-        as_of: AsOf | None = None,
-    ) -> Any:
-        """The graph of approved memories (optionally one persona's, one category's, or as
-        it stood at ``as_of``), a networkx ``MultiDiGraph``. Concepts missing for a
-        memory's current text are extracted first, by ``concept_model`` (default: the
-        model setting, else the offline model), and stored."""
-        self._require_persona(npc)
-        return self._graph.networkx(npc=npc, category=category, as_of=self._graph_moment(as_of))
-
-    def show_graph(
-        self,
-        *,
-        npc: str | None = None,
-        category: Category | None = None,
-        focus: str | None = None,
-        depth: int = 2,
-        as_of: AsOf | None = None,
-        max_nodes: int = 250,
-    ) -> Any:
-        """Draw the graph inline (offline). ``focus`` narrows it to the concept's
-        neighbourhood within ``depth`` steps; at most ``max_nodes`` nodes are drawn."""
-        self._require_persona(npc)
-        return self._graph.show(
-            npc=npc,
-            category=category,
-            focus=focus,
-            depth=depth,
-            as_of=self._graph_moment(as_of),
-            max_nodes=max_nodes,
-        )
-
-    def pyvis_network(
-        self,
-        *,
-        npc: str | None = None,
-        category: Category | None = None,
-        focus: str | None = None,
-        depth: int = 2,
-        as_of: AsOf | None = None,
-        max_nodes: int = 250,
-    ) -> Any:
-        """The drawing ``show_graph`` makes, as a ``pyvis.network.Network`` styled like it:
-        change it (``set_options``, ``show_buttons``, ...) and show it inline, offline
-        (each such output carries vis-network, about 0.7 MB)."""
-        self._require_persona(npc)
-        return self._graph.pyvis(
-            npc=npc,
-            category=category,
-            focus=focus,
-            depth=depth,
-            as_of=self._graph_moment(as_of),
-            max_nodes=max_nodes,
-        )
-
-    def graph_frames(
-        self,
-        *,
-        npc: str | None = None,
-        category: Category | None = None,
-        as_of: AsOf | None = None,
-    ) -> tuple[pd.DataFrame, pd.DataFrame]:
-        """The graph as a (nodes, edges) pair of DataFrames; edges list their memory ids."""
-        self._require_persona(npc)
-        return self._graph.frames(npc=npc, category=category, as_of=self._graph_moment(as_of))
-
-    def export_graphml(
-        self,
-        path: str | Path,
-        *,
-        npc: str | None = None,
-        category: Category | None = None,
-        as_of: AsOf | None = None,
-    ) -> Path:
-        """Write the graph (as it stood at ``as_of``) as GraphML (memory ids as
-        comma-separated text)."""
-        self._require_persona(npc)
-        moment = self._graph_moment(as_of)
-        return self._graph.export_graphml(path, npc=npc, category=category, as_of=moment)
-
-    def _graph_moment(self, as_of: object) -> Moment | None:
-        return self._project_moment(as_of)
-
 
 def _context(context: ReviewContext | None, by: str | None) -> ReviewContext:
     """``context`` with ``by`` as who decides (refused if it names somebody else)."""
@@ -1019,14 +676,6 @@ def _model_judge(recorder: Recorder, model: str) -> ModelJudge:
         return gateway.complete(model, messages, recording=recording, **options)
 
     return ModelJudge(model, complete)
-
-
-def _concat(frames_: Any) -> pd.DataFrame:
-    every = list(frames_)
-    filled = [f for f in every if not f.empty]
-    if len(filled) > 1:
-        return pd.concat(filled, ignore_index=True)
-    return filled[0] if filled else every[0]
 
 
 #: Every open project, so interpreter exit can stop their workers before Python tears

@@ -164,6 +164,6 @@ def reviewer_store(nb: npc_nb.Project, name: str) -> str:
         exists = con.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", [role]).fetchone()
         if exists is None:
             con.execute(sql.SQL("CREATE ROLE {} LOGIN PASSWORD 'pw'").format(sql.Identifier(role)))
-    nb.grant(role, "reviewer")
+    nb.access.grant(role, "reviewer")
     netloc = f"{quote(role, safe='')}:pw@{parts.hostname}:{parts.port or 5432}"
     return urlunsplit((parts.scheme, netloc, parts.path, parts.query, ""))

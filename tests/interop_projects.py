@@ -58,8 +58,8 @@ def fill_every_kind(nb: npc_nb.Project) -> dict[str, str]:
     ids["split"] = str(nb.requeue(_reproposal_of(nb, split.memory_id), by="ada").new_memory_id)
     nb.chat("analyst", "Where do we keep the ringing data? We decided to use Parquet files.")
     nb.extraction.wait()
-    nb.graph()  # concepts of the approved memories (the offline concept model)
-    nb.import_mem0(DATA / "mem0" / "get_all.json")
+    nb.graph.networkx()  # concepts of the approved memories (the offline concept model)
+    nb.imports.mem0(DATA / "mem0" / "get_all.json")
     return ids
 
 

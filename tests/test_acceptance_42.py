@@ -42,7 +42,7 @@ def roles_of(nb: npc_nb.Project, action: str) -> list[object]:
 
 def test_the_votes_frame_shows_the_role_that_cast_each_vote(kernels) -> None:
     owner = kernels("owner")
-    owner.set_policy(review_mode="independent")
+    owner.access.set_policy(review_mode="independent")
     card = propose(owner, "The lab meets on Mondays")
     kernels("alice").approve(card)
     kernels("bob").reject(card)
@@ -56,7 +56,7 @@ def test_the_votes_frame_shows_the_role_that_cast_each_vote(kernels) -> None:
 
 def test_an_agreement_and_an_adjudication_record_the_role_that_caused_them(kernels) -> None:
     owner = kernels("owner")
-    owner.set_policy(review_mode="independent")
+    owner.access.set_policy(review_mode="independent")
     agreed, disputed = propose(owner, "Backups run nightly"), propose(owner, "Budget is 10k")
     kernels("alice").approve(agreed)
     kernels("bob").approve(agreed)  # completes an agreement
@@ -77,7 +77,7 @@ def test_the_owners_batch_undo_supersession_and_trusted_import_record_their_role
     owner.approve_all(owner.preview_approve_all(ids=[first, second]))
     owner.supersede(first, "Fact one, corrected")
     with pytest.warns(UserWarning, match="trust=True"):
-        owner.import_mem0(DATA / "mem0" / "get_all.json", trust=True)
+        owner.imports.mem0(DATA / "mem0" / "get_all.json", trust=True)
     for action in ("undo", "approve_all", "supersede"):
         assert set(roles_of(owner, action)) == {"owner"}, action
     imported = owner.decisions()
@@ -99,7 +99,7 @@ def test_the_terminal_review_says_who_is_recording_and_how(project_dir: Path) ->
 
 def test_a_review_session_for_another_reviewer_is_refused_when_it_is_opened(kernels) -> None:
     owner = kernels("owner")
-    owner.set_policy(review_mode="independent")
+    owner.access.set_policy(review_mode="independent")
     card = propose(owner, "The lab meets on Mondays")
     bob = kernels("bob")
     with pytest.raises(npc_nb.DecisionError, match="names another reviewer"):

@@ -104,19 +104,21 @@ def test_the_graph_and_its_frames_and_drawings_take_as_of_by_keyword(
     nb.approve(memory)
     nb.snapshot("v1")
     nb.supersede(memory, "We use DuckDB for the archive")
-    assert "concept:postgres" in nb.graph(as_of="v1")
-    assert "concept:postgres" not in nb.graph()
-    nodes, _ = nb.graph_frames(as_of="v1")
+    assert "concept:postgres" in nb.graph.networkx(as_of="v1")
+    assert "concept:postgres" not in nb.graph.networkx()
+    nodes, _ = nb.graph.frames(as_of="v1")
     assert "concept:postgres" in set(nodes["node"])
-    assert "concept:postgres" in nb.show_graph(as_of="v1").graph
-    path = nb.export_graphml(tmp_path / "then.graphml", as_of="v1")
+    assert "concept:postgres" in nb.graph.show(as_of="v1").graph
+    path = nb.graph.export_graphml(tmp_path / "then.graphml", as_of="v1")
     assert "concept:postgres" in nx.read_graphml(path)
-    assert "concept:postgres" not in nx.read_graphml(nb.export_graphml(tmp_path / "now.graphml"))
+    assert "concept:postgres" not in nx.read_graphml(
+        nb.graph.export_graphml(tmp_path / "now.graphml")
+    )
     for positional in (
-        lambda: nb.graph("analyst"),
-        lambda: nb.graph_frames(None, None, "v1"),
-        lambda: nb.show_graph("analyst"),
-        lambda: nb.export_graphml(tmp_path / "x.graphml", "analyst"),
+        lambda: nb.graph.networkx("analyst"),
+        lambda: nb.graph.frames(None, None, "v1"),
+        lambda: nb.graph.show("analyst"),
+        lambda: nb.graph.export_graphml(tmp_path / "x.graphml", "analyst"),
     ):
         with pytest.raises(TypeError):
             positional()
@@ -140,20 +142,20 @@ def test_exports_write_the_project_as_of_a_snapshot(nb: npc_nb.Project, tmp_path
     pending = propose(nb, "Use DuckDB for analysis")
     nb.snapshot("v1")
     nb.reject(pending)
-    paths = nb.export(tmp_path / "then", format="jsonl", as_of="v1")
+    paths = nb.exports.tables(tmp_path / "then", format="jsonl", as_of="v1")
     memories = pd.read_json(paths["memories"], lines=True)
     assert set(memories["status"]) == {"human-approved", "pending_approval"}
     decisions = pd.read_json(paths["decisions"], lines=True)
     assert "reject" not in set(decisions["action"])
-    log = nb.export_review_log(tmp_path / "then.jsonl", as_of="v1")
+    log = nb.exports.review_log(tmp_path / "then.jsonl", as_of="v1")
     answers = [json.loads(line)["answer"] for line in log.read_text().splitlines()]
     assert answers == ["accept"]
-    now = nb.export_review_log(tmp_path / "now.jsonl")
+    now = nb.exports.review_log(tmp_path / "now.jsonl")
     assert [json.loads(line)["answer"] for line in now.read_text().splitlines()] == [
         "accept", "reject"
     ]  # fmt: skip
     with pytest.raises(TypeError):
-        nb.export(tmp_path / "x", "jsonl")  # format only by keyword
+        nb.exports.tables(tmp_path / "x", "jsonl")  # format only by keyword
 
 
 def test_export_to_another_tool_writes_the_memories_approved_then(
@@ -168,9 +170,9 @@ def test_export_to_another_tool_writes_the_memories_approved_then(
     def texts(path: Path) -> list[str]:
         return [json.loads(line)["messages"] for line in path.read_text().splitlines()]
 
-    then = nb.export_to("mem0", tmp_path / "then.jsonl", as_of="v1")
+    then = nb.exports.to("mem0", tmp_path / "then.jsonl", as_of="v1")
     assert texts(then) == ["We use Postgres for the archive"]
-    now = nb.export_to("mem0", tmp_path / "now.jsonl")
+    now = nb.exports.to("mem0", tmp_path / "now.jsonl")
     assert sorted(texts(now)) == ["The deadline is Friday", "We use DuckDB for the archive"]
     with pytest.raises(TypeError):
-        nb.export_to("mem0", tmp_path / "x.jsonl", "v1")  # as_of only by keyword
+        nb.exports.to("mem0", tmp_path / "x.jsonl", "v1")  # as_of only by keyword

@@ -121,7 +121,7 @@ def test_bad_arguments_are_domain_errors_and_change_nothing(
     [
         (lambda nb: nb.context(None), "context(): npc must be a string, not None."),
         (lambda nb: nb.context_block(None), "context_block(): npc must be a string"),
-        (lambda nb: nb.persona(None), "persona(): name must be a string, not None."),
+        (lambda nb: nb.get_npc(None), "get_npc(): name must be a string, not None."),
         (lambda nb: nb.npc("critic", directive=None), "npc(): directive must be a string"),
         (lambda nb: nb.chat(None, "hello"), "chat(): npc must be a string, not None."),
         (lambda nb: nb.add_candidate(None, category="fact", npc="a"), "text must be a string"),

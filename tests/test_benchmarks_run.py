@@ -114,7 +114,7 @@ def test_public_api_reads_a_generated_store(generated: npc_nb.Project) -> None:
     queue = generated.review_queue()
     assert len(queue) >= 60
     assert not generated.metrics.approval_rate().empty
-    graph = generated.graph()  # every concept is stored: nothing is extracted
+    graph = generated.graph.networkx()  # every concept is stored: nothing is extracted
     assert graph.number_of_edges() > 0
     assert generated.sql("SELECT count(*) AS n FROM concept_extractions")["n"][0] == 400
 
@@ -130,7 +130,7 @@ def test_public_api_reads_a_generated_store(generated: npc_nb.Project) -> None:
     pending = queue["id"].iloc[0]
     before = generated.context("analyst", team="methods")
     generated.approve(pending, by="tester")
-    assert generated.memories("approved")["id"].eq(pending).any()
+    assert generated.memories(status="approved")["id"].eq(pending).any()
     session = generated.review_session(by="tester")
     assert session.card() is not None
     generated.undo(by="tester")

@@ -149,7 +149,7 @@ def write_saved_graphs(lab: Lab, name: str) -> tuple[str, list[int]]:
         nb = npc_nb.open(tempfile.mkdtemp())
         for text, npc in MEMORIES[:4]:
             nb.approve(nb.add_candidate(text, category="decision", npc=npc).memory_id)
-        views = [nb.show_graph(), nb.show_graph(npc="writer"), nb.show_graph(focus="DuckDB")]
+        views = [nb.graph.show(), nb.graph.show(npc="writer"), nb.graph.show(focus="DuckDB")]
         nb.close()
     cells = [SETUP, "%npc_graph", "%npc_graph --npc writer", "%npc_graph --focus DuckDB"]
     url = lab.write_notebook(name, cells)

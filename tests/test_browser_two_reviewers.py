@@ -63,7 +63,7 @@ def test_the_panel_never_shows_another_reviewers_vote(tmp_path: Path) -> None:
             page.screenshot(path=str(ARTIFACTS / "two-reviewers.png"))
     nb = npc_nb.open(project)
     try:
-        assert nb.review_queue(adjudicate=True, reviewer="carol")["votes"].tolist() == [2, 2]
+        assert nb.review_queue(adjudicate=True, by="carol")["votes"].tolist() == [2, 2]
         assert set(nb.votes()["reviewer"]) == {"ada", "bob"}
     finally:
         nb.close()
@@ -99,7 +99,7 @@ for folder, bobs in (({agreed!r}, "approve"), ({disputed!r}, "reject")):
     getattr(bob, bobs)(seminar.memory_id)  # bob's kernel
     bob.close()
     nb = npc_nb.open(folder, review_mode="independent", reviewer="ada")  # ada's kernel
-    panels.append(nb.review_panel())
+    panels.append(nb.review())
 """
 
 

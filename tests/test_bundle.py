@@ -329,7 +329,7 @@ def test_votes_travel_and_a_card_in_adjudication_stays_out_of_every_prompt(
     copy = npc_nb.open(tmp_path / "copy", review_mode="independent")
     assert checksums(copy.export_bundle(tmp_path / "second.zip")) == checksums(first)
     pd.testing.assert_frame_equal(copy.votes(), lab.votes())
-    assert copy.review_queue(adjudicate=True, reviewer="carol")["id"].tolist() == [open_card]
+    assert copy.review_queue(adjudicate=True, by="carol")["id"].tolist() == [open_card]
     assert "Mondays" in copy.context("analyst") and "DuckDB" not in copy.context("analyst")
     assert as_reviewer(copy, "carol").approve(open_card).decision == "adjudicate"
     assert "DuckDB" in copy.context("analyst")

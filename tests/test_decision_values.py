@@ -211,7 +211,7 @@ def _audit(nb: npc_nb.Project, memory_id: str) -> dict[str, Any]:
 def test_the_panel_and_the_cli_decide_as_apply_does(nb: npc_nb.Project, project_dir: Path) -> None:
     by_apply, by_panel, by_cli = (propose(nb, f"same path fact number {n}") for n in range(3))
     nb.apply(Approve(by_apply), context=ReviewContext(by="tester", session_id="s-apply"))
-    panel = nb.review_panel(npc="analyst")
+    panel = nb.review(npc="analyst")
     shown = panel.keys.card_id
     assert shown == by_panel
     panel.keys._handle_custom_msg({"type": "key", "key": "a", "card": shown}, [])

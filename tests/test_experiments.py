@@ -105,10 +105,10 @@ def test_nothing_of_an_experiment_reaches_any_live_read_before_promote(
     assert nb.memories(status="approved").empty
     assert set(nb.memories()["id"]) == live_queue
     assert set(nb.decisions()["action"]) == {"propose"}
-    nodes, edges = nb.graph_frames()
+    nodes, edges = nb.graph.frames()
     assert nodes.empty and edges.empty
     assert nb.metrics.approval_rate()["approved"].sum() == 0
-    paths = nb.export(tmp_path / "out", format="jsonl")
+    paths = nb.exports.tables(tmp_path / "out", format="jsonl")
     assert "DuckDB" not in Path(paths["memories"]).read_text().replace("DuckDB for all", "")
     assert nb.snapshot("after").hash == before.hash
     assert nb._memory.nearest_approved(SAME_FACT, "analyst", None, limit=5, min_similarity=0) == []

@@ -41,7 +41,7 @@ APPROVED = {
 def test_mem0_gets_one_add_call_per_approved_memory(
     decided: npc_nb.Project, tmp_path: Path
 ) -> None:
-    path = decided.export_to("mem0", tmp_path / "mem0.jsonl")
+    path = decided.exports.to("mem0", tmp_path / "mem0.jsonl")
     calls = [json.loads(line) for line in path.read_text().splitlines()]
     assert {call["messages"] for call in calls} == APPROVED
     assert all(call["infer"] is False and call["user_id"] == decided.name for call in calls)
@@ -57,7 +57,7 @@ def test_mem0_gets_one_add_call_per_approved_memory(
 def test_letta_gets_an_agent_file_of_each_personas_approved_memories(
     decided: npc_nb.Project, tmp_path: Path
 ) -> None:
-    path = decided.export_to("letta", tmp_path / "agents.af")
+    path = decided.exports.to("letta", tmp_path / "agents.af")
     document = json.loads(path.read_text())
     assert {"agents", "blocks", "groups", "files", "sources", "tools", "mcp_servers"} <= set(
         document
@@ -74,29 +74,29 @@ def test_letta_gets_an_agent_file_of_each_personas_approved_memories(
     assert "Coffee is at half past ten" in coder["value"]
     fresh = npc_nb.open(tmp_path / "fresh", create=True)
     with pytest.warns(TrustedImportWarning):
-        fresh.import_letta(path, trust=True)
+        fresh.imports.letta(path, trust=True)
     assert "Coffee is at half past ten" in fresh.context("coder")
     fresh.close()
 
 
 def test_npcpy_gets_a_knowledge_file_it_loads(decided: npc_nb.Project, tmp_path: Path) -> None:
-    path = decided.export_to("npcpy", tmp_path / "npcpy-project")
+    path = decided.exports.to("npcpy", tmp_path / "npcpy-project")
     assert path == tmp_path / "npcpy-project" / ".knowledge.yaml"
     fresh = npc_nb.open(tmp_path / "fresh", create=True)
-    summary = fresh.import_npcpy(path.parent)
+    summary = fresh.imports.npcpy(path.parent)
     assert dict(summary.imported) == {"human-approved": 3, "human-edited": 1}
     memories = fresh.memories().set_index("final_text")
     assert set(memories.index) == APPROVED
     assert memories.loc["Coffee is at half past ten", "initial_text"] == "Coffee is at ten"
     assert memories.loc["Figures use the lab palette", "team"] == "methods"
     with pytest.raises(npc_nb.ConfigError, match="does not overwrite npcpy's memories"):
-        decided.export_to("npcpy", path)
+        decided.exports.to("npcpy", path)
     fresh.close()
 
 
 def test_only_approved_memories_leave(decided: npc_nb.Project, tmp_path: Path) -> None:
     written = {
-        kind: decided.export_to(kind, tmp_path / kind).read_text()
+        kind: decided.exports.to(kind, tmp_path / kind).read_text()
         for kind in ("mem0", "letta", "npcpy")
     }
     for kind, text in written.items():
@@ -105,4 +105,4 @@ def test_only_approved_memories_leave(decided: npc_nb.Project, tmp_path: Path) -
 
 def test_an_unknown_kind_names_the_known_ones(decided: npc_nb.Project, tmp_path: Path) -> None:
     with pytest.raises(npc_nb.InvalidValueError, match="Use one of: mem0, letta, npcpy"):
-        decided.export_to("graphiti", tmp_path / "x")
+        decided.exports.to("graphiti", tmp_path / "x")

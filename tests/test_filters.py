@@ -24,7 +24,7 @@ from tests.helpers import cell, propose
         (lambda nb: nb.memories(status="aproved"), "approved"),
         (lambda nb: nb.preview_approve_all(category="preferences"), "preference"),
         (lambda nb: nb.review_session(category="Fact"), "fact"),
-        (lambda nb: nb.graph(category="constraints"), "constraint"),
+        (lambda nb: nb.graph.networkx(category="constraints"), "constraint"),
         (lambda nb: nb.metrics.approval_rate(group_by="weak"), "week"),
         (lambda nb: nb.metrics.backlog(period="dya"), "day"),
     ],
@@ -68,7 +68,7 @@ def test_a_persona_filter_must_name_a_persona_that_exists(nb: npc_nb.Project) ->
         lambda: nb.preview_approve_all(npc="nobody"),
         lambda: nb.review_session(npc="nobody"),
         lambda: nb.automatic_outcomes(npc="nobody"),
-        lambda: nb.graph_frames(npc="nobody"),
+        lambda: nb.graph.frames(npc="nobody"),
     ):
         with pytest.raises(npc_nb.InvalidValueError, match="Unknown persona 'nobody'"):
             call()

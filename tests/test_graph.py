@@ -38,7 +38,7 @@ def test_only_approved_memories_contribute_even_when_they_share_concepts(
     nb.reject(rejected)
     nb.approve(superseded)
     nb.supersede(superseded, "We store the backups in Zurich")
-    graph = nb.graph()
+    graph = nb.graph.networkx()
     assert pending not in memory_nodes(graph) and rejected not in memory_nodes(graph)
     assert superseded not in memory_nodes(graph)
     assert concept_nodes(graph) == {
@@ -57,7 +57,7 @@ def test_only_approved_memories_contribute_even_when_they_share_concepts(
 def test_concept_names_are_one_node_whatever_their_case(nb: npc_nb.Project) -> None:
     nb.approve(propose(nb, "We decided to use DuckDB for storage"))
     nb.approve(propose(nb, "The paper compares results with duckdb", npc="writer"))
-    graph = nb.graph()
+    graph = nb.graph.networkx()
     assert "concept:duckdb" in graph
     assert graph.nodes["concept:duckdb"]["support"] == 2
 
@@ -67,13 +67,13 @@ def test_every_edge_carries_the_memories_that_support_it(nb: npc_nb.Project) -> 
     second = propose(nb, "The ringing database is kept in DuckDB", npc="writer")
     nb.approve(first)
     nb.approve(second)
-    graph = nb.graph()
+    graph = nb.graph.networkx()
     for _, _, data in graph.edges(data=True):
         assert data["memory_ids"] and set(data["memory_ids"]) <= {first, second}
     pair = ("concept:duckdb", "concept:ringing database")
     between = [d for u, v, d in graph.edges(data=True) if {u, v} == set(pair)]
     assert {m for d in between for m in d["memory_ids"]} == {first, second}
-    _, edges = nb.graph_frames()
+    _, edges = nb.graph.frames()
     assert set(edges.columns) >= {"source", "target", "relation", "memory_ids", "support"}
     assert edges["support"].min() >= 1
 
@@ -81,12 +81,12 @@ def test_every_edge_carries_the_memories_that_support_it(nb: npc_nb.Project) -> 
 def test_undoing_an_approval_removes_exactly_what_only_it_supported(nb: npc_nb.Project) -> None:
     shared = propose(nb, "We use DuckDB for the ringing database")
     nb.approve(shared)
-    before = nb.graph()
+    before = nb.graph.networkx()
     only = propose(nb, "DuckDB exports go to Zenodo", npc="writer")
     nb.approve(only)
-    assert "concept:zenodo" in nb.graph()
+    assert "concept:zenodo" in nb.graph.networkx()
     nb.undo()
-    after = nb.graph()
+    after = nb.graph.networkx()
     assert set(after.nodes) == set(before.nodes)
     assert {(u, v, k) for u, v, k in after.edges(keys=True)} == {
         (u, v, k) for u, v, k in before.edges(keys=True)
@@ -97,7 +97,7 @@ def test_undoing_an_approval_removes_exactly_what_only_it_supported(nb: npc_nb.P
 def test_an_edit_gets_concepts_for_its_new_text(nb: npc_nb.Project) -> None:
     memory = propose(nb, "We use Postgres for the archive")
     nb.edit(memory, "We use DuckDB for the archive")
-    graph = nb.graph()
+    graph = nb.graph.networkx()
     assert "concept:duckdb" in graph and "concept:postgres" not in graph
 
 
@@ -108,23 +108,23 @@ def test_the_graph_as_it_stood(nb: npc_nb.Project) -> None:
     events = nb.decisions(memory)
     (approved_at,) = events.loc[events["action"] == "approve", "occurred_at"].tolist()
     then = approved_at.to_pydatetime().replace(tzinfo=UTC)  # as the audit log recorded it
-    assert "concept:postgres" in nb.graph(as_of=then)
-    assert "concept:duckdb" not in nb.graph(as_of=then)
-    assert "concept:postgres" not in nb.graph()
+    assert "concept:postgres" in nb.graph.networkx(as_of=then)
+    assert "concept:duckdb" not in nb.graph.networkx(as_of=then)
+    assert "concept:postgres" not in nb.graph.networkx()
 
 
 def test_filters_by_persona_and_category(nb: npc_nb.Project) -> None:
     nb.approve(propose(nb, "We use DuckDB", category="decision"))
     nb.approve(propose(nb, "Deadline for Ibis is Friday", npc="writer", category="commitment"))
-    assert "concept:ibis" not in nb.graph(npc="analyst")
-    assert "concept:duckdb" not in nb.graph(category="commitment")
+    assert "concept:ibis" not in nb.graph.networkx(npc="analyst")
+    assert "concept:duckdb" not in nb.graph.networkx(category="commitment")
 
 
 def test_drawing_is_offline_and_says_what_it_left_out(nb: npc_nb.Project) -> None:
     nb.configure(matcher=None)  # not about matching: each numbered station is its own
     for n in range(12):
         nb.approve(propose(nb, f"Station {n} uses the Garmin logger model GX{n}"))
-    view = nb.show_graph(max_nodes=10)
+    view = nb.graph.show(max_nodes=10)
     assert view.graph.number_of_nodes() == 10 and "Showing 10 of" in view.note
     bundle = view._repr_mimebundle_()
     assert set(bundle) == {MIME_TYPE, "image/png", "text/plain"}
@@ -140,31 +140,31 @@ def test_drawing_is_offline_and_says_what_it_left_out(nb: npc_nb.Project) -> Non
 
 def test_hostile_memory_text_cannot_script_the_page(nb: npc_nb.Project) -> None:
     nb.approve(propose(nb, "Notes from </script><script>alert(1)</script> Vienna"))
-    assert "<script>alert(1)" not in nb.show_graph().page
+    assert "<script>alert(1)" not in nb.graph.show().page
 
 
 def test_focus_and_depth(nb: npc_nb.Project) -> None:
     nb.approve(propose(nb, "We use DuckDB for the ringing database"))
     nb.approve(propose(nb, "Ibis wants the methods section", npc="writer"))
-    near = nb.show_graph(focus="duckdb", depth=1).graph
+    near = nb.graph.show(focus="duckdb", depth=1).graph
     assert "concept:duckdb" in near and "concept:ibis" not in near
     with pytest.raises(npc_nb.InvalidValueError, match="No concept 'Zenodo'"):
-        nb.show_graph(focus="Zenodo")
+        nb.graph.show(focus="Zenodo")
 
 
 def test_a_drawing_of_no_nodes_or_negative_steps_is_refused_clearly(nb: npc_nb.Project) -> None:
     nb.approve(propose(nb, "We use DuckDB for the ringing database"))
     with pytest.raises(npc_nb.InvalidValueError, match="max_nodes takes .* at least 1"):
-        nb.show_graph(max_nodes=-3)
+        nb.graph.show(max_nodes=-3)
     with pytest.raises(npc_nb.InvalidValueError, match="depth takes 0 or more"):
-        nb.show_graph(focus="DuckDB", depth=-1)
-    assert nb.show_graph(focus="DuckDB", depth=0).graph.number_of_nodes() == 1
+        nb.graph.show(focus="DuckDB", depth=-1)
+    assert nb.graph.show(focus="DuckDB", depth=0).graph.number_of_nodes() == 1
 
 
 def test_graphml_export(nb: npc_nb.Project, tmp_path: Path) -> None:
     memory = propose(nb, "We use DuckDB for the ringing database")
     nb.approve(memory)
-    path = nb.export_graphml(tmp_path / "graph.graphml")
+    path = nb.graph.export_graphml(tmp_path / "graph.graphml")
     loaded = nx.read_graphml(path)
     assert "concept:duckdb" in loaded
     assert any(memory in data["memory_ids"] for _, _, data in loaded.edges(data=True))
@@ -176,12 +176,12 @@ def test_bad_concept_output_is_recorded_and_the_graph_still_draws(project_dir: P
     fake_models.SCRIPT.append("this is not json")
     memory = propose(nb, "We use DuckDB")
     nb.approve(memory)
-    graph = nb.graph()
+    graph = nb.graph.networkx()
     assert memory in memory_nodes(graph) and not concept_nodes(graph)
     error = nb.sql("SELECT error FROM concept_extractions")["error"].item()
     assert "JSONDecodeError" in error or "ValueError" in error
     assert len(fake_models.RECEIVED) == 1
-    nb.graph()
+    nb.graph.networkx()
     assert len(fake_models.RECEIVED) == 1  # extracted once per memory version
 
 
@@ -200,7 +200,7 @@ def graph_notebook(nb: npc_nb.Project, views: int) -> nbformat.NotebookNode:
     cells = []
     for n in range(views):
         cell = nbformat.v4.new_code_cell(f"%npc_graph --max-nodes {40 - n}")
-        bundle = nb.show_graph(max_nodes=40 - n)._repr_mimebundle_()
+        bundle = nb.graph.show(max_nodes=40 - n)._repr_mimebundle_()
         cell.outputs = [nbformat.v4.new_output("display_data", data=bundle)]
         cells.append(cell)
     return nbformat.v4.new_notebook(cells=cells)
@@ -243,7 +243,7 @@ def test_offline_concepts_are_things_not_verbs_or_roles(nb: npc_nb.Project) -> N
     nb.approve(propose(nb, "Our main dataset is Birds2024", npc="writer"))
     nb.approve(propose(nb, "Remember to name files by date", npc="writer"))
     nb.approve(propose(nb, "Send the results to the Zenodo archive", npc="writer"))
-    assert concept_nodes(nb.graph()) == {
+    assert concept_nodes(nb.graph.networkx()) == {
         f"concept:{key}"
         for key in (
             "ada",
@@ -265,7 +265,7 @@ def test_tooltips_say_memory_for_one_and_memories_for_more(nb: npc_nb.Project) -
         "The ringing database is backed up to Zenodo",
     ):
         nb.approve(propose(nb, text, category="decision"))
-    data = nb.show_graph().data()
+    data = nb.graph.show().data()
     titles = {node["label"]: node["title"] for node in data["nodes"]}
     assert titles["DuckDB"] == "DuckDB: in 1 approved memory"
     assert titles["ringing database"] == "ringing database: in 2 approved memories"
@@ -281,7 +281,7 @@ def test_the_fallback_picture_labels_every_dot_memories_included(nb: npc_nb.Proj
         "The ringing database is backed up to Zenodo",
     ):
         nb.approve(propose(nb, text, category="decision"))
-    graph = nb.show_graph().graph
+    graph = nb.graph.show().graph
     drawn = picture.figure(graph).axes[0].texts
     labels = [text.get_text() for text in drawn]
     assert len(labels) == graph.number_of_nodes()  # one label a node, memories included

@@ -94,14 +94,14 @@ def test_the_drawn_part_is_the_whole_graph_cut(
 ) -> None:
     nb = build_store(tmp_path / uuid.uuid4().hex, plan)
     try:
-        whole = nb.graph()
+        whole = nb.graph.networkx()
         concepts = {d["label"].lower() for _, d in whole.nodes(data=True) if d["kind"] == "concept"}
         if focus is not None and focus.lower() not in concepts:
             with pytest.raises(npc_nb.InvalidValueError, match="No concept"):
-                nb.show_graph(focus=focus, depth=depth, max_nodes=limit)
+                nb.graph.show(focus=focus, depth=depth, max_nodes=limit)
             return
         expected = whole if focus is None else neighbourhood(whole, focus, depth)
-        view = nb.show_graph(focus=focus, depth=depth, max_nodes=limit)
+        view = nb.graph.show(focus=focus, depth=depth, max_nodes=limit)
         assert as_rows(view.graph) == as_rows(cut(expected, limit))
         assert view.total_nodes == expected.number_of_nodes()
         assert in_whole_graph_order(view.graph, whole)
@@ -114,9 +114,9 @@ def test_the_graph_as_it_stood_is_cut_the_same_way(nb: npc_nb.Project) -> None:
         nb.approve(propose(nb, f"DuckDB keeps the survey {n} for Zenodo"))
     moment = nb.decisions()["occurred_at"].max().to_pydatetime()
     nb.approve(propose(nb, "Graz keeps the archive for Ibis"))
-    whole = nb.graph(as_of=moment)
+    whole = nb.graph.networkx(as_of=moment)
     assert "concept:graz" not in whole
-    view = nb.show_graph(as_of=moment, max_nodes=5)
+    view = nb.graph.show(as_of=moment, max_nodes=5)
     assert as_rows(view.graph) == as_rows(cut(whole, 5))
     assert in_whole_graph_order(view.graph, whole)
 
@@ -138,7 +138,7 @@ def test_drawing_reads_only_the_drawn_memories(
         return part
 
     monkeypatch.setattr(graph_nodes, "graph_part", counted)
-    view = nb.show_graph(max_nodes=12)
+    view = nb.graph.show(max_nodes=12)
     (part,) = read
     assert len(part.nodes) == 12 and len(part.memories) <= 12
     assert part.total == view.total_nodes > 120

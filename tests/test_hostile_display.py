@@ -251,7 +251,7 @@ HOSTILE_MEMORY = (
 
 def test_graph_labels_and_tooltips_are_text(nb: npc_nb.Project) -> None:
     nb.approve(propose(nb, HOSTILE_MEMORY))
-    view = nb.show_graph()
+    view = nb.graph.show()
     page = view.page
     assert_inert_page(page)
     # pyvis shows tooltips as HTML (popup.innerHTML) once a title contains "href".
@@ -354,7 +354,7 @@ PANEL_HOSTILE = '<img src=x onerror="window.npcPwned=3"><script>alert(4)</script
 def test_panel_card_and_status_lines_escape_candidate_text(nb: npc_nb.Project) -> None:
     nb.approve(propose(nb, f"approved {PANEL_HOSTILE} earlier"))
     propose(nb, f"candidate {PANEL_HOSTILE} now", evidence=PANEL_HOSTILE)
-    panel = nb.review_panel(by="ada")
+    panel = nb.review(by="ada")
     card = assert_inert(panel.keys.card_html)
     assert f"candidate {PANEL_HOSTILE} now" in card.texts("div")
     assert f"approved {PANEL_HOSTILE} earlier" in card.text  # the nearest approved memory

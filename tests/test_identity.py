@@ -106,12 +106,12 @@ def test_session_settings_survive_open_in_the_same_kernel(shell, project_dir: Pa
 
 def test_the_labs_policy_is_stored_and_every_kernel_follows_it(project_dir: Path) -> None:
     owner = npc_nb.open(project_dir)
-    assert owner.policy().review_mode == "single" and not owner.policy().stored
-    owner.set_policy(review_mode="independent", reviewers_per_card=2)
+    assert owner.access.policy().review_mode == "single" and not owner.access.policy().stored
+    owner.access.set_policy(review_mode="independent", reviewers_per_card=2)
     card = propose(owner, "The lab meets on Mondays")
     second = npc_nb.open(project_dir, reviewer="bob")  # a kernel with no local setting
     try:
-        assert second.policy().review_mode == "independent"
+        assert second.access.policy().review_mode == "independent"
         assert not second.approve(card).final  # a vote, not a decision
         assert status_of(second, card) == "pending_approval"
         changes = owner.sql("SELECT key, value, set_by FROM review_policy ORDER BY set_at")
@@ -123,7 +123,7 @@ def test_the_labs_policy_is_stored_and_every_kernel_follows_it(project_dir: Path
 
 def test_a_local_setting_that_disagrees_with_the_policy_is_refused(project_dir: Path) -> None:
     owner = npc_nb.open(project_dir)
-    owner.set_policy(review_mode="independent")
+    owner.access.set_policy(review_mode="independent")
     card = propose(owner, "The lab meets on Mondays")
     owner.close()
     with pytest.raises(npc_nb.ConfigError, match="project's policy"):
@@ -177,7 +177,7 @@ def test_npc_nb_policy_shows_and_sets_the_policy(project_dir: Path) -> None:
     assert "reviewers_per_card = 3" in stored.stdout and "set by tester" in stored.stdout
     nb = npc_nb.open(project_dir)
     try:
-        assert nb.policy().review_mode == "independent"
+        assert nb.access.policy().review_mode == "independent"
     finally:
         nb.close()
     wrong = run_cli("policy", "--set", "review_mode=solo", cwd=project_dir, keys="")

@@ -27,9 +27,9 @@ def big(path: Path) -> Path:
 
 
 IMPORTERS = {
-    "npcpy": lambda nb, path: nb.import_npcpy(path),
-    "mem0": lambda nb, path: nb.import_mem0(path),
-    "letta": lambda nb, path: nb.import_letta(path),
+    "npcpy": lambda nb, path: nb.imports.npcpy(path),
+    "mem0": lambda nb, path: nb.imports.mem0(path),
+    "letta": lambda nb, path: nb.imports.letta(path),
 }
 
 
@@ -64,7 +64,7 @@ def test_an_npcpy_alias_bomb_is_refused_whole(nb: npc_nb.Project, tmp_path: Path
     path.write_text("\n".join(lines) + "\n")
     assert path.stat().st_size < 1000
     with pytest.raises(npc_nb.ConfigError, match="uses the YAML alias '\\*a0'"):
-        nb.import_npcpy(path)
+        nb.imports.npcpy(path)
     assert nb.memories().empty
 
 
@@ -91,7 +91,7 @@ def test_npcpy_bad_records_are_skipped_and_the_others_imported(
             "{id: g, initial_memory: Good two, status: human-approved, npc: analyst}",
         ],
     )
-    summary = nb.import_npcpy(path)
+    summary = nb.imports.npcpy(path)
     assert set(nb.memories()["final_text"]) == {"Good one", "Good two"}
     reasons = {skip.position: skip.reason for skip in summary.skipped}
     assert list(reasons) == [
@@ -114,7 +114,7 @@ def test_npcpy_writes_a_control_character_escaped_and_it_is_refused_alone(
     nb: npc_nb.Project,
 ) -> None:
     """tests/data/npcpy/hostile was written by npcpy 2.1.25 itself."""
-    summary = nb.import_npcpy(DATA / "npcpy" / "hostile")
+    summary = nb.imports.npcpy(DATA / "npcpy" / "hostile")
     assert list(nb.memories()["final_text"]) == ["Backups run every night at two"]
     assert len(summary.skipped) == 1 and "control character '\\x07'" in summary.skipped[0].reason
 
@@ -132,7 +132,7 @@ def test_mem0_bad_records_are_skipped_and_the_others_imported(
     ]
     path = tmp_path / "dump.json"
     path.write_bytes(('{"results": [' + ", ".join(items) + "]}").encode("latin-1"))
-    summary = nb.import_mem0(path)
+    summary = nb.imports.mem0(path)
     assert set(nb.memories()["final_text"]) == {"Good one", "Good two"}
     reasons = {skip.position: skip.reason for skip in summary.skipped}
     assert list(reasons) == ["results[1]", "results[2]", "results[3]", "results[4]"]
@@ -153,7 +153,7 @@ def test_letta_bad_blocks_are_skipped_and_the_others_imported(
     )
     path = tmp_path / "agent.af"
     path.write_text(text)
-    summary = nb.import_letta(path)
+    summary = nb.imports.letta(path)
     assert set(nb.memories()["final_text"]) == {
         "Has a dog",
         "Likes jazz",
@@ -185,7 +185,7 @@ def test_sqlite_rows_with_bad_bytes_are_skipped_and_the_others_imported(
     )
     con.commit()
     con.close()
-    summary = nb.import_npcpy(path)
+    summary = nb.imports.npcpy(path)
     assert list(nb.memories()["final_text"]) == ["Good one"]
     assert [(s.position, s.reason) for s in summary.skipped] == [
         ("memory_lifecycle row 1", "holds bytes that are not UTF-8 text")
@@ -202,18 +202,18 @@ def test_a_view_posing_as_the_table_is_refused(nb: npc_nb.Project, tmp_path: Pat
     con.commit()
     con.close()
     with pytest.raises(npc_nb.ConfigError, match="history is not a plain table"):
-        nb.import_mem0(path)
+        nb.imports.mem0(path)
 
 
 def test_a_file_that_is_no_format_is_a_clear_error(nb: npc_nb.Project, tmp_path: Path) -> None:
     path = tmp_path / "notes.txt"
     path.write_text("just some notes\n")
     with pytest.raises(npc_nb.ConfigError, match="is not a mem0 dump"):
-        nb.import_mem0(path)
+        nb.imports.mem0(path)
     with pytest.raises(npc_nb.ConfigError, match="is not a Letta agent file"):
-        nb.import_letta(path)
+        nb.imports.letta(path)
     with pytest.raises(npc_nb.ConfigError, match="is not an npcpy knowledge file"):
-        nb.import_npcpy(path)
+        nb.imports.npcpy(path)
 
 
 def test_a_large_import_shows_its_progress(
@@ -224,7 +224,7 @@ def test_a_large_import_shows_its_progress(
         {"id": f"m{n}", "memory": f"Sample {n} was frozen at minus {n} degrees"} for n in range(250)
     ]
     path.write_text(json.dumps({"results": items}))
-    summary = nb.import_mem0(path)
+    summary = nb.imports.mem0(path)
     assert summary.imported["pending_approval"] == 250
     progress = capsys.readouterr().err
     assert "\rimporting many.json: 250/250 (100%)" in progress and progress.endswith("\n")

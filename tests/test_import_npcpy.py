@@ -37,7 +37,7 @@ def by_text(nb: npc_nb.Project) -> dict[str, dict]:
 
 
 def test_npcpy_statuses_map_one_to_one(nb: npc_nb.Project, knowledge: Path) -> None:
-    summary = nb.import_npcpy(knowledge)
+    summary = nb.imports.npcpy(knowledge)
     assert summary.read == 8 and not summary.skipped
     assert dict(summary.imported) == {
         "human-approved": 1,
@@ -56,7 +56,7 @@ def test_npcpy_statuses_map_one_to_one(nb: npc_nb.Project, knowledge: Path) -> N
 
 
 def test_a_rejected_npcpy_memory_is_a_tombstone(nb: npc_nb.Project, knowledge: Path) -> None:
-    nb.import_npcpy(knowledge)
+    nb.imports.npcpy(knowledge)
     again = nb.add_candidate(
         "The user wants weekly email summaries", category="fact", npc="analyst"
     )
@@ -65,7 +65,7 @@ def test_a_rejected_npcpy_memory_is_a_tombstone(nb: npc_nb.Project, knowledge: P
 
 
 def test_an_edited_npcpy_memory_keeps_both_texts(nb: npc_nb.Project, knowledge: Path) -> None:
-    nb.import_npcpy(knowledge)
+    nb.imports.npcpy(knowledge)
     edited = by_text(nb)["The deadline is on 3 May 2026"]
     assert edited["initial_text"] == "The deadline is in May"
     assert edited["status"] == "human-edited"
@@ -74,7 +74,7 @@ def test_an_edited_npcpy_memory_keeps_both_texts(nb: npc_nb.Project, knowledge: 
 
 
 def test_pending_npcpy_memories_wait_in_the_queue(nb: npc_nb.Project, knowledge: Path) -> None:
-    nb.import_npcpy(knowledge)
+    nb.imports.npcpy(knowledge)
     queued = set(nb.review_queue()["final_text"])
     assert queued == {
         "Interviews are transcribed by Omar",
@@ -89,7 +89,7 @@ def test_pending_npcpy_memories_wait_in_the_queue(nb: npc_nb.Project, knowledge:
 def test_npcpy_decisions_are_audited_as_imported_at_the_file_time(
     nb: npc_nb.Project, knowledge: Path
 ) -> None:
-    nb.import_npcpy(knowledge)
+    nb.imports.npcpy(knowledge)
     events = nb.decisions()
     decided = events[events["action"] != "propose"]
     assert set(decided["actor"]) == {"imported:npcpy"}
@@ -106,16 +106,16 @@ def test_npcpy_decisions_are_audited_as_imported_at_the_file_time(
 def test_importing_the_same_file_again_imports_nothing_new(
     nb: npc_nb.Project, knowledge: Path
 ) -> None:
-    nb.import_npcpy(knowledge / ".knowledge.yaml")
+    nb.imports.npcpy(knowledge / ".knowledge.yaml")
     memories, events = len(nb.memories()), len(nb.decisions())
-    again = nb.import_npcpy(knowledge)
+    again = nb.imports.npcpy(knowledge)
     assert again.already_imported == 8 and sum(again.imported.values()) == 0
     assert (len(nb.memories()), len(nb.decisions())) == (memories, events)
     assert "already imported before: 8" in str(again)
 
 
 def test_the_provenance_of_each_record_is_kept(nb: npc_nb.Project, knowledge: Path) -> None:
-    nb.import_npcpy(knowledge)
+    nb.imports.npcpy(knowledge)
     imported = imports(nb)
     assert len(imported) == 8 and set(imported["source"]) == {"npcpy"}
     assert imported["source_key"].is_unique
@@ -126,7 +126,7 @@ def test_the_provenance_of_each_record_is_kept(nb: npc_nb.Project, knowledge: Pa
 
 
 def test_an_older_npcpy_memory_lifecycle_table_imports_the_same_way(nb: npc_nb.Project) -> None:
-    summary = nb.import_npcpy(DATA / "npcpy" / "memory_lifecycle.db")
+    summary = nb.imports.npcpy(DATA / "npcpy" / "memory_lifecycle.db")
     assert dict(summary.imported) == {
         "human-approved": 1,
         "human-edited": 1,
@@ -139,18 +139,18 @@ def test_an_older_npcpy_memory_lifecycle_table_imports_the_same_way(nb: npc_nb.P
     )
     assert memories["We deploy with Docker Compose"]["status"] == "human-approved"
     assert memories["We deploy with Docker Compose"]["npc"] == "coder"
-    assert nb.import_npcpy(DATA / "npcpy" / "memory_lifecycle.db").already_imported == 4
+    assert nb.imports.npcpy(DATA / "npcpy" / "memory_lifecycle.db").already_imported == 4
 
 
 def test_a_folder_without_a_knowledge_file_is_a_clear_error(
     nb: npc_nb.Project, tmp_path: Path
 ) -> None:
     with pytest.raises(npc_nb.ConfigError, match="No npcpy knowledge file at"):
-        nb.import_npcpy(tmp_path)
+        nb.imports.npcpy(tmp_path)
 
 
 def test_the_summary_renders_itself(nb: npc_nb.Project, knowledge: Path) -> None:
-    summary = nb.import_npcpy(knowledge)
+    summary = nb.imports.npcpy(knowledge)
     shown = summary._repr_mimebundle_()
     assert (
         "imported: 6 (1 human-approved, 1 human-edited, 1 human-rejected, 3 pending_approval)"

@@ -57,8 +57,8 @@ CASES: list[tuple[str, Call, str, object]] = [
         "as_of",
         "yesterday-ish",
     ),
-    ("graph-as_of", lambda nb, d, m: nb.graph_frames(as_of="nope"), "as_of", "nope"),
-    ("graph-category", lambda nb, d, m: nb.graph_frames(category="x"), "category", "x"),
+    ("graph-as_of", lambda nb, d, m: nb.graph.frames(as_of="nope"), "as_of", "nope"),
+    ("graph-category", lambda nb, d, m: nb.graph.frames(category="x"), "category", "x"),
     ("diff-as_of", lambda nb, d, m: nb.diff("nope"), "as_of", "nope"),
     (
         "metric-dimension",
@@ -79,8 +79,8 @@ CASES: list[tuple[str, Call, str, object]] = [
         "colour",
     ),
     ("plot-rate", lambda nb, d, m: nb.metrics.plot_rate("speed"), "rate", "speed"),
-    ("export-format", lambda nb, d, m: nb.export(d, format="xls"), "format", "xls"),
-    ("export_to-kind", lambda nb, d, m: nb.export_to("excel", d / "x"), "kind", "excel"),
+    ("export-format", lambda nb, d, m: nb.exports.tables(d, format="xls"), "format", "xls"),
+    ("export_to-kind", lambda nb, d, m: nb.exports.to("excel", d / "x"), "kind", "excel"),
     (
         "configure-model_replay",
         lambda nb, d, m: nb.configure(model_replay="sometimes"),
@@ -109,7 +109,7 @@ CASES: list[tuple[str, Call, str, object]] = [
     ("configure-pin", lambda nb, d, m: nb.configure(pin="v9"), "pin", "v9"),
     (
         "set_policy-review_mode",
-        lambda nb, d, m: nb.set_policy(review_mode="majority"),  # type: ignore[arg-type]
+        lambda nb, d, m: nb.access.set_policy(review_mode="majority"),  # type: ignore[arg-type]
         "review_mode",
         "majority",
     ),

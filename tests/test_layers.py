@@ -40,6 +40,7 @@ LAYERS = {
     # extraction experiments: above the services they use (chat, review, analytics)
     "npc_nb.experiments": 5,
     "npc_nb._project": 6,
+    "npc_nb._areas": 5,  # the facade's grouped areas (nb.imports, nb.exports), below it
     "npc_nb.notebook": 7,
     "npc_nb.cli": 7,
     "npc_nb": 8,  # the public face re-exports everything, lazily
@@ -154,6 +155,15 @@ def test_no_modules_import_each_other_in_a_loop() -> None:
 
 def test_the_facade_has_no_base_classes_of_its_own() -> None:
     assert npc_nb.Project.__bases__ == (object,)
+
+
+def test_the_facade_reaches_the_store_only_through_its_services() -> None:
+    """The facade and its grouped areas import the store's seam (``Stores``, to build
+    it, and the ``Store`` type) and no table room, query or backend: every read and
+    write is a service's."""
+    for facade in ("npc_nb._project", "npc_nb._areas"):
+        into_store = sorted(t for t in GRAPH[facade] if _within(t, "npc_nb.store"))
+        assert into_store == ["npc_nb.store"], facade
 
 
 # -- the store's rooms -----------------------------------------------------------------

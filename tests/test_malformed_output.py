@@ -125,7 +125,7 @@ def test_one_hostile_concept_item_is_recorded_and_the_store_keeps_working(
     ]
     raw = '{"memories": [' + ", ".join(items) + "]}"
     fake_models.SCRIPT.append(raw)
-    graph = nb.graph()
+    graph = nb.graph.networkx()
     assert {"concept:duckdb", "concept:zenodo", "concept:data"} <= set(graph)
     assert "concept:vienna" not in graph
     errors = extraction_errors(nb)
@@ -134,7 +134,7 @@ def test_one_hostile_concept_item_is_recorded_and_the_store_keeps_working(
     # the store still works: reads, a new decision, and a graph with no new extraction
     assert len(nb.memories()) == 3
     nb.reject(propose(nb, "Another statement to decide on"))
-    nb.graph()
+    nb.graph.networkx()
     assert len(fake_models.RECEIVED) == 1
 
 
@@ -157,7 +157,7 @@ def test_labels_lose_control_characters_and_absurd_ones_are_refused(
         }
     )
     fake_models.SCRIPT.append(raw)
-    graph = nb.graph()
+    graph = nb.graph.networkx()
     labels = nb.sql("SELECT concept_key, concept_label FROM memory_concepts ORDER BY 1")
     assert labels.values.tolist() == [["duck db", "Duck DB"], ["vienna", "Vienna"]]
     relation = nb.sql("SELECT relation FROM concept_relations")["relation"].item()
@@ -170,7 +170,7 @@ def test_labels_lose_control_characters_and_absurd_ones_are_refused(
 def test_a_concept_answer_that_is_not_json_is_recorded(conceptual: npc_nb.Project) -> None:
     (memory,) = approved(conceptual, "We use DuckDB")
     fake_models.SCRIPT.append("[" * 50_000)
-    conceptual.graph()
+    conceptual.graph.networkx()
     error = extraction_errors(conceptual)[memory]
     assert error.startswith("OutputError: output is not JSON")
 

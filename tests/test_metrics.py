@@ -324,14 +324,14 @@ def test_exports_round_trip(nb: npc_nb.Project, tmp_path: Path) -> None:
     nb.approve(kept)
     nb.reject(propose(nb, "rejected export"))
     nb.skip(propose(nb, "skipped export"))
-    paths = nb.export(tmp_path / "out")
+    paths = nb.exports.tables(tmp_path / "out")
     assert duckdb.sql(f"SELECT count(*) FROM '{paths['memories']}'").fetchone() == (3,)
     assert duckdb.sql(f"SELECT count(*) FROM '{paths['decisions']}'").fetchone() == (6,)
-    jsonl = nb.export(tmp_path / "json", format="jsonl")
+    jsonl = nb.exports.tables(tmp_path / "json", format="jsonl")
     assert len(jsonl["decisions"].read_text().splitlines()) == 6
-    log = [json.loads(line) for line in nb.export_review_log(tmp_path / "log.jsonl")
+    log = [json.loads(line) for line in nb.exports.review_log(tmp_path / "log.jsonl")
            .read_text().splitlines()]  # fmt: skip
     assert [entry["answer"] for entry in log] == ["accept", "reject", "ignore"]
     assert log[0]["text"] == "exported fact" and log[0]["_annotator_id"] == "tester"
     with pytest.raises(npc_nb.NpcError, match="format"):
-        nb.export(tmp_path, format="xlsx")
+        nb.exports.tables(tmp_path, format="xlsx")

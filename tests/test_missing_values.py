@@ -45,7 +45,7 @@ def tables(nb: npc_nb.Project) -> dict[str, pd.DataFrame]:
 def other_frames(nb: npc_nb.Project) -> dict[str, pd.DataFrame]:
     """The metrics (grouped by model, which a hand-made candidate lacks), the graph's
     frames and the personas: built in pandas, where NaN and None crept in."""
-    nodes, edges = nb.graph_frames()
+    nodes, edges = nb.graph.frames()
     metrics = nb.metrics
     return {
         "approval_rate": metrics.approval_rate(group_by="model"),
@@ -56,7 +56,7 @@ def other_frames(nb: npc_nb.Project) -> dict[str, pd.DataFrame]:
         "injections_per_memory": metrics.injections_per_memory(),
         "graph nodes": nodes,
         "graph edges": edges,
-        "personas": nb.personas(),
+        "personas": nb.npcs(),
     }
 
 

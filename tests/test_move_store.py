@@ -77,14 +77,14 @@ def seed(nb: npc_nb.Project) -> None:
     nb.configure(model_replay="off")
     nb.extraction.wait(timeout=30)
     nb.snapshot(HOSTILE[1])
-    nb.graph()
+    nb.graph.networkx()
     nb.sql(  # the offline concept model names no relations
         "INSERT INTO concept_relations SELECT memory_id, memory_hash, concept_key, ?, "
         "concept_key FROM memory_concepts LIMIT 1",
         [HOSTILE[2]],
         allow_write=True,
     )
-    nb.import_mem0(Path(__file__).parent / "data" / "mem0" / "get_all.json")  # imported_records
+    nb.imports.mem0(Path(__file__).parent / "data" / "mem0" / "get_all.json")  # imported_records
     arms = {
         "A": {"model": "npc_nb/offline"},
         "B": {"model": "npc_nb/offline", "prompt": HOSTILE[2]},
@@ -101,7 +101,7 @@ def seed(nb: npc_nb.Project) -> None:
 def vote(nb: npc_nb.Project) -> None:
     """Independent review's rows: a card two votes agreed on, one waiting for
     adjudication, a replaced vote and a withdrawn one, under the project's stored policy."""
-    nb.set_policy(review_mode="independent")
+    nb.access.set_policy(review_mode="independent")
     agreed = propose(nb, f"Two reviewers agreed on {HOSTILE[0]}", npc="analyst")
     disputed = propose(nb, f"Two reviewers disagreed on {HOSTILE[3]}", npc="analyst")
     as_reviewer(nb, "ada").approve(
@@ -113,7 +113,7 @@ def vote(nb: npc_nb.Project) -> None:
     as_reviewer(nb, "ada").approve(disputed)
     as_reviewer(nb, "ada").edit(disputed, f"edited: {HOSTILE[2]}")  # replaces ada's vote
     as_reviewer(nb, "bob").reject(disputed, reason=HOSTILE[5] + CONTROLS)
-    nb.set_policy(review_mode="single")
+    nb.access.set_policy(review_mode="single")
 
 
 def embedded_rows(folder: Path, *, user: bool = False) -> dict[str, list[tuple]]:
@@ -186,9 +186,9 @@ def same_view(one: npc_nb.Project, other: npc_nb.Project) -> None:
     assert one.review_queue()[columns].equals(other.review_queue()[columns])
     votes = ["memory_id", "vote", "reviewer", "decision", "final_text", "reason", "final"]
     assert one.votes(history=True)[votes].equals(other.votes(history=True)[votes])
-    waiting = one.review_queue(adjudicate=True, reviewer="carol")
+    waiting = one.review_queue(adjudicate=True, by="carol")
     assert len(waiting) == 1  # the disputed card still waits for its adjudicator
-    assert waiting[columns].equals(other.review_queue(adjudicate=True, reviewer="carol")[columns])
+    assert waiting[columns].equals(other.review_queue(adjudicate=True, by="carol")[columns])
 
 
 @pytest.fixture

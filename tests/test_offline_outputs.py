@@ -1,5 +1,5 @@
-"""A saved notebook fetches nothing when it is opened: no output of a shipped notebook, and
-no page ``nb.pyvis_network()`` (or ``%npc_graph --pyvis``) makes, names a remote
+"""A saved notebook fetches nothing when it is opened: no output of a shipped notebook,
+and no page ``nb.graph.pyvis()`` (or ``%npc_graph --pyvis``) makes, names a remote
 resource in a ``<script src>``, a ``<link href>`` or a CSS ``@import``, however pyvis is
 set (its menus on, its ``cdn_resources`` changed); what the page needs is inline.
 
@@ -23,7 +23,7 @@ def test_the_pyvis_page_names_no_remote_resource_and_carries_its_libraries(
     nb: npc_nb.Project, setting: str
 ) -> None:
     approve_some(nb)
-    net = nb.pyvis_network()
+    net = nb.graph.pyvis()
     _settings(net, setting)
     for page in (page_of(net), net.offline_html()):
         assert remote_resources(page) == []
@@ -31,7 +31,7 @@ def test_the_pyvis_page_names_no_remote_resource_and_carries_its_libraries(
         assert "<script src=" not in page and "<link href=" not in page  # nothing local either
     if setting == "menus":
         assert "Tom Select v2" in page  # the menus' library, inline too
-    assert remote_resources(nb.show_graph().page) == []
+    assert remote_resources(nb.graph.show().page) == []
 
 
 def test_npc_graph_pyvis_output_names_no_remote_resource(shell: InteractiveShell) -> None:

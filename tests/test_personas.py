@@ -21,11 +21,11 @@ def write_npc(project_dir: Path, name: str, text: str) -> Path:
 def test_personas_load_from_npc_team_files(nb: npc_nb.Project, project_dir: Path) -> None:
     write_npc(project_dir, "critic", "name: critic\nprimary_directive: You find flaws.\n"
               "model: gpt-4o-mini\nprovider: openai\n")  # fmt: skip
-    persona = nb.persona("critic")
+    persona = nb.get_npc("critic")
     assert (persona.directive, persona.model_name, persona.team) == (
         "You find flaws.", "openai/gpt-4o-mini", "project",
     )  # fmt: skip
-    assert list(nb.personas()["name"]) == ["critic"]
+    assert list(nb.npcs()["name"]) == ["critic"]
 
 
 @pytest.mark.parametrize(
@@ -82,4 +82,4 @@ def test_persona_names_and_unreadable_files(nb: npc_nb.Project, project_dir: Pat
         "name: critic\nprimary_directive: caf\xe9\n".encode("latin-1")
     )
     with pytest.raises(npc_nb.ConfigError, match="not UTF-8"):
-        nb.persona("critic")
+        nb.get_npc("critic")

@@ -37,7 +37,7 @@ def lab(postgres_server: PostgresServer, postgres_url: str, tmp_path: Path) -> d
     (tmp_path / "alpha" / ".git").mkdir(parents=True)
     owner = npc_nb.open(tmp_path / "alpha", store=urls["owner"])
     for kind, level in (("alice", "reviewer"), ("bob", "reviewer"), ("reader", "reader")):
-        owner.grant(roles[kind], level)  # type: ignore[arg-type]
+        owner.access.grant(roles[kind], level)  # type: ignore[arg-type]
     owner.close()
     return urls | {"folder": str(tmp_path / "alpha")}
 
@@ -53,7 +53,7 @@ def seen_by(nb: npc_nb.Project, url: str, tmp_path: Path, memory_id: str) -> str
     both SQL paths (DuckDB over the attached schema, and the server's own SQL), and
     the exports."""
     folder = tmp_path / f"export-{id(nb)}"
-    written = nb.export(folder, format="jsonl")
+    written = nb.exports.tables(folder, format="jsonl")
     parts = [
         nb.votes(history=True).to_string(),
         nb.decisions().to_string(),
@@ -94,7 +94,7 @@ def test_an_open_vote_is_hidden_from_the_other_reviewer_and_the_reader(
         assert agreement["cards"].tolist() == [1]  # only the settled card's votes count
         rewound = nb.metrics.agreement(as_of=datetime.now(UTC))  # blind in the past too
         assert rewound["cards"].tolist() == [1] and rewound["votes"].tolist() == [2]
-    assert bob.review_queue(reviewer="bob")[["id", "votes"]].values.tolist() == [[open_card, 1]]
+    assert bob.review_queue(by="bob")[["id", "votes"]].values.tolist() == [[open_card, 1]]
     assert alice.votes(open_card)["final_text"].tolist() == [ALICES_EDIT]  # her own
     assert owner.votes(open_card)["final_text"].tolist() == [ALICES_EDIT]  # the owner: all
     for nb in (alice, bob, reader, owner):

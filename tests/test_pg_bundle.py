@@ -90,7 +90,7 @@ def test_npcpy_decisions_imported_into_postgresql_are_audited(
     project_dir: Path, postgres_url: str
 ) -> None:
     shared = npc_nb.open(project_dir, store=postgres_url)
-    summary = shared.import_npcpy(DATA / "npcpy" / "lab")
+    summary = shared.imports.npcpy(DATA / "npcpy" / "lab")
     assert dict(summary.imported) == {
         "human-approved": 1,
         "human-edited": 1,
@@ -99,5 +99,5 @@ def test_npcpy_decisions_imported_into_postgresql_are_audited(
     }
     decided = shared.decisions().query("action != 'propose'")
     assert set(decided["actor"]) == {"imported:npcpy"}
-    assert shared.import_npcpy(DATA / "npcpy" / "lab").already_imported == 8
+    assert shared.imports.npcpy(DATA / "npcpy" / "lab").already_imported == 8
     shared.close()

@@ -72,7 +72,7 @@ def test_the_owner_grants_reviewer_from_the_notebook_and_the_member_decides(
     lab: dict[str, str], tmp_path: Path
 ) -> None:
     owner = _open(tmp_path / "alpha", lab["owner"])
-    access = owner.grant(lab["member_role"], "reviewer")
+    access = owner.access.grant(lab["member_role"], "reviewer")
     assert (access.role, access.schema) == (lab["member_role"], "npc_alpha")
     assert access.level == access.asked == "reviewer"
     assert "may now review" in str(access)
@@ -89,7 +89,7 @@ def test_a_reader_granted_from_the_notebook_queries_but_cannot_decide(
     lab: dict[str, str], tmp_path: Path
 ) -> None:
     owner = _open(tmp_path / "alpha", lab["owner"])
-    assert owner.grant(lab["member_role"], "reader").level == "reader"
+    assert owner.access.grant(lab["member_role"], "reader").level == "reader"
     member = _open(tmp_path / "alpha", lab["member"])
     memory = member.review_queue()["id"].item()
     assert member.sql("SELECT count(*) AS n FROM v_memories")["n"].item() == 1
@@ -104,8 +104,8 @@ def test_a_grant_sets_the_level_so_a_reviewer_granted_reader_no_longer_decides(
     lab: dict[str, str], tmp_path: Path
 ) -> None:
     owner = _open(tmp_path / "alpha", lab["owner"])
-    owner.grant(lab["member_role"], "reviewer")
-    assert owner.grant(lab["member_role"], "reader").level == "reader"
+    owner.access.grant(lab["member_role"], "reviewer")
+    assert owner.access.grant(lab["member_role"], "reader").level == "reader"
     member = _open(tmp_path / "alpha", lab["member"])
     with pytest.raises(npc_nb.StoreError, match="Reader roles may only query"):
         member.approve(member.review_queue()["id"].item())
@@ -117,9 +117,9 @@ def test_a_revoked_member_can_no_longer_open_or_read_the_project(
     lab: dict[str, str], tmp_path: Path
 ) -> None:
     owner = _open(tmp_path / "alpha", lab["owner"])
-    owner.grant(lab["member_role"], "reviewer")
+    owner.access.grant(lab["member_role"], "reviewer")
     _member_reviews(tmp_path / "alpha", lab["member"])
-    access = owner.revoke(lab["member_role"])
+    access = owner.access.revoke(lab["member_role"])
     assert access.level == "none" and "no longer" in str(access)
     assert not _can_read(lab["member"])
     with pytest.raises(npc_nb.StoreError, match="Cannot open"):
@@ -131,8 +131,8 @@ def test_a_grant_gives_what_the_documented_grant_statements_give(
     lab: dict[str, str], tmp_path: Path, postgres_server: PostgresServer
 ) -> None:
     owner = _open(tmp_path / "alpha", lab["owner"])
-    owner.grant(lab["member_role"], "reviewer")
-    owner.grant(lab["other_role"], "reader")
+    owner.access.grant(lab["member_role"], "reviewer")
+    owner.access.grant(lab["other_role"], "reader")
     owner.close()
     granted = _privileges(postgres_server, lab)
     owner_role = lab["owner_role"]
@@ -179,10 +179,10 @@ def _privileges(server: PostgresServer, lab: dict[str, str]) -> dict[str, list[t
 
 def test_only_the_schema_owner_may_grant(lab: dict[str, str], tmp_path: Path) -> None:
     owner = _open(tmp_path / "alpha", lab["owner"])
-    owner.grant(lab["member_role"], "reviewer")
+    owner.access.grant(lab["member_role"], "reviewer")
     member = _open(tmp_path / "alpha", lab["member"])
     with pytest.raises(npc_nb.StoreError) as refused:
-        member.grant(lab["other_role"], "reader")
+        member.access.grant(lab["other_role"], "reader")
     message = str(refused.value)
     assert lab["member_role"] in message and lab["owner_role"] in message
     assert "owner" in message and "Nothing was changed" in message
@@ -196,19 +196,19 @@ def test_a_role_that_does_not_exist_is_the_administrators_to_create(
 ) -> None:
     owner = _open(tmp_path / "alpha", lab["owner"])
     with pytest.raises(npc_nb.StoreError, match=r"no database role 'Nobody Here'.*CREATE ROLE"):
-        owner.grant("Nobody Here", "reviewer")
+        owner.access.grant("Nobody Here", "reviewer")
     with pytest.raises(npc_nb.StoreError, match="owns"):
-        owner.grant(lab["owner_role"], "reader")  # it would lock itself out of its tables
+        owner.access.grant(lab["owner_role"], "reader")  # it would lock itself out of its tables
     with pytest.raises(npc_nb.InvalidValueError, match="'reader' or 'reviewer'"):
-        owner.grant(lab["member_role"], "owner")
+        owner.access.grant(lab["member_role"], "owner")
     owner.close()
 
 
 def test_roles_exist_only_on_a_shared_store(nb: npc_nb.Project, project_dir: Path) -> None:
     with pytest.raises(npc_nb.ConfigError, match="only on a shared PostgreSQL store"):
-        nb.grant("bob", "reviewer")
+        nb.access.grant("bob", "reviewer")
     with pytest.raises(npc_nb.ConfigError, match="file permissions"):
-        nb.revoke("bob")
+        nb.access.revoke("bob")
     out = io.StringIO()
     argv = ["grant", "bob", "--reviewer", "--project", str(project_dir)]
     assert main(argv, io.StringIO(), out) == 2
@@ -347,7 +347,7 @@ def test_write_sql_the_server_only_warns_about_reaches_the_caller_as_a_warning(
     lab: dict[str, str], tmp_path: Path
 ) -> None:
     owner = _open(tmp_path / "alpha", lab["owner"])
-    owner.grant(lab["member_role"], "reviewer")
+    owner.access.grant(lab["member_role"], "reviewer")
     member = _open(tmp_path / "alpha", lab["member"])
     with pytest.warns(UserWarning, match='PostgreSQL: no privileges were granted for "memories"'):
         member.sql(f"GRANT SELECT ON memories TO {lab['other_role']}", allow_write=True)

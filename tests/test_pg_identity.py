@@ -44,7 +44,7 @@ def test_the_connected_role_is_recorded_beside_the_display_name(
     lab: dict[str, str], tmp_path: Path
 ) -> None:
     owner = _open(tmp_path, lab["owner"])
-    owner.set_policy(review_mode="independent")
+    owner.access.set_policy(review_mode="independent")
     card = propose(owner, "The field season starts in April")
     bob = _open(tmp_path, lab["bob"], reviewer="Bob")
     try:
@@ -63,7 +63,7 @@ def test_the_connected_role_is_recorded_beside_the_display_name(
 
 def test_a_reviewer_role_cannot_vote_as_another_person(lab: dict[str, str], tmp_path: Path) -> None:
     owner = _open(tmp_path, lab["owner"])
-    owner.set_policy(review_mode="independent", reviewers_per_card=3)
+    owner.access.set_policy(review_mode="independent", reviewers_per_card=3)
     card = propose(owner, "The field season starts in April")
     alice, bob = _open(tmp_path, lab["alice"]), _open(tmp_path, lab["bob"])
     try:
@@ -89,16 +89,16 @@ def test_only_the_owner_sets_the_policy(lab: dict[str, str], tmp_path: Path) -> 
     bob = _open(tmp_path, lab["bob"])
     try:
         with pytest.raises(npc_nb.StoreError, match="only the project's owner"):
-            bob.set_policy(review_mode="independent")
+            bob.access.set_policy(review_mode="independent")
         with pytest.raises(npc_nb.StoreError):
             bob.sql(
                 "INSERT INTO review_policy (id, key, value, set_at, set_by) "
                 "VALUES ('x', 'review_mode', 'independent', now(), 'bob')",
                 allow_write=True,
             )
-        assert bob.policy().review_mode == "single" and not bob.policy().stored
-        owner.set_policy(review_mode="independent", reviewers_per_card=3)
-        assert bob.policy().reviewers_per_card == 3
+        assert bob.access.policy().review_mode == "single" and not bob.access.policy().stored
+        owner.access.set_policy(review_mode="independent", reviewers_per_card=3)
+        assert bob.access.policy().reviewers_per_card == 3
         changes = bob.sql("SELECT key, set_by, reviewer_role FROM review_policy ORDER BY key")
         assert changes.values.tolist() == [
             ["review_mode", "tester", lab["owner_role"]],

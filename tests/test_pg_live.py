@@ -200,7 +200,7 @@ def test_kernel_b_sees_kernel_a_approval_in_its_context_and_its_panel_drops_the_
         import json, time, npc_nb
         nb = npc_nb.open({str(project_dir)!r}, store={postgres_url!r}, reviewer="bea",
                          extract_in_background=False)
-        panel = nb.review_panel()
+        panel = nb.review()
         store = nb._memory.stores.project
         assert store.wait_listening(30)
         seen = {{}}
@@ -293,7 +293,7 @@ def test_a_key_pressed_on_a_card_that_left_the_panel_does_nothing(
 ) -> None:
     first = propose(alice, "The cluster is called Orca")
     second = propose(alice, "Backups run nightly at 02:00")
-    panel = alice.review_panel()
+    panel = alice.review()
     decide_elsewhere(project_dir, postgres_url, tmp_path / "bob-home", first)
     wait_until(lambda: panel.keys.card_id == second, timeout=GENEROUS, what="the redraw")
     assert "approved by bob elsewhere" in panel.status.value
@@ -313,7 +313,7 @@ def test_a_notice_waits_for_the_key_press_being_handled(
     card waits; the press then loses the race in the store and says who won."""
     first = propose(alice, "The cluster is called Orca")
     second = propose(alice, "Backups run nightly at 02:00")
-    panel = alice.review_panel()
+    panel = alice.review()
     with panel.session.lock:  # as the kernel's thread does while it handles a key
         decide_elsewhere(project_dir, postgres_url, tmp_path / "bob-home", first)
         press(panel, "r", card=first)

@@ -259,11 +259,11 @@ def test_the_graph_is_drawn_from_postgresql(project_dir: Path, postgres_url: str
             nb.approve(propose(nb, f"Station {n} at Neusiedl logs data with the Garmin GX{n}"))
         rejected = propose(nb, "The Vienna station logs data with Postgres")
         nb.reject(rejected)
-        whole = nb.graph()
+        whole = nb.graph.networkx()
         assert f"memory:{rejected}" not in whole and "concept:vienna" not in whole
-        view = nb.show_graph(max_nodes=6)
+        view = nb.graph.show(max_nodes=6)
         assert view.graph.number_of_nodes() == 6 and view.total_nodes == whole.number_of_nodes()
-        near = nb.show_graph(focus="Neusiedl", depth=1).graph
+        near = nb.graph.show(focus="Neusiedl", depth=1).graph
         assert "concept:neusiedl" in near and all(
             data["kind"] in ("concept", "memory") for _, data in near.nodes(data=True)
         )

@@ -1,4 +1,4 @@
-"""pyvis where a user reaches for it: ``nb.pyvis_network(...)`` is the drawing
+"""pyvis where a user reaches for it: ``nb.graph.pyvis(...)`` is the drawing
 ``show_graph`` makes, as a real pyvis Network styled like it, that shows itself inline
 and offline, and ``%npc_graph --pyvis`` draws exactly that."""
 
@@ -53,9 +53,9 @@ def test_it_is_a_pyvis_network_of_the_approved_graph_styled_like_the_renderer(
     nb: npc_nb.Project,
 ) -> None:
     approve_some(nb)
-    net = nb.pyvis_network()
+    net = nb.graph.pyvis()
     assert isinstance(net, Network)
-    drawn = nb.show_graph()
+    drawn = nb.graph.show()
     assert {n["id"] for n in net.nodes} == set(drawn.graph.nodes)
     assert net.num_edges() == drawn.graph.number_of_edges()
     assert not {"concept:zenodo", "concept:vienna", "concept:oxford", "concept:postgres"} & set(
@@ -84,9 +84,9 @@ def test_it_honours_the_filters_and_the_cut_of_show_graph(
     nb: npc_nb.Project, cut: dict[str, Any]
 ) -> None:
     approve_some(nb)
-    net = nb.pyvis_network(**cut)
-    drawn = nb.show_graph(**cut)
-    assert set(net.get_nodes()) == set(drawn.graph.nodes) != set(nb.graph().nodes)
+    net = nb.graph.pyvis(**cut)
+    drawn = nb.graph.show(**cut)
+    assert set(net.get_nodes()) == set(drawn.graph.nodes) != set(nb.graph.networkx().nodes)
     assert net.num_edges() == drawn.graph.number_of_edges()
     assert net.note == drawn.note
     if "max_nodes" in cut:
@@ -100,23 +100,23 @@ def test_it_draws_the_graph_as_it_stood(nb: npc_nb.Project) -> None:
     events = nb.decisions(memory)
     (approved_at,) = events.loc[events["action"] == "approve", "occurred_at"].tolist()
     then = approved_at.to_pydatetime().replace(tzinfo=UTC)
-    assert "concept:postgres" in nb.pyvis_network(as_of=then).get_nodes()
-    assert "concept:postgres" not in nb.pyvis_network().get_nodes()
+    assert "concept:postgres" in nb.graph.pyvis(as_of=then).get_nodes()
+    assert "concept:postgres" not in nb.graph.pyvis().get_nodes()
 
 
 def test_a_bad_cut_is_refused_as_show_graph_refuses_it(nb: npc_nb.Project) -> None:
     approve_some(nb)
     with pytest.raises(npc_nb.InvalidValueError, match="max_nodes takes .* at least 1"):
-        nb.pyvis_network(max_nodes=0)
+        nb.graph.pyvis(max_nodes=0)
     with pytest.raises(npc_nb.InvalidValueError, match="No concept 'Zenodo'"):
-        nb.pyvis_network(focus="Zenodo")
+        nb.graph.pyvis(focus="Zenodo")
     with pytest.raises(npc_nb.InvalidValueError):
-        nb.pyvis_network(npc="nobody")
+        nb.graph.pyvis(npc="nobody")
 
 
 def test_its_page_fetches_nothing_even_with_the_buttons_shown(nb: npc_nb.Project) -> None:
     approve_some(nb)
-    net = nb.pyvis_network()
+    net = nb.graph.pyvis()
     for page in (page_of(net), (net.show_buttons(), page_of(net))[1]):
         assert not re.search(r"""<(?:script|link)\b[^>]*(?:src|href)\s*=\s*["']?https?:""", page)
         assert "url(http" not in page and "bootstrap" not in page.lower()
@@ -129,7 +129,7 @@ def test_its_html_as_pyvis_writes_it_fetches_nothing_and_keeps_tooltips_text(
     """pyvis's own ways to get the page (``generate_html``, ``write_html``) give the
     page the inline output holds: no Bootstrap or other remote link, tooltips as text."""
     nb.approve(propose(nb, HOSTILE_MEMORY))
-    net = nb.pyvis_network()
+    net = nb.graph.pyvis()
     net.write_html(str(tmp_path / "graph.html"))
     for page in (net.generate_html(), (tmp_path / "graph.html").read_text()):
         assert not re.search(r"""<(?:script|link)\b[^>]*(?:src|href)\s*=\s*["']?https?:""", page)
@@ -140,7 +140,7 @@ def test_its_html_as_pyvis_writes_it_fetches_nothing_and_keeps_tooltips_text(
 
 def test_set_options_and_show_buttons_change_what_is_shown_again(nb: npc_nb.Project) -> None:
     approve_some(nb)
-    net = nb.pyvis_network()
+    net = nb.graph.pyvis()
     first = page_of(net)
     assert options_of(first)["interaction"]["hover"] is True and 'id="config"' not in first
     net.show_buttons(filter_=["physics"])
@@ -155,7 +155,7 @@ def test_set_options_and_show_buttons_change_what_is_shown_again(nb: npc_nb.Proj
 
 def test_hostile_memory_text_stays_text_in_the_pyvis_output(nb: npc_nb.Project) -> None:
     nb.approve(propose(nb, HOSTILE_MEMORY))
-    net = nb.pyvis_network()
+    net = nb.graph.pyvis()
     net.add_node("mine", label="a node of my own", title='<a href="x">a link</a>')
     html_output = net._repr_html_()
     assert "<script>alert" not in html_output and "<img" not in html_output
@@ -173,7 +173,7 @@ def test_npc_graph_pyvis_draws_exactly_that_inline(shell: InteractiveShell) -> N
     approve_some(nb)
     shown = cell(shell, "%npc_graph --pyvis --focus DuckDB --depth 1")
     assert isinstance(shown, Network)
-    expected = nb.pyvis_network(focus="DuckDB", depth=1)
+    expected = nb.graph.pyvis(focus="DuckDB", depth=1)
     assert shown.nodes == expected.nodes and shown.edges == expected.edges
     bundle, _ = shell.display_formatter.format(shown)
     assert bundle["text/html"].startswith('<div class="npc-nb-pyvis"><iframe ')

@@ -56,7 +56,7 @@ def test_cards_and_status_lines_name_cards_and_conversations_never_by_id(
     nb.approve(propose(nb, "The batch size is 32."))
     update = nb.add_candidate("The batch size is 64.", category="fact", npc="analyst")
     assert update.updates is not None  # a proposed update of the approved memory
-    panel = nb.review_panel(by="ada")
+    panel = nb.review(by="ada")
     html = panel.keys.card_html
     first, later = (local(started) for started in STARTS.values())
     assert f"conversation: <b>analyst, {first}</b>" in html
@@ -119,7 +119,7 @@ def test_the_automatic_list_names_the_card_by_its_own_wording_not_as_approved(
 ) -> None:
     card = propose(nb, FACT)
     assert nb.add_candidate(WORDINGS[0], category="fact", npc="analyst").action == "merged"
-    panel = nb.review_panel()
+    panel = nb.review()
     panel._on_key("2", card)  # approved as the merged wording
     listed = panel.keys.card_html
     assert "Decided automatically since the last review" in listed

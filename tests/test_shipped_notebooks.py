@@ -1,6 +1,6 @@
 """The notebooks npc_nb ships read as a researcher's session: their saved outputs show
 what a cell is for, not a leftover repr of a call's return value (a decision's
-``reject by root: <id>: ...`` line, a ``Persona(...)`` dataclass repr), and decisions in
+``reject by root: <id>: ...`` line, a ``Npc(...)`` dataclass repr), and decisions in
 them carry a reviewer's name, not a container's ``root``. A persona shown by itself in
 a notebook reads as one line about it."""
 
@@ -37,7 +37,7 @@ def test_saved_outputs_hold_no_leftover_return_values(path: str) -> None:
     leftovers = [
         (number, text[:120])
         for number, text in saved_texts(path)
-        if _DECISION_LINE.search(text) or "Persona(" in text
+        if _DECISION_LINE.search(text) or "Npc(" in text
     ]
     assert leftovers == [], leftovers
 
@@ -59,6 +59,6 @@ def test_a_persona_shows_itself_as_one_readable_line(nb: npc_nb.Project) -> None
         "persona analyst (defined in Python, model gpt-4o): You <b>check</b> the ringing data."
     )
     assert "<b>check</b>" not in bundle["text/html"] and "&lt;b&gt;check" in bundle["text/html"]
-    assert "Persona(" not in bundle["text/plain"]
-    adhoc = nb.persona("stranger")._repr_mimebundle_()["text/plain"]
+    assert "Npc(" not in bundle["text/plain"]
+    adhoc = nb.get_npc("stranger")._repr_mimebundle_()["text/plain"]
     assert adhoc.startswith("persona stranger (ad hoc): You are a careful research assistant")

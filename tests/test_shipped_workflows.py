@@ -76,7 +76,7 @@ def test_reproducible_saves_a_study_and_shows_its_rerun_identical() -> None:
 
 def test_a_key_pressed_headless_decides_the_card_on_screen(nb: npc_nb.Project) -> None:
     first, second = propose(nb, "The seminar is in room A3"), propose(nb, "Lunch is at noon")
-    panel = nb.review_panel(by="ada")
+    panel = nb.review(by="ada")
     panel.press("a")
     panel.reason.value = "not said"
     panel.press("r")
@@ -88,13 +88,13 @@ def test_a_key_pressed_headless_decides_the_card_on_screen(nb: npc_nb.Project) -
 
 def test_the_adjudicator_presses_the_number_of_a_vote(project_dir: Path) -> None:
     owner = npc_nb.open(project_dir)
-    owner.set_policy(review_mode="independent", reviewers_per_card=2)
+    owner.access.set_policy(review_mode="independent", reviewers_per_card=2)
     card = propose(owner, "The seminar is in room A3")
     kernels = [npc_nb.open(project_dir, reviewer=name) for name in ("ada", "bob", "carol")]
     try:
         kernels[0].approve(card)
         kernels[1].reject(card, reason="it moved")
-        panel = kernels[2].review_panel(adjudicate=True)
+        panel = kernels[2].review(adjudicate=True)
         assert panel.session.current == card
         panel.press("2")  # bob's vote, the second shown
         assert "adjudicated as vote 2" in panel.status.value

@@ -170,7 +170,7 @@ def test_an_unknown_state_is_one_invalid_value_error_whichever_method(nb: npc_nb
         nb.context("analyst", as_of="v2")
     for read in (
         lambda: nb.memories(as_of="v2"),
-        lambda: nb.graph(as_of="v2"),
+        lambda: nb.graph.networkx(as_of="v2"),
         lambda: nb.metrics.approval_rate(as_of="v2"),
     ):
         with pytest.raises(npc_nb.InvalidValueError, match="no snapshot") as refused:
@@ -227,8 +227,8 @@ def test_metrics_and_the_graph_as_of_a_snapshot_are_as_they_were(nb: npc_nb.Proj
     pd.testing.assert_frame_equal(nb.metrics.approval_rate(group_by="npc", as_of="v1"), rates_then)
     pd.testing.assert_frame_equal(nb.metrics.backlog(as_of=snapshot), backlog_then)
     assert nb.metrics.approval_rate()["decided"].item() == 3
-    assert "concept:postgresql" in nb.graph(as_of="v1")
-    assert "concept:postgresql" not in nb.graph()
+    assert "concept:postgresql" in nb.graph.networkx(as_of="v1")
+    assert "concept:postgresql" not in nb.graph.networkx()
 
 
 def test_open_can_pin_to_a_snapshot_or_take_one(project_dir: Path) -> None:

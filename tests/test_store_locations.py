@@ -187,10 +187,10 @@ def test_opening_a_folder_creates_nothing_and_every_read_finds_an_empty_store(
         assert nb.sql("SELECT count(*) AS n FROM v_memories")["n"].item() == 0
         assert nb.extraction.status() == made.extraction.status()
         assert "0 memory candidate(s)" in str(nb.status())
-        exported = nb.export(tmp_path / "out")
+        exported = nb.exports.tables(tmp_path / "out")
         read = duckdb.execute("SELECT count(*) FROM read_parquet(?)", [str(exported["memories"])])
         assert read.fetchone() == (0,)
-        assert nb.preview_approve_all().count == 0 and nb.graph().number_of_nodes() == 0
+        assert nb.preview_approve_all().count == 0 and nb.graph.networkx().number_of_nodes() == 0
         assert list(folder.iterdir()) == []
         assert not isolated_home.exists()  # nor the user store
     finally:

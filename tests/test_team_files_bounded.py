@@ -42,7 +42,7 @@ def write_team(project_dir: Path, files: dict[str, str]) -> Path:
 
 
 def errors_by_name(nb: npc_nb.Project) -> dict[str, str | None]:
-    frame = nb.personas()
+    frame = nb.npcs()
     return {
         row.name: row.error if isinstance(row.error, str) else None for row in frame.itertuples()
     }
@@ -68,7 +68,7 @@ nb = npc_nb.open(PROJECT, extract_in_background=False)
 with open("/proc/self/status") as status:
     held = next(int(l.split()[1]) * 1024 for l in status if l.startswith("VmSize:"))
 resource.setrlimit(resource.RLIMIT_AS, (held + 2**30, resource.RLIM_INFINITY))
-frame = nb.personas()
+frame = nb.npcs()
 reply = nb.chat("critic", "Check my counts.")
 print(json.dumps({
     "errors": {r.name: r.error if isinstance(r.error, str) else None for r in frame.itertuples()},
@@ -150,7 +150,7 @@ def test_a_team_file_over_the_size_limit_is_broken(nb: npc_nb.Project, project_d
 def test_a_file_of_too_many_values_is_broken(nb: npc_nb.Project, project_dir: Path) -> None:
     jinxes = "".join(f"  - jinx{n}\n" for n in range(20_000))
     write_team(project_dir, {"critic.npc": CRITIC + "jinxes:\n" + jinxes})
-    (error,) = nb.personas()["error"]
+    (error,) = nb.npcs()["error"]
     assert "holds more than 10,000 values" in error
 
 
@@ -250,11 +250,11 @@ def test_a_team_folder_linked_out_of_the_project_is_one_broken_entry(
     nb: npc_nb.Project, project_dir: Path, outside: Path
 ) -> None:
     (project_dir / "npc_team").symlink_to(outside)
-    assert nb.personas().empty
+    assert nb.npcs().empty
     (error,) = nb.status().broken
     assert error.startswith(f"{project_dir / 'npc_team'} is a link to something outside")
     assert "AKIA" not in str(nb.status()) and "credentials" not in str(nb.status())
-    assert nb.persona("spy").adhoc
+    assert nb.get_npc("spy").adhoc
 
 
 def test_links_and_entries_inside_the_project_are_read_or_listed(
@@ -270,7 +270,7 @@ def test_links_and_entries_inside_the_project_are_read_or_listed(
     (folder / "gone.npc").symlink_to(shared / "gone.npc")
     errors = errors_by_name(nb)
     assert errors["critic"] is None
-    assert nb.persona("critic").directive == "You look for flaws in the analysis."
+    assert nb.get_npc("critic").directive == "You look for flaws in the analysis."
     assert errors["folder"] == (
         f"{folder / 'folder.npc'} is not a regular file; a team file is a text file in npc_team/."
     )

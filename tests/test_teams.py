@@ -80,7 +80,7 @@ def test_a_jinja_team_file_loads_and_a_broken_one_spoils_nothing(
         project_dir,
         {"ornithologist.npc": ORNITHOLOGIST, "critic.npc": CRITIC, "gull.npc": BROKEN},
     )
-    frame = scripted.personas().set_index("name")
+    frame = scripted.npcs().set_index("name")
     assert set(frame.index) == {"ornithologist", "critic", "gull"}
     assert frame["error"].isna()[["ornithologist", "critic"]].all()
     assert "not valid YAML" in frame.loc["gull", "error"]
@@ -103,11 +103,11 @@ def test_two_files_claiming_one_name_are_both_listed_broken(
     nb: npc_nb.Project, project_dir: Path
 ) -> None:
     write_team(project_dir, {"critic.npc": CRITIC, "reviewer.npc": CRITIC})
-    frame = nb.personas()
+    frame = nb.npcs()
     assert list(frame["name"]) == ["critic", "critic"]
     assert all("Several files" in error for error in frame["error"])
     with pytest.raises(npc_nb.ConfigError, match="reviewer.npc"):
-        nb.persona("critic")
+        nb.get_npc("critic")
 
 
 def test_jinja_is_never_rendered(scripted: npc_nb.Project, project_dir: Path) -> None:
@@ -221,7 +221,7 @@ def test_a_broken_team_context_is_listed_and_its_personas_still_work(
 ) -> None:
     folder = write_team(project_dir, {"critic.npc": CRITIC, "team.ctx": "context: [x\n"})
     assert nb.status().broken[0].startswith(f"{folder / 'team.ctx'} is not valid YAML")
-    assert list(nb.personas()["name"]) == ["critic"]  # a .ctx is no persona
+    assert list(nb.npcs()["name"]) == ["critic"]  # a .ctx is no persona
     reply = nb.chat("critic", "Check my counts.")
     assert reply.model == "npc_nb/offline"
     assert "Team context" not in reply.messages[0]["content"]
@@ -229,13 +229,13 @@ def test_a_broken_team_context_is_listed_and_its_personas_still_work(
 
 def test_an_unknown_key_names_the_key_it_resembles(nb: npc_nb.Project, project_dir: Path) -> None:
     write_team(project_dir, {"critic.npc": "name: critic\nprimary_directiv: You find flaws.\n"})
-    (error,) = nb.personas()["error"]
+    (error,) = nb.npcs()["error"]
     assert "unknown key 'primary_directiv' (did you mean 'primary_directive'?)" in error
 
 
 def test_a_file_without_a_name_is_named_after_itself(nb: npc_nb.Project, project_dir: Path) -> None:
     write_team(project_dir, {"sandpiper.npc": "primary_directive: You track waders.\n"})
-    assert nb.persona("sandpiper").directive == "You track waders."
+    assert nb.get_npc("sandpiper").directive == "You track waders."
 
 
 # -- read once per change, not on every turn ------------------------------------------
@@ -259,15 +259,15 @@ def test_a_turn_with_no_team_file_changed_parses_none(
     for _ in range(3):
         scripted.chat("critic", "Check my counts.")
     scripted.status()
-    scripted.personas()
+    scripted.npcs()
     assert parsed.parses == 2  # critic.npc and wetland.ctx, once each
     (folder / "heron.npc").write_text("name: heron\nprimary_directive: Herons only.\n")
     _last_changed(folder, -60)  # every file "changed": each is read again, once
-    assert scripted.persona("heron").directive == "Herons only."
+    assert scripted.get_npc("heron").directive == "Herons only."
     scripted.chat("critic", "Again.")
     assert parsed.parses == 5
     (folder / "heron.npc").unlink()
-    assert scripted.persona("heron").adhoc  # a file removed is dropped
+    assert scripted.get_npc("heron").adhoc  # a file removed is dropped
     assert parsed.parses == 5
 
 

@@ -208,7 +208,7 @@ def test_matching_precision_comes_from_the_reviewers_corrections(nb: npc_nb.Proj
 
 def test_a_review_decides_a_three_wording_card_with_one_key(nb: npc_nb.Project) -> None:
     card, _ = card_with_variants(nb)
-    panel = nb.review_panel(by="ada")
+    panel = nb.review(by="ada")
     assert "3 wordings of this fact" in panel.keys.card_html
     panel._on_key("3", panel.keys.card_id)
     assert panel.status.value == f"approve as wording 3: {WORDINGS[1]}"
@@ -228,7 +228,7 @@ def test_a_review_decides_a_three_wording_card_with_one_key(nb: npc_nb.Project) 
 
 def test_a_review_splits_with_x_then_the_number(nb: npc_nb.Project) -> None:
     card, variants = card_with_variants(nb)
-    panel = nb.review_panel(by="ada")
+    panel = nb.review(by="ada")
     panel._on_key("x", panel.keys.card_id)
     assert "Split" in panel.status.value
     panel._on_key("2", panel.keys.card_id)
@@ -245,7 +245,7 @@ def test_the_end_of_a_review_lists_automatic_outcomes_and_puts_one_back(
     nb: npc_nb.Project,
 ) -> None:
     _, suppressed = suppressed_repeat(nb)
-    panel = nb.review_panel(by="ada")
+    panel = nb.review(by="ada")
     assert panel.session.current is None
     assert "Decided automatically since the last review" in panel.keys.card_html
     assert "Note: the batch size is 32." in panel.keys.card_html
@@ -257,7 +257,7 @@ def test_the_end_of_a_review_lists_automatic_outcomes_and_puts_one_back(
     assert status_of(nb, new_card) == "human-approved"
     # listed once: the next review starts from what happened since
     assert nb.automatic_outcomes(unlisted_only=True).empty
-    assert "Nothing was decided automatically" in nb.review_panel().keys.card_html
+    assert "Nothing was decided automatically" in nb.review().keys.card_html
 
 
 def test_npc_review_auto_reviews_only_what_is_put_back(
@@ -314,7 +314,7 @@ def test_wordings_and_automatic_outcomes_are_shown_as_text(nb: npc_nb.Project) -
     hostile = "We store <img src=pic onerror=alert(document.cookie)> the ringing data in DuckDB."
     card = propose(nb, FACT)
     assert nb.add_candidate(hostile, category="fact", npc="analyst").action == "merged"
-    panel = nb.review_panel()
+    panel = nb.review()
     assert "<img" not in panel.keys.card_html and "&lt;img src=pic" in panel.keys.card_html
     panel._on_key("r", card)  # the end screen lists the merged wording
     assert "Decided automatically" in panel.keys.card_html

@@ -52,7 +52,7 @@ def check_every_card(nb: npc_nb.Project, ids: list[str], voters: set[str]) -> No
         else:
             assert actions == ["propose", "vote", "vote"], (memory_id, actions)
             assert status[memory_id] == "pending_approval"
-    waiting = nb.review_queue(adjudicate=True, reviewer="carol")
+    waiting = nb.review_queue(adjudicate=True, by="carol")
     assert sorted(waiting["id"]) == sorted(i for n, i in enumerate(ids) if n % 3 == 0)
 
 

@@ -66,13 +66,13 @@ def test_disagreement_waits_for_an_adjudicator_and_reaches_no_prompt(lab: npc_nb
     assert not result.final and result.notes == ("vote recorded",)
     assert status_of(lab, card) == "pending_approval"
     assert "DuckDB" not in lab.context("analyst")
-    assert lab.review_queue(reviewer="carol").empty  # no longer collecting votes
-    waiting = lab.review_queue(adjudicate=True, reviewer="carol")
+    assert lab.review_queue(by="carol").empty  # no longer collecting votes
+    waiting = lab.review_queue(adjudicate=True, by="carol")
     assert waiting["id"].tolist() == [card] and waiting["votes"].tolist() == [2]
     adjudicated = as_reviewer(lab, "carol").approve(card)  # carol did not vote: the adjudication
     assert adjudicated.final and adjudicated.decision == "adjudicate"
     assert "DuckDB" in lab.context("analyst")
-    assert lab.review_queue(adjudicate=True, reviewer="dan").empty
+    assert lab.review_queue(adjudicate=True, by="dan").empty
     assert actions(lab, card)[-1] == ("carol", "adjudicate")
 
 
@@ -99,10 +99,10 @@ def test_an_adjudicator_who_voted_is_refused_unless_allowed(lab: npc_nb.Project)
         with pytest.raises(npc_nb.DecisionError, match="voted on memory .* adjudicator"):
             attempt()
     assert status_of(lab, card) == "pending_approval"
-    assert lab.review_queue(adjudicate=True, reviewer="ada").empty  # not ada's to adjudicate
+    assert lab.review_queue(adjudicate=True, by="ada").empty  # not ada's to adjudicate
     lab.configure(allow_self_adjudication=True)
     as_reviewer(lab, "ada").configure(allow_self_adjudication=True)  # ada's kernel too
-    assert lab.review_queue(adjudicate=True, reviewer="ada")["id"].tolist() == [card]
+    assert lab.review_queue(adjudicate=True, by="ada")["id"].tolist() == [card]
     assert as_reviewer(lab, "ada").adjudicate(card, vote=2).final
     assert status_of(lab, card) == "human-rejected"
 
@@ -137,10 +137,10 @@ def test_a_second_vote_replaces_the_first_and_is_audited(lab: npc_nb.Project) ->
 def test_undo_withdraws_a_vote_and_the_card_comes_back(lab: npc_nb.Project) -> None:
     card = propose(lab, "The wiki moved to Notion")
     as_reviewer(lab, "ada").approve(card)
-    assert lab.review_queue(reviewer="ada").empty
+    assert lab.review_queue(by="ada").empty
     undone = as_reviewer(lab, "ada").undo()
     assert undone.decision == "withdraw_vote" and not undone.final
-    assert lab.review_queue(reviewer="ada")["id"].tolist() == [card]
+    assert lab.review_queue(by="ada")["id"].tolist() == [card]
     assert lab.votes(card).empty
     assert lab.votes(card, history=True)["state"].tolist() == ["withdrawn"]
     log = lab.decisions(card)
@@ -169,7 +169,7 @@ def test_undo_of_an_adjudication_reopens_it(lab: npc_nb.Project) -> None:
     as_reviewer(lab, "carol").adjudicate(card, vote=1)
     as_reviewer(lab, "carol").undo()
     assert status_of(lab, card) == "pending_approval"
-    assert lab.review_queue(adjudicate=True, reviewer="carol")["id"].tolist() == [card]
+    assert lab.review_queue(adjudicate=True, by="carol")["id"].tolist() == [card]
     assert lab.votes(card)["final"].tolist() == [False, False]
 
 
@@ -180,7 +180,7 @@ def test_agreeing_defers_put_the_card_aside_for_a_new_round(lab: npc_nb.Project)
     row = lab.memories().set_index("id").loc[card]
     assert row["status"] == "deferred" and str(row["defer_until"]).startswith("2000-01-03")
     # Due again (its date has passed): both may vote anew, in round 2.
-    assert lab.review_queue(reviewer="ada")["id"].tolist() == [card]
+    assert lab.review_queue(by="ada")["id"].tolist() == [card]
     as_reviewer(lab, "ada").approve(card)
     as_reviewer(lab, "bob").approve(card)
     assert status_of(lab, card) == "human-approved"
@@ -191,7 +191,7 @@ def test_a_skip_is_not_a_vote(lab: npc_nb.Project) -> None:
     card = propose(lab, "Lunch is at noon")
     as_reviewer(lab, "ada").skip(card)
     assert lab.votes().empty
-    assert lab.review_queue(reviewer="ada")["id"].tolist() == [card]
+    assert lab.review_queue(by="ada")["id"].tolist() == [card]
 
 
 def test_approve_all_is_refused_in_independent_review(lab: npc_nb.Project) -> None:
@@ -230,7 +230,7 @@ def test_three_reviewers_per_card(project_dir: Path) -> None:
     as_reviewer(nb, "ada").approve(card)
     as_reviewer(nb, "bob").approve(card)
     assert status_of(nb, card) == "pending_approval"
-    assert nb.review_queue(reviewer="carol")[["votes", "votes_needed"]].values.tolist() == [[2, 3]]
+    assert nb.review_queue(by="carol")[["votes", "votes_needed"]].values.tolist() == [[2, 3]]
     as_reviewer(nb, "carol").approve(card)
     assert status_of(nb, card) == "human-approved"
     nb.close()
@@ -269,7 +269,7 @@ def test_votes_are_kept_by_the_store_across_kernels(lab: npc_nb.Project, project
     as_reviewer(lab, "ada").approve(card)
     lab.close()
     reopened = npc_nb.open(project_dir, review_mode="independent")
-    assert reopened.review_queue(reviewer="bob")["votes"].tolist() == [1]
+    assert reopened.review_queue(by="bob")["votes"].tolist() == [1]
     as_reviewer(reopened, "bob").approve(card)
     assert status_of(reopened, card) == "human-approved"
     reopened.close()

@@ -86,7 +86,7 @@ def test_a_voter_cannot_undo_or_replace_a_vote_once_the_round_is_complete(
         as_reviewer(lab, "bob").approve(card)  # re-vote to match ada's
     after = (lab.decisions(), lab.votes(card, history=True))
     assert len(after[0]) == len(before[0]) and after[1].equals(before[1])  # nothing written
-    assert lab.review_queue(adjudicate=True, reviewer="carol")["id"].tolist() == [card]
+    assert lab.review_queue(adjudicate=True, by="carol")["id"].tolist() == [card]
 
 
 def test_a_vote_can_be_withdrawn_while_its_round_still_collects_votes(
@@ -133,16 +133,16 @@ def test_reconsider_cannot_overturn_a_rejection_the_reviewers_agreed_on(
 
 def test_a_trusted_import_is_refused_and_nothing_is_imported(lab: npc_nb.Project) -> None:
     with pytest.raises(npc_nb.DecisionError, match="trust=True"):
-        lab.import_mem0(DATA / "mem0" / "get_all.json", trust=True)
+        lab.imports.mem0(DATA / "mem0" / "get_all.json", trust=True)
     assert lab.memories().empty
-    lab.import_mem0(DATA / "mem0" / "get_all.json")  # as candidates: fine
-    assert len(lab.review_queue(reviewer="ada")) > 0 and lab.memories(status="approved").empty
+    lab.imports.mem0(DATA / "mem0" / "get_all.json")  # as candidates: fine
+    assert len(lab.review_queue(by="ada")) > 0 and lab.memories(status="approved").empty
 
 
 def test_approve_all_is_refused(lab: npc_nb.Project) -> None:
     propose(lab, "The lab meets on Mondays")
     with pytest.raises(npc_nb.DecisionError, match="votes"):
-        lab.preview_approve_all(ids=lab.review_queue(reviewer="ada")["id"].tolist())
+        lab.preview_approve_all(ids=lab.review_queue(by="ada")["id"].tolist())
     assert lab.memories(status="approved").empty
 
 
@@ -189,7 +189,7 @@ def test_promotion_votes_and_says_so_and_never_settles_a_card_waiting_for_adjudi
     assert promoted.done == {"final": 0, "vote cast": 2, "waiting": 1}
     assert "approved" not in str(promoted) and "2 vote cast" in str(promoted)
     assert status_of(nb, disputed) == "pending_approval"
-    assert nb.review_queue(adjudicate=True, reviewer="dan")["id"].tolist() == [disputed]
+    assert nb.review_queue(adjudicate=True, by="dan")["id"].tolist() == [disputed]
     assert nb.votes(open_card)["reviewer"].tolist() == ["carol"]  # attributed
     nb.close()
 

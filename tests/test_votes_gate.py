@@ -34,7 +34,7 @@ def test_a_memory_with_votes_but_no_final_decision_never_reaches_a_prompt(
     as_reviewer(lab, "bob").edit(disputed, EDITED)  # votes disagree: waiting for adjudication
     as_reviewer(lab, "ada").approve(agreed)
     as_reviewer(lab, "bob").approve(agreed)
-    assert lab.review_queue(adjudicate=True, reviewer="carol")["id"].tolist() == [disputed]
+    assert lab.review_queue(adjudicate=True, by="carol")["id"].tolist() == [disputed]
 
     block = lab.context_block("analyst")
     assert block.memory_ids == [agreed]
@@ -42,17 +42,17 @@ def test_a_memory_with_votes_but_no_final_decision_never_reaches_a_prompt(
         assert text not in block.text
     assert lab.memories(status="approved")["id"].tolist() == [agreed]
     assert lab.sql("SELECT id FROM approved_memories")["id"].tolist() == [agreed]
-    edges = lab.graph_frames()[1]
+    edges = lab.graph.frames()[1]
     assert {m for ids in edges["memory_ids"] for m in ids} <= {agreed}
 
     lab.chat("analyst", "Where is the server room, and when do backups run?")
     injected = lab.sql("SELECT DISTINCT memory_id FROM context_injections")
     assert injected["memory_id"].tolist() == [agreed]
 
-    log = lab.export_review_log(tmp_path / "review.jsonl")
+    log = lab.exports.review_log(tmp_path / "review.jsonl")
     answers = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
     assert all(a["memory_id"] not in (voting, disputed) for a in answers)  # a vote is no answer
-    exported = lab.export(tmp_path / "out", format="jsonl")["memories"]
+    exported = lab.exports.tables(tmp_path / "out", format="jsonl")["memories"]
     statuses = {r["id"]: r["status"] for r in map(json.loads, exported.read_text().splitlines())}
     assert statuses[voting] == statuses[disputed] == "pending_approval"
 

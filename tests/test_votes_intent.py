@@ -51,7 +51,7 @@ def disagree_behind_carols_back(lab: npc_nb.Project) -> None:
     assert status_of(lab, card) == "pending_approval"
     assert actions(lab, card) == ["propose", "vote", "vote"]  # no adjudication
     assert lab.votes(card)["reviewer"].tolist() == ["ada", "bob"]
-    assert lab.review_queue(adjudicate=True, reviewer="carol")["id"].tolist() == [card]
+    assert lab.review_queue(adjudicate=True, by="carol")["id"].tolist() == [card]
     assert carol.tally == {kind: 0 for kind in carol.tally}
 
 
@@ -73,7 +73,7 @@ def test_a_voting_session_never_adjudicates_by_accident_on_postgresql(
 
 def test_the_panel_says_the_vote_was_not_recorded(lab: npc_nb.Project) -> None:
     card = propose(lab, "The reading group meets on Thursdays")
-    panel = as_reviewer(lab, "carol").review_panel()
+    panel = as_reviewer(lab, "carol").review()
     as_reviewer(lab, "ada").approve(card)
     as_reviewer(lab, "bob").edit(card, "The reading group meets on Fridays")
     panel._on_message(None, {"type": "key", "key": "a", "card": card}, None)
@@ -91,7 +91,7 @@ def test_a_vote_on_a_card_final_meanwhile_is_not_recorded(lab: npc_nb.Project) -
         carol.decide(Reject(carol.current, reason="never heard of it"))
     assert status_of(lab, card) == "human-approved" and carol.current is None
     assert actions(lab, card) == ["propose", "vote", "vote", "agree"]
-    # A script voting from nb.review_queue(reviewer=...) says so, and is refused alike
+    # A script voting from nb.review_queue(by=...) says so, and is refused alike
     with pytest.raises(AlreadyDecidedError, match="your vote was not recorded"):
         as_reviewer(lab, "carol").reject(card, context=ReviewContext(intent="vote"))
     assert status_of(lab, card) == "human-approved"

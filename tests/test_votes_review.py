@@ -51,13 +51,13 @@ def nothing_of_bobs(shown: str) -> None:
 
 def test_a_reviewers_queue_shows_counts_never_anothers_vote(lab: npc_nb.Project) -> None:
     edited, rejected = bob_votes(lab)
-    queue = lab.review_queue(reviewer="ada")
+    queue = lab.review_queue(by="ada")
     assert queue["id"].tolist() == [edited, rejected]
     assert queue[["votes", "votes_needed"]].values.tolist() == [[1, 2], [1, 2]]
     single = npc_nb.open(lab.root, review_mode="single").review_queue()
     assert set(queue.columns) - set(single.columns) == {"votes", "votes_needed"}
     nothing_of_bobs(queue.to_string())
-    assert lab.review_queue(reviewer="bob").empty  # bob voted on both
+    assert lab.review_queue(by="bob").empty  # bob voted on both
 
 
 def test_the_session_is_blind_and_a_vote_leaves_the_queue(lab: npc_nb.Project) -> None:
@@ -98,14 +98,14 @@ def test_an_adjudicator_sees_the_votes_side_by_side_and_picks_one(lab: npc_nb.Pr
 
 def test_the_panel_is_blind_and_adjudicates_with_number_keys(lab: npc_nb.Project) -> None:
     edited, _ = bob_votes(lab)
-    panel = as_reviewer(lab, "ada").review_panel()
+    panel = as_reviewer(lab, "ada").review()
     assert "independent review: 1 of 2 votes" in panel.keys.card_html
     nothing_of_bobs(panel.keys.card_html)
     assert panel.approve_all.disabled  # one reviewer's batch: none in independent review
     panel._on_message(None, {"type": "key", "key": "a", "card": edited}, None)
     assert "vote recorded (approve)" in panel.status.value
     nothing_of_bobs(panel.status.value + panel.keys.card_html)
-    adjudicator = as_reviewer(lab, "dan").review_panel(adjudicate=True)
+    adjudicator = as_reviewer(lab, "dan").review(adjudicate=True)
     assert adjudicator.session.current == edited
     assert BOBS_EDIT in adjudicator.keys.card_html and "ada" in adjudicator.keys.card_html
     adjudicator._on_message(None, {"type": "key", "key": "1", "card": edited}, None)

@@ -14,6 +14,15 @@ metadata) must also be one of its values, else ``InvalidValueError`` lists them,
 "did you mean" when one is close (``unknown_choice``, also used for persona names).
 The check is shallow and cheap (a few microseconds): it reads the annotations once per
 method, not on every call.
+
+``Forward`` makes a facade member a service's method, written once, in the service:
+``chat = Forward("_chat", Conversations.chat)`` in ``Project`` is ``nb.chat``, the
+service's function bound to the service the facade built, its signature and docstring
+the service's (``help``, ``inspect.signature``), behind the same checks. A descriptor,
+not generated source or ``__getattr__``: ``dir()``, completion and the docs' signature
+checks see it; read on the class it is the checked function (first parameter: the
+service). ``same_signature`` gives a method that adds a step to another's call
+(``nb.review`` shows a panel over ``nb.review_session``) that one's parameters.
 """
 
 from __future__ import annotations
@@ -28,7 +37,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
 from ..errors import ArgumentError, InvalidValueError, NpcError, UnknownMemoryError
 from ..vocabulary import CATEGORIES, SCOPES, STATUSES
@@ -39,16 +48,23 @@ __all__ = [
     "AS_OF_FORMS",
     "AsOf",
     "Category",
+    "Forward",
     "MemoryId",
     "OneOf",
     "Scope",
     "StatusFilter",
     "check_value",
+    "checked",
     "checked_methods",
+    "same_signature",
     "unknown_choice",
 ]
 
 T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
+S = TypeVar("S")
+P = ParamSpec("P")
+R = TypeVar("R")
 #: A memory id parameter: anything else is an UnknownMemoryError, as an unknown id is.
 MemoryId = Annotated[
     str,
@@ -104,13 +120,14 @@ def checked_methods(
             for name, member in vars(klass).items():
                 if not name.startswith("_") and inspect.isfunction(member):
                     error = (errors or {}).get(name, ArgumentError)
-                    setattr(cls, name, _checked(member, error))
+                    setattr(cls, name, checked(member, error))
         return cls
 
     return decorate
 
 
-def _checked(method: Callable[..., Any], error: type[NpcError]) -> Callable[..., Any]:
+def checked(method: Callable[..., Any], error: type[NpcError]) -> Callable[..., Any]:
+    """``method`` with its arguments checked (``checked_methods``, for one function)."""
     if getattr(method, "__npc_checked__", False):
         return method
     signature = inspect.signature(method)
@@ -333,3 +350,75 @@ def _describe(hint: Any) -> str:
 def _show(value: Any) -> str:
     shown = repr(value)
     return shown if len(shown) <= 60 else f"a {type(value).__name__}"
+
+
+# -- facade members written once, in their service ---------------------------------------
+
+
+class Forward(Generic[S, P, R]):
+    """A facade member that is ``function`` (a service method) bound to ``service``;
+    typed as the function without its first parameter, so type checkers see
+    ``nb.chat``'s own parameters."""
+
+    def __init__(
+        self,
+        service: str,
+        function: Callable[Concatenate[S, P], R],
+        error: type[NpcError] = ArgumentError,
+    ) -> None:
+        self._path = service.split(".")
+        self._source = function
+        self._error = error
+        self._function = checked(function, error)
+        self.__doc__ = function.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        # The facade's name in every message: "snapshot(): ...", not the service's "take".
+        renamed = _renamed(self._source, name, f"{owner.__name__}.{name}")
+        self._function = checked(renamed, self._error)
+
+    @overload
+    def __get__(
+        self, project: None, owner: type | None = None
+    ) -> Callable[Concatenate[S, P], R]: ...
+
+    @overload
+    def __get__(self, project: object, owner: type | None = None) -> Callable[P, R]: ...
+
+    def __get__(self, project: object, owner: type | None = None) -> Any:
+        if project is None:
+            return self._function
+        service = project
+        for part in self._path:
+            service = getattr(service, part)
+        return types.MethodType(self._function, service)
+
+
+def _renamed(function: Callable[..., Any], name: str, qualname: str) -> Callable[..., Any]:
+    """A copy of ``function`` called ``name`` (its code, defaults and annotations)."""
+    if not isinstance(function, types.FunctionType):
+        raise TypeError(f"Forward takes a plain function, not {function!r}")
+    copy = types.FunctionType(
+        function.__code__, function.__globals__, name, function.__defaults__, function.__closure__
+    )
+    copy.__kwdefaults__ = function.__kwdefaults__
+    copy.__annotations__ = dict(function.__annotations__)
+    copy.__doc__ = function.__doc__
+    copy.__qualname__ = qualname
+    copy.__module__ = function.__module__
+    copy.__dict__.update(function.__dict__)
+    return copy
+
+
+def same_signature(source: Callable[..., Any]) -> Callable[[F], F]:
+    """Give a method that passes its keywords on to ``source`` (``nb.review`` to
+    ``review_session``) ``source``'s parameters, keeping its own return annotation: the
+    parameters are written once, in ``source``."""
+
+    def decorate(function: F) -> F:
+        own = inspect.signature(function).return_annotation
+        shared = inspect.signature(source).replace(return_annotation=own)
+        function.__signature__ = shared  # type: ignore[attr-defined]  # read by inspect
+        return function
+
+    return decorate

@@ -184,7 +184,7 @@ def check_store_dir(folder: Path) -> None:
 #: What a store folder's ``.gitignore`` says (``*`` ignores the file itself too).
 GITIGNORE = (
     "# Created by npc_nb: this folder is a memory store (raw chats included) and stays out\n"
-    "# of git. To share memories on purpose: nb.export(), npc-nb migrate-store, or a lab\n"
+    "# of git. To share memories on purpose: nb.exports.tables(), npc-nb migrate-store, or a lab\n"
     "# store (store=postgresql://...).\n"
     "*\n"
 )

@@ -28,10 +28,12 @@ _SUFFIX = {"parquet": ".parquet", "jsonl": ".jsonl"}
 
 
 def export_tables(
-    store: Store, folder: str | Path, file_format: str = "parquet", moment: Moment | None = None
+    store: Store, folder: str | Path, format: str = "parquet", moment: Moment | None = None
 ) -> dict[str, Path]:
-    """Write memories and decisions into ``folder``, now or as they stood at ``moment``;
-    return the paths written."""
+    """Write ``memories`` and ``decisions`` (every column of the analytical views) to
+    ``folder`` as Parquet or JSON Lines (``format="jsonl"``), now or as they stood at
+    ``moment``; returns the paths written."""
+    file_format = format
     if file_format not in _SUFFIX:
         raise InvalidValueError("format", file_format, tuple(_SUFFIX))
     target = output_path(folder, is_folder=True)
@@ -44,8 +46,8 @@ def export_tables(
 
 
 def export_review_log(store: Store, path: str | Path, moment: Moment | None = None) -> Path:
-    """Write the review decisions (those by ``moment``, if given) as Prodigy-style JSONL
-    to ``path``."""
+    """Write every decision (not undone; those by ``moment``, if given) as Prodigy-style
+    JSONL to ``path``: text, answer (accept/reject/ignore), label, annotator, timestamp."""
     target = output_path(path)
     exports.write(store, exports.REVIEW_LOG_SQL, target, "jsonl", moment)
     return target

@@ -5,6 +5,9 @@ what it needs when the facade builds it: the project's folder and name, the sett
 the project store, the memory core (for the memory block and what is still approved)
 and the extraction queue. It keeps the per-session state of chat: personas defined in
 Python, the current conversation per persona, and which ad-hoc personas were announced.
+It also answers what the facade's persona filters and saved notebooks ask of the
+conversations: whether a persona name is known (``check_npc``) and what the store holds
+of a reply (``stored_reply``).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from typing import Any
 
 import pandas as pd
 
+from .._foundations.arguments import unknown_choice
 from .._foundations.ids import new_id
 from .._foundations.markup import plain_text
 from .._foundations.results import Reply
@@ -27,8 +31,9 @@ from ..models import offline
 from ..models.recording import Recorder
 from ..store import Store
 from ..store.conversations import chat_log
+from ..store.runs import recordings
 from .extraction import Extraction
-from .personas import ADHOC_DIRECTIVE, Persona, closest_names, litellm_model, validate_name
+from .personas import ADHOC_DIRECTIVE, Npc, closest_names, litellm_model, validate_name
 from .team import Team, TeamContext
 from .team_folder import TeamFolder
 from .turn import ReplyStream, TurnContext, begin_turn
@@ -53,10 +58,12 @@ class Conversations:
         self.project = project
         self.settings = settings
         self._memory = memory
+        self._stores = memory.stores
+        self._store = store
         self._extraction = extraction
         self._turns = TurnContext(project, settings, store, memory, extraction, recorder)
         self.team_folder = TeamFolder(root, project)
-        self._defined: dict[str, Persona] = {}
+        self._defined: dict[str, Npc] = {}
         self._conversations: dict[str, str] = {}
         self._announced: set[str] = set()
 
@@ -68,16 +75,16 @@ class Conversations:
         model: str | None = None,
         provider: str | None = None,
         team: str | None = None,
-    ) -> Persona:
+    ) -> Npc:
         """Define (or redefine) a persona for this session."""
         validate_name(name)
         if not isinstance(directive, str) or not directive.strip():
             raise ConfigError(f"Persona {name!r} needs a directive: what it is and how it helps.")
-        persona = Persona(name, directive.strip(), model, provider, team or self.project)
+        persona = Npc(name, directive.strip(), model, provider, team or self.project)
         self._defined[name] = persona
         return persona
 
-    def personas(self) -> pd.DataFrame:
+    def npcs(self) -> pd.DataFrame:
         """Every persona defined in Python or in ``npc_team/*.npc``; a team file that
         cannot be used is a row too, with its ``error``."""
         team = self._team()
@@ -92,7 +99,7 @@ class Conversations:
         frame = pd.DataFrame(rows, columns=[*columns, "error"])
         return with_missing_as_na(frame, dict.fromkeys(frame.columns, "text"))
 
-    def persona(self, name: str) -> Persona:
+    def get_npc(self, name: str) -> Npc:
         """The persona called ``name``: Python definitions first, then team files, else ad
         hoc. A team file for ``name`` that cannot be used is a ``ConfigError``."""
         return self._resolve(name, self._team())
@@ -100,7 +107,39 @@ class Conversations:
     def _team(self) -> Team:
         return self.team_folder.load()
 
-    def _resolve(self, name: str, team: Team) -> Persona:
+    def check_npc(self, npc: str | None) -> None:
+        """A persona filter must name a persona that is defined or in a store: a typo
+        would otherwise read as "nothing there". The error lists the defined personas
+        and those with memories, never one that was only talked to: a name mistyped in
+        a cell is not offered back as a choice."""
+        if npc is None:
+            return
+        listed, talked_to = set(self.npcs()["name"]), set()
+        for store in self._stores.existing():
+            remembered, only_talked_to = chat_log.persona_names(store)
+            listed |= remembered
+            talked_to |= only_talked_to
+        if npc not in listed | talked_to:
+            raise unknown_choice("persona", npc, sorted(listed))
+
+    def stored_reply(
+        self, message_id: str, user_message_id: str | None, recording_id: str | None
+    ) -> dict[str, Any]:
+        """What this store holds of a reply a saved notebook names (``npc_nb.provenance``):
+        its text and its question (None when absent), the memories its prompt held, and
+        the reply its recording kept (None when there is none)."""
+        store = self._store
+        reply = chat_log.message(store, message_id)
+        question = chat_log.message(store, user_message_id) if user_message_id else None
+        injected = chat_log.injected_versions(store, [message_id])[message_id]
+        return {
+            "text": reply["content"] if reply and reply["role"] == "assistant" else None,
+            "question": question["content"] if question else None,
+            "injected": [memory_id for memory_id, _ in injected],
+            "recorded": recordings.recorded_reply(store, recording_id) if recording_id else None,
+        }
+
+    def _resolve(self, name: str, team: Team) -> Npc:
         validate_name(name)
         if name in self._defined:
             return self._defined[name]
@@ -108,9 +147,9 @@ class Conversations:
             return team.personas[name]
         if broken := team.broken_persona(name):
             raise ConfigError(broken.error)
-        return Persona(name, ADHOC_DIRECTIVE, team=self.project, source="ad-hoc")
+        return Npc(name, ADHOC_DIRECTIVE, team=self.project, source="ad-hoc")
 
-    def model_for(self, persona: Persona, model: str | None = None) -> str:
+    def model_for(self, persona: Npc, model: str | None = None) -> str:
         """Which model a turn uses: the argument, the persona's (its file's, else its team's
         ``.ctx``), the ``model`` setting, else the offline model."""
         return model or persona.model_name or self.settings.model or offline.MODEL
@@ -120,7 +159,7 @@ class Conversations:
         the ``extraction_model`` setting, else the model its turns use (``model_for``)."""
         if self.settings.extraction_model:
             return self.settings.extraction_model
-        return self.model_for(self.persona(npc)) if npc else self.settings.model or offline.MODEL
+        return self.model_for(self.get_npc(npc)) if npc else self.settings.model or offline.MODEL
 
     def chat(
         self,
@@ -174,7 +213,7 @@ class Conversations:
         self._conversations[npc] = conversation_id
         return conversation_id
 
-    def _notices(self, persona: Persona, team: Team) -> list[str]:
+    def _notices(self, persona: Npc, team: Team) -> list[str]:
         """Said once per ad-hoc persona: it is not defined, and which name was likely
         meant (a defined persona, or one with memories)."""
         if not persona.adhoc or persona.name in self._announced:

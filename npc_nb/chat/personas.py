@@ -23,7 +23,7 @@ from .npcpy_yaml import TeamFile, quoted
 __all__ = [
     "ADHOC_DIRECTIVE",
     "IGNORED_NPCPY_KEYS",
-    "Persona",
+    "Npc",
     "closest_names",
     "litellm_model",
     "persona_from_file",
@@ -59,7 +59,7 @@ IGNORED_NPCPY_KEYS = (
 
 
 @dataclass(frozen=True)
-class Persona:
+class Npc:
     """Who the model plays: a name, a standing directive, optionally a model.
 
     ``team_context`` is the ``context`` of the team's ``.ctx`` file, for personas
@@ -125,7 +125,7 @@ def persona_from_file(
     default_model: str | None = None,
     default_provider: str | None = None,
     team_context: str | None = None,
-) -> Persona:
+) -> Npc:
     """The persona a parsed ``.npc`` file defines; a bad key is a ``ConfigError``.
 
     ``default_model`` and ``default_provider`` (the team's ``.ctx``) fill what the file
@@ -152,7 +152,7 @@ def persona_from_file(
         validate_name(name)
     except ConfigError as exc:
         raise ConfigError(f"{path}: key 'name': {exc}") from exc
-    return Persona(
+    return Npc(
         name,
         directive.strip(),
         fields["model"] or default_model,

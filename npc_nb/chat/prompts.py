@@ -18,7 +18,7 @@ from typing import Any
 from ..memory.block import escape_memory_text
 from ..models.offline import EXTRACTION_MARKER
 from ..vocabulary import CATEGORIES
-from .personas import Persona
+from .personas import Npc
 
 __all__ = [
     "EXTRACTION_VERSION",
@@ -69,7 +69,7 @@ EXTRACTION_VERSION = hashlib.sha256(_EXTRACTION_RULES.encode()).hexdigest()[:12]
 
 
 def chat_messages(
-    persona: Persona, block: str, history: list[dict], user_text: str, *, cache_breakpoint: bool
+    persona: Npc, block: str, history: list[dict], user_text: str, *, cache_breakpoint: bool
 ) -> list[dict[str, Any]]:
     """System prefix (persona, directive, team context), memory block, the conversation
     so far, then the new message."""

@@ -2,7 +2,7 @@
 
 A team folder is shared, and one bad file must not take the others down: each file is
 read on its own, and one that cannot be used is kept as a ``BrokenFile`` with its error
-(listed by ``nb.personas()`` and ``%npc_status``; raised when that persona is asked for)
+(listed by ``nb.npcs()`` and ``%npc_status``; raised when that persona is asked for)
 instead of failing the whole team. The team's context file is npcpy's: ``*.ctx`` in the
 folder (``team.ctx`` when there are several). Its ``context`` joins the team's personas'
 prompt prefix, and its ``model`` and ``provider`` fill in for personas that name none.
@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ..errors import ConfigError
 from .npcpy_yaml import TeamFile, quoted, read_team_file
-from .personas import Persona, persona_from_file
+from .personas import Npc, persona_from_file
 from .team_source import inside_project
 
 __all__ = ["TEAM_FOLDER", "BrokenFile", "Team", "TeamContext", "load_team"]
@@ -56,7 +56,7 @@ class TeamContext:
 class Team:
     """Everything in one ``npc_team/`` folder."""
 
-    personas: dict[str, Persona] = field(default_factory=dict)
+    personas: dict[str, Npc] = field(default_factory=dict)
     broken: tuple[BrokenFile, ...] = ()
     context: TeamContext | None = None
     notes: tuple[str, ...] = ()  # what was read but set aside (extra .ctx files)
@@ -80,7 +80,7 @@ def load_team(project_root: Path, team: str, read: Reader | None = None) -> Team
         return Team(broken=(BrokenFile(str(folder), str(exc)),))
     broken: list[BrokenFile] = []
     context, notes = _team_context(folder, read, broken)
-    loaded: list[Persona] = []
+    loaded: list[Npc] = []
     for path in sorted(folder.glob("*.npc")):
         try:
             loaded.append(
@@ -98,9 +98,7 @@ def load_team(project_root: Path, team: str, read: Reader | None = None) -> Team
     return Team(personas, (*broken, *clashes), context, notes)
 
 
-def _without_clashes(
-    loaded: list[Persona], folder: Path
-) -> tuple[dict[str, Persona], list[BrokenFile]]:
+def _without_clashes(loaded: list[Npc], folder: Path) -> tuple[dict[str, Npc], list[BrokenFile]]:
     """The personas by name; two files claiming one name are both broken (which one was
     meant cannot be guessed)."""
     counts = Counter(p.name for p in loaded)

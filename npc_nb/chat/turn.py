@@ -27,7 +27,7 @@ from ..store import Store
 from ..store.conversations import chat_log
 from . import prompts
 from .extraction import Extraction, failure_notice
-from .personas import Persona
+from .personas import Npc
 
 __all__ = ["ReplyStream", "Turn", "TurnContext", "begin_turn"]
 
@@ -50,7 +50,7 @@ class Turn:
     """A chat turn between recording the user's message and recording the reply."""
 
     context: TurnContext
-    persona: Persona
+    persona: Npc
     model: str
     conversation_id: str
     user_message_id: str
@@ -194,7 +194,7 @@ class ReplyStream:
 
 def begin_turn(
     context: TurnContext,
-    persona: Persona,
+    persona: Npc,
     message: str,
     *,
     conversation_id: str,
@@ -243,7 +243,7 @@ def begin_turn(
     )
 
 
-def _caller(persona: Persona, where: dict[str, Any]) -> str:
+def _caller(persona: Npc, where: dict[str, Any]) -> str:
     """The turn as an error names it: the persona, and the cell it came from if known."""
     cell = where.get("execution_count")
     path = where.get("notebook_path")
@@ -255,7 +255,7 @@ def _caller(persona: Persona, where: dict[str, Any]) -> str:
 
 def _store_user_message(
     context: TurnContext,
-    persona: Persona,
+    persona: Npc,
     message: str,
     *,
     conversation_id: str,

@@ -1,7 +1,7 @@
 """``npc-nb grant ROLE --reader|--reviewer`` and ``npc-nb revoke ROLE``: the owner of a
 project on a shared store lets a database role read or review it, or takes that back.
 
-The same as ``nb.grant`` and ``nb.revoke`` (the store does the work: ``roles``); this
+The same as ``nb.access.grant`` and ``nb.access.revoke`` (the store does the work: ``roles``); this
 module only parses, opens the project (``options``) and says what the role may do now.
 The role must exist: creating roles and their passwords is the database
 administrator's job, never this command's.
@@ -60,9 +60,9 @@ def grant_command(args: argparse.Namespace, console: Console) -> int:
         project = open_from(args)
         try:
             if args.command == "grant":
-                access = project.grant(args.role, args.level)
+                access = project.access.grant(args.role, args.level)
             else:
-                access = project.revoke(args.role)
+                access = project.access.revoke(args.role)
         finally:
             project.close()
     except NpcError as exc:

@@ -1,6 +1,6 @@
 """``npc-nb policy [--set KEY=VALUE ...]``: the lab's review policy, shown or set.
 
-The same as ``nb.policy()`` and ``nb.set_policy(...)``: the project's store keeps it
+The same as ``nb.access.policy()`` and ``nb.access.set_policy(...)``: the project's store keeps it
 (``memory.voting.lab_policy``) and only its owner may set it; this module only parses,
 opens the project (``options``) and prints the policy in force.
 """
@@ -42,7 +42,7 @@ def policy_command(args: argparse.Namespace, console: Console) -> int:
         values = _assignments(args.values)
         project = open_from(args)
         try:
-            policy = project.set_policy(**values) if values else project.policy()
+            policy = project.access.set_policy(**values) if values else project.access.policy()
         finally:
             project.close()
     except NpcError as exc:

@@ -1,6 +1,6 @@
 """``npc-nb import {bundle,npcpy,mem0,letta} PATH`` and ``npc-nb export {bundle,...} PATH``.
 
-The work is the facade's (``import_bundle``, ``nb.import_npcpy``, ``nb.export_bundle``,
+The work is the facade's (``import_bundle``, ``nb.imports.npcpy``, ``nb.export_bundle``,
 ...); this module parses, refuses options that do not apply to a kind (``--trust`` is
 for mem0 and Letta, whose memories carry no human decision; ``--into-nonempty`` for a
 bundle), runs it and prints what it did. A long import shows a line that updates in
@@ -65,7 +65,7 @@ def run_import(args: argparse.Namespace, console: Console) -> int:
         else:
             project = open_project(args.project, **shared)
             try:
-                method = getattr(project, f"import_{args.kind}")
+                method = getattr(project.imports, args.kind)
                 trust = {"trust": True} if args.trust else {}
                 result = method(args.path, **trust)
             finally:
@@ -102,7 +102,7 @@ def run_export(args: argparse.Namespace, console: Console) -> int:
             if args.kind == "bundle":
                 written = project.export_bundle(args.path)
             else:
-                written = project.export_to(args.kind, args.path)
+                written = project.exports.to(args.kind, args.path)
         finally:
             project.close()
     except NpcError as exc:

@@ -59,11 +59,17 @@ class Experiments:
     def experiment(
         self,
         name: str,
-        arms: dict[str, Any] | None,
-        conversations: Any,
-        npc: str | None,
-        seed: int,
+        arms: dict[str, dict[str, Any]] | None = None,
+        *,
+        conversation: Any = None,
+        npc: str | None = None,
+        seed: int = 0,
     ) -> Experiment:
+        """An extraction experiment: the stored exchanges of ``conversation`` (an id, a
+        list of ids, or a dict of ids, npc, since, until; default: all of ``npc``'s)
+        re-extracted under each arm (``arms={"A": {"model": ..., "prompt": ...}, "B":
+        {...}}``), matched only within its arm, reviewed blind, compared, promoted (see
+        ``npc_nb.experiments``). Asked again by name, the recorded experiment opens."""
         if not isinstance(name, str) or not name.strip():
             raise ConfigError("An experiment needs a name: nb.experiment('prompt-v2', arms=...).")
         if isinstance(seed, bool) or not isinstance(seed, int):
@@ -76,7 +82,7 @@ class Experiments:
                     f"nb.experiment({name!r}, arms={{'A': {{...}}, 'B': {{...}}}})."
                 )
             checked = self._checked(arms, npc)
-            self._create(name, checked, _selection(conversations, npc), npc, seed)
+            self._create(name, checked, _selection(conversation, npc), npc, seed)
             found = experiment_rows.find(self._store, name)
             assert found is not None
         row, recorded = found
@@ -88,6 +94,7 @@ class Experiments:
         return checked_arms(arms, self._settings, self._folder, self._default_model(npc))
 
     def listing(self) -> pd.DataFrame:
+        """Every experiment with its state, arms, exchanges, jobs and cards."""
         return experiment_rows.listing(self._store)
 
     def stop(self) -> None:
@@ -101,7 +108,7 @@ class Experiments:
         if not exchanges:
             raise ConfigError(
                 f"No stored exchange matches the experiment's conversations ({selection}); "
-                "chat first, or select conversations that exist (conversations=[ids], npc=)."
+                "chat first, or select conversations that exist (conversation=[ids], npc=)."
             )
         experiment_id = new_id()
         arm_ids = {arm.name: new_id() for arm in arms}
@@ -173,30 +180,30 @@ class Experiments:
         return Experiment(self._memory, self._store, row, arms, runner)
 
 
-def _selection(conversations: Any, npc: str | None) -> dict[str, Any]:
+def _selection(conversation: Any, npc: str | None) -> dict[str, Any]:
     """The conversation selection as recorded: ids, a persona, a time range."""
-    if conversations is None:
+    if conversation is None:
         return {"npc": npc}
-    if isinstance(conversations, str):
-        return {"ids": [conversations], "npc": npc}
-    if isinstance(conversations, list | tuple):
-        if not all(isinstance(c, str) for c in conversations):
-            raise ConfigError("conversations= takes conversation ids (text).")
-        return {"ids": list(conversations), "npc": npc}
-    if isinstance(conversations, dict):
-        unknown = set(conversations) - {"ids", "npc", "since", "until"}
+    if isinstance(conversation, str):
+        return {"ids": [conversation], "npc": npc}
+    if isinstance(conversation, list | tuple):
+        if not all(isinstance(c, str) for c in conversation):
+            raise ConfigError("conversation= takes conversation ids (text).")
+        return {"ids": list(conversation), "npc": npc}
+    if isinstance(conversation, dict):
+        unknown = set(conversation) - {"ids", "npc", "since", "until"}
         if unknown:
             raise ConfigError(
-                f"conversations= takes ids, npc, since and until; not {sorted(unknown)}."
+                f"conversation= takes ids, npc, since and until; not {sorted(unknown)}."
             )
-        picked = {"npc": conversations.get("npc", npc), "ids": conversations.get("ids")}
+        picked = {"npc": conversation.get("npc", npc), "ids": conversation.get("ids")}
         for key in ("since", "until"):
-            if conversations.get(key) is not None:
-                picked[key] = _moment(conversations[key], key)
+            if conversation.get(key) is not None:
+                picked[key] = _moment(conversation[key], key)
         return {k: v for k, v in picked.items() if v is not None} or {"npc": None}
     raise ConfigError(
-        "conversations= takes None (all of the persona's), ids, or a dict of ids, npc, "
-        f"since, until; not {type(conversations).__name__}."
+        "conversation= takes None (all of the persona's), ids, or a dict of ids, npc, "
+        f"since, until; not {type(conversation).__name__}."
     )
 
 

@@ -1,21 +1,23 @@
-"""The knowledge-graph service: the graph of approved memories, its drawings, exports.
+"""The knowledge-graph service, ``nb.graph``: the graph of approved memories, its
+drawings, exports.
 
-``KnowledgeGraph`` is given the project store and the settings (for the concept model)
-by the facade, which shows it as ``nb.graph``; its methods read as ``nb.graph.networkx``,
-``.frames``, ``.show``, ``.pyvis`` and ``.export_graphml``. Each read takes ``npc=``,
-``category=`` and ``as_of=`` by keyword only, as every read of memory state does. A
-drawing (``show``, the light inline renderer, or ``pyvis``, the same drawing as a pyvis
-network) is one cut of the graph, made in the store. networkx and pyvis are imported on
-first use.
+``KnowledgeGraph`` is given the project store, the settings (for the concept model), and
+two checks from the facade: ``check_npc`` (a persona filter names a persona) and
+``moment`` (what an ``as_of`` names: a snapshot, its label, a time). The facade exposes
+this object itself as ``nb.graph``, so its methods are written once, here. Every read
+takes its filters (``npc=``, ``category=``) and ``as_of=`` by keyword only. A drawing
+(``show``, the light inline renderer, or ``pyvis``, the same drawing as a pyvis network)
+is one cut of the graph, made in the store. networkx and pyvis are imported on first use.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .._foundations.arguments import AS_OF_FORMS
+from .._foundations.arguments import AS_OF_FORMS, AsOf, Category, checked_methods
 from .._foundations.locations import output_path
 from .._foundations.settings import Settings
 from .._foundations.utc import to_utc
@@ -34,20 +36,29 @@ if TYPE_CHECKING:
 __all__ = ["KnowledgeGraph"]
 
 
+@checked_methods()
 class KnowledgeGraph:
-    """The knowledge graph of one project's approved memories (``nb.graph``). Every
-    read takes its filters (``npc=``, ``category=``) and ``as_of=`` by keyword only."""
+    """The knowledge graph of one project's approved memories (``nb.graph``)."""
 
-    def __init__(self, store: Store, settings: Settings) -> None:
+    def __init__(
+        self,
+        store: Store,
+        settings: Settings,
+        *,
+        check_npc: Callable[[str | None], None] = lambda npc: None,
+        moment: Callable[[object], datetime | Moment | None] | None = None,
+    ) -> None:
         self._store = store
         self._settings = settings
+        self._check_npc = check_npc
+        self._moment = moment or _moment
 
     def networkx(
         self,
         *,
         npc: str | None = None,
-        category: str | None = None,
-        as_of: datetime | Moment | None = None,
+        category: Category | None = None,
+        as_of: AsOf | None = None,
     ) -> nx.MultiDiGraph:
         """The graph of approved memories (optionally one persona's, one category's, or as
         it stood at ``as_of``). Concepts missing for a memory's current text are
@@ -55,8 +66,13 @@ class KnowledgeGraph:
         offline model), and stored."""
         from . import build
 
+        self._check_npc(npc)
         graph, _ = build.drawn_graph(
-            self._store, self._concept_model(), npc=npc, category=category, as_of=_moment(as_of)
+            self._store,
+            self._concept_model(),
+            npc=npc,
+            category=category,
+            as_of=self._moment(as_of),
         )
         return graph
 
@@ -64,8 +80,8 @@ class KnowledgeGraph:
         self,
         *,
         npc: str | None = None,
-        category: str | None = None,
-        as_of: datetime | Moment | None = None,
+        category: Category | None = None,
+        as_of: AsOf | None = None,
     ) -> tuple[pd.DataFrame, pd.DataFrame]:
         """The graph as a (nodes, edges) pair of DataFrames; edges list their memory ids."""
         from . import build
@@ -76,10 +92,10 @@ class KnowledgeGraph:
         self,
         *,
         npc: str | None = None,
-        category: str | None = None,
+        category: Category | None = None,
         focus: str | None = None,
         depth: int = 2,
-        as_of: datetime | Moment | None = None,
+        as_of: AsOf | None = None,
         max_nodes: int = 250,
     ) -> GraphView:
         """Draw the graph inline (offline). ``focus`` narrows it to the concept's
@@ -94,10 +110,10 @@ class KnowledgeGraph:
         self,
         *,
         npc: str | None = None,
-        category: str | None = None,
+        category: Category | None = None,
         focus: str | None = None,
         depth: int = 2,
-        as_of: datetime | Moment | None = None,
+        as_of: AsOf | None = None,
         max_nodes: int = 250,
     ) -> PyvisGraph:
         """The drawing ``show`` makes (the same nodes, edges and cut) as a pyvis
@@ -113,8 +129,8 @@ class KnowledgeGraph:
         path: str | Path,
         *,
         npc: str | None = None,
-        category: str | None = None,
-        as_of: datetime | Moment | None = None,
+        category: Category | None = None,
+        as_of: AsOf | None = None,
     ) -> Path:
         """Write the graph (as it stood at ``as_of``) as GraphML (memory ids as
         comma-separated text)."""
@@ -130,12 +146,13 @@ class KnowledgeGraph:
         category: str | None,
         focus: str | None,
         depth: int,
-        as_of: datetime | Moment | None,
+        as_of: object,
         max_nodes: int,
     ) -> tuple[nx.MultiDiGraph, int]:
         """The graph cut for drawing, and how many nodes the whole graph has."""
         from . import build
 
+        self._check_npc(npc)
         if max_nodes < 1:
             raise InvalidValueError("max_nodes", max_nodes, "a whole number of nodes, at least 1")
         if depth < 0:
@@ -145,7 +162,7 @@ class KnowledgeGraph:
             self._concept_model(),
             npc=npc,
             category=category,
-            as_of=_moment(as_of),
+            as_of=self._moment(as_of),
             focus=focus,
             depth=depth,
             limit=max_nodes,

@@ -9,7 +9,7 @@ is fetched from the network), a small PNG for every viewer without that renderer
 from its output alone, with no kernel. Large graphs are cut to the best-connected
 nodes, with a note saying what was left out. The standalone HTML page (pyvis) is still
 there, built only when asked for (``GraphView.page``); the same drawing as a pyvis
-network to change and show inline is ``page.PyvisGraph`` (``nb.pyvis_network()``).
+network to change and show inline is ``page.PyvisGraph`` (``nb.graph.pyvis()``).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Approved memories out, in another tool's import shape (``nb.export_to``).
+"""Approved memories out, in another tool's import shape (``nb.exports.to``).
 
 Only approved memories leave this way (the approval predicate: approved or edited,
 current, valid; now, or at ``as_of``); the bundle is the lossless form. Each writer

@@ -4,10 +4,11 @@
   store's ``bundle`` room): every table out, and into an empty project (or merged,
   never over the target's decisions), its approvals screened as candidates are
   (``bundle_gate``);
-- ``import_npcpy``, ``import_mem0``, ``import_letta``: another tool's file read as
+- ``import_npcpy``, ``import_mem0``, ``import_letta`` (``nb.imports``): another tool's file read as
   records (``npcpy_files``, ``mem0_files``, ``letta_files``) and passed through the
   gate (``gate``), the same trust gate extracted candidates pass;
-- ``export_to``: approved memories in another tool's import shape (``exports``).
+- ``export_to`` (``nb.exports.to``): approved memories in another tool's import shape
+  (``exports``).
 
 Only a source that recorded a human decision (npcpy) keeps it, audited as imported;
 mem0 and Letta arrive as pending candidates unless ``trust=True``, which approves
@@ -107,8 +108,9 @@ class Interop:
     # -- other tools ----------------------------------------------------------------------
 
     def import_npcpy(self, path: str | os.PathLike[str]) -> ImportSummary:
-        """npcpy's ``.knowledge.yaml`` (or the folder holding it), or an older npcpy's
-        SQLite file with its ``memory_lifecycle`` table."""
+        """Import npcpy's memories: its ``.knowledge.yaml`` (or the folder holding it), or
+        an older npcpy's SQLite file with its ``memory_lifecycle`` table. Its decisions
+        are kept, audited as ``imported:npcpy``."""
         given = Path(path).expanduser()
         if given.is_dir():
             given = given / KNOWLEDGE_FILE
@@ -117,13 +119,16 @@ class Interop:
         return self._through_gate("npcpy", source, reader(source), trust=False)
 
     def import_mem0(self, path: str | os.PathLike[str], *, trust: bool = False) -> ImportSummary:
-        """A mem0 dump (the JSON ``Memory.get_all()`` returns) or mem0's SQLite history."""
+        """Import a mem0 dump (the JSON ``Memory.get_all()`` returns, or mem0's SQLite
+        history) as candidates for review; ``trust=True`` approves them (audited, with a
+        warning)."""
         source = open_source(path, "mem0")
         reader = read_mem0_dump if source.text is not None else read_mem0_history
         return self._through_gate("mem0", source, reader(source), trust=trust)
 
     def import_letta(self, path: str | os.PathLike[str], *, trust: bool = False) -> ImportSummary:
-        """A Letta agent file (``.af``): its memory blocks and archival passages."""
+        """Import a Letta agent file's (``.af``) memory blocks and archival passages as
+        candidates for review; ``trust=True`` approves them (audited, with a warning)."""
         source = open_source(path, "Letta agent")
         if source.text is None:
             raise ConfigError(f"{source.path} is a SQLite file, not a Letta agent file (.af).")

@@ -21,6 +21,7 @@ import pandas as pd
 from .._foundations.tables import Kind
 from ..store import Store, Stores
 from ..store.memories import memory_rows, vote_rows
+from ..store.memories.predicates import Moment
 from .variants import cards_variants
 from .voting import QueueView, card_votes
 
@@ -87,18 +88,26 @@ def queue_filters(
 
 
 def queue_rows(
-    stores: Stores, filters: dict[str, Any], now: datetime, view: QueueView | None = None
+    stores: Stores,
+    filters: dict[str, Any],
+    now: datetime,
+    view: QueueView | None = None,
+    at: list[tuple[Store, Moment | None]] | None = None,
 ) -> list[dict]:
     """The open memories matching ``filters`` in both stores, in review order, each with
     ``wordings``: the variants merged into its card (``variants`` counts them and its
     own); with a ``view``, only the cards it shows, each with ``votes`` and
-    ``votes_needed``."""
+    ``votes_needed``. ``at`` (each store with a moment, ``Snapshots.moments``) reads
+    the cards as they stood then, open at that moment's clock (the votes a ``view``
+    counts are today's)."""
     # Listed cards (a review reading ahead) are read whole: the ids are few, the rows
     # are read whole anyway, and a decision on one plans from its row as kept here.
     columns = ["*"] if filters.get("ids") is not None else _READ
     found = []
-    for store in stores.existing():
-        cards = memory_rows.open_memories(store, filters, now, columns)
+    for store, moment in at or [(store, None) for store in stores.existing()]:
+        then = filters if moment is None else {**filters, "as_of": moment}
+        clock = now if moment is None else moment.clock
+        cards = memory_rows.open_memories(store, then, clock, columns)
         if view is not None:
             cards = _shown(store, cards, view)
         merged = cards_variants(store, [m["id"] for m in cards])
@@ -174,11 +183,16 @@ def _order_shown(
 
 
 def review_queue(
-    stores: Stores, filters: dict[str, Any], now: datetime, view: QueueView | None = None
+    stores: Stores,
+    filters: dict[str, Any],
+    now: datetime,
+    view: QueueView | None = None,
+    at: list[tuple[Store, Moment | None]] | None = None,
 ) -> pd.DataFrame:
-    """The queue as a DataFrame with ``QUEUE_COLUMNS`` (``VOTE_QUEUE_KINDS``' with a view)."""
+    """The queue (as it stood ``at``, see ``queue_rows``) as a DataFrame with
+    ``QUEUE_COLUMNS`` (``VOTE_QUEUE_KINDS``' with a view)."""
     columns = QUEUE_COLUMNS if view is None else list(VOTE_QUEUE_KINDS)
-    return pd.DataFrame(queue_rows(stores, filters, now, view), columns=columns)
+    return pd.DataFrame(queue_rows(stores, filters, now, view, at), columns=columns)
 
 
 def pending_count(stores: Stores, now: datetime) -> int:

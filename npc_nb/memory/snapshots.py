@@ -82,8 +82,11 @@ class Snapshots:
 
     # -- taking and finding --------------------------------------------------------------
 
-    def take(self, label: str | None = None, by: str | None = None) -> Snapshot:
-        """Record the memory state now: the store's time, its last event, the hash."""
+    def take(self, label: str | None = None, *, by: str | None = None) -> Snapshot:
+        """Record the memory state now (the store's time, and a hash of every approved
+        memory): ``as_of=`` and the ``pin`` setting read it back exactly, whatever is
+        decided later. ``label`` names it (unique in the project); ``by`` who took it
+        (default: you)."""
         label = self._check_label(label)
         actor = self._actor(by)
 
@@ -146,7 +149,8 @@ class Snapshots:
         return [_snapshot(row) for row in snapshot_rows.list_snapshots(self._stores.project)]
 
     def frame(self) -> pd.DataFrame:
-        """``all()`` as a DataFrame (``nb.snapshots()``)."""
+        """Every snapshot of the project, oldest first: id, label, taken_at, taken_by,
+        memories (approved then) and hash."""
         found = [{c: getattr(s, c) for c in SNAPSHOT_KINDS} for s in self.all()]
         return with_missing_as_na(pd.DataFrame(found, columns=list(SNAPSHOT_KINDS)), SNAPSHOT_KINDS)
 

@@ -161,9 +161,9 @@ def _open_review(project: Any, args: Any) -> Any:
             return project.automatic_outcomes(unlisted_only=True, npc=args.npc)
         from ..review.queue_table import QueueTable  # pandas: not at %load_ext
 
-        queue = project.review_queue(**filters, reviewer=args.by, adjudicate=args.adjudicate)
+        queue = project.review_queue(**filters, by=args.by, adjudicate=args.adjudicate)
         return QueueTable(queue, filters)
-    return project.review_panel(**filters, by=args.by, auto=args.auto, adjudicate=args.adjudicate)
+    return project.review(**filters, by=args.by, auto=args.auto, adjudicate=args.adjudicate)
 
 
 @magics_class
@@ -308,7 +308,7 @@ class NpcMagics(Magics):
     @argument(
         "--pyvis",
         action="store_true",
-        help="draw it with pyvis: nb.pyvis_network(...), to change and show again; each "
+        help="draw it with pyvis: nb.graph.pyvis(...), to change and show again; each "
         "such output carries vis-network (~0.7 MB) in the saved notebook",
     )
     @line_magic
@@ -317,7 +317,7 @@ class NpcMagics(Magics):
         light renderer (the graph as data, ~20-60 KB a drawing); with --pyvis the same
         drawing as a pyvis network (a whole offline page, ~0.7 MB a drawing)."""
         args = parse_options(self.npc_graph, line)
-        draw = self.project.pyvis_network if args.pyvis else self.project.show_graph
+        draw = self.project.graph.pyvis if args.pyvis else self.project.graph.show
         with _as_usage_errors():
             return draw(
                 npc=args.npc,

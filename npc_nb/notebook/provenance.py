@@ -268,7 +268,7 @@ def _verdict(project: Project, output: dict[str, Any], saved: _Saved) -> tuple[s
     shown = _shown(output)
     if shown_hash(shown) != saved.output_hash:
         return "edited_output", "the saved output was edited: it is not what the cell showed"
-    stored = project._reply_as_stored(saved.message_id, saved.user_message_id, saved.recording_id)
+    stored = project._chat.stored_reply(saved.message_id, saved.user_message_id, saved.recording_id)
     failure = _reply_failure(saved, stored, shown) or _memory_failure(saved, stored)
     return failure or _block_failure(project, saved, stored)
 

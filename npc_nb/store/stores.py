@@ -74,6 +74,15 @@ class Stores:
             "Look ids up with review_queue() or memories()."
         )
 
+    def open(self, *, create: bool) -> None:
+        """Create the project store now (``create``), and open and migrate it now if it
+        exists: a broken store fails when the project is opened, not at its first use."""
+        if create:
+            self.project.create()
+        if self.project.exists:
+            with self.project.read():
+                pass
+
     def release(self) -> None:
         self.project.release()
         self.user.release()

@@ -1,5 +1,5 @@
 """A saved notebook fetches nothing when it is opened: no output of a shipped notebook,
-and no page ``nb.pyvis_network()`` (or ``%npc_graph --pyvis``) makes, names a remote
+and no page ``nb.graph.pyvis()`` (or ``%npc_graph --pyvis``) makes, names a remote
 resource in a ``<script src>``, a ``<link href>`` or a CSS ``@import``, however pyvis is
 set (its menus on, its ``cdn_resources`` changed); what the page needs is inline."""
 

@@ -5,8 +5,9 @@ queue or the adjudication queue lists), ``engine`` (a vote, an agreement or an
 adjudication written with its audit events in one transaction under the memory's lock),
 ``undo`` (a vote withdrawn while its round collects votes, an adjudication reverted),
 ``intent`` (what a decision is meant as, a vote or an adjudication, and the
-refusal of one whose card moved on meanwhile) and ``desk`` (``VoteDesk``: what the
-memory core holds, reading the settings at every use).
+refusal of one whose card moved on meanwhile), ``desk`` (``VoteDesk``: what the
+memory core holds, reading the settings at every use) and ``access`` (``nb.access``:
+the project's review policy and, on a shared store, the database roles' grants).
 
 Part of the memory core: it may import the store's seam, the memory core's other
 modules and the foundations.

@@ -55,7 +55,7 @@ class VoteDesk:
             raise StoreError(
                 f"{me.role!r} may not set the review policy of this project: only the "
                 "project's owner may (the role that owns its schema). Nothing was stored; "
-                "ask the owner to run nb.set_policy(...) or npc-nb policy --set."
+                "ask the owner to run nb.access.set_policy(...) or npc-nb policy --set."
             )
         if not values:
             raise ConfigError(

@@ -1,7 +1,7 @@
 """The lab's review policy: ``review_mode``, ``reviewers_per_card`` and
 ``allow_self_adjudication`` as the project stores them, and as a kernel must follow.
 
-Once the project's owner has set a key (``nb.set_policy``, ``npc-nb policy --set``,
+Once the project's owner has set a key (``nb.access.set_policy``, ``npc-nb policy --set``,
 stored by ``policy_rows``), every kernel and the command line follow the stored value;
 a kernel with no local value of its own simply does. A local value (an argument of
 ``npc_nb.open``, the environment, ``.env``, the config file, ``%npc_config``) that
@@ -98,7 +98,7 @@ def refuse_local(key: str, local: Any, source: str, change: dict, stored: Any = 
         f"{key}={local!r} (from {source}) disagrees with the project's policy "
         f"{key}={stored!r}, set by {change['set_by']} at {change['set_at']:%Y-%m-%d %H:%M} "
         "UTC: every kernel follows the project's policy. Remove the local setting, or ask "
-        f"the project's owner to change the policy (nb.set_policy({key}=...) or npc-nb "
+        f"the project's owner to change the policy (nb.access.set_policy({key}=...) or npc-nb "
         f"policy --set {key}=...)."
     )
 

@@ -1,6 +1,6 @@
 """The review panel: ipywidgets over ``ReviewSession``, with an anywidget keyboard.
 
-The only package that imports ipywidgets or anywidget. ``Project.review_panel()`` and
+The only package that imports ipywidgets or anywidget. ``Project.review()`` and
 ``%npc_review`` build a ``ReviewPanel``.
 """
 

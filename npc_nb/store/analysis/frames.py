@@ -1,8 +1,11 @@
 """Read-side queries that return pandas DataFrames: memories, decisions, re-proposals,
-votes.
+votes, each now or as it stood at a ``Moment`` (``as_of``).
 
 ``status="approved"`` reads through the one approval predicate
-(``predicates.approved_source``), now or as the memories stood at ``as_of``.
+(``predicates.approved_source``), now or as the memories stood at ``as_of``. The audit
+log at a moment is the events it includes (``predicates.included``); votes are read
+through the same view as now, over those events (``vote_rows.votes_at``); a
+re-proposal, recorded outside the audit log, is one recorded by the moment's clock.
 
 When to use which: these are the tables the facade hands a user (``nb.memories()``,
 ``nb.decisions()``, ``nb.reproposals()``), read through the analysis path as whole
@@ -17,8 +20,8 @@ from datetime import datetime
 import pandas as pd
 
 from ..contract import Store
-from ..memories.predicates import LIVE, Moment, approved_source, memories_at
-from ..memories.vote_rows import ACTIVE, VOTES_NOW
+from ..memories.predicates import LIVE, Moment, approved_source, included, memories_at
+from ..memories.vote_rows import ACTIVE, VOTES_NOW, votes_at
 
 __all__ = ["decisions_frame", "memories_frame", "reproposals_frame", "votes_frame"]
 
@@ -51,36 +54,55 @@ def memories_frame(
     return store.table(sql, params)
 
 
-def decisions_frame(store: Store, *, memory_id: str | None) -> pd.DataFrame:
-    """The audit log, oldest first; one row per event."""
-    where = f"WHERE {_OF_LIVE}" + (" AND memory_id = $id" if memory_id is not None else "")
-    params = {"id": memory_id} if memory_id is not None else {}
+def decisions_frame(store: Store, *, memory_id: str | None, as_of: Moment | None) -> pd.DataFrame:
+    """The audit log (as it stood at ``as_of``), oldest first; one row per event."""
+    clauses, params = [_OF_LIVE], {}
+    if memory_id is not None:
+        clauses.append("memory_id = $id")
+        params["id"] = memory_id
+    if as_of is not None:
+        clauses.append(included(as_of))
+        params |= as_of.params()
     return store.table(
-        f"SELECT * EXCLUDE (state_before) FROM memory_events {where} ORDER BY seq",
+        "SELECT * EXCLUDE (state_before) FROM memory_events "
+        f"WHERE {' AND '.join(clauses)} ORDER BY seq",
         params,
     )
 
 
-def reproposals_frame(store: Store) -> pd.DataFrame:
-    """Every re-proposal; ``score`` is the matcher's score (``similarity``, 0-100);
-    ``label`` and ``new_memory_id`` say whether a reviewer put it back as its own card."""
+def reproposals_frame(store: Store, *, as_of: Moment | None) -> pd.DataFrame:
+    """Every re-proposal (recorded by ``as_of``'s clock); ``score`` is the matcher's
+    score (``similarity``, 0-100); ``label`` and ``new_memory_id`` say whether a reviewer
+    put it back as its own card (by then)."""
+    then, labelled, params = "", "", {}
+    if as_of is not None:
+        then, labelled = " AND r.recorded_at <= $clock", " AND l.labelled_at <= $clock"
+        params["clock"] = as_of.clock
     return store.table(
         "SELECT r.*, r.similarity AS score, l.label, l.new_memory_id FROM reproposals r "
-        f"LEFT JOIN match_labels l ON l.reproposal_id = r.id WHERE {_OF_LIVE} "
-        "ORDER BY r.recorded_at, r.id"
+        f"LEFT JOIN match_labels l ON l.reproposal_id = r.id{labelled} "
+        f"WHERE {_OF_LIVE}{then} ORDER BY r.recorded_at, r.id",
+        params,
     )
 
 
-def votes_frame(store: Store, *, memory_id: str | None, history: bool) -> pd.DataFrame:
+def votes_frame(
+    store: Store, *, memory_id: str | None, history: bool, as_of: Moment | None
+) -> pd.DataFrame:
     """The votes of independent review, card by card (oldest card first), round by
     round, in the order cast. ``vote`` numbers a round's active votes from 1 (what
     ``adjudicate(vote=...)`` picks); ``final`` says whether the round was decided (by
     agreement or adjudication). With ``history`` the votes replaced or withdrawn are
     listed too (``state``; their ``vote`` is missing). On PostgreSQL a role reads the
     votes row-level security lets it (``schema.pg_extras``): a reviewer its own and
-    those of complete rounds, a reader those of settled rounds, the owner all."""
+    those of complete rounds, a reader those of settled rounds, the owner all. At
+    ``as_of`` every vote and its card read as they stood then."""
     clauses = ["TRUE" if history else ACTIVE]
     params: dict[str, object] = {}
+    votes, cards = VOTES_NOW, "memories"
+    if as_of is not None:
+        votes, params = votes_at(as_of)
+        cards = f"({memories_at(as_of)[0]})"
     if memory_id is not None:
         clauses.append("v.memory_id = $id")
         params["id"] = memory_id
@@ -96,7 +118,7 @@ def votes_frame(store: Store, *, memory_id: str | None, history: bool) -> pd.Dat
                  WHEN v.replaced_by IS NOT NULL THEN 'replaced' ELSE 'active' END AS state,
             v.replaced_by, v.withdrawn_at, v.id, v.event_seq, v.settled_seq,
             m.npc, m.category, m.status AS memory_status
-        FROM {VOTES_NOW} v LEFT JOIN memories m ON m.id = v.memory_id
+        FROM {votes} v LEFT JOIN {cards} m ON m.id = v.memory_id
         WHERE {" AND ".join(clauses)}
         ORDER BY m.recorded_at, v.memory_id, v.round, v.voted_at, v.id""",
         params,

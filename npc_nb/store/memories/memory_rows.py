@@ -25,7 +25,15 @@ from ..._foundations.utc import utc_now
 from ...vocabulary import APPROVED_STATUSES
 from ..contract import Connection, Store, insert_row, one_of, rows, scalar
 from .known_rows import WHOLE
-from .predicates import LIVE, SCOPE_RANK_SQL, VISIBLE, approved_at, approved_source, visible_to
+from .predicates import (
+    LIVE,
+    SCOPE_RANK_SQL,
+    VISIBLE,
+    approved_at,
+    approved_source,
+    memories_at,
+    visible_to,
+)
 
 __all__ = [
     "IndexBatch",
@@ -528,7 +536,11 @@ def _open_query(filters: dict[str, Any], now: datetime, columns: str) -> tuple[s
             clauses.append(f"{column} = ${column}")
             params[column] = filters[column]
     listed, table = "", "memories"
-    if filters.get("ids") is not None:
+    if filters.get("as_of") is not None:  # the queue as it stood then (its clock is now)
+        state, then = memories_at(filters["as_of"], _columns_at(columns))
+        table = f"({state}) AS as_of"
+        params |= then
+    elif filters.get("ids") is not None:
         # These memories first, then the other conditions: in one WHERE, DuckDB reads
         # every row's status and filter columns before it looks at the ids.
         which, listed_ids = one_of("id", filters["ids"], "id")
@@ -541,6 +553,30 @@ def _open_query(filters: dict[str, Any], now: datetime, columns: str) -> tuple[s
         + " ORDER BY skipped_at NULLS FIRST, recorded_at, id"
     )
     return sql, params
+
+
+#: The columns the open query filters and orders by: a past state must carry them.
+_OPEN_COLUMNS = (
+    "id",
+    "status",
+    "defer_until",
+    "skipped_at",
+    "recorded_at",
+    "experiment_arm",
+    "npc",
+    "team",
+    "category",
+    "scope",
+    "conversation_id",
+)
+
+
+def _columns_at(columns: str) -> tuple[str, ...] | None:
+    """The columns a past state of the memories is read with (SQL both engines take);
+    None (every column, DuckDB's form) for ``*``."""
+    if columns.strip() == WHOLE:
+        return None
+    return tuple(dict.fromkeys([*(c.strip() for c in columns.split(",")), *_OPEN_COLUMNS]))
 
 
 def count_open(store: Store, now: datetime) -> int:

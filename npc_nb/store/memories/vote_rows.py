@@ -30,6 +30,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..contract import Connection, Store, insert_row, one_of, rows, scalar
+from .predicates import Moment, included
 
 __all__ = [
     "ACTIVE",
@@ -40,19 +41,36 @@ __all__ = [
     "round_voters",
     "round_votes",
     "vote_by_id",
+    "votes_at",
 ]
+
 
 #: Every vote row as it stands now: its own columns, and what became of it (module
 #: docstring), read from later votes and the audit log. Name it ``FROM {VOTES_NOW} v``.
-VOTES_NOW = """(SELECT b.*, w.occurred_at AS withdrawn_at,
+def _votes_view(events: str = "memory_events", votes: str = "votes") -> str:
+    """Every vote row of ``votes`` and what became of it, read from ``events``."""
+    return f"""(SELECT b.*, w.occurred_at AS withdrawn_at,
         CASE WHEN w.seq IS NULL THEN lead(b.id) OVER (
             PARTITION BY b.memory_id, b.round, coalesce(b.reviewer_role, b.reviewer)
             ORDER BY b.event_seq) END AS replaced_by,
-        (SELECT min(f.seq) FROM memory_events f WHERE f.memory_id = b.memory_id
+        (SELECT min(f.seq) FROM {events} f WHERE f.memory_id = b.memory_id
             AND f.action IN ('agree', 'adjudicate') AND f.seq > b.event_seq
-            AND f.seq NOT IN (SELECT u.undoes FROM memory_events u WHERE u.undoes IS NOT NULL)
+            AND f.seq NOT IN (SELECT u.undoes FROM {events} u WHERE u.undoes IS NOT NULL)
         ) AS settled_seq
-    FROM votes b LEFT JOIN memory_events w ON w.action = 'withdraw_vote' AND w.vote_id = b.id)"""
+    FROM {votes} b LEFT JOIN {events} w ON w.action = 'withdraw_vote' AND w.vote_id = b.id)"""
+
+
+VOTES_NOW = _votes_view()
+
+
+def votes_at(moment: Moment) -> tuple[str, dict[str, Any]]:
+    """``VOTES_NOW`` as the votes stood at ``moment``: those cast by then, replaced,
+    withdrawn or settled only by the events it includes; a source and its parameters."""
+    events = f"(SELECT * FROM memory_events WHERE {included(moment)})"
+    cast = f"(SELECT * FROM votes WHERE event_seq IN (SELECT seq FROM {events} c))"
+    return _votes_view(events, cast), moment.params()
+
+
 #: A vote that counts: neither replaced nor withdrawn (of ``VOTES_NOW v``).
 ACTIVE = "v.replaced_by IS NULL AND v.withdrawn_at IS NULL"
 

@@ -14,8 +14,9 @@ own votes, and another's only once the round is complete (to adjudicate) or sett
 a reader reads settled rounds only; the owner reads everything.
 
 ``grant_statements`` is that SQL as text, for an administrator to read and run;
-``set_access`` runs it for one role (``nb.grant``, ``nb.revoke``, ``npc-nb grant``), as
-the schema's owner, with every name quoted as an identifier by psycopg. Creating roles
+``set_access`` runs it for one role (``nb.access.grant``, ``nb.access.revoke``,
+``npc-nb grant``), as the schema's owner, with every name quoted as an identifier by
+psycopg. Creating roles
 (and their passwords) stays the administrator's job: no password passes through here.
 """
 
