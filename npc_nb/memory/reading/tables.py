@@ -24,7 +24,6 @@ import pandas as pd
 from ..._foundations.arguments import AsOf, Category, Scope, StatusFilter
 from ..._foundations.tables import with_missing_as_na
 from ..._foundations.utc import utc_now
-from ...errors import DecisionError
 from ...store.analysis import frames
 from ...store.analysis.user_sql import run_sql
 from ...store.memories.predicates import Moment
@@ -133,7 +132,7 @@ class MemoryTables:
     def _at(self, as_of: object) -> list[tuple[Any, Moment | None]]:
         """Each existing store with the moment ``as_of`` names in it (None: now)."""
         snapshots = self._core.snapshots
-        state: State = snapshots.resolve(as_of, DecisionError)
+        state: State = snapshots.resolve(as_of)
         snapshots.check(state)
         return snapshots.moments(state)
 
