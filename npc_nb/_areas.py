@@ -14,12 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from ._foundations.arguments import AsOf, Forward, checked_methods
 from .analytics.export import export_review_log, export_tables
 from .interop.service import Interop
 from .store import Store
-from .store.memories.predicates import Moment
 
 __all__ = ["Exports", "Imports"]
 
@@ -50,9 +50,7 @@ class Exports:
 
     to = Forward("_interop", Interop.export_to)
 
-    def __init__(
-        self, store: Store, interop: Interop, moment: Callable[[object], Moment | None]
-    ) -> None:
+    def __init__(self, store: Store, interop: Interop, moment: Callable[[object], Any]) -> None:
         self._store = store
         self._interop = interop
         self._moment = moment
