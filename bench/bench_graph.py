@@ -8,7 +8,7 @@ naming ~500 distinct datasets, tools and places) is opened and timed:
 - extract + build   first ``graph()``: offline concept extraction for every memory
                     (stored), then the networkx graph
 - build             a second ``graph()``: concepts already stored
-- draw              ``show_graph()`` (default cap of 250 nodes) and its output: the
+- draw              ``nb.graph.show()`` (default cap of 250 nodes) and its output: the
                     renderer's data and the fallback picture
 and the output's size as saved in a notebook.
 """

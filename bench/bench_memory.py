@@ -10,7 +10,7 @@ real IPython shell, in MB, next to the same process before npc_nb did the work:
 - 100-turn %%npc        after that many ``%%npc analyst`` turns with the offline model,
                         each reply's extraction finished; baseline: after ``%load_ext``
                         (and its background load)
-- review panel open     ``review_panel()`` on a generated store (``bench/generate.py``:
+- review panel open     ``nb.review()`` on a generated store (``bench/generate.py``:
                         ``--memories`` memories, 60% approved, 1,000 pending) with its
                         first card drawn and its neighbour index loaded; baseline: the
                         store opened and ipywidgets imported, before the panel

@@ -8,7 +8,7 @@ events is generated set-wise in DuckDB (``build_store``, not row by row), then o
 this process with the widget libraries already imported, as in a kernel that has shown a
 widget before. Printed, in milliseconds:
 
-- open        ``review_panel()``: read the queue, build the widgets, render the first card
+- open        ``nb.review()``: read the queue, build the widgets, render the first card
               (its source, wordings and nearest approved memories through the neighbour
               index). The first open of a large store draws the card without waiting for
               that index, which loads behind it: printed on its own lines, the open and

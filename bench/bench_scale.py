@@ -21,7 +21,7 @@ decisions throughout (never an imitation of a cold cache), it times p50 and p95 
 - metrics.<name>()      every metric of ``nb.metrics`` with its default arguments
 - graph build           ``graph()``: the networkx graph of every approved memory, which
                         ``%npc_graph`` builds before cutting it to the nodes it draws
-- %npc_graph            ``show_graph()`` and its output (renderer data and picture)
+- %npc_graph            ``nb.graph.show()`` and its output (renderer data and picture)
 - raw query (baseline)  the context selection as one SQL query on a raw, held DuckDB
                         connection, the best a program does without npc_nb's cache
 
