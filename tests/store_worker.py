@@ -101,7 +101,7 @@ def vote(nb: npc_nb.Project, reviewer: str, plan: list[tuple[str, str]]) -> dict
         except npc_nb.NpcError as exc:
             errors[type(exc).__name__] += 1
     log = nb.decisions()
-    mine = log[(log["action"] == "agree") & (log["actor"] == reviewer)]
+    mine = log[(log["action"] == "agree") & (log["reviewer"] == reviewer)]
     planned = {memory_id for memory_id, _ in plan}
     final = [m for m in mine["memory_id"].tolist() if m in planned]
     return {"final": final, "errors": dict(errors)}

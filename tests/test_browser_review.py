@@ -135,7 +135,7 @@ def test_review_with_single_keys_in_jupyterlab(tmp_path: Path) -> None:
         assert status["browser candidate number 06"] == "human-approved"  # the double click
         events = nb.decisions()
         decided = events[events["action"] != "propose"]
-        assert set(decided["actor"]) == {"browser"}
+        assert set(decided["reviewer"]) == {"browser"}
         cards = decided[decided["action"] != "undo"]
         assert cards["time_spent_ms"].notna().all() and cards["review_session"].nunique() == 1
         actions = decided.sort_values("seq")["action"].tolist()

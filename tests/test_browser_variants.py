@@ -152,14 +152,14 @@ def test_one_card_per_fact_in_jupyterlab(tmp_path: Path) -> None:
         labels = nb.reproposals().dropna(subset=["label"]).set_index("proposed_text")["label"]
         assert labels.to_dict() == {OTHER_WORDINGS[0]: "split", REPEAT: "requeued"}
         events = nb.decisions()
-        decided = events[(events["actor"] == "browser") & (events["action"] != "propose")]
+        decided = events[(events["reviewer"] == "browser") & (events["action"] != "propose")]
         assert sorted(decided["action"]) == ["approve", "approve", "approve"]
         assert decided["wording"].notna().sum() == 1  # the third wording, named
         assert decided["review_session"].notna().all()
         put_back = nb.reproposals().dropna(subset=["label"])["new_memory_id"]
         proposals = events[events["memory_id"].isin(put_back)]
         assert sorted(proposals["action"]) == ["approve", "propose", "propose"]
-        assert set(proposals["actor"]) == {"browser"}
+        assert set(proposals["reviewer"]) == {"browser"}
         merged = nb.metrics.matching(group_by="outcome").set_index("outcome")
         assert merged.loc["merged", "put_back"] == 1 and merged.loc["suppressed", "put_back"] == 1
     finally:

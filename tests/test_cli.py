@@ -43,7 +43,7 @@ def test_every_decision_from_the_terminal(nb: npc_nb.Project, project_dir: Path)
     ]
     events = nb.decisions()
     decided = events[events["action"] != "propose"]
-    assert set(decided["actor"]) == {"ada"} and decided["time_spent_ms"].notna().all()
+    assert set(decided["reviewer"]) == {"ada"} and decided["time_spent_ms"].notna().all()
     assert decided["review_session"].nunique() == 1
     # the skipped card was approved later: counted once, as approved
     assert "Review finished: 2 approved, 1 edited, 1 rejected, 1 deferred in" in output
@@ -404,4 +404,4 @@ def test_a_review_as_root_says_how_to_record_a_name(
         out.getvalue()
     )
     assert "shared account" not in named.getvalue()
-    assert nb.decisions(memory)["actor"].iloc[-1] == "root"
+    assert nb.decisions(memory)["reviewer"].iloc[-1] == "root"

@@ -129,7 +129,11 @@ def test_the_context_is_recorded_with_the_decision(nb: npc_nb.Project) -> None:
     context = ReviewContext(by="ada", session_id="s-1", time_spent=2.5)
     nb.apply(Reject(card, reason="gone"), context=context)
     event = nb.decisions(card).iloc[-1]
-    assert (event["actor"], event["review_session"], event["time_spent_ms"]) == ("ada", "s-1", 2500)
+    assert (event["reviewer"], event["review_session"], event["time_spent_ms"]) == (
+        "ada",
+        "s-1",
+        2500,
+    )
     with pytest.raises(npc_nb.InvalidValueError, match="time_spent"):
         ReviewContext(time_spent=-1)
     with pytest.raises(npc_nb.InvalidValueError, match="intent"):
@@ -204,7 +208,7 @@ def test_approve_all_refuses_a_preview_whose_cards_were_decided_since(
 
 def _audit(nb: npc_nb.Project, memory_id: str) -> dict[str, Any]:
     row = nb.decisions(memory_id).iloc[-1].to_dict()
-    keep = ("action", "from_status", "to_status", "actor")
+    keep = ("action", "from_status", "to_status", "reviewer")
     return {key: row[key] for key in keep} | {"in_session": row["review_session"] is not None}
 
 

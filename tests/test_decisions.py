@@ -44,7 +44,7 @@ def test_each_decision_sets_its_status_with_exactly_one_audit_event(
     assert status_of(nb, memory) == status
     propose_event, event = events_for(nb, memory)
     assert propose_event["action"] == "propose"
-    assert (event["action"], event["actor"]) == (decision, "ada")
+    assert (event["action"], event["reviewer"]) == (decision, "ada")
     assert (event["from_status"], event["to_status"]) == ("pending_approval", status)
     assert event["text_before"] == "Original text"
     assert event["text_after"] == kwargs.get("text", "Original text")
@@ -55,7 +55,7 @@ def test_each_decision_sets_its_status_with_exactly_one_audit_event(
 def test_actor_defaults_to_the_configured_reviewer(nb: npc_nb.Project) -> None:
     memory = propose(nb, "x is y")
     nb.approve(memory)
-    assert events_for(nb, memory)[-1]["actor"] == "tester"
+    assert events_for(nb, memory)[-1]["reviewer"] == "tester"
 
 
 def test_edit_keeps_the_initial_text_and_approves_the_final(nb: npc_nb.Project) -> None:
@@ -236,7 +236,7 @@ def test_approve_all_confirmed_is_one_batch_and_never_includes_flagged(nb: npc_n
     events = nb.decisions()
     batch = events[events["action"] == "approve_all"]
     assert len(batch) == 3 and batch["batch_id"].nunique() == 1
-    assert set(batch["actor"]) == {"ada"}
+    assert set(batch["reviewer"]) == {"ada"}
 
 
 def test_approve_all_confirm_approves_only_what_the_preview_showed(nb: npc_nb.Project) -> None:

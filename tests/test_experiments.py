@@ -143,7 +143,7 @@ def test_promote_goes_through_the_live_matcher_and_does_nothing_twice(
     assert promoted.tombstoned == [facts[2]]
     assert nb.memories(status="approved").set_index("final_text").loc[facts[0], "id"] == pending
     card_event = nb.decisions().set_index("memory_id").loc[pending].iloc[-1]
-    assert card_event["actor"] == "carol" and "promoted from experiment" in card_event["reason"]
+    assert card_event["reviewer"] == "carol" and "promoted from experiment" in card_event["reason"]
     assert facts[3] in set(nb.memories(status="approved")["final_text"])
     assert facts[2] not in set(nb.memories(status="approved")["final_text"])
     again = exp.promote("A", by="carol")

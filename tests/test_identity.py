@@ -97,7 +97,7 @@ def test_session_settings_survive_open_in_the_same_kernel(shell, project_dir: Pa
         assert nb.settings.pin is not None
         card = propose(nb, "The lab meets on Mondays")
         nb.approve(card)
-        assert nb.decisions(card)["actor"].tolist()[-1] == "bob"
+        assert nb.decisions(card)["reviewer"].tolist()[-1] == "bob"
         shown = str(cell(shell, "%npc_config"))
         assert "recording as bob (this session)" in shown
     finally:

@@ -75,7 +75,7 @@ def test_trust_imports_approved_audited_with_a_warning(nb: npc_nb.Project) -> No
     assert "Warning: trust=True" in str(summary)
     assert set(statuses(nb).values()) == {"human-approved"}
     approvals = nb.decisions().query("action == 'approve'")
-    assert set(approvals["actor"]) == {"tester"}  # the person who ran the import
+    assert set(approvals["reviewer"]) == {"tester"}  # the person who ran the import
     assert approvals["reason"].str.contains("trust=True").all()
     assert "Likes to travel by train" in nb.context("writer")
 

@@ -92,7 +92,7 @@ def test_npcpy_decisions_are_audited_as_imported_at_the_file_time(
     nb.imports.npcpy(knowledge)
     events = nb.decisions()
     decided = events[events["action"] != "propose"]
-    assert set(decided["actor"]) == {"imported:npcpy"}
+    assert set(decided["reviewer"]) == {"imported:npcpy"}
     assert set(decided["action"]) == {"approve", "edit", "reject"}
     assert (decided["occurred_at"] == FILE_TIME).all()
     assert decided["reason"].str.contains("the original reviewer is unknown").all()

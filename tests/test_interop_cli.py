@@ -63,7 +63,7 @@ def test_npcpy_memories_imported_from_the_command_line(
         in out.stdout
     )
     nb = npc_nb.open(project_dir)
-    assert set(nb.decisions().query("action != 'propose'")["actor"]) == {"imported:npcpy"}
+    assert set(nb.decisions().query("action != 'propose'")["reviewer"]) == {"imported:npcpy"}
     nb.close()
     trusted = npc_nb_cli("import", "npcpy", DATA / "npcpy" / "lab", "--project", project_dir,
                          "--trust", home=isolated_home)  # fmt: skip
@@ -80,7 +80,7 @@ def test_trust_from_the_command_line_is_audited_and_warned(
     nb = npc_nb.open(project_dir)
     approvals = nb.decisions().query("action == 'approve'")
     assert len(approvals) == 3 and approvals["reason"].str.contains("trust=True").all()
-    assert set(approvals["actor"]) == {"tester"}
+    assert set(approvals["reviewer"]) == {"tester"}
     nb.close()
 
 

@@ -205,7 +205,7 @@ class ReviewMachine(RuleBasedStateMachine):
                 assert later["text_before"] == earlier["text_after"]
             assert chain[-1]["to_status"] == row["status"]
             assert chain[-1]["text_after"] == row["final_text"]
-            assert all(isinstance(e["actor"], str) and e["actor"] for e in chain)
+            assert all(isinstance(e["reviewer"], str) and e["reviewer"] for e in chain)
 
     @invariant()
     def queue_is_exactly_the_open_memories(self) -> None:

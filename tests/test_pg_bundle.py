@@ -98,6 +98,6 @@ def test_npcpy_decisions_imported_into_postgresql_are_audited(
         "pending_approval": 3,
     }
     decided = shared.decisions().query("action != 'propose'")
-    assert set(decided["actor"]) == {"imported:npcpy"}
+    assert set(decided["reviewer"]) == {"imported:npcpy"}
     assert shared.imports.npcpy(DATA / "npcpy" / "lab").already_imported == 8
     shared.close()

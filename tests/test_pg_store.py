@@ -83,7 +83,7 @@ def test_decisions_carry_the_reviewer_else_the_database_role(
     nb.approve(propose(nb, "one"))
     nb.configure(reviewer="ada")
     nb.approve(propose(nb, "two"))
-    decided = nb.decisions().query("action == 'approve'")["actor"].tolist()
+    decided = nb.decisions().query("action == 'approve'")["reviewer"].tolist()
     assert decided == ["postgres", "ada"]  # the role the URL connects as, then the setting
     nb.close()
 

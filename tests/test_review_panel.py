@@ -86,7 +86,7 @@ def test_each_decision_by_key_is_written_with_its_audit_row(
     assert nb.memories().set_index("id").loc[queued[3], "defer_until"] == datetime(2999, 1, 1)
     decided = nb.decisions()
     decided = decided[decided["action"] != "propose"]
-    assert len(decided) == 5 and set(decided["actor"]) == {"ada"}
+    assert len(decided) == 5 and set(decided["reviewer"]) == {"ada"}
     assert decided["time_spent_ms"].notna().all() and decided["review_session"].nunique() == 1
     assert panel.session.tally == {
         "approved": 1,
@@ -733,7 +733,7 @@ def test_a_shared_account_is_told_how_to_record_a_name(
     assert "npc_nb.open(reviewer=&quot;ada&quot;)" in note and "NPC_NB_REVIEWER=ada" in note
     assert "%npc_config reviewer=ada" in note and "%npc_review --by ada" in note
     key(panel, "a")
-    assert events(nb, queued[0])[-1]["actor"] == "root"
+    assert events(nb, queued[0])[-1]["reviewer"] == "root"
     named = nb.review(by="ada")  # a name given: nothing to say
     assert named.reviewer_note.value == "" and named.reviewer_note.layout.display == "none"
 
@@ -745,9 +745,9 @@ def test_the_default_reviewer_is_a_readable_name(
     panel = nb.review()
     assert panel.reviewer_note.value == ""
     key(panel, "a")
-    assert events(nb, queued[0])[-1]["actor"] == "Ada Lovelace"
+    assert events(nb, queued[0])[-1]["reviewer"] == "Ada Lovelace"
     assert "Ada Lovelace (git user.name)" in str(nb.settings)
     account("ada")  # a personal account is the person, as before
     panel = nb.review()
     key(panel, "a")
-    assert events(nb, queued[1])[-1]["actor"] == "ada" and panel.reviewer_note.value == ""
+    assert events(nb, queued[1])[-1]["reviewer"] == "ada" and panel.reviewer_note.value == ""

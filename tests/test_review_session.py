@@ -248,7 +248,7 @@ def test_a_decision_applies_only_to_what_the_reviewer_saw(nb: npc_nb.Project) ->
         row = nb.memories().set_index("id").loc[shown]
         assert (row["status"], row["final_text"]) == ("human-approved", text)
         decided = nb.decisions(shown)
-        assert decided[decided["action"] != "propose"]["actor"].tolist() == ["bob"]
+        assert decided[decided["action"] != "propose"]["reviewer"].tolist() == ["bob"]
         assert session.current is None  # the panel moved on to what is really open
 
 
@@ -296,7 +296,7 @@ def test_a_batch_undo_writes_one_linked_event_per_memory(nb: npc_nb.Project) -> 
     undos = events[events["action"] == "undo"]
     assert len(approvals) == 3 and len(undos) == 3
     assert set(undos["undoes"]) == set(approvals.index)
-    assert undos["batch_id"].nunique() == 1 and set(undos["actor"]) == {"alice"}
+    assert undos["batch_id"].nunique() == 1 and set(undos["reviewer"]) == {"alice"}
     assert session.tally["approved"] == 0 and session.remaining == 3
 
 
@@ -329,7 +329,7 @@ def test_time_after_a_refused_decision_counts_from_the_refusal(nb: npc_nb.Projec
     now[0] = 32.0
     session.decide(Approve(session.current))
     alice = nb.decisions()
-    assert alice[alice["actor"] == "alice"]["time_spent_ms"].tolist() == [2000]
+    assert alice[alice["reviewer"] == "alice"]["time_spent_ms"].tolist() == [2000]
     assert session.summary().seconds_per_card == 2.0
 
 

@@ -26,7 +26,7 @@ def lab(project_dir: Path):
 
 def actions(nb: npc_nb.Project, memory_id: str) -> list[tuple[str, str]]:
     log = nb.decisions(memory_id)
-    return list(zip(log["actor"], log["action"], strict=True))
+    return list(zip(log["reviewer"], log["action"], strict=True))
 
 
 def test_agreeing_votes_make_the_card_final_automatically(lab: npc_nb.Project) -> None:

@@ -146,7 +146,8 @@ class Snapshot:
 
     ``taken_at`` is the store's transaction time (naive UTC), ``hash`` the SHA-256 of
     every approved memory's id, text, scope and validity then (docs/reproducibility.md
-    gives the algorithm), ``memories`` how many were approved. ``event_seq`` and
+    gives the algorithm), ``memories`` how many were approved, ``reviewer`` who took it
+    (stored as ``snapshots.taken_by``). ``event_seq`` and
     ``user_event_seq`` are the last audit events it includes, in the project's store and
     the user's: what makes it exact. ``event_floor`` is the project store's event just
     before the first it includes: 0, except for a snapshot merged in from a bundle
@@ -158,7 +159,7 @@ class Snapshot:
     taken_at: datetime
     hash: str
     memories: int
-    taken_by: str = ""
+    reviewer: str = ""
     event_seq: int = field(default=0, repr=False)
     user_event_seq: int = field(default=0, repr=False)
     event_floor: int = field(default=0, repr=False)
@@ -177,7 +178,7 @@ class Snapshot:
         label = f"{self.label!r} " if self.label else ""
         return (
             f"snapshot {label}{self.id}, taken {self.taken_at:%Y-%m-%d %H:%M:%S} UTC by "
-            f"{self.taken_by or 'unknown'}: {self.memories} approved memories, "
+            f"{self.reviewer or 'unknown'}: {self.memories} approved memories, "
             f"hash {self.hash[:16]}…"
         )
 

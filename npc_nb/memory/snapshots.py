@@ -64,7 +64,7 @@ SNAPSHOT_KINDS: dict[str, Kind] = {
     "id": "text",
     "label": "text",
     "taken_at": "time",
-    "taken_by": "text",
+    "reviewer": "text",
     "memories": "int",
     "hash": "text",
 }
@@ -149,7 +149,7 @@ class Snapshots:
         return [_snapshot(row) for row in snapshot_rows.list_snapshots(self._stores.project)]
 
     def frame(self) -> pd.DataFrame:
-        """Every snapshot of the project, oldest first: id, label, taken_at, taken_by,
+        """Every snapshot of the project, oldest first: id, label, taken_at, reviewer,
         memories (approved then) and hash."""
         found = [{c: getattr(s, c) for c in SNAPSHOT_KINDS} for s in self.all()]
         return with_missing_as_na(pd.DataFrame(found, columns=list(SNAPSHOT_KINDS)), SNAPSHOT_KINDS)
@@ -369,7 +369,7 @@ def _snapshot(row: dict[str, Any]) -> Snapshot:
         taken_at=row["taken_at"],
         hash=row["content_hash"],
         memories=int(row["memories"]),
-        taken_by=row["taken_by"],
+        reviewer=row["taken_by"],
         event_seq=int(row["event_seq"]),
         user_event_seq=int(row["user_event_seq"]),
         event_floor=int(row["event_floor"]),

@@ -55,7 +55,8 @@ def memories_frame(
 
 
 def decisions_frame(store: Store, *, memory_id: str | None, as_of: Moment | None) -> pd.DataFrame:
-    """The audit log (as it stood at ``as_of``), oldest first; one row per event."""
+    """The audit log (as it stood at ``as_of``), oldest first; one row per event, who
+    did it in ``reviewer``."""
     clauses, params = [_OF_LIVE], {}
     if memory_id is not None:
         clauses.append("memory_id = $id")
@@ -63,8 +64,9 @@ def decisions_frame(store: Store, *, memory_id: str | None, as_of: Moment | None
     if as_of is not None:
         clauses.append(included(as_of))
         params |= as_of.params()
+    # The stored column ``actor`` reads as ``reviewer``, the word users see everywhere.
     return store.table(
-        "SELECT * EXCLUDE (state_before) FROM memory_events "
+        "SELECT * EXCLUDE (state_before) RENAME (actor AS reviewer) FROM memory_events "
         f"WHERE {' AND '.join(clauses)} ORDER BY seq",
         params,
     )
