@@ -5,8 +5,9 @@
   never over the target's decisions), its approvals screened as candidates are
   (``bundle_gate``);
 - ``import_npcpy``, ``import_mem0``, ``import_letta`` (``nb.imports.npcpy``, ``.mem0``,
-  ``.letta``): another tool's file read as records (``npcpy_files``, ``mem0_files``, ``letta_files``) and passed through the
-  gate (``gate``), the same trust gate extracted candidates pass;
+  ``.letta``): another tool's file read as records (``npcpy_files``, ``mem0_files``,
+  ``letta_files``) and passed through the gate (``gate``), the same trust gate extracted
+  candidates pass;
 - ``export_to`` (``nb.exports.to``): approved memories in another tool's import shape
   (``exports``).
 
