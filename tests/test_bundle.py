@@ -335,3 +335,19 @@ def test_votes_travel_and_a_card_in_adjudication_stays_out_of_every_prompt(
     assert "DuckDB" in copy.context("analyst")
     copy.close()
     lab.close()
+
+
+def test_a_project_with_nothing_in_it_yet_exports_an_empty_bundle(
+    project_dir: Path, tmp_path: Path
+) -> None:
+    """Before its first write a project has no store file: its bundle is the empty
+    store's, and exporting it creates nothing in the project."""
+    nb = npc_nb.open(project_dir)
+    bundle = nb.export_bundle(tmp_path / "empty.zip")
+    assert not (project_dir / ".npc_nb" / "memory.duckdb").exists()
+    assert {count for count, _ in checksums(bundle).values()} == {0}
+    npc_nb.import_bundle(bundle, tmp_path / "copy", create=True)
+    copy = npc_nb.open(tmp_path / "copy")
+    assert copy.memories().empty and copy.decisions().empty
+    copy.close()
+    nb.close()

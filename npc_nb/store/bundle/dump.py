@@ -11,6 +11,8 @@ text) and checksummed (``tables.table_digest``) from the same snapshot.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,8 +51,7 @@ def dump_store(store: Store, folder: Path) -> Dumped:
     with store.analysis() as con:
         catalog, schema = store_home(con)
         _check_tables(catalog_tables(con, catalog, schema), columns, store)
-        con.execute("BEGIN TRANSACTION")
-        try:
+        with _one_read(con, own=store.exists):
             migrations = [
                 str(name)
                 for (name,) in con.execute(
@@ -61,9 +62,22 @@ def dump_store(store: Store, folder: Path) -> Dumped:
                 _dump_table(con, f"{quoted(catalog)}.{quoted(schema)}", name, cols, folder)
                 for name, cols in columns.items()
             ]
-        finally:
-            con.execute("COMMIT")
     return Dumped(tuple(dumped), tuple(migrations))
+
+
+@contextmanager
+def _one_read(con: duckdb.DuckDBPyConnection, *, own: bool) -> Iterator[None]:
+    """Every table read in one transaction: its own (``own``), or the one ``con`` is
+    already in (a project with no store file yet reads the empty store's, rolled back
+    after)."""
+    if not own:
+        yield
+        return
+    con.execute("BEGIN TRANSACTION")
+    try:
+        yield
+    finally:
+        con.execute("COMMIT")
 
 
 def _check_tables(found: dict[str, list], expected: dict[str, list[Column]], store: Store) -> None:

@@ -60,7 +60,7 @@ _LEGACY_NAME = re.compile(r"m\d{3}_\w+")
 
 def legacy_records(recorded: Collection[str]) -> bool:
     """Whether ``recorded`` (a store's or a bundle's step names) are the old ladder's."""
-    return any(_LEGACY_NAME.fullmatch(name) for name in recorded)
+    return any(name in LEGACY_STEPS for name in recorded)
 
 
 def column_fingerprint(columns: Collection[tuple[str, str]]) -> str:
@@ -95,6 +95,9 @@ def as_steps(names: Collection[str], what: str = "bundle") -> set[str]:
     ladder is the baseline; part of it is refused (``refuse_legacy``)."""
     if not legacy_records(names):
         return set(names)
+    unknown = set(names) - set(LEGACY_STEPS)
+    if unknown:  # names no ladder of ours ever had: a newer npc_nb's (refused as such)
+        return unknown
     if set(names) != set(LEGACY_STEPS):
         refuse_legacy(names, what)
     return {BASELINE}
