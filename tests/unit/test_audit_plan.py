@@ -19,17 +19,15 @@ from npc_nb.analytics.audit_plan import AuditPlan, plan_audit
 
 def _naive(population: int | None, looks: tuple[int, ...]) -> AuditPlan:
     """Every look read at plain 95%, as if it were the only one."""
-    thresholds = tuple(
-        sum(
-            1
-            for _ in itertools.takewhile(
-                lambda k: error_bound(k, n, 0.95, population) < 0.05, range(n + 1)
-            )
-        )
-        - 1
-        for n in looks
-    )
+    thresholds = tuple(_most_errors_meeting(n, population) for n in looks)
     return AuditPlan(population, 0.05, 0.95, looks, 0.95, thresholds, "naive re-test")
+
+
+def _most_errors_meeting(sample: int, population: int | None) -> int:
+    errors = -1
+    while error_bound(errors + 1, sample, 0.95, population) < 0.05:
+        errors += 1
+    return errors
 
 
 def _enumerated_approval(plan: AuditPlan, defects: int) -> Fraction:
