@@ -220,3 +220,12 @@ def test_every_plan_keeps_its_promise_at_and_above_the_tolerance(
             assert plan.bound(threshold, n) < tolerance
         if threshold < n:
             assert plan.bound(threshold + 1, n) >= tolerance
+
+
+def test_a_large_batch_gets_longer_looks_so_a_good_batch_rarely_fails() -> None:
+    """Failing a batch of 10,000 costs 10,000 questions: its default plan looks further
+    (in wider steps) than a batch of 1,000's, and a 2% batch is settled in ~270."""
+    large = plan_audit(10_000)
+    assert large.looks[-1] > plan_audit(1000).looks[-1]
+    assert large.expected_questions(200) < 300
+    assert large.approval_probability(500) <= 0.05
