@@ -37,6 +37,7 @@ from .audit_bounds import (
     check_population,
     check_tolerance,
     error_bound,
+    hypergeometric_ways,
     level,
     tolerance_defects,
 )
@@ -270,10 +271,9 @@ def _cdf_table(
                 break
         return tuple(out)
     n, d0 = population, tolerance_defects(tolerance, population)
-    total, ways = math.comb(n, sample), 0
+    total = math.comb(n, sample)
     for k in range(max(0, sample - (n - d0)), min(sample, d0) + 1):
-        ways += math.comb(d0, k) * math.comb(n - d0, sample - k)
-        out.append(Fraction(ways, total))
+        out.append(Fraction(hypergeometric_ways(k, n, d0, sample), total))
         if out[-1] > cut:
             break
     return tuple(out)
