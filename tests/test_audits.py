@@ -334,3 +334,25 @@ def test_rejected_edited_and_superseded_sampled_cards_are_errors_and_undo_reopen
     nb.undo()  # the last approval: the look is incomplete again
     assert audit.pending() == (skipped,)
     assert audit.result().status == "reviewing"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "error", "message"),
+    [
+        ({"seed": -1}, npc_nb.InvalidValueError, "seed=-1"),
+        ({"seed": 1.5}, npc_nb.ArgumentError, "seed"),
+        ({"tolerance": 1.5}, npc_nb.InvalidValueError, "tolerance"),
+        ({"confidence": 0}, npc_nb.InvalidValueError, "confidence"),
+        ({"category": "gossip"}, npc_nb.InvalidValueError, "category"),
+        ({"npc": "nobody"}, npc_nb.InvalidValueError, "nobody"),
+        ({"stratify": "yes"}, npc_nb.ArgumentError, "stratify"),
+        ({"name": "  "}, npc_nb.InvalidValueError, "name"),
+    ],
+)
+def test_a_mistaken_argument_is_refused_and_nothing_is_recorded(
+    nb: npc_nb.Project, arguments: dict, error: type[Exception], message: str
+) -> None:
+    plain_cards(nb, 20)
+    with pytest.raises(error, match=message):
+        nb.audit(**arguments)
+    assert nb.audits().empty
