@@ -81,13 +81,17 @@ class AuditPlan:
     def approval_probability(self, defects: int) -> float:
         """The exact probability that this design approves a batch holding ``defects``
         wrong cards (the dynamic programme, no simulation)."""
-        return audit_chances(self, self._defects(defects)).approve
+        return audit_chances(*self._design, self._defects(defects)).approve
 
     def expected_questions(self, defects: int) -> float:
         """The expected number of cards a person decides to settle a batch holding
         ``defects`` wrong cards: the sample up to the approving look, or the whole
         batch when the audit fails (the rest then goes to ordinary review)."""
-        return audit_chances(self, self._defects(defects)).questions
+        return audit_chances(*self._design, self._defects(defects)).questions
+
+    @property
+    def _design(self) -> tuple[int | None, tuple[int, ...], tuple[int, ...]]:
+        return self.population, self.looks, self.thresholds
 
     def _defects(self, defects: int) -> int:
         if self.population is None:
@@ -193,7 +197,7 @@ def _valid(draft: AuditPlan, alpha: Fraction, nominal: float | None) -> bool:
         **{**draft.__dict__, "thresholds": _thresholds(draft, 1 - Fraction(str(nominal)))}
     )
     worst = _worst(plan)
-    return audit_chances(plan, worst).approve <= float(alpha)
+    return audit_chances(*plan._design, worst).approve <= float(alpha)
 
 
 def _worst(plan: AuditPlan) -> int | float:
@@ -281,7 +285,7 @@ def _method(plan: AuditPlan) -> str:
             f"Fixed sample of {plan.looks[0]} cards read once: approve when the exact "
             f"{exact} bound at {plan.confidence:.4g} is below {plan.tolerance:.4g}."
         )
-    worst = audit_chances(plan, _worst(plan)).approve
+    worst = audit_chances(*plan._design, _worst(plan)).approve
     return (
         f"Group-sequential exact design, looks at {looks} cards: approve at a look when the "
         f"exact {exact} bound at {plan.nominal_confidence:.6g} (calibrated) is below "
