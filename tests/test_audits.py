@@ -291,6 +291,9 @@ def test_in_independent_review_the_sample_is_voted_and_approve_rest_waits_for_si
             for memory_id in sampled:
                 reviewer.approve(memory_id)
             assert reviewer.get_audit(audit.name).pending() == ()
+            assert audit.pending(by=name) == ()
+            if name == "ada":  # one vote each: bob still has every sampled card to vote on
+                assert audit.pending(by="bob") == sampled
         assert audit.result().status == "approvable"
         with pytest.raises(npc_nb.AuditError, match="sign-offs"):
             audit.approve_rest()
