@@ -27,6 +27,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 from itertools import pairwise
 
 from ..errors import InvalidValueError
@@ -234,25 +235,33 @@ def _critical_values(draft: AuditPlan, alpha: Fraction) -> list[Fraction]:
     return sorted(values)
 
 
-def _cdf_values(draft: AuditPlan, sample: int) -> list[Fraction]:
+def _cdf_values(draft: AuditPlan, sample: int) -> tuple[Fraction, ...]:
+    return _cdf_table(draft.population, draft.tolerance, draft.confidence, sample)
+
+
+@lru_cache(maxsize=4096)
+def _cdf_table(
+    population: int | None, tolerance: float, confidence: float, sample: int
+) -> tuple[Fraction, ...]:
     """P(X <= k) for k = 0, 1, ... at the worst bad batch, until it passes the stated
-    level (no nominal level is above it). Finite batch: from the least k possible."""
+    level (no nominal level is above it). Finite batch: from the least k possible.
+    Cached: the calibration reads each look's table a dozen times."""
     out: list[Fraction] = []
-    cut = level(draft.confidence)
-    if draft.population is None:
+    cut = level(confidence)
+    if population is None:
         for k in range(sample + 1):
-            out.append(Fraction(binomial_cdf(k, sample, draft.tolerance)))
+            out.append(Fraction(binomial_cdf(k, sample, tolerance)))
             if out[-1] > cut:
                 break
-        return out
-    n, d0 = draft.population, tolerance_defects(draft.tolerance, draft.population)
+        return tuple(out)
+    n, d0 = population, tolerance_defects(tolerance, population)
     total, ways = math.comb(n, sample), 0
     for k in range(max(0, sample - (n - d0)), min(sample, d0) + 1):
         ways += math.comb(d0, k) * math.comb(n - d0, sample - k)
         out.append(Fraction(ways, total))
         if out[-1] > cut:
             break
-    return out
+    return tuple(out)
 
 
 def _thresholds(draft: AuditPlan, level_: Fraction) -> tuple[int, ...]:
