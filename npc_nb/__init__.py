@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from .errors import (
     AlreadyDecidedError,
     ArgumentError,
+    AuditError,
     CandidateError,
     ConfigError,
     DecisionError,
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
     from .analytics.audit_bounds import audit_sample_size, error_bound
     from .analytics.audit_plan import AuditPlan, plan_audit
     from .analytics.plots import plot_audit_plan
+    from .audit import Audit, AuditResult
     from .chat.personas import Npc
     from .decisions import (
         Adjudicate,
@@ -88,6 +90,8 @@ _LAZY = {
     "Supersede": "decisions",
     "Npc": "chat.personas",
     "Experiment": "experiments",
+    "Audit": "audit",
+    "AuditResult": "audit",
     "Project": "_project",
     "import_bundle": "_project",
     "open": "_project",
@@ -154,7 +158,10 @@ __all__ = [
     "Approve",
     "ApproveAllPreview",
     "ArgumentError",
+    "Audit",
+    "AuditError",
     "AuditPlan",
+    "AuditResult",
     "CandidateError",
     "CandidateOutcome",
     "ConfigError",
