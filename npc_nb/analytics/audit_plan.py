@@ -138,7 +138,7 @@ def plan_audit(
     """The audit's design for a batch of ``population`` cards (None: unbounded).
     ``looks=None`` takes the default schedule (at 5%: 50, 75, ..., 450 cards, capped at
     the batch; a batch over 5,000 goes on every 50 up to a tenth of it, at most 1,000
-    cards); ``looks=1`` the fixed design (one sample of ``audit_sample_size``, read
+    cards), less its first looks that could not approve even with no error; ``looks=1`` the fixed design (one sample of ``audit_sample_size``, read
     once at ``confidence``); an int n > 1 the first n looks of the default schedule; a
     list the cumulative sample sizes to look at."""
     tolerance = check_tolerance(tolerance)
@@ -148,6 +148,13 @@ def plan_audit(
     schedule = _schedule(population, tolerance, confidence, looks)
     draft = AuditPlan(population, tolerance, float(confidence), schedule, 0.5, (), "")
     nominal, thresholds = _calibrate(draft, alpha)
+    if looks is None:
+        # A default look that cannot approve even with no error is not read at all:
+        # no batch stops there, so leaving it out changes no chance, only the questions
+        # a reviewer is told to answer before the first look that can settle the batch.
+        kept = [j for j, most in enumerate(thresholds) if most >= 0] or [len(schedule) - 1]
+        first = kept[0]
+        schedule, thresholds = schedule[first:], thresholds[first:]
     plan = AuditPlan(population, tolerance, float(confidence), schedule, nominal, thresholds, "")
     return AuditPlan(**{**plan.__dict__, "method": _method(plan)})
 
