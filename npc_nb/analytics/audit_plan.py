@@ -138,9 +138,10 @@ def plan_audit(
     """The audit's design for a batch of ``population`` cards (None: unbounded).
     ``looks=None`` takes the default schedule (at 5%: 50, 75, ..., 450 cards, capped at
     the batch; a batch over 5,000 goes on every 50 up to a tenth of it, at most 1,000
-    cards), less its first looks that could not approve even with no error; ``looks=1`` the fixed design (one sample of ``audit_sample_size``, read
-    once at ``confidence``); an int n > 1 the first n looks of the default schedule; a
-    list the cumulative sample sizes to look at."""
+    cards), less its first looks that could not approve even with no error;
+    ``looks=1`` the fixed design (one sample of ``audit_sample_size``, read once at
+    ``confidence``); an int n > 1 the first n looks of the default schedule; a list the
+    cumulative sample sizes to look at."""
     tolerance = check_tolerance(tolerance)
     alpha = level(confidence)
     if population is not None:
