@@ -12,7 +12,7 @@ from typing import Any
 
 from ...errors import ArgumentError, AuditError, InvalidValueError
 from .outcomes import Tally
-from .result import percent
+from .result import level, percent
 
 __all__ = [
     "already_approved",
@@ -95,7 +95,8 @@ def cannot_approve(
             "not decided yet, so there is no bound to judge the batch by. Nothing was "
             "approved: decide them first (audit.review(), or audit.pending() for their ids)."
         )
-    where = f"at {percent(audit['confidence'])}; the plan has {looks} look(s)"
+    at = level(audit["confidence"], audit["nominal_confidence"])
+    where = f"at {at}; the plan has {looks} look(s)"
     state = _look(tally, bound, audit["tolerance"], where)
     then = (
         "audit.extend() samples more cards (the next planned look), or audit.review_rest() "
@@ -153,5 +154,6 @@ def batch_reason(
     return (
         f"audit {audit['name']} ({audit['id']}): {tally.sample} sampled, {tally.errors} "
         f"errors, bound {shown} < {percent(audit['tolerance'])} at "
-        f"{percent(audit['confidence'])} (look {look} of {looks}), seed {audit['seed']}"
+        f"{level(audit['confidence'], audit['nominal_confidence'])} (look {look} of {looks}), "
+        f"seed {audit['seed']}"
     )

@@ -14,12 +14,21 @@ from dataclasses import dataclass
 
 from ..._foundations.markup import terminal_text
 
-__all__ = ["AuditResult", "percent"]
+__all__ = ["AuditResult", "level", "percent"]
 
 
 def percent(rate: float) -> str:
     """A rate as a percentage, to two decimals at most ("4.95%", "5%")."""
     return f"{round(rate * 100, 2):g}%"
+
+
+def level(confidence: float, nominal: float) -> str:
+    """The confidence a bound is read at: the audit's, and the calibrated one of each
+    look when the sequential design needs a stricter one ("98.39% at each look, 95%
+    overall")."""
+    if nominal == confidence:
+        return percent(confidence)
+    return f"{percent(nominal)} at each look, {percent(confidence)} overall"
 
 
 @dataclass(frozen=True)
@@ -73,7 +82,8 @@ class AuditResult:
         relation = "<" if self.meets else ">="
         return (
             f"{percent(self.bound)} {relation} {percent(self.tolerance)} at "
-            f"{percent(self.confidence)} (look {self.look} of {len(self.looks)})"
+            f"{level(self.confidence, self.nominal_confidence)} (look {self.look} of "
+            f"{len(self.looks)})"
         )
 
     def __str__(self) -> str:
