@@ -486,8 +486,14 @@ class Project:
         if by is not None:
             self._memory.actor(by)  # DecisionError if by= names another reviewer
         if audit is not None:
-            check_audit_review(audit, npc=npc, category=category, conversation=conversation,
-                               auto=auto, adjudicate=adjudicate)
+            check_audit_review(
+                audit,
+                npc=npc,
+                category=category,
+                conversation=conversation,
+                auto=auto,
+                adjudicate=adjudicate,
+            )
             return ReviewSession(self._memory, by=by, audit=self.get_audit(audit))
         return ReviewSession(
             self._memory,

@@ -141,9 +141,7 @@ def test_the_cli_reviews_an_audit_blind_and_says_when_the_sample_is_complete(
     assert len(nb.review_queue()) == BATCH - len(sample)
 
 
-def test_the_cli_names_the_audits_for_an_unknown_one(
-    nb: npc_nb.Project, project_dir: Path
-) -> None:
+def test_the_cli_names_the_audits_for_an_unknown_one(nb: npc_nb.Project, project_dir: Path) -> None:
     batch(nb)
     audited(nb)
     out = io.StringIO()

@@ -5,9 +5,9 @@ s skip, d defer, u undo, ? help, q quit), for people outside Jupyter. With
 ``--adjudicate`` it reviews the disagreements of independent review, each card's votes
 listed side by side: a number decides as that vote says. With ``--audit NAME`` it
 reviews that audit's sampled cards, blind: the sample's progress is said, never a tally
-or the errors, and once the sample is complete the reviewer is sent to audit.result(). On a terminal a
-key acts at once and an edit starts from the current text; from a pipe or a file each
-line is one key (and the text an edit, reason or date asks for), so a review can be
+or the errors, and once the sample is complete the reviewer is sent to audit.result().
+On a terminal a key acts at once and an edit starts from the current text; from a pipe
+or a file each line is one key (and the text an edit, reason or date asks for), so a review can be
 scripted. After the last card the summary is shown and u can still undo; q quits. End
 of input or Ctrl-C stops the review: nothing is decided that was not explicitly decided.
 

@@ -90,10 +90,7 @@ def audit_progress(audit: Audited, by: str | None, *, voting: bool) -> AuditProg
     only ``by``'s own votes: a count of settled cards would move with the others' votes."""
     result = audit.result()
     sample = int(result.sample)
-    if voting:
-        decided = sample - len(audit.pending(by))
-    else:
-        decided = int(result.reviewed)
+    decided = sample - len(audit.pending(by)) if voting else int(result.reviewed)
     return AuditProgress(
         name=audit.name,
         decided=max(decided, 0),

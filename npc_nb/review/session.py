@@ -48,7 +48,7 @@ from ..memory.queue import queue_filters
 from ..memory.voting import QueueView
 from ..store.notices import DecisionNotice
 from .adjudication import picked_vote, votes_shown
-from .audited import AuditProgress, Audited, audit_progress, in_sample, refuse_approve_all
+from .audited import Audited, AuditProgress, audit_progress, in_sample, refuse_approve_all
 from .card import Card, Nearest, evidence_span
 from .card_queue import CardQueue
 from .card_reading import NEAREST_LIMIT as NEAREST_LIMIT
