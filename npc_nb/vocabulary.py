@@ -1,6 +1,6 @@
 """The closed vocabularies: statuses, decisions, categories, scopes, review modes, and
 every other closed set a stored column holds (message roles, job states, match kinds,
-policy keys, the experiments' states and outcomes).
+policy keys, the experiments' states and outcomes, the audits' steps and exclusions).
 
 They are enforced twice, here and by CHECK constraints in the store's schema, which is
 declared from these same tuples (``store.schema.tables``: every CHECK on a closed set
@@ -14,6 +14,8 @@ from typing import Final
 
 __all__ = [
     "APPROVED_STATUSES",
+    "AUDIT_EXCLUSIONS",
+    "AUDIT_STEPS",
     "CATEGORIES",
     "DECISIONS",
     "EVENT_ACTIONS",
@@ -114,3 +116,11 @@ EXPERIMENT_JOB_STATES: Final = ("queued", "running", "done", "failed")
 EXPERIMENT_ITEM_OUTCOMES: Final = ("queued", "merged", "suppressed", "reinforced")
 #: What promotion did with one approved memory of an arm.
 PROMOTION_OUTCOMES: Final = ("approved", "approved_card", "reinforced", "tombstoned")
+
+#: What was done with an audited batch (``audit_steps``): a further look at a larger
+#: sample, a reviewer's sign-off (independent review), the unsampled rest approved as
+#: one batch, or the audit given up (the rest stay in ordinary review).
+AUDIT_STEPS: Final = ("extend", "sign_off", "approve_rest", "review_rest")
+#: Why an open candidate was kept out of an audit's batch (``audit_members``): it is
+#: never batch-approved, so it stays in ordinary review.
+AUDIT_EXCLUSIONS: Final = ("flagged", "update", "split", "near_tombstone", "import_conflict")

@@ -137,7 +137,7 @@ def test_the_manifest_says_what_the_bundle_is(rich: npc_nb.Project, tmp_path: Pa
     found = manifest(rich.export_bundle(tmp_path / "b.zip"))
     assert found["format"] == "npc_nb-bundle" and found["format_version"] == 1
     assert found["project"] == rich.name and found["npc_nb_version"]
-    assert found["migrations"] == ["0001"] and found["created_at"].endswith("Z")
+    assert found["migrations"] == ["0001", "0002"] and found["created_at"].endswith("Z")
     memories = found["tables"]["memories"]
     assert memories["rows"] == len(rich.memories()) and len(memories["sha256"]) == 64
     assert ["status", "VARCHAR"] in memories["columns"]

@@ -76,12 +76,43 @@ def new_duckdb_store(project_dir: Path) -> Path:
     return project_dir / ".npc_nb" / "memory.duckdb"
 
 
-def test_a_new_duckdb_store_has_exactly_the_schema_the_old_ladder_built(project_dir: Path) -> None:
-    path = new_duckdb_store(project_dir)
+#: What step 0002 added: the audits' tables (their columns, keys, CHECKs and triggers).
+STEP_0002_TABLES = ("audits", "audit_members", "audit_steps")
+
+
+def before_0002(catalog: dict[str, list[Any]]) -> dict[str, list[Any]]:
+    """A catalog without what step 0002 added (a row naming one of its tables first or
+    second: a table's own rows, or an index's or a constraint's)."""
+
+    def of_0002(row: list[Any]) -> bool:
+        named = [str(v).removeprefix("{schema}.") for v in row[:2]]
+        return any(name in STEP_0002_TABLES for name in named)
+
+    return {key: [row for row in rows if not of_0002(row)] for key, rows in catalog.items()}
+
+
+def test_the_frozen_baseline_builds_exactly_the_schema_the_old_ladder_built(
+    tmp_path: Path,
+) -> None:
+    """Step 0001's DuckDB statements, frozen as package data (what an older bundle is
+    staged on), build the m027 schema exactly."""
+    from npc_nb.store.schema.migrations import build_frozen_baseline
+
+    path = tmp_path / "baseline.duckdb"
+    with duckdb.connect(str(path)) as con:
+        build_frozen_baseline(con)
     found = comparable(duckdb_store_catalog(path), "duckdb")
     assert found == comparable(fixture_catalog("duckdb"), "duckdb")
+
+
+def test_a_new_duckdb_store_is_the_old_ladders_schema_and_step_0002(project_dir: Path) -> None:
+    path = new_duckdb_store(project_dir)
+    catalog = duckdb_store_catalog(path)
+    found = comparable(before_0002(catalog), "duckdb")
+    assert found == comparable(fixture_catalog("duckdb"), "duckdb")
+    assert {row[0] for row in catalog["columns"]} >= set(STEP_0002_TABLES)
     with duckdb.connect(str(path), read_only=True) as con:
-        assert recorded_steps(con) == ["0001"]
+        assert recorded_steps(con) == ["0001", "0002"]
 
 
 def project_schema_of(url: str) -> str:
@@ -92,16 +123,27 @@ def project_schema_of(url: str) -> str:
     return name
 
 
-def test_a_new_postgresql_store_has_exactly_the_schema_the_old_ladder_built(
+def test_a_new_postgresql_store_is_the_old_ladders_schema_and_step_0002(
     project_dir: Path, postgres_url: str
 ) -> None:
     npc_nb.open(project_dir, store=postgres_url).close()
     schema = project_schema_of(postgres_url)
     with psycopg.connect(postgres_url, autocommit=True) as con:
-        found = comparable(postgres_catalog(con, schema), "postgres")
+        catalog = postgres_catalog(con, schema)
         steps = [r[0] for r in con.execute(f"SELECT name FROM {schema}._migrations").fetchall()]
+    found = comparable(before_0002(catalog), "postgres")
     assert found == comparable(fixture_catalog("postgres"), "postgres")
-    assert steps == ["0001"]
+    triggers = {row[1] for row in catalog["triggers"]}
+    assert {f"{t}_no_change" for t in STEP_0002_TABLES} <= triggers
+    assert sorted(steps) == ["0001", "0002"]
+
+
+def new_postgres_catalog(tmp_path: Path, url: str) -> dict[str, list[Any]]:
+    """The schema of a new project (``fresh``) on the server of ``url``."""
+    (tmp_path / "fresh").mkdir()
+    npc_nb.open(tmp_path / "fresh", store=url).close()
+    with psycopg.connect(url, autocommit=True) as con:
+        return comparable(postgres_catalog(con, "npc_fresh"), "postgres")
 
 
 # -- stores made by the old ladder -------------------------------------------------------
@@ -142,15 +184,18 @@ def test_a_duckdb_store_made_by_the_old_ladder_is_upgraded_once_with_every_row(
     assert set(nb.memories()["status"]) >= {"human-approved", "human-edited", "human-rejected"}
     assert len(nb.decisions()) == len(before["memory_events"])
     nb.close()
+    applied = "SELECT applied_at FROM _migrations ORDER BY name"
     with duckdb.connect(str(store), read_only=True) as con:
         assert every_row(con, tables) == before
-        (upgraded_at,) = con.execute("SELECT applied_at FROM _migrations").fetchone()
-        assert recorded_steps(con) == ["0001"]
+        upgraded_at = con.execute(applied).fetchall()
+        assert recorded_steps(con) == ["0001", "0002"]
     npc_nb.open(store.parent.parent).close()  # once: opening again changes nothing
     with duckdb.connect(str(store), read_only=True) as con:
-        assert con.execute("SELECT applied_at FROM _migrations").fetchall() == [(upgraded_at,)]
-    fresh = comparable(duckdb_store_catalog(store), "duckdb")
-    assert fresh == comparable(fixture_catalog("duckdb"), "duckdb")
+        assert con.execute(applied).fetchall() == upgraded_at
+    upgraded = comparable(duckdb_store_catalog(store), "duckdb")
+    (tmp_path / "fresh").mkdir()
+    fresh = new_duckdb_store(tmp_path / "fresh")
+    assert upgraded == comparable(duckdb_store_catalog(fresh), "duckdb")
 
 
 def load_old_postgres_store(url: str) -> str:
@@ -188,14 +233,15 @@ def test_a_postgresql_store_made_by_the_old_ladder_is_upgraded_once_with_every_r
     assert "The lab uses DuckDB" in nb.context("analyst")
     nb.close()
     after, steps = pg_rows(postgres_url, schema)
-    assert steps == ["0001"]
+    assert steps == ["0001", "0002"]
+    assert [after.pop(name) for name in STEP_0002_TABLES] == [[], [], []]
     # the open project's worker ran the queued extraction job: the same job, now done
     jobs_before, jobs_after = before.pop("extraction_jobs"), after.pop("extraction_jobs")
     assert [job[:40] for job in jobs_after] == [job[:40] for job in jobs_before]
     assert after == before
     with psycopg.connect(postgres_url, autocommit=True) as con:
-        found = comparable(postgres_catalog(con, schema), "postgres")
-    assert found == comparable(fixture_catalog("postgres"), "postgres")
+        upgraded = comparable(postgres_catalog(con, schema), "postgres")
+    assert upgraded == new_postgres_catalog(tmp_path, postgres_url)
 
 
 # -- refused: older, newer, changed by hand ---------------------------------------------

@@ -69,6 +69,9 @@ TABLES = (
     "experiment_reviews",
     "experiment_promotions",
     "review_policy",
+    "audits",
+    "audit_members",
+    "audit_steps",
 )
 
 

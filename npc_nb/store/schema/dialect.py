@@ -1,9 +1,9 @@
 """The one dialect layer: the declared schema rendered as DuckDB's or PostgreSQL's DDL.
 
 ``TABLES``, ``SEQUENCES`` and ``INDEXES`` are the declaration (``tables``,
-``lab_tables``); ``schema_ddl(DUCKDB)`` and ``schema_ddl(POSTGRES)`` are the statements
-that build it, in an order that needs nothing built later. The two dialects differ
-only where the engines do: a type's spelling (``DOUBLE PRECISION``, ``BYTEA``), a
+``lab_tables``, ``audit_tables``); ``schema_ddl(DUCKDB)`` and ``schema_ddl(POSTGRES)``
+are the statements that build it, in an order that needs nothing built later. The two
+dialects differ only where the engines do: a type's spelling (``DOUBLE PRECISION``, ``BYTEA``), a
 default only PostgreSQL has (the connected role), the indexes DuckDB leaves out, and
 the CHECK names PostgreSQL keeps (each named as PostgreSQL names a column's own CHECK,
 so a later step can drop one by name). A CHECK is always rendered from its ``OneOf``
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .audit_tables import AUDIT_TABLES
 from .lab_tables import LAB_TABLES
 from .model import Column, Index, Table
 from .tables import CORE_TABLES, INDEXES, SEQUENCES
@@ -35,7 +36,7 @@ __all__ = [
 ]
 
 #: Every table of the schema, in the order the documentation lists them.
-TABLES: tuple[Table, ...] = (*CORE_TABLES, *LAB_TABLES)
+TABLES: tuple[Table, ...] = (*CORE_TABLES, *LAB_TABLES, *AUDIT_TABLES)
 
 #: Rows a new store starts with (``store_state``'s decision generation).
 SEED_ROWS = ("INSERT INTO store_state VALUES ('decision_generation', 0)",)

@@ -23,6 +23,13 @@ Adding step 0002 (say, a column):
    ``tests/test_schema_baseline.py`` then checks that a store at 0001 (the committed
    fixtures) brought up by the ladder holds the same schema as a new store.
 
+A bundle is staged at its own step (``only``): the baseline from its frozen DuckDB
+statements (``steps/0001.duckdb.sql``, generated once from the declaration of that
+time and never edited), then the steps up to the bundle's newest; its rows are loaded
+there and the staging database is brought up the ladder as an old store is. So a step
+needs no code for bundles: it upgrades a bundle written before it by moving its
+staging database, as it moves a store.
+
 A step that changes memory rows (not just adds columns) must also start a new epoch of
 the decision generation (``generation.rewrite_sql()``): caches patch themselves from
 the audit log, and a step writes no events.
@@ -32,15 +39,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
+from importlib.resources import files
 from typing import Any
 
 import duckdb
 
 from ..._foundations.utc import utc_now
 from ...errors import StoreError
-from .dialect import DUCKDB, POSTGRES, schema_ddl
+from .audit_tables import AUDIT_TABLES
+from .dialect import DUCKDB, POSTGRES, create_table, schema_ddl
 from .legacy import BASELINE, LEGACY_STEPS, as_steps, legacy_records, upgrade_legacy
-from .pg_extras import pg_extras
+from .pg_extras import audit_extras, pg_extras
 
 __all__ = [
     "MIGRATIONS",
@@ -48,10 +57,14 @@ __all__ = [
     "Step",
     "apply_migrations",
     "build_duckdb",
+    "build_frozen_baseline",
     "build_postgres",
     "refuse_newer",
     "step_names",
 ]
+
+#: The released steps' frozen statements, where ``build_frozen_baseline`` reads them.
+_FROZEN = files(__name__.rpartition(".")[0]).joinpath("steps")
 
 #: The table that records which steps a store holds.
 RECORDS = "CREATE TABLE IF NOT EXISTS _migrations (name VARCHAR PRIMARY KEY, applied_at TIMESTAMP)"
@@ -80,6 +93,22 @@ def build_postgres(con: Any, schema: str) -> None:
         con.execute(statement)
 
 
+def build_frozen_baseline(con: duckdb.DuckDBPyConnection) -> None:
+    """Step ``0001`` as it was released, on an empty DuckDB database: its frozen
+    statements (package data), not today's declaration (which is the newest step)."""
+    con.execute(_FROZEN.joinpath("0001.duckdb.sql").read_text(encoding="utf-8"))
+
+
+def _audit_tables_duckdb(con: duckdb.DuckDBPyConnection) -> None:
+    for declared in AUDIT_TABLES:
+        con.execute(create_table(declared, DUCKDB))
+
+
+def _audit_tables_postgres(con: Any, schema: str) -> None:
+    for statement in (*(create_table(t, POSTGRES) for t in AUDIT_TABLES), *audit_extras()):
+        con.execute(statement)
+
+
 #: The ladder, in order. Append only. ``0001`` runs only on an empty database (every
 #: store that exists holds it): it builds the declaration, which is the sum of the steps.
 MIGRATIONS: list[Step] = [
@@ -89,6 +118,13 @@ MIGRATIONS: list[Step] = [
         "migrations m001..m027 of the first development versions built.",
         duckdb=build_duckdb,
         postgres=build_postgres,
+    ),
+    Step(
+        "0002",
+        "Audited batches: the tables audits, audit_members and audit_steps (an audit's "
+        "plan, its frozen batch and what was done with it), append-only on PostgreSQL.",
+        duckdb=_audit_tables_duckdb,
+        postgres=_audit_tables_postgres,
     ),
 ]
 
@@ -113,7 +149,8 @@ def apply_migrations(
     """Bring the schema up to date; return the step names applied now (``0001`` for a
     store of the old ladder upgraded now). A store with no schema yet is built from the
     declaration. ``only`` (the steps a bundle was written at) builds an empty database
-    at that step, which must be the newest: the declaration is only ever the newest."""
+    at that step instead: the frozen baseline and the steps after it up to the newest
+    of ``only`` (a later call brings it up to date)."""
     con.execute(RECORDS)
     recorded = {row[0] for row in con.execute("SELECT name FROM _migrations").fetchall()}
     refuse_newer(recorded - set(LEGACY_STEPS))
@@ -124,7 +161,7 @@ def apply_migrations(
     refuse_newer(recorded)
     if not recorded:
         if only is not None and as_steps(only) != set(step_names()):
-            _refuse_older_bundle(only)
+            return _build_at(con, as_steps(only))
         return _in_transaction(con, build_duckdb, step_names())
     applied = upgraded
     for step in MIGRATIONS:
@@ -133,14 +170,20 @@ def apply_migrations(
     return applied
 
 
-def _refuse_older_bundle(steps: Collection[str]) -> None:
-    # A new store is built from the declaration, which is the newest step: a bundle
-    # written at an older one is loaded by an npc_nb of its step, then exported again.
-    raise StoreError(
-        f"This bundle was written at schema step {max(steps)}, before this npc_nb's "
-        f"{step_names()[-1]}. Import it with the npc_nb that wrote it, export it again "
-        "(npc-nb export bundle), and import that. Nothing was imported."
-    )
+def _build_at(con: duckdb.DuckDBPyConnection, steps: set[str]) -> list[str]:
+    """An empty database brought to ``steps`` (a start of the ladder): the frozen
+    baseline, then each later step of it, each in its own transaction."""
+    ladder = step_names()[: len(steps)]
+    if set(ladder) != steps:
+        raise StoreError(
+            f"This bundle lists schema steps {', '.join(sorted(steps))}, which are not a "
+            f"start of npc_nb's ladder ({', '.join(step_names())}). It was changed or was "
+            "not written by npc_nb. Nothing was imported."
+        )
+    applied = _in_transaction(con, build_frozen_baseline, [BASELINE])
+    for step in MIGRATIONS[1 : len(steps)]:
+        applied += _in_transaction(con, step.duckdb, [step.name])
+    return applied
 
 
 def _in_transaction(

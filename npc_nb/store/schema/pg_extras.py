@@ -1,6 +1,7 @@
 """What PostgreSQL adds to the declared tables: append-only triggers, the role a row
 is recorded under, the review policy's owner-only inserts, the votes' row-level security,
-and the chains' head read as the owner.
+and the chains' head read as the owner; and what step ``0002`` adds for the audits'
+tables (``audit_extras``: append-only, the recorded role).
 
 These are PostgreSQL's alone (a DuckDB file is one user's, and its writers are npc_nb),
 so they stay SQL, each statement as the old migrations left it (the baseline checks
@@ -13,7 +14,7 @@ needs.
 
 from __future__ import annotations
 
-__all__ = ["pg_extras"]
+__all__ = ["AUDIT_TABLE_NAMES", "audit_extras", "pg_extras"]
 
 #: The audit log's own refusal (the first append-only table).
 _EVENTS_APPEND_ONLY = """CREATE FUNCTION memory_events_append_only() RETURNS trigger
@@ -140,15 +141,42 @@ _BLIND_VOTES = (
 )
 
 
+#: The audited batches' tables (step ``0002``): append-only, the recorded role on the
+#: audits and their steps.
+AUDIT_TABLE_NAMES = ("audits", "audit_members", "audit_steps")
+
+
+def _reviewer_role_trigger(table: str) -> str:
+    return (
+        f"CREATE TRIGGER {table}_000_reviewer_role BEFORE INSERT ON {table} "
+        "FOR EACH ROW EXECUTE FUNCTION npc_nb_reviewer_role()"
+    )
+
+
+def _append_only_triggers(table: str, on_change: str, on_truncate: str) -> list[str]:
+    return [
+        f"CREATE TRIGGER {table}_no_change BEFORE UPDATE OR DELETE ON {table} "
+        f"FOR EACH ROW EXECUTE FUNCTION {on_change}()",
+        f"CREATE TRIGGER {table}_no_truncate BEFORE TRUNCATE ON {table} "
+        f"FOR EACH STATEMENT EXECUTE FUNCTION {on_truncate}()",
+    ]
+
+
+def audit_extras() -> list[str]:
+    """What PostgreSQL adds to the audits' tables (step ``0002``): every one refuses
+    UPDATE, DELETE and TRUNCATE for every role, and a row of ``audits`` or
+    ``audit_steps`` is recorded under the connected role (the owner's copies aside)."""
+    out = [_reviewer_role_trigger(table) for table in ("audits", "audit_steps")]
+    for table in AUDIT_TABLE_NAMES:
+        out += _append_only_triggers(table, "npc_nb_append_only", "npc_nb_append_only")
+    return out
+
+
 def _triggers() -> list[str]:
     """Append-only history (the three chained tables but for a row's first link), the
     recorded role on votes and events (named to fire before any other insert trigger:
     they fire by name), and the policy's owner-only inserts."""
-    out = [
-        f"CREATE TRIGGER {table}_000_reviewer_role BEFORE INSERT ON {table} "
-        "FOR EACH ROW EXECUTE FUNCTION npc_nb_reviewer_role()"
-        for table in ("votes", "memory_events")
-    ]
+    out = [_reviewer_role_trigger(table) for table in ("votes", "memory_events")]
     out.append(
         "CREATE TRIGGER review_policy_owner_only BEFORE INSERT ON review_policy "
         "FOR EACH ROW EXECUTE FUNCTION npc_nb_policy_owner_only()"
@@ -160,14 +188,7 @@ def _triggers() -> list[str]:
         ("snapshots", "npc_nb_append_only", "npc_nb_append_only"),
         ("review_policy", "npc_nb_append_only", "npc_nb_append_only"),
     ):
-        out.append(
-            f"CREATE TRIGGER {table}_no_change BEFORE UPDATE OR DELETE ON {table} "
-            f"FOR EACH ROW EXECUTE FUNCTION {on_change}()"
-        )
-        out.append(
-            f"CREATE TRIGGER {table}_no_truncate BEFORE TRUNCATE ON {table} "
-            f"FOR EACH STATEMENT EXECUTE FUNCTION {on_truncate}()"
-        )
+        out += _append_only_triggers(table, on_change, on_truncate)
     return out
 
 
@@ -175,5 +196,5 @@ def pg_extras(schema: str) -> list[str]:
     """PostgreSQL's statements after the declared tables, for the schema ``schema``."""
     functions = [_EVENTS_APPEND_ONLY, _APPEND_ONLY, _LINK_ONLY, _CHAIN_HEAD,
                  _PG_REVIEWER_ROLE, _PG_OWNER_ONLY]  # fmt: skip
-    statements = [*functions, *_triggers(), *_BLIND_VOTES]
+    statements = [*functions, *_triggers(), *_BLIND_VOTES, *audit_extras()]
     return [statement.replace("{schema}", schema) for statement in statements]
