@@ -81,9 +81,11 @@ def _review_the_sample(page: object, sample: list[str]) -> None:
         )
         assert not TALLY.search(page.inner_text(PANEL))  # type: ignore[attr-defined]
         page.keyboard.press("r" if number == 0 else "a")  # type: ignore[attr-defined]
-    _wait_for(page, "The sample is complete: call audit.result()")
+    _wait_for(page, "Review finished")  # the end: the summary where the card was
+    page.wait_for_selector(CARD, state="detached", timeout=WAIT_MS)  # type: ignore[attr-defined]
     shown = page.inner_text(PANEL)  # type: ignore[attr-defined]
     assert f"{len(sample)} of {len(sample)} sampled cards decided" in shown
+    assert "The sample is complete: call audit.result()" in shown
     assert not TALLY.search(shown), shown
     assert "Approve all" not in shown
     page.screenshot(path=str(ARTIFACTS / "audit-panel-end.png"))  # type: ignore[attr-defined]
