@@ -203,7 +203,7 @@ class AuditService:
         """Where ``audit`` stands now (see ``AuditResult``)."""
         state = self._state(audit)
         approved = self._approved(state)
-        rest = self._rest(audit, state)
+        rest = self._rest(state, ("id", "flags"))
         status = self._status(state, approved)
         errors = state.tally.errors if state.tally.complete else None
         return AuditResult(
@@ -263,7 +263,7 @@ class AuditService:
         if self._core.votes.independent:
             return self.sign_off(audit, by)
         actor = self._core.actor(by)
-        return self._approve_batch(audit, state, actor, self._rest(audit, state))
+        return self._approve_batch(audit, state, actor, self._rest(state))
 
     def sign_off(self, audit: dict[str, Any], by: str | None) -> DecisionResult:
         """In independent review the batch needs the reviewers' sign-offs (the hook the
@@ -349,14 +349,15 @@ class AuditService:
         held = events.batch_events(self._store, step["batch_id"], ["approve_all"])
         return len(held) or None
 
-    def _rest(self, audit: dict[str, Any], state: _State) -> list[dict[str, Any]]:
+    def _rest(self, state: _State, columns: tuple[str, ...] = ("*",)) -> list[dict[str, Any]]:
         """The unsampled members still open (pending, or deferred and due) and unflagged:
-        whole rows, what approving them plans from."""
+        whole rows by default, what approving them plans from (``columns`` with
+        ``flags``: fewer, to count them)."""
         unsampled = state.batch[state.sample :]
         if not unsampled:
             return []
         filters = queue_filters(None, None, None, None, None, unsampled)
-        found = memory_rows.open_memories(self._store, filters, utc_now())
+        found = memory_rows.open_memories(self._store, filters, utc_now(), columns)
         return [row for row in found if not row["flags"]]
 
     @staticmethod
