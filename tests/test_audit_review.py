@@ -148,3 +148,20 @@ def test_the_cli_names_the_audits_for_an_unknown_one(nb: npc_nb.Project, project
     argv = ["review", "--project", str(project_dir), "--audit", "autumn"]
     assert main(argv, io.StringIO("q\n"), out) == 2
     assert "autumn" in out.getvalue() and "spring" in out.getvalue()
+
+
+def test_a_deferred_sampled_card_keeps_the_sample_incomplete_and_the_review_says_so(
+    nb: npc_nb.Project,
+) -> None:
+    batch(nb)
+    audit = audited(nb)
+    session = nb.review_session(audit="spring", by="ada")
+    deferred = session.current
+    session.decide(npc_nb.Defer(deferred))
+    while session.current is not None:
+        session.decide(npc_nb.Approve(session.current))
+    said = str(session.summary())
+    assert session.card_order() == []
+    assert audit.pending() == (deferred,)
+    assert "1 sampled card is not decided yet (deferred)" in said
+    assert "The sample is complete" not in said and blind(said)
