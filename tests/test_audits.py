@@ -359,3 +359,36 @@ def test_a_mistaken_argument_is_refused_and_nothing_is_recorded(
     with pytest.raises(error, match=message):
         nb.audit(**arguments)
     assert nb.audits().empty
+
+
+def test_a_split_card_and_another_wording_approved_are_errors(nb: npc_nb.Project) -> None:
+    split = propose(nb, "We use DuckDB for analysis")
+    nb.add_candidate("Note: we use DuckDB for analysis.", category="fact", npc="analyst")
+    reworded = propose(nb, "The lab meets on Tuesdays")
+    nb.add_candidate("Note: the lab meets on Tuesdays.", category="fact", npc="analyst")
+    plain = propose(nb, "Raw data stays on the lab server")
+    audit = nb.audit(tolerance=0.5, looks=[3])  # the whole batch is the sample
+    assert sorted(audit.pending()) == sorted([split, reworded, plain])
+    wordings = nb.reproposals().set_index("memory_id")["id"]
+    split_off = nb.requeue(wordings[split]).new_memory_id
+    nb.approve(split)
+    nb.approve(reworded, variant=wordings[reworded])
+    nb.approve(plain)
+    assert audit.result().errors == 2
+    assert split_off not in audit.pending() and audit.result().population == 3
+
+
+def test_the_filters_choose_the_batch(nb: npc_nb.Project) -> None:
+    plain_cards(nb, 20)
+    plain_cards(nb, 10, npc="planner", category="decision")
+    chatted = [
+        propose(nb, f"Sample S{i} was frozen at minus {70 + i} degrees", conversation_id="c7")
+        for i in range(5)
+    ]
+    assert nb.audit(npc="planner").result().population == 10
+    assert nb.audit(category="fact").result().population == 25
+    by_conversation = nb.audit(conversation="c7", tolerance=0.5, looks=[5])
+    assert sorted(by_conversation.pending()) == sorted(chatted)
+    listed = nb.audits()
+    filters = listed[["npc", "category", "conversation"]].fillna("-").values.tolist()
+    assert filters == [["planner", "-", "-"], ["-", "fact", "-"], ["-", "-", "c7"]]

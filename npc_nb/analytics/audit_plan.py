@@ -37,6 +37,7 @@ from .audit_bounds import (
     check_population,
     check_tolerance,
     error_bound,
+    hypergeometric_ways,
     level,
     tolerance_defects,
 )
@@ -47,8 +48,11 @@ __all__ = ["AuditPlan", "plan_audit"]
 _DECIMALS = 12  # the nominal confidence is recorded with at most this many decimals
 # The default schedule in units of 1 / tolerance (at 5%: first look 50, then every 25,
 # last 450): chosen so that a batch of 1,000 at 2% true error settles in about 200
-# questions on average (docs/audits.md, bench/bench_audit.py).
-_FIRST, _STEP, _LAST = 2.5, 1.25, 22.5
+# questions on average (docs/audits.md, bench/bench_audit.py). A batch large enough
+# that a tenth of it is past the last look goes on in steps twice as wide, up to a
+# tenth of the batch or _LONGEST: failing it means reviewing all of it, so a longer
+# audit pays (at 10,000 cards and 2% error: ~270 questions instead of ~800).
+_FIRST, _STEP, _LAST, _LONGEST = 2.5, 1.25, 22.5, 50.0
 
 
 @dataclass(frozen=True)
@@ -131,7 +135,8 @@ def plan_audit(
 ) -> AuditPlan:
     """The audit's design for a batch of ``population`` cards (None: unbounded).
     ``looks=None`` takes the default schedule (at 5%: 50, 75, ..., 450 cards, capped at
-    the batch); ``looks=1`` the fixed design (one sample of ``audit_sample_size``, read
+    the batch; a batch over 5,000 goes on every 50 up to a tenth of it, at most 1,000
+    cards); ``looks=1`` the fixed design (one sample of ``audit_sample_size``, read
     once at ``confidence``); an int n > 1 the first n looks of the default schedule; a
     list the cumulative sample sizes to look at."""
     tolerance = check_tolerance(tolerance)
@@ -152,11 +157,13 @@ def _schedule(
         fixed = audit_sample_size(tolerance, confidence, population)
         return (fixed,)
     if looks is None or (isinstance(looks, int) and not isinstance(looks, bool)):
-        first, step = round(_FIRST / tolerance), round(_STEP / tolerance)
-        count = round((_LAST - _FIRST) / _STEP) + 1 if looks is None else looks
-        if count < 1:
-            raise InvalidValueError("looks", looks, "None, a number of looks >= 1, or sample sizes")
-        sizes = [first + i * step for i in range(count)]
+        sizes = _default_looks(population, tolerance)
+        if looks is not None:
+            if looks < 1:
+                raise InvalidValueError(
+                    "looks", looks, "None, a number of looks >= 1, or sample sizes"
+                )
+            sizes = sizes[:looks]
     elif isinstance(looks, Sequence):
         sizes = list(looks)
         if not sizes or any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in sizes):
@@ -170,6 +177,15 @@ def _schedule(
     return tuple(sizes)
 
 
+def _default_looks(population: int | None, tolerance: float) -> list[int]:
+    first, step, last = (round(units / tolerance) for units in (_FIRST, _STEP, _LAST))
+    sizes = list(range(first, last + 1, step))
+    if population is not None:
+        longest = min(population // 10, round(_LONGEST / tolerance))
+        sizes += range(last + 2 * step, longest + 1, 2 * step)
+    return sizes
+
+
 def _calibrate(draft: AuditPlan, alpha: Fraction) -> tuple[float, tuple[int, ...]]:
     """The least conservative nominal confidence (>= the stated one) whose thresholds keep
     the exact approval probability of the worst bad batch at most ``alpha``."""
@@ -177,23 +193,28 @@ def _calibrate(draft: AuditPlan, alpha: Fraction) -> tuple[float, tuple[int, ...
     edges = [*criticals, alpha]
     bands = list(pairwise(edges))
     bands = [(Fraction(0), edges[0]), *bands] if edges[0] > 0 else bands
-    good, bad = 0, len(bands)
-    while bad - good > 1:  # band 0 (the strictest) is always valid; find the last valid one
+    # Only a band holding a decimal of at most _DECIMALS places can be recorded; bands
+    # below 1e-12 (a nominal confidence of 0.999999999999...) are left out.
+    nominals = [n for n in (_inside(low, high, alpha) for low, high in bands) if n is not None]
+    good, bad = -1, len(nominals)
+    while bad - good > 1:  # validity only grows stricter downwards: find the last valid
         middle = (good + bad) // 2
-        if _valid(draft, alpha, _inside(*bands[middle], alpha)):
+        if _valid(draft, alpha, nominals[middle]):
             good = middle
         else:
             bad = middle
-    for index in range(good, -1, -1):
-        nominal = _inside(*bands[index], alpha)
-        if nominal is not None and _valid(draft, alpha, nominal):
-            return nominal, _thresholds(draft, 1 - Fraction(str(nominal)))
-    raise AssertionError("the strictest band approves nothing and is always valid")
+    if good < 0:
+        raise InvalidValueError(
+            "looks",
+            draft.looks,
+            "looks that a recorded confidence can calibrate",
+            lead=f"No nominal confidence keeps the looks {draft.looks} valid",
+            hint="Use fewer looks, or the default (looks=None).",
+        )
+    return nominals[good], _thresholds(draft, 1 - Fraction(str(nominals[good])))
 
 
-def _valid(draft: AuditPlan, alpha: Fraction, nominal: float | None) -> bool:
-    if nominal is None:
-        return False
+def _valid(draft: AuditPlan, alpha: Fraction, nominal: float) -> bool:
     plan = AuditPlan(
         **{**draft.__dict__, "thresholds": _thresholds(draft, 1 - Fraction(str(nominal)))}
     )
@@ -255,10 +276,9 @@ def _cdf_table(
                 break
         return tuple(out)
     n, d0 = population, tolerance_defects(tolerance, population)
-    total, ways = math.comb(n, sample), 0
+    total = math.comb(n, sample)
     for k in range(max(0, sample - (n - d0)), min(sample, d0) + 1):
-        ways += math.comb(d0, k) * math.comb(n - d0, sample - k)
-        out.append(Fraction(ways, total))
+        out.append(Fraction(hypergeometric_ways(k, n, d0, sample), total))
         if out[-1] > cut:
             break
     return tuple(out)

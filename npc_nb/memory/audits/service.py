@@ -258,8 +258,8 @@ class AuditService:
         state = self._state(audit)
         self._refuse_closed(audit, state)
         if state.verdict != "approve":
-            raise cannot_approve(audit, state.verdict, state.tally, state.bound,
-                                        len(state.plan.looks))  # fmt: skip
+            looks = len(state.plan.looks)
+            raise cannot_approve(audit, state.verdict, state.tally, state.bound, looks)
         if self._core.votes.independent:
             return self.sign_off(audit, by)
         actor = self._core.actor(by)
@@ -279,8 +279,8 @@ class AuditService:
         self, audit: dict[str, Any], state: _State, actor: str, rest: list[dict[str, Any]]
     ) -> DecisionResult:
         now, store = utc_now(), self._store
-        reason = batch_reason(audit, state.look, state.tally, state.bound,
-                                     len(state.plan.looks))  # fmt: skip
+        looks = len(state.plan.looks)
+        reason = batch_reason(audit, state.look, state.tally, state.bound, looks)
         changes = [
             plan_change("approve", row, actor=actor, now=now, action="approve_all", reason=reason)
             for row in rest
