@@ -88,7 +88,7 @@ from .memory.voting.access import Access
 from .memory.voting.lab_policy import POLICY_KEYS
 from .models.judge import ModelJudge
 from .models.recording import Recorder
-from .review import ReviewSession
+from .review import ReviewSession, check_audit_review
 from .store import Stores
 
 if TYPE_CHECKING:
@@ -471,6 +471,7 @@ class Project:
         by: str | None = None,
         auto: bool = False,
         adjudicate: bool = False,
+        audit: str | None = None,
     ) -> ReviewSession:
         """A review of the waiting candidates, one card at a time, with tally and undo.
 
@@ -478,10 +479,22 @@ class Project:
         review (``ReviewSession.automatic``): what you put back is then decided here.
         ``adjudicate=True`` reviews the cards whose votes disagree (independent review),
         each vote shown side by side: a number picks one, or decide anew. In independent
-        review ``by`` names only yourself: another name is refused here, at once."""
+        review ``by`` names only yourself: another name is refused here, at once.
+        ``audit=NAME`` reviews that audit's sampled cards awaiting you (``nb.audit``),
+        blind: its progress is shown, never a tally or its errors (no other filter)."""
         self._require_persona(npc)
         if by is not None:
             self._memory.actor(by)  # DecisionError if by= names another reviewer
+        if audit is not None:
+            check_audit_review(
+                audit,
+                npc=npc,
+                category=category,
+                conversation=conversation,
+                auto=auto,
+                adjudicate=adjudicate,
+            )
+            return ReviewSession(self._memory, by=by, audit=self.get_audit(audit))
         return ReviewSession(
             self._memory,
             npc=npc,
@@ -496,7 +509,8 @@ class Project:
     def review(self, **filters: Any) -> ReviewPanel:
         """The keyboard-first review panel (ipywidgets) over ``review_session(...)``, with
         its keywords; ``auto=True`` lists what was decided automatically, each one key
-        from the queue; ``adjudicate=True`` shows the disagreements of independent review."""
+        from the queue; ``adjudicate=True`` shows the disagreements of independent review;
+        ``audit=NAME`` shows that audit's sample, blind (``Audit.review``)."""
         from .review.panel import ReviewPanel  # ipywidgets: on first use
 
         return ReviewPanel(self.review_session(**filters))

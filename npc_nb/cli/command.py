@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from ..errors import NpcError
 from ..experiments.blind import check_experiment_review
@@ -30,6 +30,9 @@ from .rerun import add_rerun, run_rerun
 from .review import review_session
 from .transfer import add_transfer, run_export, run_import
 from .verify import add_verify, run_verify
+
+if TYPE_CHECKING:
+    from ..review import ReviewSession
 
 __all__ = ["main"]
 
@@ -59,6 +62,12 @@ def build_parser() -> argparse.ArgumentParser:
     review.add_argument(
         "--experiment",
         help="the blind review of this extraction experiment's cards (nb.experiment)",
+    )
+    review.add_argument(
+        "--audit",
+        metavar="NAME",
+        help="the blind review of this audit's sampled cards (nb.audit): its progress is "
+        "shown, never a tally or its errors",
     )
     add_migrate_store(commands)
     add_transfer(commands)
@@ -90,23 +99,28 @@ def main(
     if args.command == "policy":
         return policy_command(args, console)
     try:
-        project = open_to_review(args)
-        if args.experiment is not None:
-            check_experiment_review(args.experiment, args.npc, args.category, args.conversation)
-            session = project.experiment(args.experiment).review_session(
-                by=args.by, adjudicate=args.adjudicate
-            )
-        else:
-            session = project.review_session(
-                npc=args.npc,
-                category=args.category,
-                conversation=args.conversation,
-                by=args.by,
-                auto=args.auto,
-                adjudicate=args.adjudicate,
-            )
-        review_session(session, console)
+        review_session(_session(args), console)
     except NpcError as exc:
         console.say(f"npc-nb: {exc}")
         return 2
     return 0
+
+
+def _session(args: argparse.Namespace) -> ReviewSession:
+    """The review ``npc-nb review``'s options ask for: an audit's or an experiment's
+    blind review, or the queue's."""
+    project = open_to_review(args)
+    filters = {"npc": args.npc, "category": args.category, "conversation": args.conversation}
+    if args.audit is not None:
+        from ..review import check_audit_review  # the project is open: loaded by now
+
+        others = {f"--{name}": value for name, value in filters.items()}
+        others |= {"--auto": args.auto, "--adjudicate": args.adjudicate}
+        check_audit_review(args.audit, **others, **{"--experiment": args.experiment})
+        return project.review_session(audit=args.audit, by=args.by)
+    if args.experiment is not None:
+        check_experiment_review(args.experiment, *filters.values())
+        return project.experiment(args.experiment).review_session(
+            by=args.by, adjudicate=args.adjudicate
+        )
+    return project.review_session(**filters, by=args.by, auto=args.auto, adjudicate=args.adjudicate)

@@ -3,9 +3,11 @@
 The same decisions and single keys as the review panel (a approve, r reject, e edit,
 s skip, d defer, u undo, ? help, q quit), for people outside Jupyter. With
 ``--adjudicate`` it reviews the disagreements of independent review, each card's votes
-listed side by side: a number decides as that vote says. On a terminal a
-key acts at once and an edit starts from the current text; from a pipe or a file each
-line is one key (and the text an edit, reason or date asks for), so a review can be
+listed side by side: a number decides as that vote says. With ``--audit NAME`` it
+reviews that audit's sampled cards, blind: the sample's progress is said, never a tally
+or the errors, and once the sample is complete the reviewer is sent to audit.result().
+On a terminal a key acts at once and an edit starts from the current text; from a pipe
+or a file each line is one key (and the text an edit, reason or date asks for), so a review can be
 scripted. After the last card the summary is shown and u can still undo; q quits. End
 of input or Ctrl-C stops the review: nothing is decided that was not explicitly decided.
 
@@ -54,7 +56,10 @@ DEFER_PROMPT = "  until (empty = tomorrow; next week, +3d, +12h, friday, YYYY-MM
 def review_session(session: ReviewSession, console: Console) -> None:
     """Show each waiting candidate and apply the key pressed. At the end, show the
     summary and wait: u undoes the last decision (its card comes back), q quits."""
-    if session.remaining and session.adjudicate:
+    audit = session.audit_progress() if session.remaining else None
+    if audit is not None:  # blind: the sample's progress, never a tally
+        console.say(str(_for_terminal(f"{audit} {session.remaining} waiting for you. {HELP}")))
+    elif session.remaining and session.adjudicate:
         console.say(f"{session.remaining} card(s) waiting for adjudication. {ADJUDICATION_HELP}")
     elif session.remaining:
         console.say(f"{session.remaining} candidate(s) waiting. {HELP}")

@@ -143,6 +143,10 @@ _AUTO_HELP = (
     "list what was merged, suppressed or reinforced without asking since the last review; "
     "a number key puts one back in the queue as its own card"
 )
+_AUDIT_HELP = (
+    "the blind review of this audit's sampled cards (nb.audit): its progress is shown, "
+    "never a tally or its errors"
+)
 _ADJUDICATE_HELP = (
     "independent review: the cards whose votes disagree, votes side by side; a number key "
     "decides as that vote says"
@@ -150,9 +154,16 @@ _ADJUDICATE_HELP = (
 
 
 def _open_review(project: Any, args: Any) -> Any:
-    """What ``%npc_review`` shows for its options: an experiment's blind panel, the queue
-    as a table (``--list``), or the review panel."""
+    """What ``%npc_review`` shows for its options: an audit's or an experiment's blind
+    panel, the queue as a table (``--list``), or the review panel."""
     filters = dict(npc=args.npc, category=args.category, conversation=args.conversation)
+    if args.audit is not None:
+        from ..review import check_audit_review  # the project is open: loaded by now
+
+        others = {f"--{name}": value for name, value in filters.items()}
+        others |= {"--list": args.list, "--auto": args.auto, "--experiment": args.experiment}
+        check_audit_review(args.audit, **others, **{"--adjudicate": args.adjudicate})
+        return project.review(audit=args.audit, by=args.by)
     if args.experiment is not None:
         check_experiment_review(args.experiment, *filters.values())
         return project.experiment(args.experiment).review(by=args.by, adjudicate=args.adjudicate)
@@ -337,6 +348,7 @@ class NpcMagics(Magics):
     @argument("--auto", action="store_true", help=_AUTO_HELP)
     @argument("--adjudicate", action="store_true", help=_ADJUDICATE_HELP)
     @argument("--experiment", help="the blind review of this extraction experiment's cards")
+    @argument("--audit", metavar="NAME", help=_AUDIT_HELP)
     @line_magic
     def npc_review(self, line: str) -> Any:
         """Open the review panel: one candidate at a time, single keys a r e s d u ?"""

@@ -7,7 +7,8 @@ and ``wordings``),
 ``Card`` and ``Nearest`` (``card``: a card as shown), ``Summary``, ``Decided`` and
 ``TALLY_KINDS`` (``summary``: the tally and the end screen), ``card_name`` and
 ``automatic_target`` (``names``: how a review names things, by text and time, never by
-id). Beside them: ``dates`` (the one reader of a typed defer date), ``queue_table``
+id), ``AuditProgress`` and ``check_audit_review`` (``audited``: an audit's sample as a
+blind review). Beside them: ``dates`` (the one reader of a typed defer date), ``queue_table``
 (``%npc_review --list``) and ``panel/`` (the ipywidgets view, the only importer of
 ipywidgets and anywidget, loaded on first use).
 
@@ -15,13 +16,16 @@ A service beside chat, graph and analytics: it may import the memory core, the s
 seam and its notices, and the foundations; never the facade or a front end.
 """
 
+from .audited import AUDIT_COMPLETE, AuditProgress, check_audit_review
 from .card import Card, Nearest
 from .names import automatic_target, card_name
 from .session import ReviewSession
 from .summary import TALLY_KINDS, Decided, Summary
 
 __all__ = [
+    "AUDIT_COMPLETE",
     "TALLY_KINDS",
+    "AuditProgress",
     "Card",
     "Decided",
     "Nearest",
@@ -29,4 +33,5 @@ __all__ = [
     "Summary",
     "automatic_target",
     "card_name",
+    "check_audit_review",
 ]

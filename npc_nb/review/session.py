@@ -48,6 +48,7 @@ from ..memory.queue import queue_filters
 from ..memory.voting import QueueView
 from ..store.notices import DecisionNotice
 from .adjudication import picked_vote, votes_shown
+from .audited import Audited, AuditProgress, audit_progress, in_sample, refuse_approve_all
 from .card import Card, Nearest, evidence_span
 from .card_queue import CardQueue
 from .card_reading import NEAREST_LIMIT as NEAREST_LIMIT
@@ -113,6 +114,8 @@ class ReviewSession:
     arms: tuple[str, ...] | None = None
     order: Callable[[list[str]], list[str]] | None = None
     blind: bool = False
+    #: An audit's blind review: only its sampled cards awaiting ``by`` (``audited``).
+    audit: Audited | None = None
 
     def __post_init__(self) -> None:
         #: Held by every change to the queue: the reviewer's actions, and updates from
@@ -121,7 +124,7 @@ class ReviewSession:
         self.lock = threading.RLock()
         self._cards = CardQueue(
             listed=self._listed,
-            fetch=lambda ids: self.memory.queue_rows(ids=ids, **self._filters()),
+            fetch=self._fetch,
             read_ahead=lambda: READ_AHEAD,  # this module's, read at each use
             voting=lambda: self.view is not None,
             stored_text=lambda memory_id: stored_text(self.memory, memory_id),
@@ -201,12 +204,20 @@ class ReviewSession:
     def _listed(self, first: list[str] | None) -> list[str]:
         """The ids of this review's cards, in its order (``first``: put back by it)."""
         found = self.memory.queue_order(**self._filters())
+        if self.audit is not None:
+            found = in_sample(self.audit, self.by, found)
         if self.order is not None:
             found = self.order(found)
         if self.auto_only:
             mine = {e.get("requeued_as") for e in self._automatic or []} | set(first or [])
             found = [i for i in found if i in mine]
         return found
+
+    def _fetch(self, ids: list[str]) -> list[dict[str, Any]]:
+        """The rows of those of ``ids`` still open in this review."""
+        if self.audit is not None:
+            ids = in_sample(self.audit, self.by, ids)
+        return self.memory.queue_rows(ids=ids, **self._filters())
 
     def _filters(self) -> dict[str, Any]:
         """What this review lists, as ``MemoryCore.queue_order`` and ``queue_rows`` take it."""
@@ -308,6 +319,8 @@ class ReviewSession:
         """What the matcher decided without asking since the last review (merged,
         suppressed, reinforced; this review's persona's only, if it has one), read once
         per session and then noted as listed; an entry put back carries ``requeued_as``."""
+        if self._automatic is None and self.audit is not None:
+            self._automatic = []  # not the audit's: listed in an ordinary review
         if self._automatic is None:
             frame = self.memory.automatic_outcomes(
                 unlisted_only=True, mark_listed=True, npc=self.npc
@@ -401,6 +414,7 @@ class ReviewSession:
 
     def preview_all(self, sample_size: int = 5) -> ApproveAllPreview:
         """What approve-all would approve under this session's filters (nothing changes)."""
+        refuse_approve_all(self.audit)
         arms = None if self.arms is None else list(self.arms)
         filters = queue_filters(self.npc, None, self.category, None, self.conversation, arms=arms)
         return self.memory.preview_approve_all(filters, sample_size=sample_size)
@@ -408,6 +422,7 @@ class ReviewSession:
     @_locked
     def approve_previewed(self, preview: ApproveAllPreview) -> DecisionResult:
         """Approve exactly what ``preview`` showed, as one batch (flagged never included)."""
+        refuse_approve_all(self.audit)
         arms = None if self.arms is None else list(self.arms)
         result = self.memory.approve_all(preview, by=self.by, session=self.session_id, arms=arms)
         ids = result.memory_ids
@@ -430,10 +445,19 @@ class ReviewSession:
             store_path=str(self.memory.store_path),
             filters=self.filters,
             other_wordings=count_other_wordings(steps.outcomes().values()),
+            audit=self.audit_progress(),
         )
+
+    def audit_progress(self) -> AuditProgress | None:
+        """Where this review's audit stands, blind (None when it reviews no audit)."""
+        if self.audit is None:
+            return None
+        return audit_progress(self.audit, self.by, voting=self.view is not None)
 
     @property
     def filters(self) -> str:
         """What this review is limited to, in words ("" when it covers the whole queue)."""
+        if self.audit is not None:
+            return f"audit={self.audit.name}"
         named = {"npc": self.npc, "category": self.category, "conversation": self.conversation}
         return ", ".join(f"{name}={value}" for name, value in named.items() if value)

@@ -3,13 +3,17 @@ decision as the summary lists it and undo names it, and the summary shown at the
 (the panel's tally line and summary, the terminal's last screen).
 
 The session (``session``) keeps its decisions as steps and asks this module to count
-them; nothing here reads the store.
+them; nothing here reads the store. An audit's review (``audit``) is blind: its summary
+says the sample's progress (``audited.AuditProgress``) instead of the tally, and
+``shows_tally`` tells the front ends to hide theirs.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+
+from .audited import AuditProgress
 
 __all__ = ["KIND_OF", "TALLY_KINDS", "Decided", "Summary", "count_kinds", "count_other_wordings"]
 
@@ -73,6 +77,14 @@ class Summary:
     filters: str = ""  # what the review was limited to ("npc=analyst"), "" for everything
     #: Of the approved, how many as another wording the model proposed for the card.
     other_wordings: int = 0
+    #: An audit's review: the sample's progress, said instead of the tally (blind).
+    audit: AuditProgress | None = None
+
+    @property
+    def shows_tally(self) -> bool:
+        """Whether the front ends may show the tally and the last decisions: never in an
+        audit's review (no approve/reject count, nothing to count errors from)."""
+        return self.audit is None
 
     @property
     def finished(self) -> bool:
@@ -84,6 +96,8 @@ class Summary:
         return self.finished and not any(self.tally.values())
 
     def __str__(self) -> str:
+        if self.audit is not None:
+            return self._audited()
         if self.empty:
             limited = f" matching {self.filters}" if self.filters else ""
             return (
@@ -92,15 +106,25 @@ class Summary:
             )
         done = ", ".join(self.counted(k) for k in TALLY_KINDS if self.tally[k])
         head = "Review finished" if self.finished else f"{self.remaining} still waiting"
-        pace = (
-            f", median {self.seconds_per_card:.1f} s a card"
-            if self.seconds_per_card is not None
-            else ""
-        )
         return (
-            f"{head}: {done or 'nothing decided'} in {_duration(self.seconds)}{pace}. "
+            f"{head}: {done or 'nothing decided'} in {_duration(self.seconds)}{self._pace()}. "
             f"Store: {self.store_path}"
         )
+
+    def _audited(self) -> str:
+        """An audit's summary: its progress and what to do next, never the tally."""
+        if self.empty:
+            head = "Nothing to review: no sampled card awaits you"
+        else:
+            head = "Review finished" if self.finished else f"{self.remaining} still waiting"
+            head += f" ({self.decided} decided in {_duration(self.seconds)}{self._pace()})"
+        assert self.audit is not None
+        return f"{head}. {self.audit} Store: {self.store_path}"
+
+    def _pace(self) -> str:
+        if self.seconds_per_card is None:
+            return ""
+        return f", median {self.seconds_per_card:.1f} s a card"
 
     def counted(self, kind: str) -> str:
         """One kind's count in words: "3 approved (1 as another wording)"."""

@@ -201,7 +201,11 @@ def _nearest_html(card: Card) -> str:
 
 
 def tally_html(summary: Summary) -> str:
-    """The live tally: each kind of decision, and how many cards are left."""
+    """The live tally: each kind of decision, and how many cards are left. An audit's
+    review shows the sample's progress instead (blind: no count of any kind)."""
+    if summary.audit is not None:
+        said = escape(str(summary.audit), quote=False)
+        return f'<div class="npc-tally npc-audit-progress">{said} · {summary.remaining} to go</div>'
     shown = [kind for kind in TALLY_KINDS if kind != "votes" or summary.tally[kind]]
     counts = " · ".join(summary.counted(kind) for kind in shown)
     return f'<div class="npc-tally">{counts} · {summary.remaining} to go</div>'
@@ -253,6 +257,8 @@ def preview_html(preview: ApproveAllPreview) -> str:
 def summary_html(summary: Summary) -> str:
     """Counts, time, median per card, the last decisions and the store path."""
     last = "".join(f"<li>{_decided_html(decided)}</li>" for decided in summary.last)
+    if not summary.shows_tally:  # an audit's review: the last decisions are a tally too
+        last = ""
     return (
         f"<div><b>{escape(str(summary))}</b>"
         + (f"<br>Last decisions:<ul>{last}</ul>" if last else "")

@@ -188,8 +188,10 @@ class ReviewPanel:
             )
             for key, label, style in BUTTONS
         }
+        # Never shown in an audit's review: its rest is approved by audit.approve_rest().
+        hidden = w.Layout(display="none") if self.session.audit is not None else deciding
         self.approve_all = self._button(
-            "Approve all…", "", "npc-button-approve_all", self._ask_approve_all, layout=deciding
+            "Approve all…", "", "npc-button-approve_all", self._ask_approve_all, layout=hidden
         )
 
     def _build_confirm(self) -> None:
@@ -556,8 +558,9 @@ class ReviewPanel:
             self.reason.value = ""
             if self._editing is not None:
                 self._close_editor()
-        self.progress.max = max(summary.decided + summary.remaining, 1)
-        self.progress.value = summary.decided
+        done, total = _progress(summary)
+        self.progress.max = max(total, 1)
+        self.progress.value = done
         self.progress.layout.display = "none" if summary.empty else None
         self.tally.value = "" if summary.empty else tally_html(summary)
         self._show_controls(card is not None)
@@ -592,12 +595,22 @@ class ReviewPanel:
         controls = [*(self.buttons[key] for key in CARD_KEYS), self.approve_all]
         for control in controls:
             control.disabled = not on_a_card
-        # Approve-all is one reviewer's batch: none in independent review.
-        self.approve_all.disabled = not on_a_card or self.session.view is not None
-        for box in (*controls, self.inputs):  # the buttons' layout is one: set once
+        # Approve-all is one reviewer's batch: none in independent review, nor in an
+        # audit's (its rest is approved by audit.approve_rest()).
+        batch = self.session.view is None and self.session.audit is None
+        self.approve_all.disabled = not on_a_card or not batch
+        shown = controls if self.session.audit is None else controls[:-1]
+        for box in (*shown, self.inputs):  # the buttons' layout is one: set once
             box.layout.display = None if on_a_card else "none"
         undo = on_a_card or self.session.undoable
         self.buttons["u"].layout.display = None if undo else "none"
+
+
+def _progress(summary: Summary) -> tuple[int, int]:
+    """The progress bar's (value, max): the audit's sample, or this review's cards."""
+    if summary.audit is not None:
+        return summary.audit.decided, summary.audit.sample
+    return summary.decided, summary.decided + summary.remaining
 
 
 def _view(widget: w.Widget) -> dict[str, Any]:
