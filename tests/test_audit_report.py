@@ -114,3 +114,22 @@ def test_the_bundles_manifest_states_each_audit(nb: npc_nb.Project, tmp_path: Pa
     again = npc_nb.open(tmp_path / "copy")
     assert again.metrics.audits()["status"].tolist() == ["approved", "failed", "reviewing"]
     again.close()
+
+
+def test_the_review_summary_states_the_bound_once_the_rest_is_approved(
+    nb: npc_nb.Project,
+) -> None:
+    plain_cards(nb, 60)
+    audit = nb.audit(tolerance=TOLERANCE, looks=1, name="spring")
+    panel = nb.review(audit="spring")
+    for _ in audit.pending():
+        panel.press("a")
+    reviewed = str(panel.session.summary())
+    assert "bound" not in reviewed  # the review itself stays blind
+    audit.approve_rest()
+    result = audit.result()
+    stated = f"bound {round(result.bound * 100, 2):g}% < 20% at 95%"
+    summary = str(panel.session.summary())
+    assert stated in summary and "spring" in summary
+    assert f"0 error(s) in {result.sample} sampled cards" in summary
+    assert f"{result.approved} unsampled card(s) approved as one batch" in summary
