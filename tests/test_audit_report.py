@@ -91,7 +91,7 @@ def test_metrics_audits_of_a_project_without_audits_is_empty_with_its_columns(
 
 
 def test_the_bundles_manifest_states_each_audit(nb: npc_nb.Project, tmp_path: Path) -> None:
-    approved, failed, reviewing = three_audits(nb)
+    approved, _, _ = three_audits(nb)
     path = nb.export_bundle(tmp_path / "lab.zip")
     with zipfile.ZipFile(path) as archive:
         manifest = json.loads(archive.read("manifest.json"))

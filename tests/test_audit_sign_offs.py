@@ -85,7 +85,8 @@ def test_a_sampled_card_counts_once_settled_and_an_adjudicated_rejection_is_an_e
     vote_all(as_reviewer(lab, "ada"), sampled)
     vote_all(as_reviewer(lab, "bob"), sampled, reject=(disputed,))
     waiting = audit.result()  # the disputed card waits for its adjudication
-    assert (waiting.status, waiting.reviewed, waiting.errors) == ("reviewing", len(sampled) - 1, None)
+    assert (waiting.status, waiting.errors) == ("reviewing", None)
+    assert waiting.reviewed == len(sampled) - 1
     assert audit.pending(by="ada") == () and audit.pending(by="bob") == ()
     with pytest.raises(npc_nb.AuditError, match="not decided yet"):
         as_reviewer(lab, "ada").get_audit(audit.name).approve_rest()
