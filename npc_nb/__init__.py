@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from .errors import (
     AlreadyDecidedError,
     ArgumentError,
+    AuditError,
     CandidateError,
     ConfigError,
     DecisionError,
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
     from ._project import Project, import_bundle
     from ._project import open_project as open
     from .analytics.agreement import agreement_from
+    from .audit import Audit, AuditResult
     from .chat.personas import Npc
     from .decisions import (
         Adjudicate,
@@ -85,6 +87,8 @@ _LAZY = {
     "Supersede": "decisions",
     "Npc": "chat.personas",
     "Experiment": "experiments",
+    "Audit": "audit",
+    "AuditResult": "audit",
     "Project": "_project",
     "import_bundle": "_project",
     "open": "_project",
@@ -146,6 +150,9 @@ __all__ = [
     "Approve",
     "ApproveAllPreview",
     "ArgumentError",
+    "Audit",
+    "AuditError",
+    "AuditResult",
     "CandidateError",
     "CandidateOutcome",
     "ConfigError",

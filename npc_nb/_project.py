@@ -54,8 +54,10 @@ from ._foundations.settings import (
     session,
     unknown_setting,
 )
+from .analytics.audit_plan import AuditPlan, plan_audit
 from .analytics.diff import diff_frame
 from .analytics.metrics import Metrics
+from .audit import AuditDesk
 from .chat.conversations import Conversations
 from .chat.extraction import Extraction
 from .decisions import (
@@ -77,6 +79,7 @@ from .graph.knowledge import KnowledgeGraph
 from .interop.service import Interop
 from .interop.summary import BundleImport
 from .memory import transitions
+from .memory.audits import AuditService, Planning
 from .memory.block import MemoryBlock
 from .memory.core import MemoryCore
 from .memory.queue import queue_filters
@@ -251,6 +254,12 @@ class Project:
     experiments = Forward("_experiments", Experiments.listing)
     export_bundle = Forward("_interop", Interop.export_bundle)
 
+    # -- audited batches: a sample reviewed, the rest approved with a bound ----------------
+
+    audit = Forward("_audit_desk", AuditDesk.audit, DecisionError)
+    get_audit = Forward("_audit_desk", AuditDesk.get_audit)
+    audits = Forward("_audit_desk", AuditDesk.audits)
+
     def __init__(
         self, root: Path, settings: Settings, *, create: bool = False, existing_only: bool = False
     ) -> None:
@@ -297,6 +306,8 @@ class Project:
         )
         self._interop = Interop(self._memory, self._stores, self.name, _version())
         self._access = Access(self._stores, self._memory, self.name)
+        audits = AuditService(self._memory, Planning(plan_audit, AuditPlan))
+        self._audit_desk = AuditDesk(audits, self._chat.check_npc, self.review)
         self._experiments = Experiments(
             store,
             self._memory,

@@ -8,7 +8,9 @@
     ├── ConfigError            a settings source, file or folder that cannot be used
     ├── CandidateError         a proposed memory is unusable (empty, too long, no npc=)
     ├── DecisionError          a transition that makes no sense for the memory as it is
-    │   └── AlreadyDecidedError  another reviewer decided the memory first (says who, when)
+    │   ├── AlreadyDecidedError  another reviewer decided the memory first (says who, when)
+    │   └── AuditError         an audit's step refused: the look is not complete, the bound
+    │                          misses the tolerance, nothing qualifies (says what to do)
     ├── UnknownMemoryError     no memory has that id (also a KeyError)
     ├── ModelCallError         a model call failed (missing key, rate limit, timeout, ...)
     │   └── UnrecordedCallError  model_replay="replay", and this request was never recorded
@@ -44,6 +46,7 @@ from collections.abc import Iterable
 __all__ = [
     "AlreadyDecidedError",
     "ArgumentError",
+    "AuditError",
     "CandidateError",
     "ConfigError",
     "DecisionError",
@@ -137,6 +140,14 @@ class AlreadyDecidedError(DecisionError):
         self.decided_by = decided_by
         self.decided_at = decided_at
         self.status = status
+
+
+class AuditError(DecisionError):
+    """An audited batch's step does not apply to the audit as it stands: nothing
+    qualifies for a batch, the look's sample is not all decided, the bound misses the
+    tolerance (``approve_rest``), or the audit was approved or given up already. The
+    message names the numbers and what to do instead (extend, review_rest, ...);
+    nothing was written."""
 
 
 class UnknownMemoryError(NpcError, KeyError):

@@ -41,6 +41,7 @@ LAYERS = {
     "npc_nb.experiments": 5,
     "npc_nb._project": 6,
     "npc_nb._areas": 5,  # the facade's grouped areas (nb.imports, nb.exports), below it
+    "npc_nb.audit": 5,  # nb.audit's desk and the Audit handle, over the audit service
     "npc_nb.notebook": 7,
     "npc_nb.cli": 7,
     "npc_nb": 8,  # the public face re-exports everything, lazily

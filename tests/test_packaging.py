@@ -95,3 +95,13 @@ def test_the_editable_install_finds_them_in_the_checkout() -> None:
     assert frontend_file("review_keys.js") == ROOT / "widgets" / "review_keys.js"
     assert str(KeyBridge._esm) == (ROOT / "widgets" / "review_keys.js").read_text()
     assert str(KeyBridge._css) == (ROOT / "widgets" / "review_panel.css").read_text()
+
+
+def test_wheel_contains_the_frozen_schema_steps(wheel: Path) -> None:
+    """An older bundle is staged on its step's frozen statements: they ship as package
+    data, byte for byte."""
+    frozen = sorted((ROOT / "npc_nb" / "store" / "schema" / "steps").glob("*.sql"))
+    assert [path.name for path in frozen][:1] == ["0001.duckdb.sql"]
+    with zipfile.ZipFile(wheel) as archive:
+        for path in frozen:
+            assert archive.read(f"npc_nb/store/schema/steps/{path.name}") == path.read_bytes()

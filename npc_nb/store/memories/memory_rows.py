@@ -55,6 +55,7 @@ __all__ = [
     "open_order",
     "rejected_visible",
     "rows_by_id",
+    "rows_with",
     "set_vectors",
     "statuses",
     "term_keys",
@@ -469,6 +470,12 @@ def rows_by_id(store: Store, ids: list[str]) -> list[dict]:
     """The id, status and text of these memories, as they are now (any order; missing
     ids left out): what a matcher judges a candidate's neighbours by."""
     return [dict(row) for row in _rows_by_id(store, ids, _JUDGED_COLUMNS).values()]
+
+
+def rows_with(store: Store, ids: list[str], columns: str) -> list[dict]:
+    """``columns`` (this package's own list) of these memories, as they are now (any
+    order; missing ids left out): an audit's sampled cards, read by primary key."""
+    return [dict(row) for row in _rows_by_id(store, ids, columns).values()]
 
 
 def statuses(con: Connection, ids: list[str]) -> dict[str, str]:

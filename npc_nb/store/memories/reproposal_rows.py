@@ -20,6 +20,8 @@ __all__ = [
     "insert_label",
     "mark_listed",
     "open_variants",
+    "requeued_cards",
+    "split_since",
 ]
 
 #: Outcomes the matcher decided without asking anybody.
@@ -92,3 +94,29 @@ def mark_listed(store: Store, reproposal_ids: list[str], now: datetime) -> None:
 
 def insert_label(con: Connection, label: dict[str, Any]) -> None:
     insert_row(con, "match_labels", label)
+
+
+def requeued_cards(store: Store, memory_ids: list[str]) -> set[str]:
+    """Those of these cards that a reviewer created by putting a wording back (a split
+    off another card, or a requeued repeat): an audit never batch-approves them."""
+    if not memory_ids:
+        return set()
+    cards, params = one_of("new_memory_id", memory_ids, "card")
+    with store.read() as con:
+        found = con.execute(f"SELECT new_memory_id FROM match_labels WHERE {cards}", params)
+        return {memory_id for (memory_id,) in found.fetchall()}
+
+
+def split_since(store: Store, memory_ids: list[str], since: datetime) -> set[str]:
+    """Those of these cards a reviewer split a wording off at or after ``since``."""
+    if not memory_ids:
+        return set()
+    cards, params = one_of("r.memory_id", memory_ids, "card")
+    with store.read() as con:
+        found = con.execute(
+            "SELECT DISTINCT r.memory_id FROM reproposals r JOIN match_labels l "
+            f"ON l.reproposal_id = r.id WHERE {cards} AND l.label = 'split' "
+            "AND l.labelled_at >= $since",
+            params | {"since": since},
+        )
+        return {memory_id for (memory_id,) in found.fetchall()}
