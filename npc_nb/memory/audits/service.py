@@ -26,13 +26,13 @@ from typing import Any, Protocol
 from ..._foundations.ids import new_id
 from ..._foundations.results import DecisionResult
 from ..._foundations.utc import utc_now
-from ...errors import AuditError
 from ...store import Store
 from ...store.memories import audit_rows, events, memory_rows
 from ..core import MemoryCore
 from ..decisions import write_change
 from ..queue import queue_filters
 from ..transitions import plan as plan_change
+from . import sign_offs
 from .naming import (
     already_approved,
     audit_name,
@@ -266,21 +266,41 @@ class AuditService:
         return self._approve_batch(audit, state, actor, self._rest(audit, state))
 
     def sign_off(self, audit: dict[str, Any], by: str | None) -> DecisionResult:
-        """In independent review the batch needs the reviewers' sign-offs (the hook the
-        independent review's sign-off replaces); refused until it exists."""
-        raise AuditError(
-            f"Audit {audit['name']!r} meets the tolerance, but this project reviews "
-            "independently, and a batch approval there needs the sign-offs of as many "
-            "reviewers as the policy asks, which this version cannot record yet. Nothing "
-            "was approved: review the rest one by one (audit.review_rest())."
-        )
+        """In independent review, ``by``'s sign-off of the batch approval: the last of
+        the sign-offs the policy asks for approves the rest (``sign_offs``)."""
+        state = self._state(audit)
+        actor = self._core.actor(by, independent=True)
+        me, needed = self._core.identity().role, self._core.votes.policy().needed
+        signed = sign_offs.counted(state.steps, state.look, state.sample, state.tally.errors)
+        names = [step["actor"] for step in signed]
+        if me in {sign_offs.signer(step) for step in signed}:
+            if len(names) < needed:
+                raise sign_offs.already_signed(audit, actor, names, needed)
+            # Every sign-off is in (two signed at once): this call writes the batch.
+            return self._approve_batch(audit, state, actor, self._rest(audit, state), names)
+        if len(names) + 1 < needed:
+            self._record(audit, state, "sign_off", actor)
+            return sign_offs.recorded(actor, [*names, actor], needed)
+        rest = self._rest(audit, state)
+        return self._approve_batch(audit, state, actor, rest, [*names, actor], signing=True)
 
     def _approve_batch(
-        self, audit: dict[str, Any], state: _State, actor: str, rest: list[dict[str, Any]]
+        self,
+        audit: dict[str, Any],
+        state: _State,
+        actor: str,
+        rest: list[dict[str, Any]],
+        signers: list[str] | None = None,
+        signing: bool = False,
     ) -> DecisionResult:
+        """The rest approved as one batch with its ``approve_rest`` step (in independent
+        review the reason names the ``signers``; ``signing``: the caller's own
+        ``sign_off`` step is written with it)."""
         now, store = utc_now(), self._store
         reason = batch_reason(audit, state.look, state.tally, state.bound,
                                      len(state.plan.looks))  # fmt: skip
+        if signers:
+            reason = sign_offs.signed_reason(reason, signers)
         changes = [
             plan_change("approve", row, actor=actor, now=now, action="approve_all", reason=reason)
             for row in rest
@@ -293,6 +313,8 @@ class AuditService:
                              audit={"reviewer_role": role})
                 for change in changes
             ]  # fmt: skip
+            if signing:
+                self._record(audit, state, "sign_off", actor, con=con, role=role)
             self._record(audit, state, "approve_rest", actor, batch_id=batch_id, con=con, role=role)
         moved = tuple((c.memory["id"], c.memory["status"], c.to_status) for c in changes)
         return DecisionResult("approve_all", actor, moved, batch_id, event_seqs=tuple(seqs))
