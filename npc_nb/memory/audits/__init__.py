@@ -8,8 +8,9 @@ prefixes are the samples), ``outcomes`` (the sampled cards' decisions as errors)
 ``result`` (``AuditResult``), ``naming`` (the reason a batch approval records, and
 every refusal), ``sign_offs`` (independent review: the batch approval needs as many
 reviewers' sign-offs as the policy asks) and ``report`` (each audit as
-``nb.metrics.audits()`` and a bundle's manifest state it). The statistics (``plan_audit``) sit in the analytics layer above; the
-facade hands them in (``Planning``). The audit tables are read and written by
+``nb.metrics.audits()`` and a bundle's manifest state it). The statistics
+(``plan_audit``) sit in the analytics layer above; the facade hands them in
+(``Planning``). The audit tables are read and written by
 ``store.memories.audit_rows`` only.
 """
 
