@@ -18,6 +18,8 @@ DuckDB connection for the store, the bare model call for a chat turn) and the ra
                        review panel open on a 100k store
 - ``bench_snapshot.py`` ``snapshot()`` and a pinned ``context()`` at 100k approved
                        memories, against today's warm context
+- ``bench_audit.py``   ``plan_audit`` for a batch of 1,000 (and, printed above the
+                       table, the audit design's simulated and exact chances)
 
 ``--quick`` runs tiny sizes (a smoke test for CI, not figures to quote).
 """
@@ -84,15 +86,17 @@ def main() -> None:
         review = ["--size", "2000", "--pending", "200", "--presses", "3", "--paced", "1"]
         chat, memory = ["--cells", "3"], ["--turns", "3", "--memories", "2000"]
         snapshot = ["--memories", "2000", "--repeat", "3"]
+        audit = ["--runs", "300", "--repeat", "3"]
     else:
         scale = ["--sizes", *map(str, args.sizes or DEFAULT_SIZES)]
         review = ["--presses", "15", "--paced", "3"]
-        chat, memory, snapshot = [], [], []
+        chat, memory, snapshot, audit = [], [], [], []
     rows = run("bench_scale.py", scale, folder)
     rows += run("bench_review.py", review, folder)
     rows += run("bench_chat.py", chat, folder)
     rows += run("bench_memory.py", memory, folder)
     rows += run("bench_snapshot.py", snapshot, folder)
+    rows += run("bench_audit.py", audit, folder)
     took = time.perf_counter() - started
     today = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d")
     print(

@@ -46,6 +46,9 @@ if TYPE_CHECKING:
     from ._project import Project, import_bundle
     from ._project import open_project as open
     from .analytics.agreement import agreement_from
+    from .analytics.audit_bounds import audit_sample_size, error_bound
+    from .analytics.audit_plan import AuditPlan, plan_audit
+    from .analytics.plots import plot_audit_plan
     from .audit import Audit, AuditResult
     from .chat.personas import Npc
     from .decisions import (
@@ -97,6 +100,11 @@ _LAZY = {
     "DecisionResult": "_foundations.results",
     "Reply": "_foundations.results",
     "agreement_from": "analytics.agreement",
+    "audit_sample_size": "analytics.audit_bounds",
+    "error_bound": "analytics.audit_bounds",
+    "plan_audit": "analytics.audit_plan",
+    "AuditPlan": "analytics.audit_plan",
+    "plot_audit_plan": "analytics.plots",
     "Snapshot": "_foundations.results",
     "provenance": "notebook.provenance",
     "rerun": "reruns",
@@ -152,6 +160,7 @@ __all__ = [
     "ArgumentError",
     "Audit",
     "AuditError",
+    "AuditPlan",
     "AuditResult",
     "CandidateError",
     "CandidateOutcome",
@@ -186,9 +195,13 @@ __all__ = [
     "UnknownMemoryError",
     "UnrecordedCallError",
     "agreement_from",
+    "audit_sample_size",
+    "error_bound",
     "import_bundle",
     "load_settings",
     "open",
+    "plan_audit",
+    "plot_audit_plan",
     "provenance",
     "rerun",
     "scrub_memory_tags",

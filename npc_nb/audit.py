@@ -87,12 +87,12 @@ class Audit:
         complete its errors, the bound and whether it meets the tolerance."""
         return self._service.result(self._record)
 
-    def pending(self, by: str | None = None) -> tuple[str, ...]:
+    def pending(self, *, by: str | None = None) -> tuple[str, ...]:
         """The ids of the sampled cards at this look still awaiting a decision (in
         independent review, awaiting ``by``'s vote), in sample order."""
         return self._service.pending(self._record, by)
 
-    def extend(self, by: str | None = None) -> AuditResult:
+    def extend(self, *, by: str | None = None) -> AuditResult:
         """Sample more: the next planned look (only when the result's verdict is
         "extend"). The sample grows by the next cards of the seeded order."""
         return self._service.extend(self._record, by)

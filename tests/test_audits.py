@@ -291,6 +291,9 @@ def test_in_independent_review_the_sample_is_voted_and_approve_rest_waits_for_si
             for memory_id in sampled:
                 reviewer.approve(memory_id)
             assert reviewer.get_audit(audit.name).pending() == ()
+            assert audit.pending(by=name) == ()
+            if name == "ada":  # one vote each: bob still has every sampled card to vote on
+                assert audit.pending(by="bob") == sampled
         assert audit.result().status == "approvable"
         signed = audit.approve_rest()  # one sign-off of the two the policy asks for
         assert signed.decision == "sign_off" and signed.changes == ()
@@ -334,3 +337,42 @@ def test_rejected_edited_and_superseded_sampled_cards_are_errors_and_undo_reopen
     nb.undo()  # the last approval: the look is incomplete again
     assert audit.pending() == (skipped,)
     assert audit.result().status == "reviewing"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "error", "message"),
+    [
+        ({"seed": -1}, npc_nb.InvalidValueError, "seed=-1"),
+        ({"seed": 1.5}, npc_nb.ArgumentError, "seed"),
+        ({"tolerance": 1.5}, npc_nb.InvalidValueError, "tolerance"),
+        ({"confidence": 0}, npc_nb.InvalidValueError, "confidence"),
+        ({"category": "gossip"}, npc_nb.InvalidValueError, "category"),
+        ({"npc": "nobody"}, npc_nb.InvalidValueError, "nobody"),
+        ({"stratify": "yes"}, npc_nb.ArgumentError, "stratify"),
+        ({"name": "  "}, npc_nb.InvalidValueError, "name"),
+    ],
+)
+def test_a_mistaken_argument_is_refused_and_nothing_is_recorded(
+    nb: npc_nb.Project, arguments: dict, error: type[Exception], message: str
+) -> None:
+    plain_cards(nb, 20)
+    with pytest.raises(error, match=message):
+        nb.audit(**arguments)
+    assert nb.audits().empty
+
+
+def test_a_split_card_and_another_wording_approved_are_errors(nb: npc_nb.Project) -> None:
+    split = propose(nb, "We use DuckDB for analysis")
+    nb.add_candidate("Note: we use DuckDB for analysis.", category="fact", npc="analyst")
+    reworded = propose(nb, "The lab meets on Tuesdays")
+    nb.add_candidate("Note: the lab meets on Tuesdays.", category="fact", npc="analyst")
+    plain = propose(nb, "Raw data stays on the lab server")
+    audit = nb.audit(tolerance=0.5, looks=[3])  # the whole batch is the sample
+    assert sorted(audit.pending()) == sorted([split, reworded, plain])
+    wordings = nb.reproposals().set_index("memory_id")["id"]
+    split_off = nb.requeue(wordings[split]).new_memory_id
+    nb.approve(split)
+    nb.approve(reworded, variant=wordings[reworded])
+    nb.approve(plain)
+    assert audit.result().errors == 2
+    assert split_off not in audit.pending() and audit.result().population == 3

@@ -32,6 +32,7 @@ BENCH = Path(__file__).resolve().parents[1] / "bench"
         ["bench_bundle.py", "--memories", "1000"],
         ["bench_agreement.py", "--cards", "20", "--votes", "2000", "--repeat", "1"],
         ["experiment_example.py", "--exchanges", "6"],
+        ["bench_audit.py", "--runs", "300", "--repeat", "2"],
     ],
 )
 def test_benchmark_script_runs(arguments: list[str], tmp_path: Path) -> None:

@@ -143,3 +143,20 @@ def test_a_bundle_imported_twice_keeps_one_copy_of_each_audit_row(
     copy = npc_nb.open(tmp_path / "copy")
     assert len(audit_rows.audit_steps(copy._memory.stores.project)) == 1
     copy.close()
+
+
+def test_a_bundle_written_at_step_0001_imports_into_a_postgresql_store(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    result = npc_nb.import_bundle(BUNDLE_0001, tmp_path / "shared", create=True, store=postgres_url)
+    assert result.upgraded == ("0002",) and result.inserted["memories"] == 4
+    shared = npc_nb.open(tmp_path / "shared", store=postgres_url)
+    assert "The field season starts on 1 April" in shared.context("analyst")
+    assert sorted(shared.decisions()["action"]) == [
+        "approve", "edit", "propose", "propose", "propose", "propose", "reject"
+    ]  # fmt: skip
+    assert (
+        checksums(shared.export_bundle(tmp_path / "again.zip"))["memories"]
+        == (checksums(BUNDLE_0001)["memories"])
+    )
+    shared.close()

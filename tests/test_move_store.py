@@ -14,6 +14,7 @@ import shutil
 import stat
 import subprocess
 import sys
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from hypothesis import strategies as st
 import npc_nb
 from npc_nb import Approve
 from npc_nb.cli import main
+from npc_nb.store.memories import audit_rows
 from npc_nb.store.moving.copy_into import NOT_COPIED
 from npc_nb.store.moving.move import migrate_store
 from tests.helpers import as_reviewer, propose
@@ -96,6 +98,32 @@ def seed(nb: npc_nb.Project) -> None:
     while session.card() is not None:
         session.decide(Approve(session.current))
     experiment.promote("A")
+    audit(nb, ids)
+
+
+def audit(nb: npc_nb.Project, ids: list[str]) -> None:
+    """The audits' rows: an audit of two cards (one kept out) and a step, written
+    through the store's audit rows, with hostile text."""
+    store = nb._memory.stores.project
+    started = datetime(2026, 12, 7, 10, 0)
+    plan = {
+        "name": HOSTILE[2], "started_at": started, "started_by": HOSTILE[0], "npc": None,
+        "category": "fact", "conversation_id": None, "stratify": True, "tolerance": 0.05,
+        "confidence": 0.95, "seed": 2**40, "population": 1, "looks": [1], "thresholds": [0],
+        "nominal_confidence": 0.95, "method": HOSTILE[1] + CONTROLS,
+    }  # fmt: skip
+    members = [
+        {"memory_id": ids[5], "position": 0, "stratum": HOSTILE[3]},
+        {"memory_id": ids[3], "excluded_because": "near_tombstone"},
+    ]
+    audit_rows.insert_audit(store, plan, members)
+    found = audit_rows.find_audit(store, HOSTILE[2])
+    assert found is not None
+    audit_rows.add_audit_step(
+        store,
+        {"audit_id": found["id"], "occurred_at": started, "actor": HOSTILE[4], "step": "extend",
+         "look": 1, "sample": 1, "errors": 0, "bound": 0.5},
+    )  # fmt: skip
 
 
 def vote(nb: npc_nb.Project) -> None:
@@ -406,8 +434,8 @@ def test_an_older_source_is_migrated_first_and_the_summary_says_so(tmp_path: Pat
     ):
         shutil.copyfileobj(packed, store)  # made by the old ladder: upgraded to 0001 first
     moved = migrate_store(older, tmp_path / "newer")
-    assert moved.source_migrated == ("0001",)
-    assert "The source was migrated first: 0001." in str(moved)
+    assert moved.source_migrated == ("0001", "0002")
+    assert "The source was migrated first: 0001, 0002." in str(moved)
     assert embedded_rows(tmp_path / "newer") == embedded_rows(older)
 
 

@@ -105,6 +105,21 @@ def test_the_frozen_baseline_builds_exactly_the_schema_the_old_ladder_built(
     assert found == comparable(fixture_catalog("duckdb"), "duckdb")
 
 
+def test_the_frozen_baseline_brought_up_the_ladder_is_the_declaration(tmp_path: Path) -> None:
+    """What an older bundle is staged on (the frozen 0001, then each later step) ends
+    as a new store's schema: the declaration is the sum of the steps."""
+    from npc_nb.store.schema.migrations import apply_migrations
+
+    staged, new = tmp_path / "staged.duckdb", tmp_path / "new.duckdb"
+    with duckdb.connect(str(staged)) as con:
+        assert apply_migrations(con, only=["0001"]) == ["0001"]
+        assert apply_migrations(con) == ["0002"]
+        assert recorded_steps(con) == ["0001", "0002"]
+    with duckdb.connect(str(new)) as con:
+        apply_migrations(con)
+    assert duckdb_store_catalog(staged) == duckdb_store_catalog(new)
+
+
 def test_a_new_duckdb_store_is_the_old_ladders_schema_and_step_0002(project_dir: Path) -> None:
     path = new_duckdb_store(project_dir)
     catalog = duckdb_store_catalog(path)

@@ -37,7 +37,7 @@ def test_migrations_are_recorded_once_and_not_reapplied(nb: npc_nb.Project, proj
     nb.close()
     again = npc_nb.open(project_dir)
     names = list(again.sql("SELECT name FROM _migrations ORDER BY name")["name"])
-    assert names == migrations.step_names() == ["0001"]
+    assert names == migrations.step_names() == ["0001", "0002"]
     again.close()
 
 
@@ -58,7 +58,7 @@ def test_a_store_from_a_newer_version_is_refused(nb: npc_nb.Project, project_dir
 
 def test_a_failing_migration_leaves_no_partial_schema(tmp_path: Path) -> None:
     con = duckdb.connect(str(tmp_path / "m.duckdb"))
-    migrations.apply_migrations(con)  # at the baseline
+    migrations.apply_migrations(con)  # at the newest step
 
     def broken(c: duckdb.DuckDBPyConnection) -> None:
         c.execute("CREATE TABLE half_done (x INTEGER)")
@@ -76,7 +76,7 @@ def test_a_failing_migration_leaves_no_partial_schema(tmp_path: Path) -> None:
     }
     recorded = {r[0] for r in con.execute("SELECT name FROM _migrations").fetchall()}
     assert "half_done" not in tables and "0900" not in recorded
-    assert "memories" in tables and recorded == {"0001"}
+    assert "memories" in tables and recorded == {"0001", "0002"}
     con.close()
 
 

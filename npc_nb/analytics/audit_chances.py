@@ -15,13 +15,10 @@ simulation); ``plan_audit`` uses it to calibrate, docs and bench to report.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
-
-if TYPE_CHECKING:
-    from .audit_plan import AuditPlan
 
 __all__ = ["Chances", "audit_chances"]
 
@@ -40,33 +37,39 @@ class Chances:
     by_look: tuple[float, ...]
 
 
-def audit_chances(plan: AuditPlan, defects: int | float) -> Chances:
-    """The exact chances of ``plan`` on a batch holding ``defects`` wrong cards (an int,
-    for a batch of known size) or, for an unbounded batch, at the error rate ``defects``."""
-    cap = max(plan.thresholds, default=-1)
+def audit_chances(
+    population: int | None,
+    looks: Sequence[int],
+    thresholds: Sequence[int],
+    defects: int | float,
+) -> Chances:
+    """The exact chances of a design (cumulative ``looks``, the most errors that approve
+    at each) on a batch of ``population`` holding ``defects`` wrong cards, or, for an
+    unbounded batch (``population=None``), at the error rate ``defects``."""
+    cap = max(thresholds, default=-1)
     if cap < 0:  # no look can approve: every audit reviews its last look, then fails
-        sampled = float(plan.looks[-1])
-        return Chances(0.0, sampled, float(plan.population or sampled), (0.0,) * len(plan.looks))
-    increments = _Increments(plan.population, defects, cap)
+        sampled = float(looks[-1])
+        return Chances(0.0, sampled, float(population or sampled), (0.0,) * len(looks))
+    increments = _Increments(population, defects, cap)
     state = np.zeros(cap + 2)
     state[0] = 1.0
     previous, sampled, by_look = 0, 0.0, []
-    for look, (size, threshold) in enumerate(zip(plan.looks, plan.thresholds, strict=True)):
+    for look, (size, threshold) in enumerate(zip(looks, thresholds, strict=True)):
         sampled += state[: cap + 1].sum() * (size - previous)
         state = increments.step(state, previous, size - previous)
         approved = float(state[: threshold + 1].sum()) if threshold >= 0 else 0.0
         state[: threshold + 1] = 0.0
-        later = max(plan.thresholds[look + 1 :], default=-1)
+        later = max(thresholds[look + 1 :], default=-1)
         state[cap + 1] += state[later + 1 : cap + 1].sum()  # no later look can approve these
         state[later + 1 : cap + 1] = 0.0
         by_look.append(approved)
         previous = size
     approve = min(1.0, float(sum(by_look)))
-    if plan.population is None:
+    if population is None:
         questions = float(sampled)
     else:
-        settled = sum(p * n for p, n in zip(by_look, plan.looks, strict=True))
-        questions = settled + (1.0 - approve) * plan.population
+        settled = sum(p * n for p, n in zip(by_look, looks, strict=True))
+        questions = settled + (1.0 - approve) * population
     return Chances(approve, float(sampled), questions, tuple(by_look))
 
 

@@ -27,6 +27,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 from itertools import pairwise
 
 from ..errors import InvalidValueError
@@ -81,13 +82,17 @@ class AuditPlan:
     def approval_probability(self, defects: int) -> float:
         """The exact probability that this design approves a batch holding ``defects``
         wrong cards (the dynamic programme, no simulation)."""
-        return audit_chances(self, self._defects(defects)).approve
+        return audit_chances(*self._design, self._defects(defects)).approve
 
     def expected_questions(self, defects: int) -> float:
         """The expected number of cards a person decides to settle a batch holding
         ``defects`` wrong cards: the sample up to the approving look, or the whole
         batch when the audit fails (the rest then goes to ordinary review)."""
-        return audit_chances(self, self._defects(defects)).questions
+        return audit_chances(*self._design, self._defects(defects)).questions
+
+    @property
+    def _design(self) -> tuple[int | None, tuple[int, ...], tuple[int, ...]]:
+        return self.population, self.looks, self.thresholds
 
     def _defects(self, defects: int) -> int:
         if self.population is None:
@@ -193,7 +198,7 @@ def _valid(draft: AuditPlan, alpha: Fraction, nominal: float | None) -> bool:
         **{**draft.__dict__, "thresholds": _thresholds(draft, 1 - Fraction(str(nominal)))}
     )
     worst = _worst(plan)
-    return audit_chances(plan, worst).approve <= float(alpha)
+    return audit_chances(*plan._design, worst).approve <= float(alpha)
 
 
 def _worst(plan: AuditPlan) -> int | float:
@@ -230,25 +235,33 @@ def _critical_values(draft: AuditPlan, alpha: Fraction) -> list[Fraction]:
     return sorted(values)
 
 
-def _cdf_values(draft: AuditPlan, sample: int) -> list[Fraction]:
+def _cdf_values(draft: AuditPlan, sample: int) -> tuple[Fraction, ...]:
+    return _cdf_table(draft.population, draft.tolerance, draft.confidence, sample)
+
+
+@lru_cache(maxsize=4096)
+def _cdf_table(
+    population: int | None, tolerance: float, confidence: float, sample: int
+) -> tuple[Fraction, ...]:
     """P(X <= k) for k = 0, 1, ... at the worst bad batch, until it passes the stated
-    level (no nominal level is above it). Finite batch: from the least k possible."""
+    level (no nominal level is above it). Finite batch: from the least k possible.
+    Cached: the calibration reads each look's table a dozen times."""
     out: list[Fraction] = []
-    cut = level(draft.confidence)
-    if draft.population is None:
+    cut = level(confidence)
+    if population is None:
         for k in range(sample + 1):
-            out.append(Fraction(binomial_cdf(k, sample, draft.tolerance)))
+            out.append(Fraction(binomial_cdf(k, sample, tolerance)))
             if out[-1] > cut:
                 break
-        return out
-    n, d0 = draft.population, tolerance_defects(draft.tolerance, draft.population)
+        return tuple(out)
+    n, d0 = population, tolerance_defects(tolerance, population)
     total, ways = math.comb(n, sample), 0
     for k in range(max(0, sample - (n - d0)), min(sample, d0) + 1):
         ways += math.comb(d0, k) * math.comb(n - d0, sample - k)
         out.append(Fraction(ways, total))
         if out[-1] > cut:
             break
-    return out
+    return tuple(out)
 
 
 def _thresholds(draft: AuditPlan, level_: Fraction) -> tuple[int, ...]:
@@ -281,7 +294,7 @@ def _method(plan: AuditPlan) -> str:
             f"Fixed sample of {plan.looks[0]} cards read once: approve when the exact "
             f"{exact} bound at {plan.confidence:.4g} is below {plan.tolerance:.4g}."
         )
-    worst = audit_chances(plan, _worst(plan)).approve
+    worst = audit_chances(*plan._design, _worst(plan)).approve
     return (
         f"Group-sequential exact design, looks at {looks} cards: approve at a look when the "
         f"exact {exact} bound at {plan.nominal_confidence:.6g} (calibrated) is below "

@@ -6,6 +6,12 @@ dates, not on a continuous date axis. One week of data is then one slot in the m
 of the plot, not a dot on an axis four years wide, and series can be dodged within a
 slot: several groups at a rate of 1.0 stay side by side, each with its own marker and
 its 95% interval as an error bar. Counts get integer ticks and an axis from zero.
+
+``plot_audit_plan`` is the audit planner's figure: the exact bound at the STATED
+confidence against the sample size (where a curve crosses the tolerance is the fixed
+design's sample size), with the sequential plan's looks marked at the bound, at the
+plan's calibrated nominal confidence, of the most errors that still approve there:
+one figure shows what looking more than once costs.
 """
 
 from __future__ import annotations
@@ -16,6 +22,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from ..errors import InvalidValueError
+from .audit_bounds import error_bound
+from .audit_plan import AuditPlan, plan_audit
+
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
@@ -25,6 +35,7 @@ __all__ = [
     "estimate_points",
     "level_line",
     "period_labels",
+    "plot_audit_plan",
     "rate_points",
 ]
 
@@ -180,6 +191,70 @@ def estimate_points(
 def period_labels(periods: pd.DatetimeIndex, period: str) -> list[str]:
     """Dates as a reader writes them: ``2026-11-30`` (day, week), ``2026-11`` (month)."""
     return [moment.strftime(_LABEL_FORMATS[period]) for moment in periods]
+
+
+def plot_audit_plan(
+    tolerance: float = 0.05,
+    confidence: float = 0.95,
+    population: int | None = None,
+    errors: Sequence[int] = (0, 1, 2, 3),
+    max_sample: int | None = None,
+    ax: Axes | None = None,
+) -> Axes:
+    """The bound on the batch's error rate against the sample size, one curve per count
+    of ``errors`` found, the ``tolerance`` line, and the looks of ``plan_audit`` for this
+    batch marked (sample sizes up to ``max_sample``, default the plan's last look, never
+    past the batch)."""
+    plan = plan_audit(population, tolerance, confidence)
+    last = plan.looks[-1] if max_sample is None else max_sample
+    if isinstance(last, bool) or not isinstance(last, int) or last < 1:
+        raise InvalidValueError("max_sample", max_sample, "a whole number of cards >= 1, or None")
+    last = min(last, population) if population is not None else last
+    ax = _new_axes(ax)
+    for count in errors:
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise InvalidValueError("errors", count, "whole numbers of errors >= 0, like (0, 1, 2)")
+        sizes = list(range(max(count, 1), last + 1))
+        bounds = [error_bound(count, n, confidence, population) for n in sizes]
+        ax.plot(sizes, bounds, label=f"{count} error" + ("" if count == 1 else "s"))
+    ax.axhline(
+        plan.tolerance,
+        color="black",
+        linestyle="--",
+        linewidth=1,
+        label=f"tolerance {plan.tolerance:.4g}",
+    )
+    _mark_looks(ax, plan, last)
+    _label(ax, plan, population)
+    return ax
+
+
+def _mark_looks(ax: Axes, plan: AuditPlan, last: int) -> None:
+    marks = [
+        (n, plan.bound(t, n))
+        for n, t in zip(plan.looks, plan.thresholds, strict=True)
+        if t >= 0 and n <= last
+    ]
+    ax.plot(
+        [n for n, _ in marks],
+        [b for _, b in marks],
+        linestyle="none",
+        marker="v",
+        color="black",
+        label=f"planned looks (most errors that approve, at {plan.nominal_confidence:.4g})",
+    )
+
+
+def _label(ax: Axes, plan: AuditPlan, population: int | None) -> None:
+    from matplotlib.ticker import PercentFormatter
+
+    batch = "an unbounded batch" if population is None else f"a batch of {population}"
+    ax.set_title(f"Exact upper bound on the error rate, {batch}")
+    ax.set_xlabel("cards reviewed (sample size)")
+    ax.set_ylabel("error rate bound")
+    ax.yaxis.set_major_formatter(PercentFormatter(1.0))
+    ax.set_ylim(0, min(1.0, 4 * plan.tolerance))
+    ax.legend(fontsize="small")
 
 
 def _new_axes(ax: Axes | None) -> Axes:

@@ -113,7 +113,9 @@ def test_the_naive_re_test_approves_a_bad_batch_about_one_time_in_seven() -> Non
     unbounded = _naive(None, looks)
     from npc_nb.analytics.audit_chances import audit_chances
 
-    assert audit_chances(unbounded, 0.05).approve == pytest.approx(0.139, abs=0.001)
+    assert audit_chances(
+        None, unbounded.looks, unbounded.thresholds, 0.05
+    ).approve == pytest.approx(0.139, abs=0.001)
     assert _naive(1000, looks).approval_probability(50) > 0.14
     calibrated = plan_audit(1000, looks=looks)
     assert calibrated.approval_probability(50) <= 0.05

@@ -95,7 +95,8 @@ def cannot_approve(
             "not decided yet, so there is no bound to judge the batch by. Nothing was "
             "approved: decide them first (audit.review(), or audit.pending() for their ids)."
         )
-    state = _look(tally, bound, audit["tolerance"], f"at {percent(audit['confidence'])}")
+    where = f"at {percent(audit['confidence'])}; the plan has {looks} look(s)"
+    state = _look(tally, bound, audit["tolerance"], where)
     then = (
         "audit.extend() samples more cards (the next planned look), or audit.review_rest() "
         "leaves the rest to ordinary review"

@@ -203,7 +203,7 @@ class AuditService:
         """Where ``audit`` stands now (see ``AuditResult``)."""
         state = self._state(audit)
         approved = self._approved(state)
-        rest = self._rest(audit, state)
+        rest = self._rest(state, ("id", "flags"))
         status = self._status(state, approved)
         errors = state.tally.errors if state.tally.complete else None
         return AuditResult(
@@ -258,12 +258,12 @@ class AuditService:
         state = self._state(audit)
         self._refuse_closed(audit, state)
         if state.verdict != "approve":
-            raise cannot_approve(audit, state.verdict, state.tally, state.bound,
-                                        len(state.plan.looks))  # fmt: skip
+            looks = len(state.plan.looks)
+            raise cannot_approve(audit, state.verdict, state.tally, state.bound, looks)
         if self._core.votes.independent:
             return self.sign_off(audit, by)
         actor = self._core.actor(by)
-        return self._approve_batch(audit, state, actor, self._rest(audit, state))
+        return self._approve_batch(audit, state, actor, self._rest(state))
 
     def sign_off(self, audit: dict[str, Any], by: str | None) -> DecisionResult:
         """In independent review, ``by``'s sign-off of the batch approval: the last of
@@ -277,11 +277,11 @@ class AuditService:
             if len(names) < needed:
                 raise sign_offs.already_signed(audit, actor, names, needed)
             # Every sign-off is in (two signed at once): this call writes the batch.
-            return self._approve_batch(audit, state, actor, self._rest(audit, state), names)
+            return self._approve_batch(audit, state, actor, self._rest(state), names)
         if len(names) + 1 < needed:
             self._record(audit, state, "sign_off", actor)
             return sign_offs.recorded(actor, [*names, actor], needed)
-        rest = self._rest(audit, state)
+        rest = self._rest(state)
         return self._approve_batch(audit, state, actor, rest, [*names, actor], signing=True)
 
     def _approve_batch(
@@ -297,8 +297,8 @@ class AuditService:
         review the reason names the ``signers``; ``signing``: the caller's own
         ``sign_off`` step is written with it)."""
         now, store = utc_now(), self._store
-        reason = batch_reason(audit, state.look, state.tally, state.bound,
-                                     len(state.plan.looks))  # fmt: skip
+        looks = len(state.plan.looks)
+        reason = batch_reason(audit, state.look, state.tally, state.bound, looks)
         if signers:
             reason = sign_offs.signed_reason(reason, signers)
         changes = [
@@ -371,14 +371,15 @@ class AuditService:
         held = events.batch_events(self._store, step["batch_id"], ["approve_all"])
         return len(held) or None
 
-    def _rest(self, audit: dict[str, Any], state: _State) -> list[dict[str, Any]]:
+    def _rest(self, state: _State, columns: tuple[str, ...] = ("*",)) -> list[dict[str, Any]]:
         """The unsampled members still open (pending, or deferred and due) and unflagged:
-        whole rows, what approving them plans from."""
+        whole rows by default, what approving them plans from (``columns`` with
+        ``flags``: fewer, to count them)."""
         unsampled = state.batch[state.sample :]
         if not unsampled:
             return []
         filters = queue_filters(None, None, None, None, None, unsampled)
-        found = memory_rows.open_memories(self._store, filters, utc_now())
+        found = memory_rows.open_memories(self._store, filters, utc_now(), columns)
         return [row for row in found if not row["flags"]]
 
     @staticmethod
