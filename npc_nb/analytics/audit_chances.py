@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -78,8 +79,7 @@ class _Increments:
 
     def __init__(self, population: int | None, defects: int | float, cap: int) -> None:
         self.population, self.defects, self.cap = population, defects, cap
-        size = population if population is not None else 0
-        self.log_factorial = np.array([math.lgamma(i + 1) for i in range(size + 1)])
+        self.log_factorial = _log_factorials(population or 0)
 
     def step(self, state: np.ndarray, drawn: int, more: int) -> np.ndarray:
         new = np.zeros_like(state)
@@ -110,6 +110,14 @@ class _Increments:
             - _log_comb(fact, left, np.array(more))
         )
         return np.where(ok, np.exp(logs), 0.0)
+
+
+@lru_cache(maxsize=8)
+def _log_factorials(size: int) -> np.ndarray:
+    """log k! for k = 0..size (cached: a calibration runs the programme a dozen times)."""
+    table = np.array([math.lgamma(i + 1) for i in range(size + 1)])
+    table.flags.writeable = False
+    return table
 
 
 def _log_comb(fact: np.ndarray, n: int, k: np.ndarray) -> np.ndarray:

@@ -47,8 +47,11 @@ __all__ = ["AuditPlan", "plan_audit"]
 _DECIMALS = 12  # the nominal confidence is recorded with at most this many decimals
 # The default schedule in units of 1 / tolerance (at 5%: first look 50, then every 25,
 # last 450): chosen so that a batch of 1,000 at 2% true error settles in about 200
-# questions on average (docs/audits.md, bench/bench_audit.py).
-_FIRST, _STEP, _LAST = 2.5, 1.25, 22.5
+# questions on average (docs/audits.md, bench/bench_audit.py). A batch large enough
+# that a tenth of it is past the last look goes on in steps twice as wide, up to a
+# tenth of the batch or _LONGEST: failing it means reviewing all of it, so a longer
+# audit pays (at 10,000 cards and 2% error: ~270 questions instead of ~800).
+_FIRST, _STEP, _LAST, _LONGEST = 2.5, 1.25, 22.5, 50.0
 
 
 @dataclass(frozen=True)
@@ -131,7 +134,8 @@ def plan_audit(
 ) -> AuditPlan:
     """The audit's design for a batch of ``population`` cards (None: unbounded).
     ``looks=None`` takes the default schedule (at 5%: 50, 75, ..., 450 cards, capped at
-    the batch); ``looks=1`` the fixed design (one sample of ``audit_sample_size``, read
+    the batch; a batch over 5,000 goes on every 50 up to a tenth of it, at most 1,000
+    cards); ``looks=1`` the fixed design (one sample of ``audit_sample_size``, read
     once at ``confidence``); an int n > 1 the first n looks of the default schedule; a
     list the cumulative sample sizes to look at."""
     tolerance = check_tolerance(tolerance)
@@ -152,11 +156,13 @@ def _schedule(
         fixed = audit_sample_size(tolerance, confidence, population)
         return (fixed,)
     if looks is None or (isinstance(looks, int) and not isinstance(looks, bool)):
-        first, step = round(_FIRST / tolerance), round(_STEP / tolerance)
-        count = round((_LAST - _FIRST) / _STEP) + 1 if looks is None else looks
-        if count < 1:
-            raise InvalidValueError("looks", looks, "None, a number of looks >= 1, or sample sizes")
-        sizes = [first + i * step for i in range(count)]
+        sizes = _default_looks(population, tolerance)
+        if looks is not None:
+            if looks < 1:
+                raise InvalidValueError(
+                    "looks", looks, "None, a number of looks >= 1, or sample sizes"
+                )
+            sizes = sizes[:looks]
     elif isinstance(looks, Sequence):
         sizes = list(looks)
         if not sizes or any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in sizes):
@@ -168,6 +174,15 @@ def _schedule(
     if population is not None:
         sizes = sorted({min(n, population) for n in sizes})
     return tuple(sizes)
+
+
+def _default_looks(population: int | None, tolerance: float) -> list[int]:
+    first, step, last = (round(units / tolerance) for units in (_FIRST, _STEP, _LAST))
+    sizes = list(range(first, last + 1, step))
+    if population is not None:
+        longest = min(population // 10, round(_LONGEST / tolerance))
+        sizes += range(last + 2 * step, longest + 1, 2 * step)
+    return sizes
 
 
 def _calibrate(draft: AuditPlan, alpha: Fraction) -> tuple[float, tuple[int, ...]]:

@@ -11,9 +11,12 @@ from fractions import Fraction
 
 import pytest
 import scipy.stats
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from npc_nb import InvalidValueError
 from npc_nb.analytics.audit_bounds import audit_sample_size, error_bound
+from npc_nb.analytics.audit_chances import audit_chances
 from npc_nb.analytics.audit_plan import AuditPlan, plan_audit
 
 
@@ -111,8 +114,6 @@ def test_the_naive_re_test_approves_a_bad_batch_about_one_time_in_seven() -> Non
     plain 95%, true error 5%), computed exactly: ~14% instead of at most 5%."""
     looks = tuple(range(59, 401, 20))
     unbounded = _naive(None, looks)
-    from npc_nb.analytics.audit_chances import audit_chances
-
     assert audit_chances(
         None, unbounded.looks, unbounded.thresholds, 0.05
     ).approve == pytest.approx(0.139, abs=0.001)
@@ -189,3 +190,42 @@ def test_the_method_says_what_was_done() -> None:
 def test_nonsense_plans_are_refused(call: object) -> None:
     with pytest.raises(InvalidValueError):
         call()  # type: ignore[operator]
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.one_of(st.none(), st.integers(min_value=1, max_value=2500)),
+    st.sampled_from([0.01, 0.02, 0.05, 0.07, 0.1, 0.2]),
+    st.sampled_from([0.8, 0.9, 0.95, 0.99]),
+)
+def test_every_plan_keeps_its_promise_at_and_above_the_tolerance(
+    population: int | None, tolerance: float, confidence: float
+) -> None:
+    plan = plan_audit(population, tolerance, confidence)
+    assert plan.nominal_confidence >= confidence
+    if population is None:
+        chances = [
+            audit_chances(None, plan.looks, plan.thresholds, rate).approve
+            for rate in (tolerance, tolerance * 1.2, min(0.99, tolerance * 2))
+        ]
+    else:
+        worst = math.ceil(Fraction(str(tolerance)) * population)
+        chances = [
+            plan.approval_probability(d) for d in range(worst, min(population, worst + 8) + 1)
+        ]
+    assert chances[0] <= 1 - confidence
+    assert all(later <= earlier + 1e-12 for earlier, later in itertools.pairwise(chances))
+    for n, threshold in zip(plan.looks, plan.thresholds, strict=True):
+        if threshold >= 0:
+            assert plan.bound(threshold, n) < tolerance
+        if threshold < n:
+            assert plan.bound(threshold + 1, n) >= tolerance
+
+
+def test_a_large_batch_gets_longer_looks_so_a_good_batch_rarely_fails() -> None:
+    """Failing a batch of 10,000 costs 10,000 questions: its default plan looks further
+    (in wider steps) than a batch of 1,000's, and a 2% batch is settled in ~270."""
+    large = plan_audit(10_000)
+    assert large.looks[-1] > plan_audit(1000).looks[-1]
+    assert large.expected_questions(200) < 300
+    assert large.approval_probability(500) <= 0.05
