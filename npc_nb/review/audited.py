@@ -47,7 +47,7 @@ class Audited(Protocol):
     @property
     def name(self) -> str: ...
 
-    def pending(self, by: str | None = None) -> tuple[str, ...]: ...
+    def pending(self, *, by: str | None = None) -> tuple[str, ...]: ...
 
     def result(self) -> Any: ...
 
@@ -97,7 +97,7 @@ def audit_progress(audit: Audited, by: str | None, *, voting: bool) -> AuditProg
     only ``by``'s own votes: a count of settled cards would move with the others' votes."""
     result = audit.result()
     sample = int(result.sample)
-    decided = sample - len(audit.pending(by)) if voting else int(result.reviewed)
+    decided = sample - len(audit.pending(by=by)) if voting else int(result.reviewed)
     return AuditProgress(
         name=audit.name,
         decided=max(decided, 0),
@@ -132,7 +132,7 @@ def in_sample(audit: Audited, by: str | None, ids: Iterable[str]) -> list[str]:
     """Those of ``ids`` the audit still awaits from ``by``, in the audit's order
     (``ids`` is what the queue lists: a deferred card waits until it is due)."""
     listed = set(ids)
-    return [memory_id for memory_id in audit.pending(by) if memory_id in listed]
+    return [memory_id for memory_id in audit.pending(by=by) if memory_id in listed]
 
 
 def refuse_approve_all(audit: Audited | None) -> None:

@@ -132,6 +132,7 @@ class ReviewSession:
         self._deciding = Deciding(self.memory, self._cards, self)
         self._automatic: list[dict[str, Any]] | None = None
         self._card: tuple[tuple, Card] | None = None
+        self._progress: tuple[tuple, AuditProgress] | None = None
         #: Set by a front end that loads the neighbour index in the background: until it
         #: is loaded, cards come without their nearest memories (``Card.nearest_pending``)
         #: instead of waiting for the load.
@@ -452,7 +453,12 @@ class ReviewSession:
         """Where this review's audit stands, blind (None when it reviews no audit)."""
         if self.audit is None:
             return None
-        return audit_progress(self.audit, self.by, voting=self.view is not None)
+        # Read once per queue state: a key press draws the panel (and its summary) twice.
+        key = (self._cards.generation, self.decided, self.remaining)
+        if self._progress is None or self._progress[0] != key:
+            progress = audit_progress(self.audit, self.by, voting=self.view is not None)
+            self._progress = (key, progress)
+        return self._progress[1]
 
     @property
     def filters(self) -> str:

@@ -568,7 +568,8 @@ class ReviewPanel:
             handle.update(self._static_bundle(summary), raw=True)
         self._hint = HINT if card is not None else self._end_hint()
         if card is None:
-            automatic = automatic_html(self.session.automatic())
+            listed = self.session.automatic()  # none in an audit's review: nothing said
+            automatic = automatic_html(listed) if self.session.audit is None else ""
             if self.session.auto_only and not summary.decided:
                 self.position.value = "<b>Decided without asking</b>"
                 return automatic
