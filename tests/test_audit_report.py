@@ -16,7 +16,6 @@ from pathlib import Path
 import pandas as pd
 
 import npc_nb
-from npc_nb.analytics.audit_bounds import error_bound
 from tests.audit_flow import decide_sample, plain_cards
 
 TOLERANCE = 0.2
@@ -67,7 +66,7 @@ def test_metrics_audits_has_one_row_per_audit_with_its_counts_and_bound(
         60, n1, n1, 0,
     )  # fmt: skip
     assert first["bound"] == hand_bound(0, n1, 60, 0.95)
-    assert first["bound"] == error_bound(0, n1, confidence=0.95, population=60)
+    assert first["bound"] == npc_nb.error_bound(0, n1, confidence=0.95, population=60)
     assert first["meets"] and first["bound"] < TOLERANCE
     assert (first["status"], first["approved"]) == ("approved", 60 - n1)
     assert (second["population"], second["errors"], second["approved"]) == (40, 1, 0)
