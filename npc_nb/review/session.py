@@ -459,9 +459,9 @@ class ReviewSession:
         key = (self._cards.generation, self.decided, self.remaining)
         cached = self._progress
         if cached is None or cached[0] != key or cached[1].decided >= cached[1].sample:
-            progress = audit_progress(self.audit, self.by, voting=self.view is not None)
-            self._progress = (key, progress)
-        return self._progress[1]
+            cached = (key, audit_progress(self.audit, self.by, voting=self.view is not None))
+            self._progress = cached
+        return cached[1]
 
     @property
     def filters(self) -> str:

@@ -32,7 +32,6 @@ from ..core import MemoryCore
 from ..decisions import write_change
 from ..queue import queue_filters
 from ..transitions import plan as plan_change
-from . import sign_offs
 from .naming import (
     already_approved,
     audit_name,
@@ -48,6 +47,7 @@ from .outcomes import Tally, tally
 from .result import AuditResult
 from .sampling import sample_order, stratum_of
 from .selection import Selection, select
+from .sign_offs import already_signed, counted, recorded, signed_reason, signer
 
 __all__ = ["AuditService", "Plan", "Planning"]
 
@@ -271,16 +271,16 @@ class AuditService:
         state = self._state(audit)
         actor = self._core.actor(by, independent=True)
         me, needed = self._core.identity().role, self._core.votes.policy().needed
-        signed = sign_offs.counted(state.steps, state.look, state.sample, state.tally.errors)
+        signed = counted(state.steps, state.look, state.sample, state.tally.errors)
         names = [step["actor"] for step in signed]
-        if me in {sign_offs.signer(step) for step in signed}:
+        if me in {signer(step) for step in signed}:
             if len(names) < needed:
-                raise sign_offs.already_signed(audit, actor, names, needed)
+                raise already_signed(audit, actor, names, needed)
             # Every sign-off is in (two signed at once): this call writes the batch.
             return self._approve_batch(audit, state, actor, self._rest(state), names)
         if len(names) + 1 < needed:
             self._record(audit, state, "sign_off", actor)
-            return sign_offs.recorded(actor, [*names, actor], needed)
+            return recorded(actor, [*names, actor], needed)
         rest = self._rest(state)
         return self._approve_batch(audit, state, actor, rest, [*names, actor], signing=True)
 
@@ -300,7 +300,7 @@ class AuditService:
         looks = len(state.plan.looks)
         reason = batch_reason(audit, state.look, state.tally, state.bound, looks)
         if signers:
-            reason = sign_offs.signed_reason(reason, signers)
+            reason = signed_reason(reason, signers)
         changes = [
             plan_change("approve", row, actor=actor, now=now, action="approve_all", reason=reason)
             for row in rest
