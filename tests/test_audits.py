@@ -376,3 +376,19 @@ def test_a_split_card_and_another_wording_approved_are_errors(nb: npc_nb.Project
     nb.approve(plain)
     assert audit.result().errors == 2
     assert split_off not in audit.pending() and audit.result().population == 3
+
+
+def test_the_filters_choose_the_batch(nb: npc_nb.Project) -> None:
+    plain_cards(nb, 20)
+    plain_cards(nb, 10, npc="planner", category="decision")
+    chatted = [
+        propose(nb, f"Sample S{i} was frozen at minus {70 + i} degrees", conversation_id="c7")
+        for i in range(5)
+    ]
+    assert nb.audit(npc="planner").result().population == 10
+    assert nb.audit(category="fact").result().population == 25
+    by_conversation = nb.audit(conversation="c7", tolerance=0.5, looks=[5])
+    assert sorted(by_conversation.pending()) == sorted(chatted)
+    listed = nb.audits()
+    filters = listed[["npc", "category", "conversation"]].fillna("-").values.tolist()
+    assert filters == [["planner", "-", "-"], ["-", "fact", "-"], ["-", "-", "c7"]]

@@ -8,11 +8,13 @@ Each test gets a fresh database on the session's throwaway server (``postgres_ur
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
 import npc_nb
 from tests.audit_flow import decide_sample, make_every_exclusion, plain_cards, statuses
+from tests.helpers import as_reviewer
 
 TOLERANCE = 0.2
 
@@ -91,4 +93,28 @@ def test_another_kernel_opens_the_audit_by_name_and_sees_its_sample(
         assert list(other.audits()["name"]) == ["pilot"]
     finally:
         other.close()
+        nb.close()
+
+
+def test_a_reviewer_role_runs_an_audit_under_its_own_role(
+    project_dir: Path, postgres_url: str
+) -> None:
+    nb = open_shared(project_dir, postgres_url)
+    try:
+        plain_cards(nb, 60)
+        ada = as_reviewer(nb, "ada")
+        audit = ada.audit(tolerance=TOLERANCE, looks=1)
+        decide_sample(ada, audit)
+        batch = audit.approve_rest()
+        assert batch.reviewer == "ada"
+        role = urlsplit(str(ada.settings.store)).username  # ada's own login role
+        roles = nb.sql("SELECT started_by, reviewer_role FROM audits").values.tolist()
+        assert roles == [["ada", role]]
+        steps = nb.sql("SELECT actor, reviewer_role FROM audit_steps").values.tolist()
+        assert steps == [["ada", role]]
+        log = nb.decisions()
+        assert set(log.loc[log["batch_id"] == batch.batch_id, "reviewer_role"]) == {role}
+        with pytest.raises(npc_nb.DecisionError, match="names another reviewer"):
+            ada.audit(by="bob")  # a reviewer role starts audits only as itself
+    finally:
         nb.close()

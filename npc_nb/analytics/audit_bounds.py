@@ -41,6 +41,7 @@ __all__ = [
     "check_tolerance",
     "error_bound",
     "hypergeometric_cdf_exceeds",
+    "hypergeometric_ways",
     "level",
     "tolerance_defects",
 ]
@@ -149,12 +150,25 @@ def hypergeometric_cdf_exceeds(
 ) -> bool:
     """Whether P(X <= errors) > ``alpha`` for X the wrong cards among ``sample`` drawn
     without replacement from ``population`` holding ``defects``, in exact integers."""
-    low = max(0, sample - (population - defects))
-    ways = sum(
-        math.comb(defects, x) * math.comb(population - defects, sample - x)
-        for x in range(low, min(errors, defects) + 1)
-    )
+    ways = hypergeometric_ways(errors, population, defects, sample)
     return ways * alpha.denominator > alpha.numerator * math.comb(population, sample)
+
+
+def hypergeometric_ways(errors: int, population: int, defects: int, sample: int) -> int:
+    """The number of samples with at most ``errors`` wrong cards: the sum over x of
+    C(defects, x) C(population - defects, sample - x). Each term comes from the one
+    before by an exact integer ratio, T(x+1) = T(x) (D-x)(n-x) / ((x+1)(N-D-n+x+1)), so
+    a long sum costs one big product per term instead of two binomial coefficients."""
+    good = population - defects
+    low, high = max(0, sample - good), min(errors, defects, sample)
+    if high < low:
+        return 0
+    term = math.comb(defects, low) * math.comb(good, sample - low)
+    ways = term
+    for x in range(low, high):
+        term = term * (defects - x) * (sample - x) // ((x + 1) * (good - sample + x + 1))
+        ways += term
+    return ways
 
 
 def binomial_cdf(errors: int, sample: int, rate: float) -> float:

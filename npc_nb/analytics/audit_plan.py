@@ -37,6 +37,7 @@ from .audit_bounds import (
     check_population,
     check_tolerance,
     error_bound,
+    hypergeometric_ways,
     level,
     tolerance_defects,
 )
@@ -192,23 +193,28 @@ def _calibrate(draft: AuditPlan, alpha: Fraction) -> tuple[float, tuple[int, ...
     edges = [*criticals, alpha]
     bands = list(pairwise(edges))
     bands = [(Fraction(0), edges[0]), *bands] if edges[0] > 0 else bands
-    good, bad = 0, len(bands)
-    while bad - good > 1:  # band 0 (the strictest) is always valid; find the last valid one
+    # Only a band holding a decimal of at most _DECIMALS places can be recorded; bands
+    # below 1e-12 (a nominal confidence of 0.999999999999...) are left out.
+    nominals = [n for n in (_inside(low, high, alpha) for low, high in bands) if n is not None]
+    good, bad = -1, len(nominals)
+    while bad - good > 1:  # validity only grows stricter downwards: find the last valid
         middle = (good + bad) // 2
-        if _valid(draft, alpha, _inside(*bands[middle], alpha)):
+        if _valid(draft, alpha, nominals[middle]):
             good = middle
         else:
             bad = middle
-    for index in range(good, -1, -1):
-        nominal = _inside(*bands[index], alpha)
-        if nominal is not None and _valid(draft, alpha, nominal):
-            return nominal, _thresholds(draft, 1 - Fraction(str(nominal)))
-    raise AssertionError("the strictest band approves nothing and is always valid")
+    if good < 0:
+        raise InvalidValueError(
+            "looks",
+            draft.looks,
+            "looks that a recorded confidence can calibrate",
+            lead=f"No nominal confidence keeps the looks {draft.looks} valid",
+            hint="Use fewer looks, or the default (looks=None).",
+        )
+    return nominals[good], _thresholds(draft, 1 - Fraction(str(nominals[good])))
 
 
-def _valid(draft: AuditPlan, alpha: Fraction, nominal: float | None) -> bool:
-    if nominal is None:
-        return False
+def _valid(draft: AuditPlan, alpha: Fraction, nominal: float) -> bool:
     plan = AuditPlan(
         **{**draft.__dict__, "thresholds": _thresholds(draft, 1 - Fraction(str(nominal)))}
     )
@@ -270,10 +276,9 @@ def _cdf_table(
                 break
         return tuple(out)
     n, d0 = population, tolerance_defects(tolerance, population)
-    total, ways = math.comb(n, sample), 0
+    total = math.comb(n, sample)
     for k in range(max(0, sample - (n - d0)), min(sample, d0) + 1):
-        ways += math.comb(d0, k) * math.comb(n - d0, sample - k)
-        out.append(Fraction(ways, total))
+        out.append(Fraction(hypergeometric_ways(k, n, d0, sample), total))
         if out[-1] > cut:
             break
     return tuple(out)

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from npc_nb import InvalidValueError, NpcError
-from npc_nb.analytics.audit_bounds import audit_sample_size, error_bound
+from npc_nb.analytics.audit_bounds import audit_sample_size, error_bound, hypergeometric_ways
 
 # -- reference values ---------------------------------------------------------------------
 
@@ -209,3 +209,27 @@ def test_clopper_pearson_covers_every_true_rate(sample: int) -> None:
 def test_bound_is_exact_not_approximate_at_zero_errors() -> None:
     for sample in (1, 7, 59, 300):
         assert error_bound(0, sample) == pytest.approx(-math.expm1(math.log(0.05) / sample))
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(min_value=1, max_value=60), st.data())
+def test_the_sum_of_ways_by_ratios_is_the_sum_of_binomial_products(
+    population: int, data: st.DataObject
+) -> None:
+    defects = data.draw(st.integers(min_value=0, max_value=population))
+    sample = data.draw(st.integers(min_value=0, max_value=population))
+    errors = data.draw(st.integers(min_value=0, max_value=sample))
+    direct = sum(
+        math.comb(defects, x) * math.comb(population - defects, sample - x)
+        for x in range(errors + 1)
+        if sample - x <= population - defects
+    )
+    assert hypergeometric_ways(errors, population, defects, sample) == direct
+
+
+def test_a_large_batch_is_bounded_quickly_and_exactly() -> None:
+    """250 wrong in 5,000 of 100,000: the same bound as SciPy's, from integer sums."""
+    d = np.arange(4000, 8001)  # the bound lies in here (5,523 wrong cards)
+    cdf = scipy.stats.hypergeom.cdf(250, 100_000, d, 5000)
+    assert cdf[0] > 0.05 > cdf[-1]
+    assert error_bound(250, 5000, population=100_000) == d[cdf > 0.05].max() / 100_000

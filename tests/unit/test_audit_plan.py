@@ -229,3 +229,15 @@ def test_a_large_batch_gets_longer_looks_so_a_good_batch_rarely_fails() -> None:
     assert large.looks[-1] > plan_audit(1000).looks[-1]
     assert large.expected_questions(200) < 300
     assert large.approval_probability(500) <= 0.05
+
+
+def test_looks_whose_strictest_levels_are_tiny_are_still_planned() -> None:
+    """A look of 5,000 from an unbounded batch has critical levels down to 1e-112, which
+    no recorded confidence can express: the calibration searches the ones that can."""
+    single = plan_audit(None, looks=[5000])
+    assert single.nominal_confidence == 0.95
+    assert single.thresholds == (224,)
+    double = plan_audit(None, looks=[5000, 6000])
+    assert 0.95 < double.nominal_confidence < 1
+    chance = audit_chances(None, double.looks, double.thresholds, 0.05).approve
+    assert 0.04 < chance <= 0.05
