@@ -39,6 +39,7 @@ __all__ = [
     "binomial_cdf",
     "check_population",
     "check_tolerance",
+    "count",
     "error_bound",
     "hypergeometric_cdf_exceeds",
     "hypergeometric_ways",
@@ -57,8 +58,8 @@ def error_bound(
     wrong cards among ``sample`` drawn at random (Clopper–Pearson when ``population`` is
     None, the exact hypergeometric bound D / population otherwise). 1.0 when every card
     sampled was wrong (or nothing was sampled)."""
-    sample = _count("sample", sample)
-    errors = _count("errors", errors, most=sample, most_name="sample")
+    sample = count("sample", sample)
+    errors = count("errors", errors, most=sample, most_name="sample")
     alpha = level(confidence)
     if population is None:
         return _clopper_pearson_upper(errors, sample, float(alpha))
@@ -79,7 +80,7 @@ def audit_sample_size(
     tolerance's share of the batch)."""
     tolerance = check_tolerance(tolerance)
     alpha = level(confidence)
-    errors = _count("expected_errors", expected_errors)
+    errors = count("expected_errors", expected_errors)
     if population is None:
         return _smallest(
             errors + 1, _MAX_SAMPLE, lambda n: _binomial_meets(errors, n, tolerance, alpha)
@@ -128,7 +129,7 @@ def check_tolerance(tolerance: float) -> float:
 
 def check_population(population: int, sample: int = 0) -> int:
     """The batch size as an int, refused unless a whole number >= 1 and >= ``sample``."""
-    population = _count("population", population)
+    population = count("population", population)
     if population < 1 or population < sample:
         raise InvalidValueError(
             "population",
@@ -251,7 +252,7 @@ def _smallest(start: int, most: int, check: Callable[[int], bool]) -> int:
     return high
 
 
-def _count(what: str, value: int, *, most: int | None = None, most_name: str = "") -> int:
+def count(what: str, value: int, *, most: int | None = None, most_name: str = "") -> int:
     """A whole number >= 0 as an int (numpy integers and 3.0 accepted), else an error."""
     number: int | None = None
     if isinstance(value, float | np.floating):

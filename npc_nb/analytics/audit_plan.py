@@ -36,6 +36,7 @@ from .audit_bounds import (
     binomial_cdf,
     check_population,
     check_tolerance,
+    count,
     error_bound,
     hypergeometric_ways,
     level,
@@ -78,6 +79,7 @@ class AuditPlan:
         """ "approve" (the bound is below the tolerance at this planned look), "extend"
         (it is not, but a later look still could be) or "fail" (no later look can)."""
         look = self._look_index(sample)
+        errors = count("errors", errors, most=sample, most_name="sample")
         if errors <= self.thresholds[look]:
             return "approve"
         later = self.thresholds[look + 1 :]

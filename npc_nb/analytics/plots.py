@@ -222,7 +222,7 @@ def plot_audit_plan(
         color="black",
         linestyle="--",
         linewidth=1,
-        label=f"tolerance {plan.tolerance:.4g}",
+        label=f"tolerance {plan.tolerance * 100:g}%",
     )
     _mark_looks(ax, plan, last)
     _label(ax, plan, population)
@@ -241,14 +241,14 @@ def _mark_looks(ax: Axes, plan: AuditPlan, last: int) -> None:
         linestyle="none",
         marker="v",
         color="black",
-        label=f"planned looks (most errors that approve, at {plan.nominal_confidence:.4g})",
+        label=f"planned looks (most errors that approve, at {plan.nominal_confidence * 100:g}%)",
     )
 
 
 def _label(ax: Axes, plan: AuditPlan, population: int | None) -> None:
     from matplotlib.ticker import PercentFormatter
 
-    batch = "an unbounded batch" if population is None else f"a batch of {population}"
+    batch = "an unbounded batch" if population is None else f"a batch of {population:,}"
     ax.set_title(f"Exact upper bound on the error rate, {batch}")
     ax.set_xlabel("cards reviewed (sample size)")
     ax.set_ylabel("error rate bound")

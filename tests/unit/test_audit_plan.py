@@ -183,6 +183,8 @@ def test_the_method_says_what_was_done() -> None:
         lambda: plan_audit(100, looks=[50, 40]),
         lambda: plan_audit(100, looks=[]),
         lambda: plan_audit(100).verdict(0, 33),
+        lambda: plan_audit(100).verdict(51, 50),
+        lambda: plan_audit(100).verdict(-1, 50),
         lambda: plan_audit(100).approval_probability(101),
         lambda: plan_audit(None).approval_probability(3),
     ],
