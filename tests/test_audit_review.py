@@ -17,7 +17,7 @@ import npc_nb
 from npc_nb.cli import main
 from npc_nb.errors import ArgumentError
 from npc_nb.review.panel.cards import static_summary_text
-from tests.helpers import cell, propose, status_of
+from tests.helpers import as_reviewer, cell, propose, status_of
 
 BATCH = 40
 TEAMS = ("morning", "evening", "night")
@@ -148,3 +148,45 @@ def test_the_cli_names_the_audits_for_an_unknown_one(nb: npc_nb.Project, project
     argv = ["review", "--project", str(project_dir), "--audit", "autumn"]
     assert main(argv, io.StringIO("q\n"), out) == 2
     assert "autumn" in out.getvalue() and "spring" in out.getvalue()
+
+
+def test_a_deferred_sampled_card_keeps_the_sample_incomplete_and_the_review_says_so(
+    nb: npc_nb.Project,
+) -> None:
+    batch(nb)
+    audit = audited(nb)
+    session = nb.review_session(audit="spring", by="ada")
+    deferred = session.current
+    session.decide(npc_nb.Defer(deferred))
+    while session.current is not None:
+        session.decide(npc_nb.Approve(session.current))
+    said = str(session.summary())
+    assert session.card_order() == []
+    assert audit.pending() == (deferred,)
+    assert "1 sampled card is not decided yet (deferred)" in said
+    assert "The sample is complete" not in said and blind(said)
+
+
+def test_in_independent_review_the_progress_counts_only_your_votes(
+    project_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NPC_NB_REVIEW_MODE", "independent")
+    lab = npc_nb.open(project_dir)
+    batch(lab)
+    sample = audited(lab).pending(by="ada")
+    bob = as_reviewer(lab, "bob")
+    for memory_id in sample[:2]:
+        bob.reject(memory_id, reason="bob's secret reason")
+    ada = as_reviewer(lab, "ada")
+    session = ada.review_session(audit="spring")
+    assert session.card_order() == list(sample)
+    assert str(session.audit_progress()) == (
+        f"Audit spring: 0 of {len(sample)} sampled cards voted on by you."
+    )
+    while session.current is not None:
+        session.decide(npc_nb.Approve(session.current))
+    said = str(session.summary())
+    assert f"{len(sample)} of {len(sample)} sampled cards voted on by you." in said
+    assert "Your votes are in" in said and "complete" not in said
+    assert "bob" not in said and blind(said)
+    lab.close()

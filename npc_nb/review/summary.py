@@ -119,7 +119,20 @@ class Summary:
             head = "Review finished" if self.finished else f"{self.remaining} still waiting"
             head += f" ({self.decided} decided in {_duration(self.seconds)}{self._pace()})"
         assert self.audit is not None
-        return f"{head}. {self.audit} Store: {self.store_path}"
+        return f"{head}. {self.audit}{self._undecided()} Store: {self.store_path}"
+
+    def _undecided(self) -> str:
+        """At the end of an audit's review, the sampled cards it could not show: deferred
+        until later (or decided nowhere yet), without which the sample is not complete."""
+        audit = self.audit
+        left = 0 if audit is None else audit.sample - audit.decided
+        if audit is None or not self.finished or not audit.open or audit.voting or left <= 0:
+            return ""
+        card, be = ("card is", "it is") if left == 1 else ("cards are", "they are")
+        return (
+            f" {left} sampled {card} not decided yet (deferred): the sample is complete "
+            f"once {be} decided."
+        )
 
     def _pace(self) -> str:
         if self.seconds_per_card is None:
