@@ -146,3 +146,19 @@ def test_a_sign_off_in_another_reviewers_name_is_refused(lab: npc_nb.Project) ->
     with pytest.raises(npc_nb.DecisionError, match="names another reviewer"):
         ada.get_audit(audit.name).approve_rest(by="bob")
     assert steps(lab) == []
+
+
+def test_the_result_says_who_signed_off_and_how_many_sign_offs_are_needed(
+    lab: npc_nb.Project,
+) -> None:
+    plain_cards(lab, 60)
+    audit = lab.audit(tolerance=TOLERANCE, looks=1)
+    for name in ("ada", "bob"):
+        vote_all(as_reviewer(lab, name), audit.pending(by=name))
+    before = audit.result()
+    assert (before.signed_off, before.sign_offs_needed) == ((), 2)
+    assert "0 of the 2 sign-offs" in before.summary
+    as_reviewer(lab, "ada").get_audit(audit.name).approve_rest()
+    after = audit.result()
+    assert after.status == "approvable" and after.signed_off == ("ada",)
+    assert "1 of the 2 sign-offs (ada)" in after.summary

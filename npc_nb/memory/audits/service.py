@@ -214,7 +214,16 @@ class AuditService:
             nominal_confidence=audit["nominal_confidence"], meets=state.verdict == "approve",
             verdict=state.verdict, status=status, rest=len(rest),
             approved=approved or 0, seed=audit["seed"], method=audit["method"],
+            **self._sign_offs(state),
         )  # fmt: skip
+
+    def _sign_offs(self, state: _State) -> dict[str, Any]:
+        """In independent review, who signed off (counting now) and how many are needed."""
+        rules = self._core.votes.rules()
+        if rules is None:
+            return {}
+        found = counted(state.steps, state.look, state.sample, state.tally.errors)
+        return {"signed_off": tuple(s["actor"] for s in found), "sign_offs_needed": rules.needed}
 
     def pending(self, audit: dict[str, Any], by: str | None = None) -> tuple[str, ...]:
         """The sampled cards at the current look still awaiting a decision, in sample
