@@ -80,6 +80,7 @@ from .interop.service import Interop
 from .interop.summary import BundleImport
 from .memory import transitions
 from .memory.audits import AuditService, Planning
+from .memory.audits.report import manifest_entries, report_rows
 from .memory.block import MemoryBlock
 from .memory.core import MemoryCore
 from .memory.queue import queue_filters
@@ -304,10 +305,13 @@ class Project:
             check_npc=self._chat.check_npc,
             moment=self._memory.snapshots.project_moment,
         )
-        self._interop = Interop(self._memory, self._stores, self.name, _version())
+        self._audits = AuditService(self._memory, Planning(plan_audit, AuditPlan))
+        self._interop = Interop(
+            self._memory, self._stores, self.name, _version(),
+            audits=functools.partial(manifest_entries, self._audits),
+        )  # fmt: skip
         self._access = Access(self._stores, self._memory, self.name)
-        audits = AuditService(self._memory, Planning(plan_audit, AuditPlan))
-        self._audit_desk = AuditDesk(audits, self._chat.check_npc, self.review)
+        self._audit_desk = AuditDesk(self._audits, self._chat.check_npc, self.review)
         self._experiments = Experiments(
             store,
             self._memory,
@@ -335,7 +339,11 @@ class Project:
         """Approval, rejection, edit and re-proposal rates, backlog, time to decision,
         reviewer throughput and memory use, as DataFrames (see ``npc_nb.analytics``);
         each takes ``as_of=`` (a snapshot, its id or label, or a time)."""
-        return Metrics(self._stores.project, self._memory.snapshots.project_moment)
+        return Metrics(
+            self._stores.project,
+            self._memory.snapshots.project_moment,
+            audits=functools.partial(report_rows, self._audits),
+        )
 
     @property
     def graph(self) -> KnowledgeGraph:

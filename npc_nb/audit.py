@@ -100,7 +100,9 @@ class Audit:
     def approve_rest(self, *, by: str | None = None) -> DecisionResult:
         """Approve the unsampled cards still open and unflagged as one batch (one undo
         step), each event naming the audit; refused unless the look's sample is all
-        decided and its bound is below the tolerance."""
+        decided and its bound is below the tolerance. In independent review it is your
+        sign-off (``decision`` "sign_off", nothing approved yet): the last of as many
+        reviewers' sign-offs as the policy asks approves the rest, naming the signers."""
         return self._service.approve_rest(self._record, by)
 
     def review_rest(self, *, by: str | None = None) -> AuditResult:

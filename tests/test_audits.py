@@ -295,8 +295,8 @@ def test_in_independent_review_the_sample_is_voted_and_approve_rest_waits_for_si
             if name == "ada":  # one vote each: bob still has every sampled card to vote on
                 assert audit.pending(by="bob") == sampled
         assert audit.result().status == "approvable"
-        with pytest.raises(npc_nb.AuditError, match="sign-offs"):
-            audit.approve_rest()
+        signed = audit.approve_rest()  # one sign-off of the two the policy asks for
+        assert signed.decision == "sign_off" and signed.changes == ()
         rest = [memory_id for memory_id in cards if memory_id not in sampled]
         assert set(statuses(nb, rest).values()) == {"pending_approval"}
     finally:

@@ -35,10 +35,13 @@ definitions:
 - **time to decision**: from proposal to the first decision that was not undone.
 - **reviewer throughput**: cards per minute of active review (gaps over 5 minutes are
   breaks), and the median time per card.
+- **audits**: one row per audited batch, its result now (``memory.audits.report``):
+  the look's sample, reviewed, errors and the bound on the batch's error rate (``<NA>``
+  until the look's sample is all decided), the tolerance, status and cards approved.
 
 Arguments are keywords (only ``plot_rate`` takes its rate first): grouping is
 ``group_by=`` (``by=`` names who decides, on the calls that record a decision, never a
-grouping). Every metric and plot takes ``as_of=``
+grouping). Every metric and plot but ``audits`` takes ``as_of=``
 (a snapshot, its id or label, or a time): the metric as it stood then, from the audit
 log (``store.analysis.rewind``).
 
@@ -60,7 +63,7 @@ import numpy as np
 import pandas as pd
 
 from .._foundations.arguments import checked_methods, unknown_choice
-from .._foundations.tables import kinds_of, with_missing_as_na
+from .._foundations.tables import Kind, kinds_of, with_missing_as_na
 from ..errors import InvalidValueError
 from ..store.analysis import analytics
 from ..store.memories.predicates import Moment
@@ -75,9 +78,17 @@ if TYPE_CHECKING:
 
     from ..store import Store
 
-__all__ = ["REPEATS_NOTE", "Metrics"]
+__all__ = ["AUDIT_KINDS", "REPEATS_NOTE", "Metrics"]
 
 SITTING_GAP_MS = 5 * 60 * 1000
+#: ``audits()``: its columns and their kinds (``_foundations.tables``).
+AUDIT_KINDS: dict[str, Kind] = {
+    "audit": "text", "name": "text", "population": "int", "excluded": "int", "look": "int",
+    "looks": "other", "sample": "int", "reviewed": "int", "errors": "int", "bound": "float",
+    "tolerance": "float", "confidence": "float", "nominal_confidence": "float",
+    "meets": "bool", "status": "text", "approved": "int", "seed": "int", "method": "text",
+    "started_at": "time", "started_by": "text",
+}  # fmt: skip
 #: What repeats_per_candidate is, kept in its frame's ``attrs``.
 REPEATS_NOTE = (
     "repeats of already decided content per new candidate: a count per candidate, not "
@@ -94,10 +105,14 @@ class Metrics:
     wrong argument type is an ArgumentError naming what to pass."""
 
     def __init__(
-        self, store: Store, moment_of: Callable[[Any], Moment | None] = lambda _: None
+        self,
+        store: Store,
+        moment_of: Callable[[Any], Moment | None] = lambda _: None,
+        audits: Callable[[], list[dict[str, Any]]] = list,
     ) -> None:
         self._store = store
         self._moment_of = moment_of
+        self._audits = audits  # the audits' report rows (``memory.audits.report``)
 
     def approval_rate(
         self, *, group_by: str | Sequence[str] = (), as_of: Any = None
@@ -295,6 +310,20 @@ class Metrics:
             ylabel="agreement (95% bootstrap CI)", ax=ax,
         )  # fmt: skip
 
+    def audits(self) -> pd.DataFrame:
+        """One row per audited batch: its sample, errors and bound on the error rate.
+
+        audit (its id), name, population (the batch), excluded (set aside for ordinary
+        review), look of looks (the planned cumulative samples), sample (planned at this
+        look), reviewed, errors and bound (``<NA>`` until the look's sample is all
+        decided: the one-sided upper bound on the batch's error rate at the look's
+        nominal_confidence, ``npc_nb.error_bound``), tolerance, confidence, meets
+        (bound < tolerance at a planned look), status, approved (unsampled cards
+        batch-approved, still approved), seed, method, started_at, started_by. Oldest
+        first. The state now: it takes no ``as_of``."""
+        frame = pd.DataFrame(self._audits(), columns=list(AUDIT_KINDS))
+        return with_missing_as_na(frame, AUDIT_KINDS)
+
     def injections_per_memory(self, *, as_of: Any = None) -> pd.DataFrame:
         """Each approved memory: how many prompts it went into, first and last time."""
         return _shown(analytics.injections_per_memory(self._store, self._moment_of(as_of)))
@@ -403,8 +432,8 @@ _RATE_PLOTS = {
 
 
 _CAPTION = (
-    "each returns a DataFrame (plot_* a matplotlib Axes); every metric and plot takes "
-    "as_of= (a snapshot, its id or label, or a time)"
+    "each returns a DataFrame (plot_* a matplotlib Axes); every metric and plot but "
+    "audits() takes as_of= (a snapshot, its id or label, or a time)"
 )
 
 

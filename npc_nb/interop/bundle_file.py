@@ -2,8 +2,10 @@
 
 Writing (``write_bundle``): the store's tables are dumped (``store.bundle.dump``) into
 a private temporary folder, the manifest records the format and its version, the
-npc_nb version, the project, the time, the migrations the store had, and per table
-its file, columns and types, row count and checksum; the zip is written beside the
+npc_nb version, the project, the time, the migrations the store had, per table
+its file, columns and types, row count and checksum, and for a reader each audited
+batch as it stands (its sample, errors, bound, tolerance, status; stated, never loaded:
+the ``audits`` tables carry the audits); the zip is written beside the
 target and renamed into place (a failed export leaves no half file), private (0600)
 like a store file, since it holds every memory.
 
@@ -29,7 +31,7 @@ import re
 import stat
 import tempfile
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -85,16 +87,25 @@ class OpenedBundle:
 # -- writing ---------------------------------------------------------------------------
 
 
-def write_bundle(store: Store, path: str | os.PathLike[str], project: str, version: str) -> Path:
-    """Write the bundle of ``store`` (project ``project``) to ``path``; returns it."""
+def write_bundle(
+    store: Store,
+    path: str | os.PathLike[str],
+    project: str,
+    version: str,
+    audits: Sequence[dict[str, Any]] = (),
+) -> Path:
+    """Write the bundle of ``store`` (project ``project``) to ``path``; returns it.
+    ``audits``: each audit as the manifest states it (JSON values), for a reader."""
     target = output_path(path)
     with tempfile.TemporaryDirectory(prefix="npc_nb-bundle-") as folder:
         dumped = dump_store(store, Path(folder))
-        _write_zip(target, dumped, _manifest_of(dumped, project, version))
+        _write_zip(target, dumped, _manifest_of(dumped, project, version, audits))
     return target
 
 
-def _manifest_of(dumped: Dumped, project: str, version: str) -> dict[str, Any]:
+def _manifest_of(
+    dumped: Dumped, project: str, version: str, audits: Sequence[dict[str, Any]]
+) -> dict[str, Any]:
     return {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
@@ -112,6 +123,7 @@ def _manifest_of(dumped: Dumped, project: str, version: str) -> dict[str, Any]:
             }
             for table in dumped.tables
         },
+        "audits": list(audits),
     }
 
 
@@ -284,7 +296,7 @@ def _specs_v1(
 ) -> tuple[tuple[str, ...], dict[str, TableSpec]]:
     """Format 1 (docs/bundle.md): the migrations and each table's spec."""
     expected = {"format", "format_version", "npc_nb_version", "project", "created_at",
-                "migrations", "excluded", "tables"}  # fmt: skip
+                "migrations", "excluded", "tables", "audits"}  # fmt: skip
     if unknown := sorted(set(manifest) - expected):
         raise StoreError(
             f"The manifest has unknown key(s) {', '.join(map(quoted, unknown))}. {_REFUSED}"
@@ -295,6 +307,8 @@ def _specs_v1(
         raise StoreError(f"The manifest's migrations are not a list of names. {_REFUSED}")
     if not isinstance(tables, dict):
         raise StoreError(f"The manifest's tables are not a mapping. {_REFUSED}")
+    if not isinstance(manifest.get("audits", []), list):  # stated for a reader, never loaded
+        raise StoreError(f"The manifest's audits are not a list. {_REFUSED}")
     specs = {}
     for name, entry in tables.items():
         if not isinstance(name, str) or not _TABLE_ENTRY.fullmatch(f"tables/{name}.parquet"):

@@ -22,7 +22,9 @@ import os
 import tempfile
 import time
 import warnings
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from ..errors import ConfigError, DecisionError, HistoryChangedError
 from ..memory.core import MemoryCore
@@ -53,21 +55,32 @@ class TrustedImportWarning(UserWarning):
 class Interop:
     """Memories in and out of one project (see the module docstring)."""
 
-    def __init__(self, core: MemoryCore, stores: Stores, project: str, version: str) -> None:
+    def __init__(
+        self,
+        core: MemoryCore,
+        stores: Stores,
+        project: str,
+        version: str,
+        audits: Callable[[], list[dict[str, Any]]] = list,
+    ) -> None:
         self.core = core
         self.stores = stores
         self.project = project
         self.version = version
+        self.audits = audits  # each audit as a bundle's manifest states it
         self.gate = Gate(core)
 
     # -- the bundle ------------------------------------------------------------------------
 
     def export_bundle(self, path: str | os.PathLike[str]) -> Path:
-        """Write every table of the project's store into one bundle file; refused while
-        a memory's status or approved text disagrees with its audit events."""
+        """Write every table of the project's store into one bundle file (its manifest
+        also states each audited batch: sample, errors, bound, status); refused while a
+        memory's status or approved text disagrees with its audit events."""
         with self.stores.project.read() as con:
             refuse_disagreeing(disagreeing_memories(con), "exported")
-        return write_bundle(self.stores.project, path, self.project, self.version)
+        return write_bundle(
+            self.stores.project, path, self.project, self.version, audits=self.audits()
+        )
 
     def import_bundle(self, path: str | os.PathLike[str], *, into_nonempty: bool) -> BundleImport:
         """Load a bundle into this project: it must be empty, unless ``into_nonempty``

@@ -7,7 +7,9 @@ review is BLIND while the audit is open. What it says about the audit is only
 ``AuditProgress``: how many of the look's sampled cards are decided, and whether the
 look is complete; never how many were approved or rejected, nor the errors (the panel
 and the terminal hide their tally in an audit review). The bound is read with
-``audit.result()``, once the sample is complete.
+``audit.result()``, once the sample is complete; once the audit is closed (the rest
+approved, or the audit given up) the review's summary states it too
+(``closed_outcome``: the errors, the bound and what became of the rest).
 
 The review service cannot import the audit's public handle (it lives above it); it
 takes any object with ``Audited``'s members, which the facade hands it. Reporting
@@ -22,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..errors import ArgumentError, DecisionError
+from ..memory.audits.result import percent
 
 __all__ = [
     "AUDIT_COMPLETE",
@@ -29,6 +32,7 @@ __all__ = [
     "Audited",
     "audit_progress",
     "check_audit_review",
+    "closed_outcome",
     "in_sample",
     "refuse_approve_all",
 ]
@@ -58,6 +62,8 @@ class AuditProgress:
     complete: bool  # every sampled card of the look decided (never said in independent review)
     voting: bool = False  # independent review: ``decided`` counts this reviewer's votes
     status: str = "reviewing"  # the audit's status (``AuditResult.status``)
+    #: Once the audit is closed (approved, given up): its errors and bound, in words.
+    outcome: str = ""
 
     @property
     def open(self) -> bool:
@@ -74,7 +80,8 @@ class AuditProgress:
         """What a review says about the audit, one sentence each."""
         lines = [f"Audit {self.name}: {self.progress}."]
         if not self.open:
-            lines.append(f"The audit is {self.status}: see audit.result().")
+            said = f": {self.outcome}" if self.outcome else ""
+            lines.append(f"The audit is {self.status}{said}; see audit.result().")
         elif self.complete:
             lines.append(f"{AUDIT_COMPLETE}.")
         elif self.voting and self.decided == self.sample:
@@ -99,6 +106,25 @@ def audit_progress(audit: Audited, by: str | None, *, voting: bool) -> AuditProg
         complete=result.bound is not None and not voting,
         voting=voting,
         status=str(result.status),
+        outcome=closed_outcome(result),
+    )
+
+
+def closed_outcome(result: Any) -> str:
+    """A closed audit's errors and bound in words (an ``AuditResult``); "" while it is
+    open: the review says nothing of the errors before approve_rest or review_rest."""
+    if result.status not in ("approved", "given up") or result.bound is None:
+        return ""
+    relation = "<" if result.meets else ">="
+    then = (
+        f"{result.approved} unsampled card(s) approved as one batch"
+        if result.status == "approved"
+        else "the rest left to ordinary review"
+    )
+    return (
+        f"{result.errors} error(s) in {result.sample} sampled cards, bound "
+        f"{percent(result.bound)} {relation} {percent(result.tolerance)} at "
+        f"{percent(result.confidence)} (look {result.look} of {len(result.looks)}); {then}"
     )
 
 

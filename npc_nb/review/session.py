@@ -454,11 +454,14 @@ class ReviewSession:
         if self.audit is None:
             return None
         # Read once per queue state: a key press draws the panel (and its summary) twice.
+        # Once the sample is all decided, read afresh: approve_rest or review_rest
+        # closes the audit without moving this queue, and the summary then states it.
         key = (self._cards.generation, self.decided, self.remaining)
-        if self._progress is None or self._progress[0] != key:
-            progress = audit_progress(self.audit, self.by, voting=self.view is not None)
-            self._progress = (key, progress)
-        return self._progress[1]
+        cached = self._progress
+        if cached is None or cached[0] != key or cached[1].decided >= cached[1].sample:
+            cached = (key, audit_progress(self.audit, self.by, voting=self.view is not None))
+            self._progress = cached
+        return cached[1]
 
     @property
     def filters(self) -> str:

@@ -5,9 +5,12 @@ random sample of it, with an upper bound on the error rate of what nobody looked
 composes the modules beside it: ``selection`` (which open cards form the batch, and why
 the others are set aside), ``sampling`` (the seeded, optionally stratified order whose
 prefixes are the samples), ``outcomes`` (the sampled cards' decisions as errors),
-``result`` (``AuditResult``) and ``naming`` (the reason a batch approval records, and
-every refusal). The statistics (``plan_audit``) sit in the analytics layer above; the
-facade hands them in (``Planning``). The audit tables are read and written by
+``result`` (``AuditResult``), ``naming`` (the reason a batch approval records, and
+every refusal), ``sign_offs`` (independent review: the batch approval needs as many
+reviewers' sign-offs as the policy asks) and ``report`` (each audit as
+``nb.metrics.audits()`` and a bundle's manifest state it). The statistics
+(``plan_audit``) sit in the analytics layer above; the facade hands them in
+(``Planning``). The audit tables are read and written by
 ``store.memories.audit_rows`` only.
 """
 

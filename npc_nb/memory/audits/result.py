@@ -63,6 +63,10 @@ class AuditResult:
     approved: int
     seed: int
     method: str
+    #: Independent review: the reviewers whose sign-offs count toward the batch approval
+    #: now, and how many it needs (0 in single review: one reviewer's approve_rest).
+    signed_off: tuple[str, ...] = ()
+    sign_offs_needed: int = 0
 
     @property
     def summary(self) -> str:
@@ -74,7 +78,14 @@ class AuditResult:
                 f"of {len(self.looks)}); decide the rest of the sample (audit.review())."
             )
         found = f"{self.errors} error(s) in {self.sample} sampled cards, bound {self._bound()}"
-        return head + found + "; " + _NEXT[self.status].format(r=self)
+        then = _NEXT[self.status]
+        if self.status == "approvable" and self.sign_offs_needed:
+            then = _SIGNING
+        return head + found + "; " + then.format(r=self, signed=self._signed())
+
+    def _signed(self) -> str:
+        names = f" ({', '.join(self.signed_off)})" if self.signed_off else ""
+        return f"{len(self.signed_off)} of the {self.sign_offs_needed} sign-offs{names}"
 
     def _bound(self) -> str:
         if self.bound is None:
@@ -110,9 +121,16 @@ class AuditResult:
             ("bound", f"{bound} (tolerance {percent(self.tolerance)})"),
             ("rest", f"{self.rest} open, {self.approved} batch-approved"),
             ("seed", self.seed),
+            *([("sign-offs", self._signed())] if self.sign_offs_needed else []),
         ]
 
 
+#: What an approvable result says in independent review (``{signed}``: who signed off).
+_SIGNING = (
+    "the batch meets the tolerance, with {signed} it needs: each reviewer's "
+    "audit.approve_rest() is a sign-off, and the last approves the {r.rest} unsampled "
+    "card(s) as one batch."
+)
 #: What a result says to do next, by status (``{r}`` is the result).
 _NEXT = {
     "approvable": "the batch meets the tolerance: audit.approve_rest() approves the "

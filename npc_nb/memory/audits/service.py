@@ -26,7 +26,6 @@ from typing import Any, Protocol
 from ..._foundations.ids import new_id
 from ..._foundations.results import DecisionResult
 from ..._foundations.utc import utc_now
-from ...errors import AuditError
 from ...store import Store
 from ...store.memories import audit_rows, events, memory_rows
 from ..core import MemoryCore
@@ -48,6 +47,7 @@ from .outcomes import Tally, tally
 from .result import AuditResult
 from .sampling import sample_order, stratum_of
 from .selection import Selection, select
+from .sign_offs import already_signed, counted, recorded, signed_reason, signer
 
 __all__ = ["AuditService", "Plan", "Planning"]
 
@@ -214,7 +214,16 @@ class AuditService:
             nominal_confidence=audit["nominal_confidence"], meets=state.verdict == "approve",
             verdict=state.verdict, status=status, rest=len(rest),
             approved=approved or 0, seed=audit["seed"], method=audit["method"],
+            **self._sign_offs(state),
         )  # fmt: skip
+
+    def _sign_offs(self, state: _State) -> dict[str, Any]:
+        """In independent review, who signed off (counting now) and how many are needed."""
+        rules = self._core.votes.rules()
+        if rules is None:
+            return {}
+        found = counted(state.steps, state.look, state.sample, state.tally.errors)
+        return {"signed_off": tuple(s["actor"] for s in found), "sign_offs_needed": rules.needed}
 
     def pending(self, audit: dict[str, Any], by: str | None = None) -> tuple[str, ...]:
         """The sampled cards at the current look still awaiting a decision, in sample
@@ -266,21 +275,41 @@ class AuditService:
         return self._approve_batch(audit, state, actor, self._rest(state))
 
     def sign_off(self, audit: dict[str, Any], by: str | None) -> DecisionResult:
-        """In independent review the batch needs the reviewers' sign-offs (the hook the
-        independent review's sign-off replaces); refused until it exists."""
-        raise AuditError(
-            f"Audit {audit['name']!r} meets the tolerance, but this project reviews "
-            "independently, and a batch approval there needs the sign-offs of as many "
-            "reviewers as the policy asks, which this version cannot record yet. Nothing "
-            "was approved: review the rest one by one (audit.review_rest())."
-        )
+        """In independent review, ``by``'s sign-off of the batch approval: the last of
+        the sign-offs the policy asks for approves the rest (``sign_offs``)."""
+        state = self._state(audit)
+        actor = self._core.actor(by, independent=True)
+        me, needed = self._core.identity().role, self._core.votes.policy().needed
+        signed = counted(state.steps, state.look, state.sample, state.tally.errors)
+        names = [step["actor"] for step in signed]
+        if me in {signer(step) for step in signed}:
+            if len(names) < needed:
+                raise already_signed(audit, actor, names, needed)
+            # Every sign-off is in (two signed at once): this call writes the batch.
+            return self._approve_batch(audit, state, actor, self._rest(state), names)
+        if len(names) + 1 < needed:
+            self._record(audit, state, "sign_off", actor)
+            return recorded(actor, [*names, actor], needed)
+        rest = self._rest(state)
+        return self._approve_batch(audit, state, actor, rest, [*names, actor], signing=True)
 
     def _approve_batch(
-        self, audit: dict[str, Any], state: _State, actor: str, rest: list[dict[str, Any]]
+        self,
+        audit: dict[str, Any],
+        state: _State,
+        actor: str,
+        rest: list[dict[str, Any]],
+        signers: list[str] | None = None,
+        signing: bool = False,
     ) -> DecisionResult:
+        """The rest approved as one batch with its ``approve_rest`` step (in independent
+        review the reason names the ``signers``; ``signing``: the caller's own
+        ``sign_off`` step is written with it)."""
         now, store = utc_now(), self._store
         looks = len(state.plan.looks)
         reason = batch_reason(audit, state.look, state.tally, state.bound, looks)
+        if signers:
+            reason = signed_reason(reason, signers)
         changes = [
             plan_change("approve", row, actor=actor, now=now, action="approve_all", reason=reason)
             for row in rest
@@ -293,6 +322,8 @@ class AuditService:
                              audit={"reviewer_role": role})
                 for change in changes
             ]  # fmt: skip
+            if signing:
+                self._record(audit, state, "sign_off", actor, con=con, role=role)
             self._record(audit, state, "approve_rest", actor, batch_id=batch_id, con=con, role=role)
         moved = tuple((c.memory["id"], c.memory["status"], c.to_status) for c in changes)
         return DecisionResult("approve_all", actor, moved, batch_id, event_seqs=tuple(seqs))
