@@ -5,7 +5,7 @@ PYTHON ?= python3
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 #: The shipped notebooks, by name: notebooks of your own in notebooks/ are never run.
-NOTEBOOKS := notebooks/quickstart.ipynb notebooks/review.ipynb notebooks/analysis.ipynb notebooks/graph.ipynb notebooks/reproducible.ipynb notebooks/two-reviewers.ipynb notebooks/experiment.ipynb
+NOTEBOOKS := notebooks/quickstart.ipynb notebooks/review.ipynb notebooks/analysis.ipynb notebooks/graph.ipynb notebooks/reproducible.ipynb notebooks/two-reviewers.ipynb notebooks/experiment.ipynb notebooks/audit.ipynb
 RENDERER := widgets/graph_renderer
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 

@@ -190,3 +190,26 @@ def test_in_independent_review_the_progress_counts_only_your_votes(
     assert "Your votes are in" in said and "complete" not in said
     assert "bob" not in said and blind(said)
     lab.close()
+
+
+def test_after_an_extension_the_open_panel_refreshed_lists_the_next_looks_cards(
+    nb: npc_nb.Project,
+) -> None:
+    batch(nb, 60)
+    audit = nb.audit(tolerance=0.2, confidence=0.9, seed=3, looks=[10, 20, 30], name="grown")
+    panel = audit.review(by="ada")
+    first = list(audit.pending())
+    for number in range(len(first)):
+        panel.press("r" if number < 2 else "a")  # two errors in ten: the bound misses
+    assert audit.result().status == "extendable"
+    audit.extend(by="ada")
+    following = list(audit.pending())
+    assert following and not set(following) & set(first)
+    assert panel.session.current is None  # opened before the extension: nothing to show
+    panel.refresh()
+    assert panel.session.current == following[0]
+    assert "10 of 20 sampled cards decided" in panel.tally.value  # the look's whole sample
+    assert blind(panel.tally.value)
+    for _ in following:
+        panel.press("a")
+    assert "The sample is complete: call audit.result()" in panel.keys.card_html

@@ -59,8 +59,18 @@ def test_the_experiment_is_reviewed_in_its_blind_panel() -> None:
     assert in_python == []
 
 
+def test_the_audit_sample_is_reviewed_in_the_audit_panel_and_the_rest_approved_once() -> None:
+    cells = code_cells("audit.ipynb")
+    auditing = [entry for entry in cells if "%npc_review --audit" in entry.source]
+    assert auditing and all(shows_a_widget(entry) for entry in auditing)
+    in_python = [entry.source for entry in cells if DECIDED_IN_PYTHON.search(entry.source)]
+    assert in_python == []
+    (approving,) = [entry for entry in cells if "audit.approve_rest(" in entry.source]
+    assert "memories approved in one batch" in saved_text(approving)
+
+
 def test_each_workflow_notebook_is_saved_from_one_run_top_to_bottom() -> None:
-    for name in ("two-reviewers.ipynb", "experiment.ipynb", "reproducible.ipynb"):
+    for name in ("two-reviewers.ipynb", "experiment.ipynb", "reproducible.ipynb", "audit.ipynb"):
         counts = [entry.execution_count for entry in code_cells(name)]
         assert counts == list(range(1, len(counts) + 1)), name
 

@@ -305,6 +305,12 @@ class ReviewPanel:
         person drives it where no browser draws it (a script, a notebook run headless)."""
         self._on_message(self.keys, {"type": "key", "key": key, "card": self.keys.card_id}, None)
 
+    def refresh(self) -> None:
+        """Re-read the queue and redraw the panel: cards that joined it since it opened
+        appear (an audit's next look after ``audit.extend()``, candidates another kernel
+        proposed), cards decided elsewhere drop out."""
+        self._run(self.session.reload)
+
     def _handle(self, content: dict[str, Any]) -> None:
         # The card on screen when the reviewer acted ("" when none is shown).
         kind, card = content.get("type"), str(content.get("card") or "")
