@@ -376,3 +376,37 @@ def _tail(log: Path, lines: int = 15) -> str:
         return "\n".join(log.read_text(errors="replace").splitlines()[-lines:])
     except OSError:
         return "(no server log)"
+
+
+def lab_project(
+    server: PostgresServer,
+    url: str,
+    folder: Path,
+    levels: Mapping[str, str],
+    *,
+    review_mode: str | None = None,
+) -> dict[str, str]:
+    """A project at ``folder`` on the database of ``url``, made by an owner role; one login
+    role per entry of ``levels`` (a kind such as "alice" -> "reviewer" or "reader"),
+    unique to this database and granted its level by the owner; ``review_mode``: the
+    project's policy, set by the owner. Returns each kind's URL (the owner's too), each
+    role's name (``<kind>_role``), the superuser's URL and the folder."""
+    import npc_nb  # the package under test, only where a lab is made
+
+    database = PostgresServer.database_name(url)
+    roles = {kind: f"{kind}_{database}" for kind in ("owner", *levels)}
+    for role in roles.values():
+        server.execute(f"CREATE ROLE {role} LOGIN PASSWORD 'pw'")
+    server.execute(f"GRANT CREATE ON DATABASE {database} TO {roles['owner']}")
+    urls = {
+        kind: server.url_for(database, user=role, password="pw") for kind, role in roles.items()
+    }
+    (folder / ".git").mkdir(parents=True)
+    owner = npc_nb.open(folder, store=urls["owner"])
+    for kind, level in levels.items():
+        owner.access.grant(roles[kind], level)  # type: ignore[arg-type]
+    if review_mode is not None:
+        owner.access.set_policy(review_mode=review_mode)  # type: ignore[arg-type]
+    owner.close()
+    named = {f"{kind}_role": role for kind, role in roles.items()}
+    return urls | named | {"superuser": url, "folder": str(folder)}

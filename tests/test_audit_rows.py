@@ -16,7 +16,7 @@ import pytest
 import npc_nb
 from npc_nb.store.contract import Store
 from npc_nb.store.memories import audit_rows
-from tests.postgres import PostgresServer
+from tests.postgres import PostgresServer, lab_project
 
 T0 = dt.datetime(2026, 12, 7, 10, 0, 0)
 
@@ -120,19 +120,12 @@ SCHEMA = "npc_alpha"
 def lab(postgres_server: PostgresServer, postgres_url: str, tmp_path: Path) -> dict[str, str]:
     """An owner, a reviewer and a reader of project 'alpha', unique to this test, each
     granted their level by the owner; their URLs, the superuser's and the folder."""
-    database = PostgresServer.database_name(postgres_url)
-    roles = {kind: f"{kind}_{database}" for kind in ("owner", "reviewer", "reader")}
-    for role in roles.values():
-        postgres_server.execute(f"CREATE ROLE {role} LOGIN PASSWORD 'pw'")
-    postgres_server.execute(f"GRANT CREATE ON DATABASE {database} TO {roles['owner']}")
-    urls = {k: postgres_server.url_for(database, user=r, password="pw") for k, r in roles.items()}
-    (tmp_path / "alpha" / ".git").mkdir(parents=True)
-    owner = npc_nb.open(tmp_path / "alpha", store=urls["owner"])
-    for kind in ("reviewer", "reader"):
-        owner.access.grant(roles[kind], kind)  # type: ignore[arg-type]
-    owner.close()
-    roles_named = {f"{kind}_role": role for kind, role in roles.items()}
-    return urls | roles_named | {"superuser": postgres_url, "folder": str(tmp_path / "alpha")}
+    return lab_project(
+        postgres_server,
+        postgres_url,
+        tmp_path / "alpha",
+        {"reviewer": "reviewer", "reader": "reader"},
+    )
 
 
 def open_as(lab: dict[str, str], kind: str) -> npc_nb.Project:

@@ -12,7 +12,7 @@ import pytest
 
 import npc_nb
 from tests.audit_flow import plain_cards, statuses
-from tests.postgres import PostgresServer
+from tests.postgres import PostgresServer, lab_project
 
 TOLERANCE = 0.2
 
@@ -21,19 +21,13 @@ TOLERANCE = 0.2
 def lab(postgres_server: PostgresServer, postgres_url: str, tmp_path: Path) -> dict[str, str]:
     """An owner, two reviewers (alice, bob) and a reader, unique to this test, on project
     'alpha'; the owner granted each their level."""
-    database = PostgresServer.database_name(postgres_url)
-    roles = {kind: f"{kind}_{database}" for kind in ("owner", "alice", "bob", "reader")}
-    for role in roles.values():
-        postgres_server.execute(f"CREATE ROLE {role} LOGIN PASSWORD 'pw'")
-    postgres_server.execute(f"GRANT CREATE ON DATABASE {database} TO {roles['owner']}")
-    urls = {k: postgres_server.url_for(database, user=r, password="pw") for k, r in roles.items()}
-    (tmp_path / "alpha" / ".git").mkdir(parents=True)
-    owner = npc_nb.open(tmp_path / "alpha", store=urls["owner"])
-    for kind, level in (("alice", "reviewer"), ("bob", "reviewer"), ("reader", "reader")):
-        owner.access.grant(roles[kind], level)  # type: ignore[arg-type]
-    owner.access.set_policy(review_mode="independent")
-    owner.close()
-    return urls | {"folder": str(tmp_path / "alpha")} | {f"{k}_role": r for k, r in roles.items()}
+    return lab_project(
+        postgres_server,
+        postgres_url,
+        tmp_path / "alpha",
+        {"alice": "reviewer", "bob": "reviewer", "reader": "reader"},
+        review_mode="independent",
+    )
 
 
 def open_as(lab: dict[str, str], kind: str) -> npc_nb.Project:

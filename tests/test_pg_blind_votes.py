@@ -16,7 +16,7 @@ import pytest
 import npc_nb
 from npc_nb.store.server.listener import channel_for
 from tests.helpers import propose, status_of
-from tests.postgres import PostgresServer
+from tests.postgres import PostgresServer, lab_project
 
 SCHEMA = "npc_alpha"
 #: What alice wrote in her open vote: nothing of it may reach bob or the reader.
@@ -27,19 +27,12 @@ ALICES_EDIT = "The lab meets on Tuesdays at ten sharp"
 def lab(postgres_server: PostgresServer, postgres_url: str, tmp_path: Path) -> dict[str, str]:
     """An owner, two reviewers (alice, bob) and a reader, unique to this test, on project
     'alpha' in independent review; the owner granted each their level."""
-    database = PostgresServer.database_name(postgres_url)
-    kinds = ("owner", "alice", "bob", "reader")
-    roles = {kind: f"{kind}_{database}" for kind in kinds}
-    for role in roles.values():
-        postgres_server.execute(f"CREATE ROLE {role} LOGIN PASSWORD 'pw'")
-    postgres_server.execute(f"GRANT CREATE ON DATABASE {database} TO {roles['owner']}")
-    urls = {k: postgres_server.url_for(database, user=r, password="pw") for k, r in roles.items()}
-    (tmp_path / "alpha" / ".git").mkdir(parents=True)
-    owner = npc_nb.open(tmp_path / "alpha", store=urls["owner"])
-    for kind, level in (("alice", "reviewer"), ("bob", "reviewer"), ("reader", "reader")):
-        owner.access.grant(roles[kind], level)  # type: ignore[arg-type]
-    owner.close()
-    return urls | {"folder": str(tmp_path / "alpha")}
+    return lab_project(
+        postgres_server,
+        postgres_url,
+        tmp_path / "alpha",
+        {"alice": "reviewer", "bob": "reviewer", "reader": "reader"},
+    )
 
 
 def open_as(lab: dict[str, str], kind: str) -> npc_nb.Project:
