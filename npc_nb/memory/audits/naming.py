@@ -43,6 +43,11 @@ def audit_name(name: str | None, known: list[str]) -> str:
         return f"audit-{n}"
     if not name.strip():
         raise InvalidValueError("name", name, "a non-empty name, or None for audit-<n>")
+    if not name.isprintable():  # shown in terminals, errors and typed after --audit
+        raise InvalidValueError(
+            "name", name, "a printable name on one line (no newline, tab or escape)",
+            hint="Choose a name you could type after --audit, like 'week-49'.",
+        )  # fmt: skip
     if name in known:
         raise InvalidValueError(
             "name", name, "a name no audit of this project has yet",

@@ -29,6 +29,7 @@ from ..._foundations.utc import utc_now
 from ...errors import AuditError
 from ...store import Store
 from ...store.memories import audit_rows, events, memory_rows
+from ...vocabulary import DEFERRED
 from ..core import MemoryCore
 from ..decisions import write_change
 from ..queue import queue_filters
@@ -203,7 +204,7 @@ class AuditService:
         """Where ``audit`` stands now (see ``AuditResult``)."""
         state = self._state(audit)
         approved = self._approved(state)
-        rest = self._rest(state, ("id", "flags"))
+        rest = self._rest(state, ("id", "flags", "status"))
         status = self._status(state, approved)
         errors = state.tally.errors if state.tally.complete else None
         return AuditResult(
@@ -350,15 +351,16 @@ class AuditService:
         return len(held) or None
 
     def _rest(self, state: _State, columns: tuple[str, ...] = ("*",)) -> list[dict[str, Any]]:
-        """The unsampled members still open (pending, or deferred and due) and unflagged:
-        whole rows by default, what approving them plans from (``columns`` with
-        ``flags``: fewer, to count them)."""
+        """The unsampled members still pending and unflagged: whole rows by default, what
+        approving them plans from (``columns`` with ``flags`` and ``status``: fewer, to
+        count them). A deferred card is left out, due or not: a person chose not to
+        decide it yet, and a batch approval must not decide it for them."""
         unsampled = state.batch[state.sample :]
         if not unsampled:
             return []
         filters = queue_filters(None, None, None, None, None, unsampled)
         found = memory_rows.open_memories(self._store, filters, utc_now(), columns)
-        return [row for row in found if not row["flags"]]
+        return [row for row in found if not row["flags"] and row["status"] != DEFERRED]
 
     @staticmethod
     def _status(state: _State, approved: int | None) -> str:

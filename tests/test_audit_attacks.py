@@ -1,0 +1,100 @@
+"""Attacks on audited batches from the user's seat: a card a person deferred while the
+audit ran, a sampled approval undone after the bound was met, a second kernel
+approving the rest first, a hostile audit name, and a plan asked with NumPy integers.
+
+Each test states a promise of docs/audits.md or docs/audit-workflow.md and tries to
+break it through the public API on a real DuckDB project folder.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import pytest
+
+import npc_nb
+from tests.audit_flow import decide_sample, plain_cards, statuses
+
+#: The fixed design (one look): a sample of 12 of 60 settles the batch at 20%.
+FIXED = {"tolerance": 0.2, "looks": 1}
+
+
+def test_a_card_deferred_while_the_audit_runs_is_never_batch_approved(
+    nb: npc_nb.Project,
+) -> None:
+    cards = plain_cards(nb, 60)
+    audit = nb.audit(**FIXED, seed=3)
+    unsampled = [memory_id for memory_id in cards if memory_id not in audit.pending()]
+    deferred = unsampled[0]
+    # A person deferred it; by the time the rest is approved the deferral is due.
+    nb.defer(deferred, until=datetime.now(UTC) - timedelta(seconds=1))
+    decide_sample(nb, audit)
+    assert audit.result().rest == len(unsampled) - 1
+    batch = audit.approve_rest(by="grace")
+    assert deferred not in batch.memory_ids
+    assert statuses(nb, [deferred]) == {deferred: "deferred"}
+
+
+def test_undoing_a_sampled_approval_after_the_bound_was_met_refuses_approve_rest(
+    nb: npc_nb.Project,
+) -> None:
+    cards = plain_cards(nb, 60)
+    audit = nb.audit(**FIXED)
+    decide_sample(nb, audit)
+    assert audit.result().status == "approvable"
+    nb.undo()  # the last sampled approval: the look is no longer complete
+    result = audit.result()
+    assert (result.status, result.errors, result.bound) == ("reviewing", None, None)
+    with pytest.raises(npc_nb.AuditError, match="not decided"):
+        audit.approve_rest(by="grace")
+    sampled = audit.plan.looks[0]
+    unsampled = [memory_id for memory_id in cards if memory_id not in audit.pending()]
+    assert len(unsampled) == 60 - 1 and len(audit.pending()) == 1 <= sampled
+    assert "human-approved" in set(statuses(nb, unsampled).values())  # the sample's others
+    assert audit.result().rest == 60 - sampled
+    assert audit.result().approved == 0
+
+
+def test_a_second_kernel_approving_the_rest_first_leaves_one_batch(
+    nb: npc_nb.Project,
+) -> None:
+    plain_cards(nb, 60)
+    audit = nb.audit(**FIXED)
+    decide_sample(nb, audit)
+    other = npc_nb.open(nb.store_path.parent)
+    try:
+        first = other.get_audit(audit.name).approve_rest(by="bob")
+    finally:
+        other.close()
+    with pytest.raises(npc_nb.AuditError, match="approved its rest already"):
+        audit.approve_rest(by="grace")
+    batches = nb.decisions().query("action == 'approve_all'")["batch_id"].unique()
+    assert list(batches) == [first.batch_id]
+
+
+@pytest.mark.parametrize("name", ["two\nlines", "red \x1b[31mtext", "tab\there", "nul\x00"])
+def test_an_audit_name_with_control_characters_is_refused(nb: npc_nb.Project, name: str) -> None:
+    plain_cards(nb, 20)
+    with pytest.raises(npc_nb.InvalidValueError, match="printable"):
+        nb.audit(**FIXED, name=name)
+    assert nb.audits().empty
+
+
+def test_an_html_audit_name_is_shown_as_text(nb: npc_nb.Project) -> None:
+    plain_cards(nb, 20)
+    audit = nb.audit(**FIXED, name="<img src=x onerror=alert(1)>")
+    shown = audit._repr_mimebundle_()["text/html"]
+    assert "<img" not in shown and "&lt;img src=x onerror=alert(1)&gt;" in shown
+    with pytest.raises(npc_nb.InvalidValueError) as refused:
+        nb.get_audit("missing")
+    assert "<img src=x onerror=alert(1)>" in str(refused.value)  # plain text, one line
+    assert "\n" not in str(refused.value)
+
+
+def test_a_plan_takes_numpy_whole_numbers_as_looks() -> None:
+    assert (
+        npc_nb.plan_audit(1000, looks=np.int64(1)).looks == npc_nb.plan_audit(1000, looks=1).looks
+    )
+    sizes = [np.int64(60), np.int64(120)]
+    assert npc_nb.plan_audit(1000, looks=sizes).looks == (60, 120)
