@@ -20,6 +20,7 @@ __all__ = [
     "batch_reason",
     "cannot_approve",
     "cannot_extend",
+    "changed_batch",
     "check_seed",
     "given_up",
     "nothing_to_audit",
@@ -134,6 +135,16 @@ def cannot_extend(
     return AuditError(
         f"Audit {name!r}: {state}. Extending cannot change that: audit.review_rest() "
         "leaves the rest to ordinary review."
+    )
+
+
+def changed_batch(audit: dict[str, Any], members: int) -> AuditError:
+    """``approve_rest`` refused: the batch's rows no longer match the audit's record."""
+    return AuditError(
+        f"Audit {audit['name']!r}: its batch was changed after it began ({members} cards "
+        f"in its order, {audit['population']} recorded at the start): a card was added to "
+        "it outside npc_nb. Nothing was approved: audit.review_rest() leaves the rest to "
+        "ordinary review; ask the project's owner to check audit_members."
     )
 
 

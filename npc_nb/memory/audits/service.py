@@ -40,6 +40,7 @@ from .naming import (
     batch_reason,
     cannot_approve,
     cannot_extend,
+    changed_batch,
     check_seed,
     given_up,
     nothing_to_audit,
@@ -89,6 +90,7 @@ class _State:
 
     plan: Plan
     batch: list[str]
+    positions: set[int]
     excluded: int
     look: int
     tally: Tally
@@ -107,6 +109,13 @@ class _State:
     @property
     def bound(self) -> float | None:
         return self.plan.bound(self.tally.errors, self.sample) if self.tally.complete else None
+
+    def intact(self, population: int) -> bool:
+        """Whether the batch is the one frozen at the start: ``population`` cards at the
+        positions 0..population-1 (a row added later breaks it; none can be removed)."""
+        return len(self.batch) == population == len(self.positions) and self.positions == set(
+            range(population)
+        )
 
     def last(self, step: str) -> dict[str, Any] | None:
         return next((s for s in reversed(self.steps) if s["step"] == step), None)
@@ -258,6 +267,8 @@ class AuditService:
         verdict at a complete look is "approve"; the ``approve_rest`` step with it."""
         state = self._state(audit)
         self._refuse_closed(audit, state)
+        if not state.intact(audit["population"]):
+            raise changed_batch(audit, len(state.batch))
         if state.verdict != "approve":
             looks = len(state.plan.looks)
             raise cannot_approve(audit, state.verdict, state.tally, state.bound, looks)
@@ -332,12 +343,13 @@ class AuditService:
         plan = self.plan(audit)
         members = audit_rows.audit_members(self._store, audit["id"])
         batch = [m["memory_id"] for m in members if m["position"] is not None]
+        positions = {m["position"] for m in members if m["position"] is not None}
         steps = audit_rows.audit_steps(self._store, audit["id"])
         extended = sum(1 for step in steps if step["step"] == _EXTENDED)
         look = min(1 + extended, len(plan.looks))
         sampled = batch[: plan.looks[look - 1]]
         counted = tally(self._store, sampled, audit["started_at"])
-        return _State(plan, batch, len(members) - len(batch), look, counted, steps)
+        return _State(plan, batch, positions, len(members) - len(batch), look, counted, steps)
 
     def _approved(self, state: _State) -> int | None:
         """How many cards the latest ``approve_rest`` batch still holds approved (None:
