@@ -98,3 +98,14 @@ def test_a_plan_takes_numpy_whole_numbers_as_looks() -> None:
     )
     sizes = [np.int64(60), np.int64(120)]
     assert npc_nb.plan_audit(1000, looks=sizes).looks == (60, 120)
+
+
+def test_a_seed_beyond_what_the_record_holds_is_refused_and_nothing_recorded(
+    nb: npc_nb.Project,
+) -> None:
+    plain_cards(nb, 20)
+    with pytest.raises(npc_nb.InvalidValueError, match="seed"):
+        nb.audit(**FIXED, seed=2**63)
+    assert nb.audits().empty
+    largest = nb.audit(**FIXED, seed=2**63 - 1)
+    assert largest.result().seed == 2**63 - 1

@@ -14,6 +14,9 @@ from ...errors import ArgumentError, AuditError, InvalidValueError
 from .outcomes import Tally
 from .result import level, percent
 
+#: The largest seed the audit's record holds (a BIGINT).
+_LARGEST_SEED = 2**63 - 1
+
 __all__ = [
     "already_approved",
     "audit_name",
@@ -28,11 +31,14 @@ __all__ = [
 ]
 
 
-def check_seed(seed: object) -> None:
+def check_seed(seed: object) -> int:
+    """``seed``, refused unless a whole number from 0 to 2**63 - 1 (the audit's record
+    holds it as a BIGINT)."""
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise ArgumentError(f"audit(): seed must be a whole number, not {seed!r}.")
-    if seed < 0:
-        raise InvalidValueError("seed", seed, "a whole number of at least 0")
+    if not 0 <= seed <= _LARGEST_SEED:
+        raise InvalidValueError("seed", seed, f"a whole number from 0 to {_LARGEST_SEED}")
+    return seed
 
 
 def audit_name(name: str | None, known: list[str]) -> str:

@@ -154,7 +154,7 @@ class AuditService:
         by: str | None,
     ) -> dict[str, Any]:
         """Freeze the batch the filters select, order it, record it; the audit's record."""
-        check_seed(seed)
+        seed = check_seed(seed)
         name = audit_name(name, [audit["name"] for audit in self.records()])
         actor, now = self._core.actor(by), utc_now()
         chosen = select(self._store, npc=npc, category=category, conversation=conversation,
