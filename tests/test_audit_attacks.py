@@ -109,3 +109,22 @@ def test_a_seed_beyond_what_the_record_holds_is_refused_and_nothing_recorded(
     assert nb.audits().empty
     largest = nb.audit(**FIXED, seed=2**63 - 1)
     assert largest.result().seed == 2**63 - 1
+
+
+def test_a_batch_approval_leaves_out_the_cards_another_open_audit_holds(
+    nb: npc_nb.Project,
+) -> None:
+    """Otherwise the first audit's batch approval would decide sampled cards of the
+    second, which would count them as reviewed and correct though nobody looked."""
+    analysts = plain_cards(nb, 60, npc="analyst")
+    plain_cards(nb, 60, npc="critic")
+    first = nb.audit(npc="analyst", **FIXED, name="first")
+    second = nb.audit(**FIXED, name="second", seed=2)  # overlaps the first's batch
+    both = set(first.pending()) & set(second.pending())  # a person decides these
+    held = [i for i in analysts if i in second.pending() and i not in both]
+    assert held  # the second's sample holds cards of the first's unsampled rest
+    decide_sample(nb, first)
+    batch = first.approve_rest(by="grace")
+    assert not set(batch.memory_ids) & set(held)
+    assert set(statuses(nb, held).values()) == {"pending_approval"}
+    assert second.result().reviewed == len(both)

@@ -48,8 +48,7 @@ from .naming import (
 )
 from .outcomes import Tally, tally
 from .result import AuditResult
-from .sampling import sample_order, stratum_of
-from .selection import Selection, select
+from .selection import member_rows, select
 
 __all__ = ["AuditService", "Plan", "Planning"]
 
@@ -88,6 +87,7 @@ class Planning:
 class _State:
     """An audit as it stands: its plan, batch (in order), look, the look's tally, steps."""
 
+    audit_id: str
     plan: Plan
     batch: list[str]
     positions: set[int]
@@ -124,6 +124,7 @@ class _State:
 _STATUS = {"reviewing": "reviewing", "approve": "approvable", "extend": "extendable",
            "fail": "failed"}  # fmt: skip
 _EXTENDED = "extend"
+_CLOSED = ("approved", "given up")
 
 
 class AuditService:
@@ -164,7 +165,7 @@ class AuditService:
         plan = self._planning.plan(
             len(chosen.batch), tolerance=tolerance, confidence=confidence, looks=looks
         )
-        members = _members(chosen, seed, stratify)
+        members = member_rows(chosen, seed, stratify)
         audit = {
             "id": new_id(), "name": name, "started_at": now, "started_by": actor,
             "npc": npc, "category": category, "conversation_id": conversation,
@@ -349,7 +350,8 @@ class AuditService:
         look = min(1 + extended, len(plan.looks))
         sampled = batch[: plan.looks[look - 1]]
         counted = tally(self._store, sampled, audit["started_at"])
-        return _State(plan, batch, positions, len(members) - len(batch), look, counted, steps)
+        excluded = len(members) - len(batch)
+        return _State(audit["id"], plan, batch, positions, excluded, look, counted, steps)
 
     def _approved(self, state: _State) -> int | None:
         """How many cards the latest ``approve_rest`` batch still holds approved (None:
@@ -367,12 +369,25 @@ class AuditService:
         approving them plans from (``columns`` with ``flags`` and ``status``: fewer, to
         count them). A deferred card is left out, due or not: a person chose not to
         decide it yet, and a batch approval must not decide it for them."""
-        unsampled = state.batch[state.sample :]
+        held = self._held_elsewhere(state)
+        unsampled = [i for i in state.batch[state.sample :] if i not in held]
         if not unsampled:
             return []
         filters = queue_filters(None, None, None, None, None, unsampled)
         found = memory_rows.open_memories(self._store, filters, utc_now(), columns)
         return [row for row in found if not row["flags"] and row["status"] != DEFERRED]
+
+    def _held_elsewhere(self, state: _State) -> set[str]:
+        """The cards in the batch of another audit still open: this batch approval
+        leaves them out, or it would decide that audit's sampled cards unseen."""
+        held: set[str] = set()
+        for other in self.records():
+            if other["id"] == state.audit_id:
+                continue
+            theirs = self._state(other)
+            if self._status(theirs, self._approved(theirs)) not in _CLOSED:
+                held.update(theirs.batch)
+        return held
 
     @staticmethod
     def _status(state: _State, approved: int | None) -> str:
@@ -381,22 +396,3 @@ class AuditService:
         if approved is not None:
             return "approved"
         return _STATUS[state.verdict]
-
-
-def _members(chosen: Selection, seed: int, stratify: bool) -> list[dict[str, Any]]:
-    """The audit's member rows: the batch in its seeded order (``position``), each with
-    its stratum when stratified, then the cards set aside with their reason."""
-    strata = [stratum_of(card) for card in chosen.batch]
-    ids = [card["id"] for card in chosen.batch]
-    stratum = dict(zip(ids, strata, strict=True))
-    order = sample_order(ids, strata if stratify else None, seed)
-    batch = [
-        {"memory_id": memory_id, "position": position,
-         "stratum": stratum[memory_id] if stratify else None}
-        for position, memory_id in enumerate(order)
-    ]  # fmt: skip
-    aside = [
-        {"memory_id": memory_id, "position": None, "excluded_because": reason}
-        for memory_id, reason in chosen.excluded.items()
-    ]
-    return batch + aside
