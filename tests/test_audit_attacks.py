@@ -128,3 +128,19 @@ def test_a_batch_approval_leaves_out_the_cards_another_open_audit_holds(
     assert not set(batch.memory_ids) & set(held)
     assert set(statuses(nb, held).values()) == {"pending_approval"}
     assert second.result().reviewed == len(both)
+
+
+def test_a_sampled_card_approved_by_an_ordinary_approve_all_is_no_correct_judgment(
+    nb: npc_nb.Project,
+) -> None:
+    """An approve-all in ordinary review while the sample waits decides it unseen: the
+    audit must not then state a bound as if the sample had been reviewed."""
+    plain_cards(nb, 60)
+    audit = nb.audit(**FIXED)
+    sample = audit.result().sample
+    nb.approve_all(preview=nb.preview_approve_all())
+    result = audit.result()
+    assert result.errors == sample and not result.meets
+    assert result.status == "failed"
+    with pytest.raises(npc_nb.AuditError):
+        audit.approve_rest(by="grace")
