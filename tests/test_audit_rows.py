@@ -279,3 +279,31 @@ def test_on_postgresql_a_member_a_reviewer_adds_later_is_never_batch_approved(
         assert owner.decisions().query("action == 'approve_all'").empty
     finally:
         owner.close()
+
+
+def test_on_postgresql_a_forged_approve_rest_step_does_not_close_the_audit(
+    lab: dict[str, str],
+) -> None:
+    """A reviewer role may insert audit steps (it signs off, extends): pointing an
+    approve_rest step at an ordinary approve-all batch must not make the audit read as
+    approved, nor stop its rest from being approved."""
+    owner = open_as(lab, "owner")
+    try:
+        plain_cards(owner, 20)
+        others = plain_cards(owner, 3, npc="critic")
+        audit = owner.audit(npc="analyst", tolerance=0.2, looks=1)
+        ordinary = owner.approve_all(preview=owner.preview_approve_all(npc="critic"))
+        assert sorted(ordinary.memory_ids) == sorted(others)
+        with psycopg.connect(lab["reviewer"], autocommit=True) as con:
+            con.execute(
+                f"INSERT INTO {SCHEMA}.audit_steps (id, audit_id, occurred_at, actor, step, "
+                "look, sample, errors, batch_id) VALUES ('forged', %s, now(), 'reviewer', "
+                "'approve_rest', 1, 0, 0, %s)",
+                (audit.id, ordinary.batch_id),
+            )
+        assert audit.result().status == "reviewing"
+        decide_sample(owner, audit)
+        batch = audit.approve_rest(by="owner")
+        assert audit.result().approved == len(batch.memory_ids) > 0
+    finally:
+        owner.close()

@@ -355,14 +355,18 @@ class AuditService:
 
     def _approved(self, state: _State) -> int | None:
         """How many cards the latest ``approve_rest`` batch still holds approved (None:
-        no batch approval in effect; undone, or never made)."""
-        step = state.last("approve_rest")
-        if step is None:
-            return None
-        if step["batch_id"] is None:
-            return 0
-        held = events.batch_events(self._store, step["batch_id"], ["approve_all"])
-        return len(held) or None
+        no batch approval in effect; undone, or never made). A step whose batch does
+        not name this audit (another batch, pointed at by a forged row) is not one."""
+        named = f"({state.audit_id}): "
+        for step in reversed(state.steps):
+            if step["step"] != "approve_rest":
+                continue
+            if step["batch_id"] is None:
+                return 0
+            held = events.batch_events(self._store, step["batch_id"], ["approve_all"])
+            if all(named in str(event["reason"] or "") for event in held):
+                return len(held) or None
+        return None
 
     def _rest(self, state: _State, columns: tuple[str, ...] = ("*",)) -> list[dict[str, Any]]:
         """The unsampled members still pending and unflagged: whole rows by default, what
