@@ -144,3 +144,25 @@ def test_a_sampled_card_approved_by_an_ordinary_approve_all_is_no_correct_judgme
     assert result.status == "failed"
     with pytest.raises(npc_nb.AuditError):
         audit.approve_rest(by="grace")
+
+
+def test_a_hostile_name_already_in_the_store_is_shown_escaped_in_errors(
+    nb: npc_nb.Project,
+) -> None:
+    """Names are checked when an audit starts, but a bundle can bring older audits: an
+    error listing the known names must not hand a terminal their escapes."""
+    from npc_nb.store.memories import audit_rows
+
+    record = {
+        "name": "red \x1b[31mtext\nline", "started_at": datetime(2026, 12, 7, 10),
+        "started_by": "someone", "npc": None, "category": None, "conversation_id": None,
+        "stratify": False, "tolerance": 0.2, "confidence": 0.95, "seed": 0,
+        "population": 1, "looks": [1], "thresholds": [0], "nominal_confidence": 0.95,
+        "method": "fixed",
+    }  # fmt: skip
+    audit_rows.insert_audit(nb._memory.stores.project, record, [])
+    with pytest.raises(npc_nb.InvalidValueError) as refused:
+        nb.get_audit("missing")
+    said = str(refused.value)
+    assert "\x1b" not in said and "\n" not in said
+    assert "\\x1b[31mtext\\nline" in said

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..._foundations.markup import terminal_text
 from ...errors import ArgumentError, AuditError, InvalidValueError
 from .outcomes import Tally
 from .result import level, percent
@@ -65,8 +66,11 @@ def audit_name(name: str | None, known: list[str]) -> str:
 
 
 def unknown_audit(name: str, known: list[str]) -> InvalidValueError:
+    """No such audit: the known names listed (made visible: a bundle may bring a name
+    from before names were checked)."""
+    shown = [terminal_text(known_name) for known_name in known]
     return InvalidValueError(
-        "audit", name, known, lead=f"No audit named {name!r} in this project",
+        "audit", name, shown, lead=f"No audit named {name!r} in this project",
         hint="nb.audits() lists them; nb.audit(...) starts one.",
     )  # fmt: skip
 
