@@ -166,3 +166,14 @@ def test_a_hostile_name_already_in_the_store_is_shown_escaped_in_errors(
     said = str(refused.value)
     assert "\x1b" not in said and "\n" not in said
     assert "\\x1b[31mtext\\nline" in said
+
+
+def test_an_audit_whose_sample_was_the_whole_batch_does_not_offer_an_undo(
+    nb: npc_nb.Project,
+) -> None:
+    plain_cards(nb, 1)
+    audit = nb.audit()
+    decide_sample(nb, audit)
+    assert list(audit.approve_rest(by="grace").memory_ids) == []
+    summary = audit.result().summary
+    assert "nb.undo()" not in summary and "nothing was left to approve" in summary
