@@ -177,3 +177,25 @@ def test_an_audit_whose_sample_was_the_whole_batch_does_not_offer_an_undo(
     assert list(audit.approve_rest(by="grace").memory_ids) == []
     summary = audit.result().summary
     assert "nb.undo()" not in summary and "nothing was left to approve" in summary
+
+
+def test_an_empty_approve_rest_from_a_racing_kernel_does_not_hide_the_batch(
+    nb: npc_nb.Project,
+) -> None:
+    """Two kernels calling approve_rest at once: the one that finds the rest just
+    approved records an empty step after the batch (as its row is written here)."""
+    from npc_nb.store.memories import audit_rows
+
+    plain_cards(nb, 60)
+    audit = nb.audit(**FIXED)
+    decide_sample(nb, audit)
+    batch = audit.approve_rest(by="one")
+    step = {
+        "audit_id": audit.id, "occurred_at": datetime.now(UTC).replace(tzinfo=None),
+        "actor": "two", "step": "approve_rest", "look": 1, "sample": 12, "errors": 0,
+        "bound": 0.18, "batch_id": None, "reviewer_role": None,
+    }  # fmt: skip
+    audit_rows.add_audit_step(nb._memory.stores.project, step)
+    result = audit.result()
+    assert (result.status, result.approved) == ("approved", len(batch.memory_ids))
+    assert "nb.undo() reverts it" in result.summary

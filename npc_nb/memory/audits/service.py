@@ -354,19 +354,21 @@ class AuditService:
         return _State(audit["id"], plan, batch, positions, excluded, look, counted, steps)
 
     def _approved(self, state: _State) -> int | None:
-        """How many cards the latest ``approve_rest`` batch still holds approved (None:
-        no batch approval in effect; undone, or never made). A step whose batch does
-        not name this audit (another batch, pointed at by a forged row) is not one."""
-        named = f"({state.audit_id}): "
+        """How many cards the ``approve_rest`` batches still hold approved: 0 when the rest
+        was empty, None when no batch approval is in effect (undone, or never made). A
+        step whose batch does not name this audit (a forged row) is none; an empty one
+        (a second kernel finding the rest just approved) does not hide a batch."""
+        named, empty = f"({state.audit_id}): ", False
         for step in reversed(state.steps):
             if step["step"] != "approve_rest":
                 continue
             if step["batch_id"] is None:
-                return 0
+                empty = True
+                continue
             held = events.batch_events(self._store, step["batch_id"], ["approve_all"])
-            if all(named in str(event["reason"] or "") for event in held):
-                return len(held) or None
-        return None
+            if held and all(named in str(event["reason"] or "") for event in held):
+                return len(held)
+        return 0 if empty else None
 
     def _rest(self, state: _State, columns: tuple[str, ...] = ("*",)) -> list[dict[str, Any]]:
         """The unsampled members still pending and unflagged: whole rows by default, what
