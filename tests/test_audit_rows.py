@@ -16,6 +16,8 @@ import pytest
 import npc_nb
 from npc_nb.store.contract import Store
 from npc_nb.store.memories import audit_rows
+from tests.audit_flow import decide_sample, plain_cards
+from tests.helpers import propose, status_of
 from tests.postgres import PostgresServer, lab_project
 
 T0 = dt.datetime(2026, 12, 7, 10, 0, 0)
@@ -243,3 +245,58 @@ def test_on_postgresql_a_reviewer_granted_before_step_0002_may_record_audits(
     with psycopg.connect(lab["superuser"], autocommit=True) as con:
         steps = con.execute(f"SELECT name FROM {SCHEMA}._migrations ORDER BY name").fetchall()
     assert steps == [("0001",), ("0002",)]
+
+
+def test_on_postgresql_a_member_a_reviewer_adds_later_is_never_batch_approved(
+    lab: dict[str, str],
+) -> None:
+    """A reviewer role may insert into audit_members (it starts audits), so it can add a
+    card proposed after the audit began to its batch, at the end of the seeded order:
+    the audit must see its batch no longer matches its record and refuse the rest."""
+    owner = open_as(lab, "owner")
+    try:
+        plain_cards(owner, 20)
+        audit = owner.audit(tolerance=0.2, looks=1)
+        late = propose(owner, "The interim analysis is scheduled for March")
+        population = audit.result().population
+        with psycopg.connect(lab["reviewer"], autocommit=True) as con:
+            con.execute(
+                f"INSERT INTO {SCHEMA}.audit_members (audit_id, memory_id, position) "
+                "VALUES (%s, %s, %s)",
+                (audit.id, late, population),
+            )
+        decide_sample(owner, audit)
+        with pytest.raises(npc_nb.AuditError, match="batch was changed"):
+            audit.approve_rest(by="owner")
+        assert status_of(owner, late) == "pending_approval"
+        assert owner.decisions().query("action == 'approve_all'").empty
+    finally:
+        owner.close()
+
+
+def test_on_postgresql_a_forged_approve_rest_step_does_not_close_the_audit(
+    lab: dict[str, str],
+) -> None:
+    """A reviewer role may insert audit steps (it signs off, extends): pointing an
+    approve_rest step at an ordinary approve-all batch must not make the audit read as
+    approved, nor stop its rest from being approved."""
+    owner = open_as(lab, "owner")
+    try:
+        plain_cards(owner, 20)
+        others = plain_cards(owner, 3, npc="critic")
+        audit = owner.audit(npc="analyst", tolerance=0.2, looks=1)
+        ordinary = owner.approve_all(preview=owner.preview_approve_all(npc="critic"))
+        assert sorted(ordinary.memory_ids) == sorted(others)
+        with psycopg.connect(lab["reviewer"], autocommit=True) as con:
+            con.execute(
+                f"INSERT INTO {SCHEMA}.audit_steps (id, audit_id, occurred_at, actor, step, "
+                "look, sample, errors, batch_id) VALUES ('forged', %s, now(), 'reviewer', "
+                "'approve_rest', 1, 0, 0, %s)",
+                (audit.id, ordinary.batch_id),
+            )
+        assert audit.result().status == "reviewing"
+        decide_sample(owner, audit)
+        batch = audit.approve_rest(by="owner")
+        assert audit.result().approved == len(batch.memory_ids) > 0
+    finally:
+        owner.close()

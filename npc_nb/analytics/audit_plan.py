@@ -29,6 +29,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 from itertools import pairwise
+from typing import Any
+
+import numpy as np
 
 from ..errors import InvalidValueError
 from .audit_bounds import (
@@ -160,9 +163,20 @@ def plan_audit(
     return AuditPlan(**{**plan.__dict__, "method": _method(plan)})
 
 
+def _plain_ints(looks: object) -> Any:
+    """``looks`` with NumPy whole numbers as Python ints (a count or each sample size),
+    as ``error_bound`` takes them; anything else is left for ``_schedule`` to judge."""
+    if isinstance(looks, np.integer):
+        return int(looks)
+    if isinstance(looks, Sequence) and not isinstance(looks, str):
+        return [int(n) if isinstance(n, np.integer) else n for n in looks]
+    return looks
+
+
 def _schedule(
     population: int | None, tolerance: float, confidence: float, looks: int | Sequence[int] | None
 ) -> tuple[int, ...]:
+    looks = _plain_ints(looks)
     if looks == 1 and not isinstance(looks, bool):
         fixed = audit_sample_size(tolerance, confidence, population)
         return (fixed,)

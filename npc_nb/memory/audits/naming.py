@@ -10,9 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..._foundations.markup import terminal_text
 from ...errors import ArgumentError, AuditError, InvalidValueError
 from .outcomes import Tally
 from .result import level, percent
+
+#: The largest seed the audit's record holds (a BIGINT).
+_LARGEST_SEED = 2**63 - 1
 
 __all__ = [
     "already_approved",
@@ -20,6 +24,7 @@ __all__ = [
     "batch_reason",
     "cannot_approve",
     "cannot_extend",
+    "changed_batch",
     "check_seed",
     "given_up",
     "nothing_to_audit",
@@ -27,11 +32,14 @@ __all__ = [
 ]
 
 
-def check_seed(seed: object) -> None:
+def check_seed(seed: object) -> int:
+    """``seed``, refused unless a whole number from 0 to 2**63 - 1 (the audit's record
+    holds it as a BIGINT)."""
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise ArgumentError(f"audit(): seed must be a whole number, not {seed!r}.")
-    if seed < 0:
-        raise InvalidValueError("seed", seed, "a whole number of at least 0")
+    if not 0 <= seed <= _LARGEST_SEED:
+        raise InvalidValueError("seed", seed, f"a whole number from 0 to {_LARGEST_SEED}")
+    return seed
 
 
 def audit_name(name: str | None, known: list[str]) -> str:
@@ -43,6 +51,11 @@ def audit_name(name: str | None, known: list[str]) -> str:
         return f"audit-{n}"
     if not name.strip():
         raise InvalidValueError("name", name, "a non-empty name, or None for audit-<n>")
+    if not name.isprintable():  # shown in terminals, errors and typed after --audit
+        raise InvalidValueError(
+            "name", name, "a printable name on one line (no newline, tab or escape)",
+            hint="Choose a name you could type after --audit, like 'week-49'.",
+        )  # fmt: skip
     if name in known:
         raise InvalidValueError(
             "name", name, "a name no audit of this project has yet",
@@ -53,8 +66,11 @@ def audit_name(name: str | None, known: list[str]) -> str:
 
 
 def unknown_audit(name: str, known: list[str]) -> InvalidValueError:
+    """No such audit: the known names listed (made visible: a bundle may bring a name
+    from before names were checked)."""
+    shown = [terminal_text(known_name) for known_name in known]
     return InvalidValueError(
-        "audit", name, known, lead=f"No audit named {name!r} in this project",
+        "audit", name, shown, lead=f"No audit named {name!r} in this project",
         hint="nb.audits() lists them; nb.audit(...) starts one.",
     )  # fmt: skip
 
@@ -129,6 +145,16 @@ def cannot_extend(
     return AuditError(
         f"Audit {name!r}: {state}. Extending cannot change that: audit.review_rest() "
         "leaves the rest to ordinary review."
+    )
+
+
+def changed_batch(audit: dict[str, Any], members: int) -> AuditError:
+    """``approve_rest`` refused: the batch's rows no longer match the audit's record."""
+    return AuditError(
+        f"Audit {audit['name']!r}: its batch was changed after it began ({members} cards "
+        f"in its order, {audit['population']} recorded at the start): a card was added to "
+        "it outside npc_nb. Nothing was approved: audit.review_rest() leaves the rest to "
+        "ordinary review; ask the project's owner to check audit_members."
     )
 
 

@@ -2,7 +2,9 @@
 
 An error is a sampled card the reviewers did not take as proposed: rejected, edited (or
 approved in another wording: its text changed), superseded, or split (a wording put
-back off it since the audit began). Approved unchanged is correct. Deferred or skipped
+back off it since the audit began), or approved in a batch (an approve-all, or another
+audit's batch approval: nobody judged it on its own, so it cannot count as correct).
+Approved unchanged, on its own, is correct. Deferred or skipped
 is not decided yet. Key design choice: the outcome is read from the card's state now,
 whichever front end decided it (the panel, the CLI, ``nb.approve``, an adjudication),
 so an undo puts the card back to undecided and nothing about a look is ever stored
@@ -16,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from ...store import Store
-from ...store.memories import memory_rows, reproposal_rows
+from ...store.memories import events, memory_rows, reproposal_rows
 from ...vocabulary import OPEN_STATUSES
 
 __all__ = ["Tally", "tally"]
@@ -48,9 +50,9 @@ def tally(store: Store, sampled: list[str], since: datetime) -> Tally:
     rows = {row["id"]: row for row in _rows(store, sampled)}
     split = reproposal_rows.split_since(store, sampled, since)
     undecided = tuple(i for i in sampled if i not in rows or rows[i]["status"] in OPEN_STATUSES)
-    errors = sum(
-        1 for i in sampled if i in rows and i not in undecided and _is_error(rows[i], i in split)
-    )
+    decided = [i for i in sampled if i in rows and i not in undecided]
+    unjudged = events.batch_approved(store, decided)
+    errors = sum(1 for i in decided if i in unjudged or _is_error(rows[i], i in split))
     return Tally(len(sampled), undecided, errors)
 
 

@@ -78,8 +78,9 @@ class AuditResult:
                 f"of {len(self.looks)}); decide the rest of the sample (audit.review())."
             )
         found = f"{self.errors} error(s) in {self.sample} sampled cards, bound {self._bound()}"
-        then = _NEXT[self.status]
-        if self.status == "approvable" and self.sign_offs_needed:
+        status = "nothing left" if self.status == "approved" and not self.approved else self.status
+        then = _NEXT[status]
+        if status == "approvable" and self.sign_offs_needed:
             then = _SIGNING
         return head + found + "; " + then.format(r=self, signed=self._signed())
 
@@ -140,5 +141,7 @@ _NEXT = {
     "failed": "no planned look can approve this batch: audit.review_rest() leaves the "
     "{r.rest} unsampled card(s) to ordinary review.",
     "approved": "{r.approved} unsampled card(s) were approved as one batch (nb.undo() reverts it).",
+    "nothing left": "the batch meets the tolerance and nothing was left to approve: every "
+    "card of it was sampled or decided on its own.",
     "given up": "the audit was given up: its {r.rest} unsampled card(s) are in ordinary review.",
 }

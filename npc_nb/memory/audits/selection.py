@@ -23,8 +23,9 @@ from typing import Any
 from ...store import Store
 from ...store.memories import memory_rows, reproposal_rows
 from ..queue import queue_filters
+from .sampling import sample_order, stratum_of
 
-__all__ = ["EXCLUSIONS", "Selection", "select"]
+__all__ = ["EXCLUSIONS", "Selection", "member_rows", "select"]
 
 #: Why a card is put aside, most telling first (the schema's ``AUDIT_EXCLUSIONS``).
 EXCLUSIONS = ("import_conflict", "flagged", "update", "split", "near_tombstone")
@@ -79,3 +80,22 @@ def exclusion(card: dict[str, Any], requeued: set[str]) -> str | None:
     if str(card.get("differs") or "").startswith(_NEAR_TOMBSTONE):
         return "near_tombstone"
     return None
+
+
+def member_rows(chosen: Selection, seed: int, stratify: bool) -> list[dict[str, Any]]:
+    """The audit's member rows: the batch in its seeded order (``position``), each with
+    its stratum when stratified, then the cards set aside with their reason."""
+    strata = [stratum_of(card) for card in chosen.batch]
+    ids = [card["id"] for card in chosen.batch]
+    stratum = dict(zip(ids, strata, strict=True))
+    order = sample_order(ids, strata if stratify else None, seed)
+    batch = [
+        {"memory_id": memory_id, "position": position,
+         "stratum": stratum[memory_id] if stratify else None}
+        for position, memory_id in enumerate(order)
+    ]  # fmt: skip
+    aside = [
+        {"memory_id": memory_id, "position": None, "excluded_because": reason}
+        for memory_id, reason in chosen.excluded.items()
+    ]
+    return batch + aside

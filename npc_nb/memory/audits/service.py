@@ -28,6 +28,7 @@ from ..._foundations.results import DecisionResult
 from ..._foundations.utc import utc_now
 from ...store import Store
 from ...store.memories import audit_rows, events, memory_rows
+from ...vocabulary import DEFERRED
 from ..core import MemoryCore
 from ..decisions import write_change
 from ..queue import queue_filters
@@ -38,6 +39,7 @@ from .naming import (
     batch_reason,
     cannot_approve,
     cannot_extend,
+    changed_batch,
     check_seed,
     given_up,
     nothing_to_audit,
@@ -45,8 +47,7 @@ from .naming import (
 )
 from .outcomes import Tally, tally
 from .result import AuditResult
-from .sampling import sample_order, stratum_of
-from .selection import Selection, select
+from .selection import member_rows, select
 from .sign_offs import already_signed, counted, recorded, signed_reason, signer
 
 __all__ = ["AuditService", "Plan", "Planning"]
@@ -86,8 +87,10 @@ class Planning:
 class _State:
     """An audit as it stands: its plan, batch (in order), look, the look's tally, steps."""
 
+    audit_id: str
     plan: Plan
     batch: list[str]
+    positions: set[int]
     excluded: int
     look: int
     tally: Tally
@@ -107,6 +110,13 @@ class _State:
     def bound(self) -> float | None:
         return self.plan.bound(self.tally.errors, self.sample) if self.tally.complete else None
 
+    def intact(self, population: int) -> bool:
+        """Whether the batch is the one frozen at the start: ``population`` cards at the
+        positions 0..population-1 (a row added later breaks it; none can be removed)."""
+        return len(self.batch) == population == len(self.positions) and self.positions == set(
+            range(population)
+        )
+
     def last(self, step: str) -> dict[str, Any] | None:
         return next((s for s in reversed(self.steps) if s["step"] == step), None)
 
@@ -114,6 +124,7 @@ class _State:
 _STATUS = {"reviewing": "reviewing", "approve": "approvable", "extend": "extendable",
            "fail": "failed"}  # fmt: skip
 _EXTENDED = "extend"
+_CLOSED = ("approved", "given up")
 
 
 class AuditService:
@@ -144,7 +155,7 @@ class AuditService:
         by: str | None,
     ) -> dict[str, Any]:
         """Freeze the batch the filters select, order it, record it; the audit's record."""
-        check_seed(seed)
+        seed = check_seed(seed)
         name = audit_name(name, [audit["name"] for audit in self.records()])
         actor, now = self._core.actor(by), utc_now()
         chosen = select(self._store, npc=npc, category=category, conversation=conversation,
@@ -154,7 +165,7 @@ class AuditService:
         plan = self._planning.plan(
             len(chosen.batch), tolerance=tolerance, confidence=confidence, looks=looks
         )
-        members = _members(chosen, seed, stratify)
+        members = member_rows(chosen, seed, stratify)
         audit = {
             "id": new_id(), "name": name, "started_at": now, "started_by": actor,
             "npc": npc, "category": category, "conversation_id": conversation,
@@ -203,7 +214,7 @@ class AuditService:
         """Where ``audit`` stands now (see ``AuditResult``)."""
         state = self._state(audit)
         approved = self._approved(state)
-        rest = self._rest(state, ("id", "flags"))
+        rest = self._rest(state, ("id", "flags", "status"))
         status = self._status(state, approved)
         errors = state.tally.errors if state.tally.complete else None
         return AuditResult(
@@ -266,6 +277,8 @@ class AuditService:
         verdict at a complete look is "approve"; the ``approve_rest`` step with it."""
         state = self._state(audit)
         self._refuse_closed(audit, state)
+        if not state.intact(audit["population"]):
+            raise changed_batch(audit, len(state.batch))
         if state.verdict != "approve":
             looks = len(state.plan.looks)
             raise cannot_approve(audit, state.verdict, state.tally, state.bound, looks)
@@ -362,34 +375,56 @@ class AuditService:
         plan = self.plan(audit)
         members = audit_rows.audit_members(self._store, audit["id"])
         batch = [m["memory_id"] for m in members if m["position"] is not None]
+        positions = {m["position"] for m in members if m["position"] is not None}
         steps = audit_rows.audit_steps(self._store, audit["id"])
         extended = sum(1 for step in steps if step["step"] == _EXTENDED)
         look = min(1 + extended, len(plan.looks))
         sampled = batch[: plan.looks[look - 1]]
         counted = tally(self._store, sampled, audit["started_at"])
-        return _State(plan, batch, len(members) - len(batch), look, counted, steps)
+        excluded = len(members) - len(batch)
+        return _State(audit["id"], plan, batch, positions, excluded, look, counted, steps)
 
     def _approved(self, state: _State) -> int | None:
-        """How many cards the latest ``approve_rest`` batch still holds approved (None:
-        no batch approval in effect; undone, or never made)."""
-        step = state.last("approve_rest")
-        if step is None:
-            return None
-        if step["batch_id"] is None:
-            return 0
-        held = events.batch_events(self._store, step["batch_id"], ["approve_all"])
-        return len(held) or None
+        """How many cards the ``approve_rest`` batches still hold approved: 0 when the rest
+        was empty, None when no batch approval is in effect (undone, or never made). A
+        step whose batch does not name this audit (a forged row) is none; an empty one
+        (a second kernel finding the rest just approved) does not hide a batch."""
+        named, empty = f"({state.audit_id}): ", False
+        for step in reversed(state.steps):
+            if step["step"] != "approve_rest":
+                continue
+            if step["batch_id"] is None:
+                empty = True
+                continue
+            held = events.batch_events(self._store, step["batch_id"], ["approve_all"])
+            if held and all(named in str(event["reason"] or "") for event in held):
+                return len(held)
+        return 0 if empty else None
 
     def _rest(self, state: _State, columns: tuple[str, ...] = ("*",)) -> list[dict[str, Any]]:
-        """The unsampled members still open (pending, or deferred and due) and unflagged:
-        whole rows by default, what approving them plans from (``columns`` with
-        ``flags``: fewer, to count them)."""
-        unsampled = state.batch[state.sample :]
+        """The unsampled members still pending and unflagged: whole rows by default, what
+        approving them plans from (``columns`` with ``flags`` and ``status``: fewer, to
+        count them). A deferred card is left out, due or not: a person chose not to
+        decide it yet, and a batch approval must not decide it for them."""
+        held = self._held_elsewhere(state)
+        unsampled = [i for i in state.batch[state.sample :] if i not in held]
         if not unsampled:
             return []
         filters = queue_filters(None, None, None, None, None, unsampled)
         found = memory_rows.open_memories(self._store, filters, utc_now(), columns)
-        return [row for row in found if not row["flags"]]
+        return [row for row in found if not row["flags"] and row["status"] != DEFERRED]
+
+    def _held_elsewhere(self, state: _State) -> set[str]:
+        """The cards in the batch of another audit still open: this batch approval
+        leaves them out, or it would decide that audit's sampled cards unseen."""
+        held: set[str] = set()
+        for other in self.records():
+            if other["id"] == state.audit_id:
+                continue
+            theirs = self._state(other)
+            if self._status(theirs, self._approved(theirs)) not in _CLOSED:
+                held.update(theirs.batch)
+        return held
 
     @staticmethod
     def _status(state: _State, approved: int | None) -> str:
@@ -398,22 +433,3 @@ class AuditService:
         if approved is not None:
             return "approved"
         return _STATUS[state.verdict]
-
-
-def _members(chosen: Selection, seed: int, stratify: bool) -> list[dict[str, Any]]:
-    """The audit's member rows: the batch in its seeded order (``position``), each with
-    its stratum when stratified, then the cards set aside with their reason."""
-    strata = [stratum_of(card) for card in chosen.batch]
-    ids = [card["id"] for card in chosen.batch]
-    stratum = dict(zip(ids, strata, strict=True))
-    order = sample_order(ids, strata if stratify else None, seed)
-    batch = [
-        {"memory_id": memory_id, "position": position,
-         "stratum": stratum[memory_id] if stratify else None}
-        for position, memory_id in enumerate(order)
-    ]  # fmt: skip
-    aside = [
-        {"memory_id": memory_id, "position": None, "excluded_because": reason}
-        for memory_id, reason in chosen.excluded.items()
-    ]
-    return batch + aside

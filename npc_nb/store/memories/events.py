@@ -9,9 +9,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..contract import Connection, Store, insert_row, rows, scalar
+from ..contract import Connection, Store, insert_row, one_of, rows, scalar
 
 __all__ = [
+    "batch_approved",
     "batch_events",
     "changed_after",
     "changed_since",
@@ -140,6 +141,23 @@ def batch_events(store: Store, batch_id: str, actions: Sequence[str]) -> list[di
             f"AND action = ANY($actions) AND {_NOT_UNDONE} ORDER BY seq DESC",
             {"batch": batch_id, "actions": list(actions)},
         )
+
+
+def batch_approved(store: Store, memory_ids: list[str]) -> set[str]:
+    """Those of these memories whose latest status change is an ``approve_all``: approved
+    in a batch, not on their own."""
+    if not memory_ids:
+        return set()
+    cards, params = one_of("e.memory_id", memory_ids, "card")
+    with store.read() as con:
+        found = con.execute(
+            f"SELECT e.memory_id FROM memory_events e WHERE {cards} "
+            "AND e.action = 'approve_all' AND e.seq = (SELECT max(m.seq) FROM memory_events m "
+            "WHERE m.memory_id = e.memory_id AND m.action NOT IN "
+            "('propose', 'vote', 'replace_vote', 'withdraw_vote'))",
+            params,
+        )
+        return {memory_id for (memory_id,) in found.fetchall()}
 
 
 def latest_change(con: Connection, memory_id: str) -> dict | None:
