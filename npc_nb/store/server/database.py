@@ -124,8 +124,28 @@ class PostgresStore(Store):
             if store is None:
                 store = cls(url, schema, settings, project, create=create)
                 cls._pg_shared[(url, schema)] = store
+            else:
+                store._check_access()
             store.configure(settings)
             return store
+
+    def _check_access(self) -> None:
+        """A store kept from an earlier open is asked again whether this role may still
+        use the schema: its grants may have been revoked since (a revoked member must
+        not open the project, whether or not an earlier store of theirs is still alive)."""
+        try:
+            with self._pool.connection() as raw:
+                raw.execute("SELECT 1 FROM _migrations LIMIT 1")
+        except psycopg.Error as exc:
+            raise self._cannot_open(exc) from None
+
+    def _cannot_open(self, exc: psycopg.Error) -> StoreError:
+        reason = first_line(exc, url_secrets(self.url))
+        return StoreError(
+            f"Cannot open the PostgreSQL store {self.path}: {reason}. Is the "
+            "server running and reachable at this host and port, and may this role "
+            "connect and use the project's schema?"
+        )
 
     def __init__(
         self,
@@ -169,12 +189,7 @@ class PostgresStore(Store):
                 )
                 self.role, self._owns = _who_connects(raw, schema)
         except psycopg.Error as exc:
-            reason = first_line(exc, url_secrets(url))
-            raise StoreError(
-                f"Cannot open the PostgreSQL store {self.path}: {reason}. Is the "
-                "server running and reachable at this host and port, and may this role "
-                "connect and use the project's schema?"
-            ) from None
+            raise self._cannot_open(exc) from None
         # ``check``: a connection the server dropped (a restart) is discarded, never
         # handed out, so the operation after a restart reconnects by itself.
         self._pool = ConnectionPool(
